@@ -1,0 +1,257 @@
+//! The roofline model against published throughput: TensorRT-LLM's
+//! max-throughput tables and MLPerf Inference v4.1 offline results (FP8 on
+//! NVIDIA GPUs), all from `shared/reference/hardware-and-prices.md`.
+//!
+//! A published point is a whole system's output tokens/s at fixed input and
+//! output lengths with no latency limit. The model's figure for the same work:
+//! continuous batching with `B` sequences per replica, where each sequence's
+//! cycle is its prefill plus its decode steps, so
+//! tokens/s per replica = B × OSL / (OSL × step(B, ISL + OSL/2) + B × prefill(ISL)),
+//! maximised over B up to what the KV cache holds, times the replicas.
+
+use crate::error::PlannerError;
+use crate::perf::PerfModel;
+use crate::profiles::{load_gpu, load_model};
+use serde::Serialize;
+use std::path::Path;
+
+/// One published throughput figure.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishedPoint {
+    pub source: &'static str,
+    pub model: &'static str,
+    pub gpu: &'static str,
+    pub gpus: u32,
+    pub tensor_parallel: u32,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// Output tokens/s of the whole system.
+    pub published_tokens_per_s: f64,
+}
+
+const TRT: &str = "TensorRT-LLM max-throughput table, FP8";
+
+/// The published points the model is checked against.
+pub const PUBLISHED: &[PublishedPoint] = &[
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h100-sxm",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 128,
+        output_tokens: 128,
+        published_tokens_per_s: 28_312.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h100-sxm",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 128,
+        output_tokens: 2048,
+        published_tokens_per_s: 22_714.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h100-sxm",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 1000,
+        output_tokens: 1000,
+        published_tokens_per_s: 15_220.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h100-sxm",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 2048,
+        output_tokens: 128,
+        published_tokens_per_s: 3_450.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h100-sxm",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 5000,
+        output_tokens: 500,
+        published_tokens_per_s: 3_459.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h200",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 1000,
+        output_tokens: 1000,
+        published_tokens_per_s: 17_744.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-8b",
+        gpu: "h200",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 2048,
+        output_tokens: 2048,
+        published_tokens_per_s: 12_194.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h100-sxm",
+        gpus: 2,
+        tensor_parallel: 2,
+        input_tokens: 128,
+        output_tokens: 128,
+        published_tokens_per_s: 6_378.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h100-sxm",
+        gpus: 2,
+        tensor_parallel: 2,
+        input_tokens: 1000,
+        output_tokens: 1000,
+        published_tokens_per_s: 4_205.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h100-sxm",
+        gpus: 2,
+        tensor_parallel: 2,
+        input_tokens: 2048,
+        output_tokens: 128,
+        published_tokens_per_s: 762.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h100-sxm",
+        gpus: 2,
+        tensor_parallel: 2,
+        input_tokens: 5000,
+        output_tokens: 500,
+        published_tokens_per_s: 898.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h200",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 1000,
+        output_tokens: 1000,
+        published_tokens_per_s: 2_909.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-70b",
+        gpu: "h200",
+        gpus: 1,
+        tensor_parallel: 1,
+        input_tokens: 2048,
+        output_tokens: 2048,
+        published_tokens_per_s: 2_003.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-405b",
+        gpu: "h100-sxm",
+        gpus: 8,
+        tensor_parallel: 8,
+        input_tokens: 1000,
+        output_tokens: 1000,
+        published_tokens_per_s: 2_919.0,
+    },
+    PublishedPoint {
+        source: TRT,
+        model: "llama-3.1-405b",
+        gpu: "h200",
+        gpus: 8,
+        tensor_parallel: 8,
+        input_tokens: 2048,
+        output_tokens: 2048,
+        published_tokens_per_s: 2_948.0,
+    },
+];
+
+/// Largest batch the search considers.
+const MAX_BATCH: u32 = 2048;
+
+/// The model's prediction for one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub source: String,
+    pub model: String,
+    pub gpu: String,
+    pub gpus: u32,
+    pub tensor_parallel: u32,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub published_tokens_per_s: f64,
+    pub predicted_tokens_per_s: f64,
+    /// Predicted over published, minus one.
+    pub relative_error: f64,
+    /// The batch the prediction settled on.
+    pub batch: u32,
+}
+
+/// Output tokens/s of `gpus` GPUs in replicas of `perf.tp`, at the best batch.
+pub fn offline_throughput(perf: &PerfModel, gpus: u32, isl: f64, osl: f64) -> (f64, u32) {
+    let kv_limit = (perf.kv_capacity_tokens() / (isl + osl)).floor().max(0.0) as u32;
+    let replicas = f64::from(gpus / perf.tp);
+    let mut best = (0.0, 0);
+    for b in 1..=kv_limit.min(MAX_BATCH) {
+        let batch = f64::from(b);
+        let cycle = osl * perf.decode_step_s(batch, isl + osl / 2.0) + batch * perf.prefill_s(isl);
+        let tokens = batch * osl / cycle * replicas;
+        if tokens > best.0 {
+            best = (tokens, b);
+        }
+    }
+    best
+}
+
+/// Every published point with the model's prediction, FP8 weights and KV cache.
+pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
+    PUBLISHED
+        .iter()
+        .map(|p| {
+            let gpu = load_gpu(profiles_dir, p.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
+            let mut model =
+                load_model(profiles_dir, p.model).map_err(|e| PlannerError::Scenario(vec![e]))?;
+            model.bytes_per_weight = 1.0;
+            model.kv_bytes_per_element = 1.0;
+            let perf = PerfModel::new(&gpu, &model, p.tensor_parallel);
+            let (predicted, batch) = offline_throughput(
+                &perf,
+                p.gpus,
+                f64::from(p.input_tokens),
+                f64::from(p.output_tokens),
+            );
+            Ok(Comparison {
+                source: p.source.into(),
+                model: p.model.into(),
+                gpu: p.gpu.into(),
+                gpus: p.gpus,
+                tensor_parallel: p.tensor_parallel,
+                input_tokens: p.input_tokens,
+                output_tokens: p.output_tokens,
+                published_tokens_per_s: p.published_tokens_per_s,
+                predicted_tokens_per_s: predicted,
+                relative_error: predicted / p.published_tokens_per_s - 1.0,
+                batch,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,453 @@
+//! The command line: `planner solve`, `planner trace stats|synth|shape`,
+//! `planner bench`. Parses arguments, runs the library, prints or writes the
+//! result only once it is complete, and maps errors to exit codes.
+
+use crate::error::{PlannerError, EXIT_OK};
+use crate::progress::Progress;
+use crate::report::{self, Format};
+use crate::shape::read_rate_curve;
+use crate::traces::stats::{Clock, TraceAccumulator};
+use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
+use crate::traces::{read_all, read_trace, ReaderOptions, TraceFormat};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Capacity planner for LLM inference serving.
+///
+/// Reads a TOML scenario (GPU types and prices, the served model, per-tier
+/// TTFT/TPOT limits, an optional per-token API, demand from real request
+/// traces) and chooses, with a MILP, how many GPUs of which type to reserve,
+/// how many to rent per slot, which configuration serves each tier, and what
+/// to send to the API, at minimum cost.
+///
+/// Exit codes: 0 success, 2 invalid input, 3 no plan meets the scenario,
+/// 4 solver or I/O failure.
+#[derive(Debug, Parser)]
+#[command(
+    name = "planner",
+    version,
+    about,
+    long_about,
+    after_help = "Start with: planner solve scenarios/peak.toml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Choose the cheapest plan that meets every tier's SLO at peak.
+    ///
+    /// Example: planner solve scenarios/peak.toml --format json --out plan.json
+    Solve(SolveArgs),
+    /// Read, summarise and generate request traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Time the pipeline's stages on a scenario (wall-clock, repeated).
+    Bench(BenchArgs),
+    /// Compare the latency model with published throughput figures.
+    ///
+    /// Prints, per published point (TensorRT-LLM tables, FP8), the model's
+    /// predicted output tokens/s for the same GPUs and lengths and the error.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Folder holding gpus/ and models/.
+    #[arg(long, default_value = "profiles")]
+    pub profiles: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The scenario file (TOML); see docs/scenario-format.md.
+    pub scenario: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Arrival and length statistics of a trace (Azure CSV or Mooncake JSONL).
+    ///
+    /// Windows are clock-aligned in UTC; empty windows count as zero.
+    Stats(StatsArgs),
+    /// Write a seeded synthetic trace in the Azure 2024 format.
+    ///
+    /// Arrivals follow a rate curve (a ServeGen file or folder with --shape,
+    /// else a built-in weekly cycle) with gamma interarrival times of the given
+    /// CV; (input, output) lengths are resampled from a real trace.
+    /// Defaults give one week at 27.8 requests/s: about 16.8 million rows.
+    Synth(SynthArgs),
+    /// Sum a folder of ServeGen per-client rate files into one curve file.
+    Shape(ShapeArgs),
+}
+
+/// Trace format names for the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Auto,
+    Azure,
+    Mooncake,
+}
+
+impl FormatArg {
+    fn to_format(self) -> Option<TraceFormat> {
+        match self {
+            FormatArg::Auto => None,
+            FormatArg::Azure => Some(TraceFormat::Azure),
+            FormatArg::Mooncake => Some(TraceFormat::Mooncake),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Trace format (detected from the content by default).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub trace_format: FormatArg,
+    /// Skip and count bad rows instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Where to write the trace.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Trace whose (input, output) pairs are resampled.
+    #[arg(long)]
+    pub lengths_from: PathBuf,
+    /// RNG seed; the same seed writes the same file.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Days to generate.
+    #[arg(long, default_value_t = 7)]
+    pub days: u32,
+    /// Mean requests/s over the whole trace.
+    #[arg(long, default_value_t = 27.8)]
+    pub mean_rps: f64,
+    /// Interarrival coefficient of variation (1 = Poisson).
+    #[arg(long, default_value_t = 1.5)]
+    pub cv: f64,
+    /// ServeGen rate file or folder giving the shape (default: built-in week).
+    #[arg(long)]
+    pub shape: Option<PathBuf>,
+    /// First day, YYYY-MM-DD (UTC).
+    #[arg(long, default_value = "2024-05-10")]
+    pub start: String,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShapeArgs {
+    /// A ServeGen rate file, or a folder of them.
+    pub input: PathBuf,
+    /// Where to write the summed curve (ServeGen format).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The scenario to time.
+    pub scenario: PathBuf,
+    /// How many times to run the whole pipeline.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+}
+
+/// Runs the command line and returns the exit code.
+pub fn main_with_exit_code() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs one parsed command.
+pub fn run(cli: Cli) -> Result<(), PlannerError> {
+    match cli.command {
+        Command::Solve(args) => solve(args),
+        Command::Trace(TraceCommand::Stats(args)) => stats(args),
+        Command::Trace(TraceCommand::Synth(args)) => synth(args),
+        Command::Trace(TraceCommand::Shape(args)) => shape(args),
+        Command::Bench(args) => bench(args),
+        Command::Calibrate(args) => calibrate(args),
+    }
+}
+
+fn solve(args: SolveArgs) -> Result<(), PlannerError> {
+    let plan = crate::solve::solve_file(&args.scenario, Progress::new(args.quiet))?;
+    let text = match args.format {
+        Format::Text => report::text::render(&plan),
+        Format::Json => report::json::render(&plan),
+    };
+    emit(&text, args.out.as_deref())
+}
+
+fn stats(args: StatsArgs) -> Result<(), PlannerError> {
+    let size = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
+    let bar = Progress::new(args.quiet).bytes("reading", size);
+    let mut acc: Option<TraceAccumulator> = None;
+    let options = ReaderOptions {
+        format: args.trace_format.to_format(),
+        skip_bad_rows: args.skip_bad_rows,
+    };
+    let (format, summary) = read_trace(
+        &args.file,
+        options,
+        |r| {
+            acc.get_or_insert_with(|| TraceAccumulator::new(Clock::Utc))
+                .push(r);
+        },
+        |b| bar.set_position(b),
+    )?;
+    bar.finish_and_clear();
+    let mut acc = acc.expect("read_trace fails on an empty trace");
+    if format == TraceFormat::Mooncake {
+        acc = relabel(acc);
+    }
+    if acc.too_long() {
+        return Err(PlannerError::Usage(format!(
+            "{}: the trace spans more than 400 days; check its timestamps",
+            args.file.display()
+        )));
+    }
+    if let Some((line, why)) = &summary.first_skipped {
+        eprintln!(
+            "warning: skipped {} bad rows; the first, line {line}: {why}",
+            summary.skipped_rows
+        );
+    }
+    let s = acc.summary(summary.skipped_rows);
+    let text = match args.format {
+        Format::Text => report::trace_text::render(&args.file.display().to_string(), &s),
+        Format::Json => report::json::render(&s),
+    };
+    emit(&text, None)
+}
+
+/// Mooncake times are relative: print window starts as offsets.
+fn relabel(acc: TraceAccumulator) -> TraceAccumulator {
+    acc.with_clock(Clock::Relative)
+}
+
+fn synth(args: SynthArgs) -> Result<(), PlannerError> {
+    let bad = |m: String| PlannerError::Usage(m);
+    if !(args.cv > 0.0 && args.cv.is_finite()) {
+        return Err(bad(format!("--cv must be positive, got {}", args.cv)));
+    }
+    if !(args.mean_rps > 0.0 && args.mean_rps.is_finite()) {
+        return Err(bad(format!(
+            "--mean-rps must be positive, got {}",
+            args.mean_rps
+        )));
+    }
+    if args.days == 0 {
+        return Err(bad("--days must be at least 1".into()));
+    }
+    let start =
+        crate::traces::timestamp::parse_timestamp(format!("{} 00:00:00", args.start).as_bytes())
+            .ok_or_else(|| {
+                bad(format!(
+                    "--start must be a date YYYY-MM-DD, got `{}`",
+                    args.start
+                ))
+            })?;
+    let lengths: Vec<(u32, u32)> = read_all(&args.lengths_from, ReaderOptions::default())?
+        .iter()
+        .map(|r| (r.input_tokens, r.output_tokens))
+        .collect();
+    let curve = match &args.shape {
+        Some(path) => {
+            let c = read_rate_curve(path)?.truncated(u64::from(args.days) * 86_400);
+            let mean = c.mean_rps();
+            if mean <= 0.0 {
+                return Err(bad(format!(
+                    "{}: the rate curve is zero everywhere",
+                    path.display()
+                )));
+            }
+            crate::shape::RateCurve {
+                rate_rps: c
+                    .rate_rps
+                    .iter()
+                    .map(|r| r / mean * args.mean_rps)
+                    .collect(),
+                ..c
+            }
+        }
+        None => weekly_curve(args.days, args.mean_rps),
+    };
+    let spec = SynthSpec {
+        seed: args.seed,
+        start_epoch_s: start as i64,
+        curve,
+        interarrival_cv: args.cv,
+        lengths,
+    };
+    let bar = Progress::new(args.quiet).steps("writing", 1000);
+    let tmp = tmp_path(&args.out);
+    let io = |e| PlannerError::Io {
+        path: args.out.clone(),
+        source: e,
+    };
+    let file = std::fs::File::create(&tmp).map_err(io)?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    let n = write_trace(&spec, &mut writer, |f| {
+        bar.set_position((f * 1000.0) as u64)
+    })
+    .map_err(io)?;
+    writer.flush().map_err(io)?;
+    drop(writer);
+    std::fs::rename(&tmp, &args.out).map_err(io)?;
+    bar.finish_and_clear();
+    eprintln!("wrote {n} requests to {}", args.out.display());
+    Ok(())
+}
+
+fn shape(args: ShapeArgs) -> Result<(), PlannerError> {
+    let curve = read_rate_curve(&args.input)?;
+    write_atomically(&args.out, &curve.to_servegen_csv())?;
+    eprintln!(
+        "summed {} client series into {} windows of {} s: {}",
+        curve.clients,
+        curve.rate_rps.len(),
+        curve.window_s,
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn bench(args: BenchArgs) -> Result<(), PlannerError> {
+    let mut lines = Vec::new();
+    for i in 0..args.repeat.max(1) {
+        let t0 = Instant::now();
+        let scenario = crate::scenario::load(&args.scenario)?;
+        let t1 = Instant::now();
+        let demand = crate::demand::build(&scenario, Progress::hidden())?;
+        let t2 = Instant::now();
+        crate::capacity::evaluate_all(
+            &scenario.gpus,
+            &scenario.model,
+            &scenario.tiers,
+            &demand.tiers,
+        );
+        let t3 = Instant::now();
+        let plan = crate::solve::solve(&scenario, Progress::hidden())?;
+        let t4 = Instant::now();
+        lines.push(format!(
+            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + report data) {:.3} s; {} slots, {} integer variables, status {:?}, total {:.2} USD",
+            i + 1,
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            (t3 - t2).as_secs_f64(),
+            (t4 - t3).as_secs_f64(),
+            demand.slots,
+            plan.solver.integer_variables,
+            plan.solver.status,
+            plan.total_cost_usd
+        ));
+    }
+    emit(&(lines.join("\n") + "\n"), None)
+}
+
+fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
+    let rows = crate::calibrate::compare(&args.profiles)?;
+    let text = match args.format {
+        Format::Json => report::json::render(&rows),
+        Format::Text => {
+            let mut out = String::from("source                                  model            gpu        GPUs TP   ISL/OSL     published  predicted   error  batch\n");
+            for r in &rows {
+                out.push_str(&format!(
+                    "{:<39} {:<16} {:<10} {:>4} {:>2} {:>5}/{:<5} {:>9.0} {:>10.0} {:>+6.0}% {:>6}\n",
+                    r.source, r.model, r.gpu, r.gpus, r.tensor_parallel, r.input_tokens, r.output_tokens,
+                    r.published_tokens_per_s, r.predicted_tokens_per_s, r.relative_error * 100.0, r.batch
+                ));
+            }
+            let mean_abs =
+                rows.iter().map(|r| r.relative_error.abs()).sum::<f64>() / rows.len().max(1) as f64;
+            let max_abs = rows
+                .iter()
+                .map(|r| r.relative_error.abs())
+                .fold(0.0, f64::max);
+            out.push_str(&format!(
+                "mean |error| {:.0}%, max |error| {:.0}%\n",
+                mean_abs * 100.0,
+                max_abs * 100.0
+            ));
+            out
+        }
+    };
+    emit(&text, None)
+}
+
+fn tmp_path(out: &Path) -> PathBuf {
+    let mut name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), PlannerError> {
+    let tmp = tmp_path(path);
+    let io = |e| PlannerError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Writes the finished output to `out` (atomically) or standard output; a
+/// closed pipe is not an error.
+fn emit(text: &str, out: Option<&Path>) -> Result<(), PlannerError> {
+    match out {
+        Some(path) => write_atomically(path, text),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(PlannerError::Io {
+                    path: PathBuf::from("<stdout>"),
+                    source: e,
+                }),
+                _ => Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The chosen plan with its costs and the inputs that produced it, in the form
+//! the reports print (text) and serialise (JSON).
+
+use crate::baselines::Baseline;
+use crate::capacity::CapacityEntry;
+use crate::demand::{Demand, TierDemand};
+use crate::milp::SolveStatus;
+use crate::scenario::ApiOffer;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything `planner solve` reports. Field names are the JSON keys.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub scenario: String,
+    pub model: ModelSummary,
+    pub total_cost_usd: f64,
+    pub cost_per_month_usd: f64,
+    pub horizon_hours: f64,
+    pub slot_hours: f64,
+    pub costs: CostBreakdown,
+    /// GPU type → reserved GPUs (held for the whole horizon).
+    pub reserved: BTreeMap<String, u32>,
+    /// Per slot: GPU type → GPUs rented on demand beyond the reserved ones.
+    pub on_demand: Vec<BTreeMap<String, u32>>,
+    /// Per tier: configurations used and shares.
+    pub tiers: BTreeMap<String, TierPlan>,
+    /// Share of all requests over the horizon sent to the API.
+    pub api_share: f64,
+    /// Total cost over all output tokens of the horizon, per 1,000.
+    pub cost_per_1k_output_tokens_usd: f64,
+    /// Output tokens over the horizon (mean rates × slot length × mean output).
+    pub output_tokens: f64,
+    /// Mean traffic served on GPUs over the SLO capacity paid for (0-1).
+    pub gpu_utilisation: f64,
+    pub baselines: BTreeMap<String, Baseline>,
+    pub solver: SolverSummary,
+    pub demand_method: String,
+    pub demand: BTreeMap<String, DemandSummary>,
+    pub capacity: BTreeMap<String, Vec<CapacityEntry>>,
+    pub prices: Prices,
+    pub questions: Questions,
+}
+
+/// The served model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelSummary {
+    pub id: String,
+    pub name: String,
+    pub precision: String,
+}
+
+/// Where the money goes.
+#[derive(Debug, Clone, Serialize)]
+pub struct CostBreakdown {
+    pub reserved_usd: f64,
+    pub on_demand_usd: f64,
+    pub api_usd: f64,
+}
+
+/// How one tier is served.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierPlan {
+    pub configurations: Vec<ConfigUse>,
+    /// Share of the tier's requests over the horizon sent to the API.
+    pub api_share: f64,
+    pub api_share_by_slot: Vec<f64>,
+}
+
+/// One configuration serving a tier.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigUse {
+    pub config: String,
+    pub gpu_type: String,
+    pub tensor_parallel: u32,
+    pub max_batch: u32,
+    pub gpus_per_replica: u32,
+    /// Requests/s one replica sustains under the tier's SLO.
+    pub rps_per_replica: f64,
+    /// Share of the tier's requests over the horizon this configuration serves.
+    pub share: f64,
+    pub replicas_by_slot: Vec<u32>,
+}
+
+/// The solver's status and settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct SolverSummary {
+    pub status: SolveStatus,
+    pub mip_gap_tolerance: f64,
+    pub time_limit_s: f64,
+    pub threads: u32,
+    pub integer_variables: usize,
+    pub slots: usize,
+}
+
+/// Demand the optimiser used for one tier.
+#[derive(Debug, Clone, Serialize)]
+pub struct DemandSummary {
+    pub peak_rps: Vec<f64>,
+    pub mean_rps: Vec<f64>,
+    pub input_tokens_per_s: Vec<f64>,
+    pub output_tokens_per_s: Vec<f64>,
+    #[serde(flatten)]
+    pub tier: TierDemand,
+}
+
+/// Prices the optimiser used.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prices {
+    pub gpus: BTreeMap<String, GpuPrice>,
+    pub api: Option<ApiOffer>,
+}
+
+/// Prices of one GPU type.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuPrice {
+    pub reserved_usd_per_gpu_hour: Option<f64>,
+    pub reserved_term: String,
+    pub on_demand_usd_per_gpu_hour: Option<f64>,
+    pub max_gpus: Option<u32>,
+    pub source: String,
+}
+
+/// The four questions every plan answers (see the mission).
+#[derive(Debug, Clone, Serialize)]
+pub struct Questions {
+    /// At which lengths, model and quality was the capacity obtained?
+    pub capacity_basis: Vec<String>,
+    /// How many requests and output tokens met both latency limits?
+    pub slo_met: String,
+    /// Cost over all output tokens, and over SLO-met output tokens.
+    pub cost_basis: String,
+    /// Does a speed-up change the number of GPUs?
+    pub speedup: Vec<String>,
+}
+
+impl DemandSummary {
+    /// The demand figures of one tier.
+    pub fn of(t: &TierDemand) -> Self {
+        let scale = |v: &[f64], f: f64| v.iter().map(|x| x * f).collect();
+        DemandSummary {
+            input_tokens_per_s: scale(&t.mean_rps, t.input_tokens.mean),
+            output_tokens_per_s: scale(&t.mean_rps, t.output_tokens.mean),
+            peak_rps: t.peak_rps.clone(),
+            mean_rps: t.mean_rps.clone(),
+            tier: t.clone(),
+        }
+    }
+}
+
+/// Output tokens of all tiers over the horizon.
+pub fn total_output_tokens(demand: &Demand) -> f64 {
+    demand
+        .tiers
+        .iter()
+        .map(|t| t.output_tokens_total(demand.slot_hours()))
+        .sum()
+}

@@ -1,0 +1,120 @@
+//! A GPU profile: memory, bandwidth, dense FLOPS, interconnect and the
+//! efficiency factors of the roofline model.
+
+use crate::error::Problem;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One GPU type, as read from `profiles/gpus/<id>.toml`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GpuProfile {
+    /// Human-readable name, e.g. "H100 SXM5 80GB".
+    pub name: String,
+    /// Memory per GPU in GB (10^9 bytes).
+    pub memory_gb: f64,
+    /// Memory bandwidth in TB/s (10^12 bytes/s).
+    pub memory_bandwidth_tb_s: f64,
+    /// Dense BF16 peak in TFLOP/s (not the "with sparsity" figure).
+    pub bf16_tflops: f64,
+    /// Dense FP8 peak in TFLOP/s; absent when the GPU has no FP8 units.
+    #[serde(default)]
+    pub fp8_tflops: Option<f64>,
+    /// Name of the scale-up link (NVLink4, PCIe Gen4, ...).
+    pub interconnect: String,
+    /// Scale-up link bandwidth per GPU in GB/s (one direction).
+    pub interconnect_gb_s: f64,
+    /// Latency of one all-reduce hop in microseconds.
+    #[serde(default = "default_hop_latency_us")]
+    pub hop_latency_us: f64,
+    /// GPUs in one node (the largest tensor-parallel group).
+    pub gpus_per_node: u32,
+    /// Fraction of peak FLOPS that large GEMMs reach (prefill), 0-1.
+    pub compute_efficiency: f64,
+    /// Fraction of peak bandwidth that decode reaches, 0-1.
+    pub bandwidth_efficiency: f64,
+    /// Fixed engine overhead per step (scheduling, launch) in milliseconds.
+    pub step_overhead_ms: f64,
+    /// Fraction of memory usable for weights and KV cache (the rest: activations,
+    /// CUDA context, fragmentation), 0-1.
+    #[serde(default = "default_usable_memory_fraction")]
+    pub usable_memory_fraction: f64,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+fn default_hop_latency_us() -> f64 {
+    8.0
+}
+
+fn default_usable_memory_fraction() -> f64 {
+    0.9
+}
+
+impl GpuProfile {
+    /// Peak dense FLOP/s for weights of `bytes_per_weight` bytes: FP8 units for
+    /// one-byte weights where the GPU has them, BF16 otherwise.
+    pub fn peak_flops(&self, bytes_per_weight: f64) -> f64 {
+        let tflops = match self.fp8_tflops {
+            Some(fp8) if bytes_per_weight <= 1.0 => fp8,
+            _ => self.bf16_tflops,
+        };
+        tflops * 1e12
+    }
+
+    /// Memory bandwidth in bytes/s.
+    pub fn bandwidth_bytes_per_s(&self) -> f64 {
+        self.memory_bandwidth_tb_s * 1e12
+    }
+
+    /// Usable memory per GPU in bytes.
+    pub fn usable_memory_bytes(&self) -> f64 {
+        self.memory_gb * 1e9 * self.usable_memory_fraction
+    }
+
+    /// Checks ranges; returns every problem found.
+    pub fn check(&self, file: &Path) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut positive = |key: &str, value: f64| {
+            if !(value.is_finite() && value > 0.0) {
+                problems.push(Problem {
+                    file: file.to_path_buf(),
+                    location: key.to_string(),
+                    message: format!("`{key}` must be a positive number, got {value}"),
+                });
+            }
+        };
+        positive("memory_gb", self.memory_gb);
+        positive("memory_bandwidth_tb_s", self.memory_bandwidth_tb_s);
+        positive("bf16_tflops", self.bf16_tflops);
+        positive("interconnect_gb_s", self.interconnect_gb_s);
+        positive("gpus_per_node", f64::from(self.gpus_per_node));
+        if let Some(fp8) = self.fp8_tflops {
+            positive("fp8_tflops", fp8);
+        }
+        for (key, value) in [
+            ("compute_efficiency", self.compute_efficiency),
+            ("bandwidth_efficiency", self.bandwidth_efficiency),
+            ("usable_memory_fraction", self.usable_memory_fraction),
+        ] {
+            if !(value > 0.0 && value <= 1.0) {
+                problems.push(Problem {
+                    file: file.to_path_buf(),
+                    location: key.to_string(),
+                    message: format!("`{key}` must be in (0, 1], got {value}"),
+                });
+            }
+        }
+        if !(self.step_overhead_ms >= 0.0 && self.step_overhead_ms.is_finite()) {
+            problems.push(Problem {
+                file: file.to_path_buf(),
+                location: "step_overhead_ms".into(),
+                message: format!(
+                    "`step_overhead_ms` must be zero or positive, got {}",
+                    self.step_overhead_ms
+                ),
+            });
+        }
+        problems
+    }
+}

@@ -1,0 +1,25 @@
+//! Hardware and model profiles: `profiles/gpus/*.toml` and `profiles/models/*.toml`.
+//!
+//! Every figure in a profile carries its source in the file; the structs here
+//! are the parsed, checked form.
+
+mod gpu;
+mod model;
+mod toml_file;
+
+pub use gpu::GpuProfile;
+pub use model::ModelProfile;
+pub use toml_file::{parse_toml, read_toml_file};
+
+use crate::error::Problem;
+use std::path::Path;
+
+/// Reads `<profiles_dir>/gpus/<id>.toml`.
+pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
+    read_toml_file(&profiles_dir.join("gpus").join(format!("{id}.toml"))).map(|(p, _)| p)
+}
+
+/// Reads `<profiles_dir>/models/<id>.toml`.
+pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
+    read_toml_file(&profiles_dir.join("models").join(format!("{id}.toml"))).map(|(p, _)| p)
+}

@@ -1,0 +1,120 @@
+//! A model profile: the transformer shape the latency model needs.
+
+use crate::error::Problem;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One served model, as read from `profiles/models/<id>.toml`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelProfile {
+    /// Human-readable name, e.g. "Llama 3.1 70B".
+    pub name: String,
+    /// All parameters, in billions (sets the weight memory).
+    pub params_billion: f64,
+    /// Parameters active per token, in billions (sets FLOPs and bytes read per
+    /// step); equals `params_billion` for dense models.
+    pub active_params_billion: f64,
+    /// Transformer layers.
+    pub layers: u32,
+    /// Hidden size.
+    pub hidden: u32,
+    /// Attention (query) heads.
+    pub heads: u32,
+    /// Key/value heads (grouped-query attention).
+    pub kv_heads: u32,
+    /// Dimension of one head.
+    pub head_dim: u32,
+    /// Bytes per weight at the profile's native precision (2 for BF16).
+    pub bytes_per_weight: f64,
+    /// Bytes per KV-cache element (2 for BF16).
+    #[serde(default = "default_kv_bytes_per_element")]
+    pub kv_bytes_per_element: f64,
+    /// Longest context the model accepts, in tokens.
+    pub max_context_tokens: u32,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+fn default_kv_bytes_per_element() -> f64 {
+    2.0
+}
+
+impl ModelProfile {
+    /// KV-cache bytes per token over all layers: 2 x layers x KV heads x head dim
+    /// x bytes per element.
+    pub fn kv_bytes_per_token(&self) -> f64 {
+        2.0 * f64::from(self.layers)
+            * f64::from(self.kv_heads)
+            * f64::from(self.head_dim)
+            * self.kv_bytes_per_element
+    }
+
+    /// Weight bytes of the whole model.
+    pub fn weight_bytes(&self) -> f64 {
+        self.params_billion * 1e9 * self.bytes_per_weight
+    }
+
+    /// Active parameters per token.
+    pub fn active_params(&self) -> f64 {
+        self.active_params_billion * 1e9
+    }
+
+    /// Checks ranges; returns every problem found.
+    pub fn check(&self, file: &Path) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut positive = |key: &str, value: f64| {
+            if !(value.is_finite() && value > 0.0) {
+                problems.push(Problem {
+                    file: file.to_path_buf(),
+                    location: key.to_string(),
+                    message: format!("`{key}` must be a positive number, got {value}"),
+                });
+            }
+        };
+        positive("params_billion", self.params_billion);
+        positive("active_params_billion", self.active_params_billion);
+        positive("layers", f64::from(self.layers));
+        positive("hidden", f64::from(self.hidden));
+        positive("heads", f64::from(self.heads));
+        positive("kv_heads", f64::from(self.kv_heads));
+        positive("head_dim", f64::from(self.head_dim));
+        positive("bytes_per_weight", self.bytes_per_weight);
+        positive("kv_bytes_per_element", self.kv_bytes_per_element);
+        positive("max_context_tokens", f64::from(self.max_context_tokens));
+        if self.active_params_billion > self.params_billion {
+            problems.push(Problem {
+                file: file.to_path_buf(),
+                location: "active_params_billion".into(),
+                message: "`active_params_billion` cannot exceed `params_billion`".into(),
+            });
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_70b_kv_bytes_match_the_reference_table() {
+        let m = ModelProfile {
+            name: "Llama 3.1 70B".into(),
+            params_billion: 70.55,
+            active_params_billion: 70.55,
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            bytes_per_weight: 2.0,
+            kv_bytes_per_element: 2.0,
+            max_context_tokens: 131072,
+            source: "test".into(),
+        };
+        // 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 320 KiB.
+        assert_eq!(m.kv_bytes_per_token(), 327_680.0);
+        assert!(m.check(Path::new("m.toml")).is_empty());
+    }
+}

@@ -1,0 +1,248 @@
+//! Text rendering of a plan: the answer first (cost, GPUs), then how each tier
+//! is served, the alternatives, the four questions, and the inputs.
+
+use super::usd;
+use crate::capacity::Verdict;
+use crate::plan::Plan;
+use std::fmt::Write as _;
+
+/// The plan as aligned text.
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    let _ = writeln!(
+        o,
+        "planner — scenario `{}`: {} ({})",
+        plan.scenario,
+        plan.model.name,
+        plan.model.precision.to_uppercase()
+    );
+    let _ = writeln!(
+        o,
+        "horizon {} slots × {} h = {} h; solver {:?} (gap tolerance {}%, {} integer variables)",
+        plan.solver.slots,
+        plan.slot_hours,
+        plan.horizon_hours,
+        plan.solver.status,
+        plan.solver.mip_gap_tolerance * 100.0,
+        plan.solver.integer_variables
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "COST (USD; prices are the scenario's, with their sources below, not live quotes)"
+    );
+    let _ = writeln!(
+        o,
+        "  total over the horizon   {:>14}   ({} per 730-h month)",
+        usd(plan.total_cost_usd),
+        usd(plan.cost_per_month_usd)
+    );
+    let _ = writeln!(
+        o,
+        "    reserved               {:>14}",
+        usd(plan.costs.reserved_usd)
+    );
+    let _ = writeln!(
+        o,
+        "    on demand              {:>14}",
+        usd(plan.costs.on_demand_usd)
+    );
+    let _ = writeln!(
+        o,
+        "    API                    {:>14}",
+        usd(plan.costs.api_usd)
+    );
+    let _ = writeln!(
+        o,
+        "  per 1,000 output tokens  {:>14.5}   (all {:.3e} output tokens of the horizon)",
+        plan.cost_per_1k_output_tokens_usd, plan.output_tokens
+    );
+    let _ = writeln!(
+        o,
+        "  GPU utilisation          {:>13.1}%   (mean traffic / SLO capacity paid for)",
+        plan.gpu_utilisation * 100.0
+    );
+    let _ = writeln!(
+        o,
+        "  sent to the API          {:>13.1}%   of requests",
+        plan.api_share * 100.0
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "GPUS");
+    let _ = writeln!(
+        o,
+        "  {:<14} {:>9}  {:>26}  {:>10}",
+        "type", "reserved", "on demand min/mean/max", "peak total"
+    );
+    for (gpu, &reserved) in &plan.reserved {
+        let rented: Vec<u32> = plan
+            .on_demand
+            .iter()
+            .map(|s| s.get(gpu).copied().unwrap_or(0))
+            .collect();
+        let (min, max) = (
+            rented.iter().min().copied().unwrap_or(0),
+            rented.iter().max().copied().unwrap_or(0),
+        );
+        let mean = rented.iter().map(|&n| f64::from(n)).sum::<f64>() / rented.len().max(1) as f64;
+        if reserved == 0 && max == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "  {gpu:<14} {reserved:>9}  {:>26}  {:>10}",
+            format!("{min} / {mean:.1} / {max}"),
+            reserved + max
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "TIERS");
+    for (name, tier) in &plan.tiers {
+        let d = &plan.demand[name];
+        let peak = d.peak_rps.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(o, "  {name}: busiest slot {peak:.2} req/s");
+        for c in &tier.configurations {
+            let max = c.replicas_by_slot.iter().max().copied().unwrap_or(0);
+            let min = c.replicas_by_slot.iter().min().copied().unwrap_or(0);
+            let _ = writeln!(
+                o,
+                "    {:<24} {:>8.3} req/s per replica ({} GPUs)   replicas {min}–{max}   share {:>5.1}%",
+                c.config,
+                c.rps_per_replica,
+                c.gpus_per_replica,
+                c.share * 100.0
+            );
+        }
+        if tier.api_share > 0.0 {
+            let _ = writeln!(
+                o,
+                "    {:<24} {:>52} share {:>5.1}%",
+                "API",
+                "",
+                tier.api_share * 100.0
+            );
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "ALTERNATIVES (same demand, same capacity figures)");
+    for (name, b) in &plan.baselines {
+        match b.total_cost_usd {
+            Some(cost) => {
+                let delta = if plan.total_cost_usd > 0.0 {
+                    (cost / plan.total_cost_usd - 1.0) * 100.0
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    o,
+                    "  {name:<22} {:>14}  {:>+7.1}% vs plan   {}",
+                    usd(cost),
+                    delta,
+                    b.description
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "  {name:<22} {:>14}  {:>16}   {}",
+                    "n/a", "", b.description
+                );
+            }
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "QUESTIONS");
+    let _ = writeln!(
+        o,
+        "  1. At which lengths, model and quality was the capacity obtained?"
+    );
+    for line in &plan.questions.capacity_basis {
+        let _ = writeln!(o, "     - {line}");
+    }
+    let _ = writeln!(
+        o,
+        "  2. How many requests and output tokens met both latency limits?"
+    );
+    let _ = writeln!(o, "     {}", plan.questions.slo_met);
+    let _ = writeln!(
+        o,
+        "  3. Cost over all output tokens or over SLO-met output tokens?"
+    );
+    let _ = writeln!(o, "     {}", plan.questions.cost_basis);
+    let _ = writeln!(o, "  4. Does a speed-up change the number of servers?");
+    for line in &plan.questions.speedup {
+        let _ = writeln!(o, "     - {line}");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "INPUTS");
+    let _ = writeln!(o, "  demand: {}", plan.demand_method);
+    for (name, d) in &plan.demand {
+        for s in &d.tier.sources {
+            let _ = writeln!(
+                o,
+                "    {name}: {} ({} requests over {:.0} s, scale {})",
+                s.trace, s.requests, s.span_s, s.scale
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "  capacity per replica (best configuration per GPU type and tier):"
+    );
+    for (name, entries) in &plan.capacity {
+        let mut best: std::collections::BTreeMap<&str, (f64, String)> =
+            std::collections::BTreeMap::new();
+        let mut reasons: std::collections::BTreeMap<&str, String> =
+            std::collections::BTreeMap::new();
+        for e in entries {
+            match &e.verdict {
+                Verdict::Serves(s) => {
+                    let per_gpu = s.max_rps / f64::from(e.gpus_per_replica);
+                    let cur = best
+                        .entry(&e.config.gpu_type)
+                        .or_insert((0.0, String::new()));
+                    if per_gpu > cur.0 {
+                        *cur = (per_gpu, format!("{} → {:.3} req/s per replica, p TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, s.ttft_ms, s.tpot_ms, s.binding));
+                    }
+                }
+                Verdict::Cannot { reason, .. } => {
+                    reasons
+                        .entry(&e.config.gpu_type)
+                        .or_insert_with(|| reason.clone());
+                }
+            }
+        }
+        for (gpu, reason) in &reasons {
+            if !best.contains_key(gpu) {
+                let _ = writeln!(o, "    {name} on {gpu}: cannot serve ({reason})");
+            }
+        }
+        for (_, (_, line)) in best {
+            let _ = writeln!(o, "    {name}: {line}");
+        }
+    }
+    let _ = writeln!(o, "  prices:");
+    for (gpu, p) in &plan.prices.gpus {
+        let fmt = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            o,
+            "    {gpu:<14} reserved {} ({}), on demand {} USD/GPU-h; {}",
+            fmt(p.reserved_usd_per_gpu_hour),
+            p.reserved_term,
+            fmt(p.on_demand_usd_per_gpu_hour),
+            p.source
+        );
+    }
+    if let Some(api) = &plan.prices.api {
+        let _ = writeln!(
+            o,
+            "    API {}: {} / {} USD per 1M input / output tokens; {}",
+            api.name,
+            api.usd_per_million_input_tokens,
+            api.usd_per_million_output_tokens,
+            api.price_source
+        );
+    }
+    out
+}

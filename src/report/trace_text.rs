@@ -1,0 +1,81 @@
+//! Text rendering of `planner trace stats`.
+
+use super::group_thousands;
+use crate::traces::stats::{LengthStats, TraceSummary, WindowStats};
+use std::fmt::Write as _;
+
+/// The statistics of one trace as aligned text.
+pub fn render(path: &str, s: &TraceSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "trace      {path}");
+    let _ = writeln!(
+        out,
+        "requests   {}{}",
+        group_thousands(s.requests as i64),
+        if s.skipped_rows > 0 {
+            format!(" ({} bad rows skipped)", s.skipped_rows)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(out, "start      {}", s.start);
+    let _ = writeln!(
+        out,
+        "span       {:.1} s ({:.2} h)",
+        s.span_s,
+        s.span_s / 3600.0
+    );
+    let _ = writeln!(out, "mean rate  {:.3} requests/s", s.mean_rps);
+    let _ = writeln!(
+        out,
+        "interarrival  mean {:.4} s, CV {:.3}; within-minute arrival CV {:.3}",
+        s.interarrival_mean_s, s.interarrival_cv, s.within_minute_cv
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "arrivals per window    windows      mean       p50       p99       max  peak/mean  busiest window starts");
+    for (name, w) in [
+        ("second", &s.per_second),
+        ("minute", &s.per_minute),
+        ("hour", &s.per_hour),
+    ] {
+        window_row(&mut out, name, w);
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "tokens per request        mean     p50     p90     p99     max"
+    );
+    length_row(&mut out, "input (prompt)", &s.input_tokens);
+    length_row(&mut out, "output (generated)", &s.output_tokens);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "tokens per minute         mean          max");
+    let _ = writeln!(
+        out,
+        "  input               {:>9.0} {:>12}",
+        s.input_tokens_per_minute.mean,
+        group_thousands(s.input_tokens_per_minute.max as i64)
+    );
+    let _ = writeln!(
+        out,
+        "  output              {:>9.0} {:>12}",
+        s.output_tokens_per_minute.mean,
+        group_thousands(s.output_tokens_per_minute.max as i64)
+    );
+    out
+}
+
+fn window_row(out: &mut String, name: &str, w: &WindowStats) {
+    let _ = writeln!(
+        out,
+        "  {name:<20} {:>8} {:>9.3} {:>9.0} {:>9.0} {:>9.0} {:>10.2}  {}",
+        w.windows, w.mean, w.p50, w.p99, w.max, w.peak_to_mean, w.busiest_start
+    );
+}
+
+fn length_row(out: &mut String, name: &str, l: &LengthStats) {
+    let _ = writeln!(
+        out,
+        "  {name:<20} {:>8.1} {:>7} {:>7} {:>7} {:>7}",
+        l.mean, l.p50, l.p90, l.p99, l.max
+    );
+}

@@ -1,0 +1,158 @@
+//! Scenario files: the raw TOML form ([`raw`]), its validation ([`validate`]),
+//! and the checked [`Scenario`] the rest of the pipeline reads.
+
+pub mod raw;
+mod validate;
+
+pub use validate::load;
+
+use crate::profiles::{GpuProfile, ModelProfile};
+use crate::traces::TraceFormat;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// A validated scenario: every reference resolved, every number in range.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The scenario file.
+    pub path: PathBuf,
+    pub model: ServedModel,
+    pub planning: Planning,
+    pub gpus: Vec<GpuOffer>,
+    pub api: Option<ApiOffer>,
+    pub tiers: Vec<Tier>,
+    pub demand: Vec<DemandSource>,
+    pub shape: Option<ShapeSpec>,
+}
+
+/// The served model and the precision it runs at.
+#[derive(Debug, Clone)]
+pub struct ServedModel {
+    /// Profile id (file stem under `profiles/models/`).
+    pub id: String,
+    /// The profile, with `bytes_per_weight` set by the precision.
+    pub profile: ModelProfile,
+    /// "bf16" or "fp8".
+    pub precision: String,
+}
+
+/// How demand is cut into slots and how the solver runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Planning {
+    /// Length of one planning slot in minutes (capacity can change per slot).
+    pub slot_minutes: u32,
+    /// Which per-slot figure sizes capacity.
+    pub peak_statistic: PeakStatistic,
+    /// Relative MIP gap at which the solver stops (0.01 = 1%).
+    pub mip_gap: f64,
+    /// Solver time limit in seconds.
+    pub time_limit_s: f64,
+    /// Solver threads (1 gives reproducible output).
+    pub threads: u32,
+}
+
+/// The per-slot arrival-rate statistic that sizes capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum PeakStatistic {
+    /// The busiest minute of the slot, as requests/s.
+    MaxMinute,
+    /// The given quantile (0-1) of the slot's per-minute rates.
+    QuantileMinute { quantile: f64 },
+    /// The slot's mean rate.
+    Mean,
+}
+
+impl PeakStatistic {
+    /// A short label for reports.
+    pub fn label(&self) -> String {
+        match self {
+            PeakStatistic::MaxMinute => "busiest minute".into(),
+            PeakStatistic::QuantileMinute { quantile } => {
+                format!("p{} of per-minute rates", quantile * 100.0)
+            }
+            PeakStatistic::Mean => "mean rate".into(),
+        }
+    }
+}
+
+/// One GPU type on offer, with its prices and the configurations to consider.
+#[derive(Debug, Clone)]
+pub struct GpuOffer {
+    /// Profile id (file stem under `profiles/gpus/`).
+    pub id: String,
+    pub profile: GpuProfile,
+    /// On-demand price; `None` when the type cannot be rented by the hour.
+    pub on_demand_usd_per_gpu_hour: Option<f64>,
+    /// Reserved price, paid for every hour of the horizon whether used or not;
+    /// `None` when the type cannot be reserved.
+    pub reserved_usd_per_gpu_hour: Option<f64>,
+    pub reserved_term: String,
+    pub price_source: String,
+    /// Most GPUs of this type available in any slot (quota).
+    pub max_gpus: Option<u32>,
+    /// Tensor-parallel degrees to consider.
+    pub tensor_parallel: Vec<u32>,
+    /// Batch-size caps to consider.
+    pub max_batch: Vec<u32>,
+}
+
+/// A per-token API offer for the same model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiOffer {
+    pub name: String,
+    pub usd_per_million_input_tokens: f64,
+    pub usd_per_million_output_tokens: f64,
+    /// Rate limit over input plus output tokens.
+    pub max_tokens_per_minute: Option<f64>,
+    pub price_source: String,
+}
+
+/// A customer tier with its latency promise.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tier {
+    pub name: String,
+    /// TTFT limit in milliseconds.
+    pub ttft_ms: f64,
+    /// TPOT limit in milliseconds.
+    pub tpot_ms: f64,
+    /// Percentile (0-100] at which both limits must hold.
+    pub percentile: f64,
+    /// Whether part of this tier may be sent to the API.
+    pub api_allowed: bool,
+}
+
+/// One trace feeding one tier.
+#[derive(Debug, Clone)]
+pub struct DemandSource {
+    /// Index into [`Scenario::tiers`].
+    pub tier: usize,
+    pub trace: PathBuf,
+    /// `None`: detected from the content.
+    pub format: Option<TraceFormat>,
+    /// Multiplies the arrival rate.
+    pub scale: f64,
+}
+
+/// A rate curve that shapes demand over days.
+#[derive(Debug, Clone)]
+pub struct ShapeSpec {
+    /// A ServeGen trace file, or a folder of them (summed).
+    pub servegen: PathBuf,
+    /// Days of the curve to plan over.
+    pub days: u32,
+    /// Which slot of the curve the trace's measured rate corresponds to.
+    pub anchor: ShapeAnchor,
+}
+
+/// Where a trace sits on the rate curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShapeAnchor {
+    /// The trace's mean rate is the curve's busiest slot.
+    Peak,
+    /// The trace's mean rate is the curve's mean.
+    Mean,
+}

@@ -1,0 +1,108 @@
+//! The scenario file exactly as written: serde structs with
+//! `deny_unknown_fields`. [`super::validate`] turns it into a [`super::Scenario`].
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The top level of a scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Folder holding `gpus/` and `models/`, relative to the scenario file.
+    #[serde(default)]
+    pub profiles_dir: Option<String>,
+    pub model: RawModel,
+    #[serde(default)]
+    pub planning: Option<RawPlanning>,
+    pub gpus: Vec<RawGpuOffer>,
+    #[serde(default)]
+    pub api: Option<RawApi>,
+    pub tiers: Vec<RawTier>,
+    pub demand: Vec<RawDemand>,
+    #[serde(default)]
+    pub shape: Option<RawShape>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    pub profile: Spanned<String>,
+    #[serde(default)]
+    pub precision: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlanning {
+    pub slot_minutes: Option<u32>,
+    pub peak_statistic: Option<Spanned<String>>,
+    pub peak_quantile: Option<f64>,
+    pub mip_gap: Option<f64>,
+    pub time_limit_s: Option<f64>,
+    pub threads: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGpuOffer {
+    pub profile: Spanned<String>,
+    #[serde(default)]
+    pub on_demand_usd_per_gpu_hour: Option<f64>,
+    #[serde(default)]
+    pub reserved_usd_per_gpu_hour: Option<f64>,
+    #[serde(default)]
+    pub reserved_term: Option<String>,
+    pub price_source: String,
+    #[serde(default)]
+    pub max_gpus: Option<u32>,
+    #[serde(default)]
+    pub tensor_parallel: Option<Vec<u32>>,
+    #[serde(default)]
+    pub max_batch: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApi {
+    pub name: String,
+    pub usd_per_million_input_tokens: f64,
+    pub usd_per_million_output_tokens: f64,
+    #[serde(default)]
+    pub max_tokens_per_minute: Option<f64>,
+    pub price_source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTier {
+    pub name: Spanned<String>,
+    pub ttft_ms: f64,
+    pub tpot_ms: f64,
+    pub percentile: f64,
+    #[serde(default)]
+    pub api_allowed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDemand {
+    pub tier: Spanned<String>,
+    pub trace: Spanned<String>,
+    #[serde(default)]
+    pub format: Option<Spanned<String>>,
+    #[serde(default)]
+    pub scale: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShape {
+    pub servegen: Spanned<String>,
+    #[serde(default)]
+    pub days: Option<u32>,
+    #[serde(default)]
+    pub anchor: Option<Spanned<String>>,
+}

@@ -1,0 +1,489 @@
+//! Raw scenario → [`Scenario`]: resolves profile references and file paths,
+//! applies defaults, and collects every problem instead of stopping at the first.
+
+use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawTier};
+use super::{
+    ApiOffer, DemandSource, GpuOffer, PeakStatistic, Planning, Scenario, ServedModel, ShapeAnchor,
+    ShapeSpec, Tier,
+};
+use crate::error::{line_col, PlannerError, Problem};
+use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
+use crate::traces::TraceFormat;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Default batch-size caps considered for every GPU type.
+pub const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
+
+/// Reads, resolves and checks the scenario at `path`.
+pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
+    let (raw, text) =
+        read_toml_file::<RawScenario>(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
+    let mut v = Validator {
+        file: path.to_path_buf(),
+        text,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        problems: Vec::new(),
+    };
+    let scenario = v.scenario(raw);
+    match scenario {
+        Some(s) if v.problems.is_empty() => Ok(s),
+        _ => Err(PlannerError::Scenario(v.problems)),
+    }
+}
+
+struct Validator {
+    file: PathBuf,
+    text: String,
+    dir: PathBuf,
+    problems: Vec<Problem>,
+}
+
+impl Validator {
+    fn at_key(&mut self, key: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            file: self.file.clone(),
+            location: key.into(),
+            message: message.into(),
+        });
+    }
+
+    fn at_span<T>(&mut self, spanned: &Spanned<T>, message: impl Into<String>) {
+        let location = line_col(&self.text, spanned.span().start);
+        self.problems.push(Problem {
+            file: self.file.clone(),
+            location,
+            message: message.into(),
+        });
+    }
+
+    fn positive(&mut self, key: &str, value: f64) -> bool {
+        if value.is_finite() && value > 0.0 {
+            true
+        } else {
+            self.at_key(
+                key,
+                format!("`{key}` must be a positive number, got {value}"),
+            );
+            false
+        }
+    }
+
+    fn scenario(&mut self, raw: RawScenario) -> Option<Scenario> {
+        let profiles_dir = self
+            .dir
+            .join(raw.profiles_dir.as_deref().unwrap_or("../profiles"));
+        let model = self.model(&raw, &profiles_dir);
+        let planning = self.planning(&raw);
+        if raw.gpus.is_empty() {
+            self.at_key(
+                "gpus",
+                "the scenario offers no GPU type: add at least one [[gpus]] table",
+            );
+        }
+        let mut seen = BTreeSet::new();
+        let gpus: Vec<_> = raw
+            .gpus
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| {
+                if !seen.insert(g.profile.get_ref().clone()) {
+                    self.at_span(
+                        &g.profile,
+                        format!(
+                            "GPU type `{}` is offered twice; merge the two [[gpus]] tables",
+                            g.profile.get_ref()
+                        ),
+                    );
+                }
+                self.gpu(i, g, &profiles_dir)
+            })
+            .collect();
+        let api = raw.api.as_ref().map(|a| {
+            self.positive(
+                "api.usd_per_million_input_tokens",
+                a.usd_per_million_input_tokens,
+            );
+            self.positive(
+                "api.usd_per_million_output_tokens",
+                a.usd_per_million_output_tokens,
+            );
+            if let Some(limit) = a.max_tokens_per_minute {
+                self.positive("api.max_tokens_per_minute", limit);
+            }
+            ApiOffer {
+                name: a.name.clone(),
+                usd_per_million_input_tokens: a.usd_per_million_input_tokens,
+                usd_per_million_output_tokens: a.usd_per_million_output_tokens,
+                max_tokens_per_minute: a.max_tokens_per_minute,
+                price_source: a.price_source.clone(),
+            }
+        });
+        let tiers = self.tiers(&raw.tiers);
+        let demand = self.demand(&raw.demand, &tiers);
+        let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
+        Some(Scenario {
+            name: raw.name.clone(),
+            description: raw.description.clone().unwrap_or_default(),
+            path: self.file.clone(),
+            model: model?,
+            planning,
+            gpus,
+            api,
+            tiers,
+            demand,
+            shape,
+        })
+    }
+
+    fn model(&mut self, raw: &RawScenario, profiles_dir: &Path) -> Option<ServedModel> {
+        let id = raw.model.profile.get_ref().clone();
+        let mut profile: ModelProfile =
+            self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
+        let precision = match raw.model.precision.as_ref() {
+            None => "bf16".to_string(),
+            Some(p) => match p.get_ref().as_str() {
+                "bf16" => "bf16".to_string(),
+                "fp8" => {
+                    profile.bytes_per_weight = 1.0;
+                    "fp8".to_string()
+                }
+                other => {
+                    self.at_span(
+                        p,
+                        format!("unknown precision `{other}`; accepted: \"bf16\", \"fp8\""),
+                    );
+                    return None;
+                }
+            },
+        };
+        Some(ServedModel {
+            id,
+            profile,
+            precision,
+        })
+    }
+
+    /// Reads `<dir>/<id>.toml` as a profile; reports unknown ids with the list of
+    /// known ones, and range problems of the profile itself.
+    fn profile<T>(&mut self, id: &Spanned<String>, dir: &Path, kind: &str) -> Option<T>
+    where
+        T: serde::de::DeserializeOwned + CheckedProfile,
+    {
+        let file = dir.join(format!("{}.toml", id.get_ref()));
+        if !file.is_file() {
+            let known = known_profiles(dir);
+            self.at_span(
+                id,
+                format!(
+                    "unknown {kind} profile `{}` (no file {}); known: {}",
+                    id.get_ref(),
+                    file.display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            return None;
+        }
+        match read_toml_file::<T>(&file) {
+            Ok((profile, _)) => {
+                let problems = profile.check_profile(&file);
+                let ok = problems.is_empty();
+                self.problems.extend(problems);
+                ok.then_some(profile)
+            }
+            Err(p) => {
+                self.problems.push(p);
+                None
+            }
+        }
+    }
+
+    fn planning(&mut self, raw: &RawScenario) -> Planning {
+        let p = raw.planning.as_ref();
+        let slot_minutes = p.and_then(|p| p.slot_minutes).unwrap_or(60);
+        if slot_minutes == 0 || 1440 % slot_minutes != 0 {
+            self.at_key(
+                "planning.slot_minutes",
+                format!("`planning.slot_minutes` must divide a day (1440) evenly, e.g. 15, 30, 60, 120; got {slot_minutes}"),
+            );
+        }
+        let quantile = p.and_then(|p| p.peak_quantile);
+        let peak_statistic = match p.and_then(|p| p.peak_statistic.as_ref()) {
+            None => PeakStatistic::MaxMinute,
+            Some(s) => match s.get_ref().as_str() {
+                "max-minute" => PeakStatistic::MaxMinute,
+                "mean" => PeakStatistic::Mean,
+                "quantile-minute" => {
+                    let q = quantile.unwrap_or(0.95);
+                    if !(q > 0.0 && q < 1.0) {
+                        self.at_key(
+                            "planning.peak_quantile",
+                            format!("`planning.peak_quantile` must be in (0, 1), got {q}"),
+                        );
+                    }
+                    PeakStatistic::QuantileMinute { quantile: q }
+                }
+                other => {
+                    self.at_span(s, format!("unknown peak statistic `{other}`; accepted: \"max-minute\", \"quantile-minute\", \"mean\""));
+                    PeakStatistic::MaxMinute
+                }
+            },
+        };
+        let mip_gap = p.and_then(|p| p.mip_gap).unwrap_or(0.01);
+        if !(0.0..1.0).contains(&mip_gap) {
+            self.at_key(
+                "planning.mip_gap",
+                format!("`planning.mip_gap` must be in [0, 1), got {mip_gap}"),
+            );
+        }
+        let time_limit_s = p.and_then(|p| p.time_limit_s).unwrap_or(60.0);
+        self.positive("planning.time_limit_s", time_limit_s);
+        let threads = p.and_then(|p| p.threads).unwrap_or(1);
+        if threads == 0 {
+            self.at_key("planning.threads", "`planning.threads` must be at least 1");
+        }
+        Planning {
+            slot_minutes,
+            peak_statistic,
+            mip_gap,
+            time_limit_s,
+            threads,
+        }
+    }
+
+    fn gpu(&mut self, i: usize, g: &RawGpuOffer, profiles_dir: &Path) -> Option<GpuOffer> {
+        let key = |k: &str| format!("gpus[{i}].{k}");
+        if let Some(price) = g.on_demand_usd_per_gpu_hour {
+            self.positive(&key("on_demand_usd_per_gpu_hour"), price);
+        }
+        if let Some(price) = g.reserved_usd_per_gpu_hour {
+            self.positive(&key("reserved_usd_per_gpu_hour"), price);
+        }
+        if g.on_demand_usd_per_gpu_hour.is_none() && g.reserved_usd_per_gpu_hour.is_none() {
+            self.at_key(
+                key("on_demand_usd_per_gpu_hour"),
+                "a GPU type needs an on-demand or a reserved price (or both)",
+            );
+        }
+        if g.max_gpus == Some(0) {
+            self.at_key(
+                key("max_gpus"),
+                "`max_gpus` must be at least 1; remove the GPU type to exclude it",
+            );
+        }
+        let profile: GpuProfile = self.profile(&g.profile, &profiles_dir.join("gpus"), "GPU")?;
+        let node = profile.gpus_per_node;
+        let tensor_parallel = match &g.tensor_parallel {
+            None => (0..=node.ilog2())
+                .map(|e| 1 << e)
+                .filter(|tp| *tp <= node)
+                .collect(),
+            Some(list) => {
+                for tp in list {
+                    if !tp.is_power_of_two() || *tp > node {
+                        self.at_key(
+                            key("tensor_parallel"),
+                            format!("tensor-parallel degree {tp} is not a power of two at most {node} (GPUs per node of `{}`)", g.profile.get_ref()),
+                        );
+                    }
+                }
+                if list.is_empty() {
+                    self.at_key(
+                        key("tensor_parallel"),
+                        "`tensor_parallel` must list at least one degree",
+                    );
+                }
+                list.clone()
+            }
+        };
+        let max_batch = match &g.max_batch {
+            None => DEFAULT_MAX_BATCH.to_vec(),
+            Some(list) => {
+                if list.is_empty() || list.contains(&0) {
+                    self.at_key(
+                        key("max_batch"),
+                        "`max_batch` must list batch caps of at least 1",
+                    );
+                }
+                list.clone()
+            }
+        };
+        Some(GpuOffer {
+            id: g.profile.get_ref().clone(),
+            profile,
+            on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
+            reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
+            reserved_term: g
+                .reserved_term
+                .clone()
+                .unwrap_or_else(|| "not stated".into()),
+            price_source: g.price_source.clone(),
+            max_gpus: g.max_gpus,
+            tensor_parallel,
+            max_batch,
+        })
+    }
+
+    fn tiers(&mut self, raw: &[RawTier]) -> Vec<Tier> {
+        if raw.is_empty() {
+            self.at_key(
+                "tiers",
+                "the scenario has no tier: add at least one [[tiers]] table",
+            );
+        }
+        let mut names = BTreeSet::new();
+        raw.iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if !names.insert(t.name.get_ref().clone()) {
+                    self.at_span(
+                        &t.name,
+                        format!("tier `{}` is defined twice", t.name.get_ref()),
+                    );
+                }
+                self.positive(&format!("tiers[{i}].ttft_ms"), t.ttft_ms);
+                self.positive(&format!("tiers[{i}].tpot_ms"), t.tpot_ms);
+                if !(t.percentile > 0.0 && t.percentile <= 100.0) {
+                    self.at_key(
+                        format!("tiers[{i}].percentile"),
+                        format!(
+                            "`percentile` must be in (0, 100], e.g. 99 or 90; got {}",
+                            t.percentile
+                        ),
+                    );
+                }
+                Tier {
+                    name: t.name.get_ref().clone(),
+                    ttft_ms: t.ttft_ms,
+                    tpot_ms: t.tpot_ms,
+                    percentile: t.percentile,
+                    api_allowed: t.api_allowed.unwrap_or(true),
+                }
+            })
+            .collect()
+    }
+
+    fn demand(&mut self, raw: &[RawDemand], tiers: &[Tier]) -> Vec<DemandSource> {
+        let mut fed = vec![false; tiers.len()];
+        let sources = raw
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let tier = tiers.iter().position(|t| &t.name == d.tier.get_ref());
+                if tier.is_none() {
+                    let names: Vec<_> = tiers.iter().map(|t| t.name.as_str()).collect();
+                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; defined tiers: {}", d.tier.get_ref(), names.join(", ")));
+                }
+                let trace = self.dir.join(d.trace.get_ref());
+                if !trace.is_file() {
+                    self.at_span(&d.trace, format!("trace file {} does not exist (paths are relative to the scenario file)", trace.display()));
+                }
+                let format = match d.format.as_ref() {
+                    None => None,
+                    Some(f) if f.get_ref() == "auto" => None,
+                    Some(f) => match TraceFormat::from_name(f.get_ref()) {
+                        Some(fmt) => Some(fmt),
+                        None => {
+                            self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\"", f.get_ref()));
+                            None
+                        }
+                    },
+                };
+                let scale = d.scale.unwrap_or(1.0);
+                self.positive(&format!("demand[{i}].scale"), scale);
+                let tier = tier?;
+                fed[tier] = true;
+                Some(DemandSource { tier, trace, format, scale })
+            })
+            .collect();
+        for (tier, fed) in tiers.iter().zip(fed) {
+            if !fed && !raw.is_empty() {
+                self.at_key(
+                    "demand",
+                    format!(
+                        "tier `{}` has no [[demand]] entry; give it a trace",
+                        tier.name
+                    ),
+                );
+            }
+        }
+        if raw.is_empty() {
+            self.at_key(
+                "demand",
+                "the scenario has no demand: add a [[demand]] table naming a tier and a trace",
+            );
+        }
+        sources
+    }
+
+    fn shape(&mut self, s: &RawShape) -> Option<ShapeSpec> {
+        let servegen = self.dir.join(s.servegen.get_ref());
+        if !servegen.exists() {
+            self.at_span(
+                &s.servegen,
+                format!(
+                    "rate curve {} does not exist (a ServeGen CSV file or a folder of them)",
+                    servegen.display()
+                ),
+            );
+        }
+        let days = s.days.unwrap_or(7);
+        if days == 0 {
+            self.at_key("shape.days", "`shape.days` must be at least 1");
+        }
+        let anchor = match s.anchor.as_ref().map(|a| a.get_ref().as_str()) {
+            None | Some("peak") => ShapeAnchor::Peak,
+            Some("mean") => ShapeAnchor::Mean,
+            Some(other) => {
+                let message = format!("unknown anchor `{other}`; accepted: \"peak\", \"mean\"");
+                self.at_span(s.anchor.as_ref()?, message);
+                ShapeAnchor::Peak
+            }
+        };
+        Some(ShapeSpec {
+            servegen,
+            days,
+            anchor,
+        })
+    }
+}
+
+/// Profiles that can range-check themselves.
+trait CheckedProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem>;
+}
+
+impl CheckedProfile for GpuProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem> {
+        self.check(file)
+    }
+}
+
+impl CheckedProfile for ModelProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem> {
+        self.check(file)
+    }
+}
+
+fn known_profiles(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            if p.extension()? == "toml" {
+                Some(p.file_stem()?.to_string_lossy().into_owned())
+            } else {
+                None
+            }
+        })
+        .collect();
+    names.sort();
+    names
+}

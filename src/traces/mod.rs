@@ -1,0 +1,61 @@
+//! Request traces: streaming readers for the Azure CSV and Mooncake JSONL
+//! formats, trace statistics, and a seeded synthetic-trace writer.
+
+mod error;
+mod reader;
+pub mod stats;
+pub mod synth;
+pub mod timestamp;
+
+pub use error::TraceError;
+pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions};
+
+use serde::Serialize;
+
+/// One request of a trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    /// Arrival time in seconds: since 1970-01-01 UTC for Azure traces, since the
+    /// trace start for Mooncake traces.
+    pub arrival_s: f64,
+    /// Prompt (input) tokens.
+    pub input_tokens: u32,
+    /// Generated (output) tokens.
+    pub output_tokens: u32,
+}
+
+/// The file formats the readers understand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// CSV `TIMESTAMP,ContextTokens,GeneratedTokens` (Azure 2023 and 2024).
+    Azure,
+    /// JSON lines `{"timestamp": ms, "input_length": n, "output_length": n, ...}`.
+    Mooncake,
+}
+
+impl TraceFormat {
+    /// Parses a format name as written in scenarios and on the command line.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "azure" => Some(TraceFormat::Azure),
+            "mooncake" => Some(TraceFormat::Mooncake),
+            _ => None,
+        }
+    }
+
+    /// Detects the format from the first bytes of a file.
+    pub fn detect(head: &[u8]) -> Option<Self> {
+        let first = head.iter().copied().find(|b| !b.is_ascii_whitespace())?;
+        if first == b'{' {
+            return Some(TraceFormat::Mooncake);
+        }
+        let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        let line = String::from_utf8_lossy(&head[..line_end]);
+        let fields: Vec<_> = line.trim().split(',').collect();
+        (fields.len() == 3
+            && (fields[0].eq_ignore_ascii_case("TIMESTAMP")
+                || timestamp::parse_timestamp(fields[0].as_bytes()).is_some()))
+        .then_some(TraceFormat::Azure)
+    }
+}

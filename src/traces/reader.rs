@@ -1,0 +1,282 @@
+//! Streaming trace readers: one pass, one reused line buffer, a callback per
+//! request. Bad rows fail with their line number, or are skipped and counted.
+
+use super::timestamp::parse_timestamp;
+use super::{Request, TraceError, TraceFormat};
+use serde::Deserialize;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// How to read a trace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReaderOptions {
+    /// `None`: detect from the content.
+    pub format: Option<TraceFormat>,
+    /// Skip and count bad rows instead of failing on the first.
+    pub skip_bad_rows: bool,
+}
+
+/// What a read went through.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// Requests delivered to the callback.
+    pub requests: u64,
+    /// Bad rows skipped (only with `skip_bad_rows`).
+    pub skipped_rows: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// The first skipped row's line and reason, to show the user.
+    pub first_skipped: Option<(u64, String)>,
+}
+
+/// Reads the trace at `path`, calling `on_request` for each request in file
+/// order, and `on_progress` with the bytes read so far every few megabytes.
+pub fn read_trace(
+    path: &Path,
+    options: ReaderOptions,
+    mut on_request: impl FnMut(Request),
+    mut on_progress: impl FnMut(u64),
+) -> Result<(TraceFormat, ReadSummary), TraceError> {
+    let fail = |line: Option<u64>, message: String| TraceError {
+        path: path.to_path_buf(),
+        line,
+        message,
+        skippable: false,
+    };
+    let file = File::open(path).map_err(|e| fail(None, format!("cannot open the trace: {e}")))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
+    let format = match options.format {
+        Some(f) => f,
+        None => TraceFormat::detect(head).ok_or_else(|| {
+            fail(
+                Some(1),
+                "cannot tell the trace format: expected a CSV header `TIMESTAMP,ContextTokens,GeneratedTokens` (Azure) or JSON lines with `timestamp`, `input_length`, `output_length` (Mooncake); name it with --format".into(),
+            )
+        })?,
+    };
+    let mut summary = ReadSummary::default();
+    let mut line = Vec::with_capacity(256);
+    let mut line_no = 0u64;
+    let mut last_arrival = f64::NEG_INFINITY;
+    let mut next_progress = 0u64;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| fail(Some(line_no + 1), format!("cannot read the trace: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        summary.bytes += n as u64;
+        if summary.bytes >= next_progress {
+            on_progress(summary.bytes);
+            next_progress = summary.bytes + (8 << 20);
+        }
+        let row = trim_line(&line);
+        if row.is_empty() {
+            continue;
+        }
+        let parsed = match format {
+            TraceFormat::Azure => {
+                if line_no == 1 && row.starts_with(b"TIMESTAMP") {
+                    if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
+                        return Err(fail(Some(1), format!(
+                            "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",
+                            String::from_utf8_lossy(row)
+                        )));
+                    }
+                    continue;
+                }
+                parse_azure_row(row)
+            }
+            TraceFormat::Mooncake => parse_mooncake_row(row),
+        };
+        let checked = parsed.and_then(|request| {
+            if request.arrival_s < last_arrival {
+                Err(format!(
+                    "arrival time {:.6} s is earlier than the previous row's {:.6} s: traces must be sorted by time",
+                    request.arrival_s, last_arrival
+                ))
+            } else {
+                Ok(request)
+            }
+        });
+        match checked {
+            Ok(request) => {
+                last_arrival = request.arrival_s;
+                summary.requests += 1;
+                on_request(request);
+            }
+            Err(message) if options.skip_bad_rows => {
+                summary.skipped_rows += 1;
+                summary.first_skipped.get_or_insert((line_no, message));
+            }
+            Err(message) => {
+                return Err(TraceError {
+                    path: path.to_path_buf(),
+                    line: Some(line_no),
+                    message,
+                    skippable: true,
+                })
+            }
+        }
+    }
+    on_progress(summary.bytes);
+    if summary.requests == 0 {
+        return Err(fail(None, "the trace holds no request".into()));
+    }
+    Ok((format, summary))
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
+    let text = || String::from_utf8_lossy(field).into_owned();
+    if field.is_empty() {
+        return Err(format!(
+            "{column} is empty; expected a non-negative integer"
+        ));
+    }
+    let mut value: u64 = 0;
+    for &b in field {
+        if !b.is_ascii_digit() {
+            return Err(format!(
+                "{column} must be a non-negative integer, got `{}`",
+                text()
+            ));
+        }
+        value = value * 10 + u64::from(b - b'0');
+        if value > u64::from(u32::MAX) {
+            return Err(format!("{column} `{}` is too large", text()));
+        }
+    }
+    Ok(value as u32)
+}
+
+/// Parses `TIMESTAMP,ContextTokens,GeneratedTokens`.
+pub fn parse_azure_row(row: &[u8]) -> Result<Request, String> {
+    let mut fields = row.split(|&b| b == b',');
+    let (Some(ts), Some(input), Some(output), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        let n = row.split(|&b| b == b',').count();
+        return Err(format!(
+            "expected 3 columns (TIMESTAMP,ContextTokens,GeneratedTokens), found {n}"
+        ));
+    };
+    let arrival_s = parse_timestamp(ts).ok_or_else(|| {
+        format!(
+            "bad timestamp `{}`; expected e.g. `2023-11-16 18:17:03.9799600` or `2024-05-10 00:00:00.009930+00:00`",
+            String::from_utf8_lossy(ts)
+        )
+    })?;
+    Ok(Request {
+        arrival_s,
+        input_tokens: parse_count(input, "ContextTokens")?,
+        output_tokens: parse_count(output, "GeneratedTokens")?,
+    })
+}
+
+#[derive(Deserialize)]
+struct MooncakeRow {
+    timestamp: serde_json::Number,
+    input_length: serde_json::Number,
+    output_length: serde_json::Number,
+}
+
+fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
+    n.as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("`{key}` must be a non-negative integer, got {n}"))
+}
+
+/// Parses one Mooncake JSON line (timestamp in milliseconds).
+pub fn parse_mooncake_row(row: &[u8]) -> Result<Request, String> {
+    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| {
+        format!("not a Mooncake JSON line ({e}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}")
+    })?;
+    let ms = parsed
+        .timestamp
+        .as_f64()
+        .filter(|t| *t >= 0.0)
+        .ok_or_else(|| {
+            format!(
+                "`timestamp` must be non-negative milliseconds, got {}",
+                parsed.timestamp
+            )
+        })?;
+    Ok(Request {
+        arrival_s: ms / 1000.0,
+        input_tokens: json_count(&parsed.input_length, "input_length")?,
+        output_tokens: json_count(&parsed.output_length, "output_length")?,
+    })
+}
+
+/// Reads a whole small trace into memory (tests and tiny tools).
+pub fn read_all(path: &Path, options: ReaderOptions) -> Result<Vec<Request>, TraceError> {
+    let mut out = Vec::new();
+    read_trace(path, options, |r| out.push(r), |_| {})?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn azure_row_parses() {
+        let r = parse_azure_row(b"2023-11-16 18:17:03.9799600,4808,10").unwrap();
+        assert_eq!((r.input_tokens, r.output_tokens), (4808, 10));
+    }
+
+    #[test]
+    fn azure_row_errors_say_what_is_wrong() {
+        assert!(parse_azure_row(b"2023-11-16 18:17:03,-4,10")
+            .unwrap_err()
+            .contains("non-negative integer"));
+        assert!(parse_azure_row(b"2023-11-16 18:17:03,4.5,10")
+            .unwrap_err()
+            .contains("`4.5`"));
+        assert!(parse_azure_row(b"2023-11-16 18:17:03,4")
+            .unwrap_err()
+            .contains("found 2"));
+        assert!(parse_azure_row(b"16/11/2023,4,5")
+            .unwrap_err()
+            .contains("bad timestamp"));
+    }
+
+    #[test]
+    fn mooncake_row_parses() {
+        let r = parse_mooncake_row(br#"{"timestamp": 3000, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}"#).unwrap();
+        assert_eq!(r.arrival_s, 3.0);
+        assert_eq!((r.input_tokens, r.output_tokens), (6758, 500));
+        assert!(
+            parse_mooncake_row(br#"{"timestamp": 1, "input_length": -5, "output_length": 1}"#)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn detects_formats() {
+        assert_eq!(
+            TraceFormat::detect(b"TIMESTAMP,ContextTokens,GeneratedTokens\n"),
+            Some(TraceFormat::Azure)
+        );
+        assert_eq!(
+            TraceFormat::detect(b"{\"timestamp\": 0}\n"),
+            Some(TraceFormat::Mooncake)
+        );
+        assert_eq!(TraceFormat::detect(b"a;b;c\n"), None);
+    }
+}

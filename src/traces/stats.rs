@@ -1,0 +1,437 @@
+//! Trace statistics in one streaming pass: arrival counts per clock-aligned
+//! second, minute and hour (empty windows count as zero), interarrival
+//! variability, token-length distributions, and a fixed-seed sample of
+//! (input, output) pairs for the capacity model.
+
+use super::timestamp::format_utc;
+use super::Request;
+use crate::stats::{percentile_histogram, percentile_sorted, RunningMoments};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+/// Longest span a trace may cover (400 days), so a stray timestamp cannot
+/// exhaust memory.
+pub const MAX_SPAN_S: f64 = 400.0 * 86_400.0;
+
+/// Size of the (input, output) sample kept for the capacity model.
+pub const LENGTH_SAMPLE_SIZE: usize = 4096;
+
+/// Whether arrival times are wall-clock UTC or relative to the trace start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Clock {
+    Utc,
+    Relative,
+}
+
+/// Accumulates statistics one request at a time.
+#[derive(Debug, Clone)]
+pub struct TraceAccumulator {
+    clock: Clock,
+    first_s: Option<f64>,
+    last_s: f64,
+    base_second: i64,
+    per_second: Vec<u32>,
+    per_minute_input: Vec<u64>,
+    per_minute_output: Vec<u64>,
+    interarrival: RunningMoments,
+    input_hist: Vec<u64>,
+    output_hist: Vec<u64>,
+    input_sum: u128,
+    output_sum: u128,
+    sample: Vec<(u32, u32)>,
+    seen: u64,
+    rng: StdRng,
+    too_long: bool,
+}
+
+impl TraceAccumulator {
+    /// A fresh accumulator; `clock` decides how window starts are printed.
+    pub fn new(clock: Clock) -> Self {
+        TraceAccumulator {
+            clock,
+            first_s: None,
+            last_s: 0.0,
+            base_second: 0,
+            per_second: Vec::new(),
+            per_minute_input: Vec::new(),
+            per_minute_output: Vec::new(),
+            interarrival: RunningMoments::default(),
+            input_hist: Vec::new(),
+            output_hist: Vec::new(),
+            input_sum: 0,
+            output_sum: 0,
+            sample: Vec::with_capacity(LENGTH_SAMPLE_SIZE),
+            seen: 0,
+            rng: StdRng::seed_from_u64(0x5eed),
+            too_long: false,
+        }
+    }
+
+    /// Adds one request (requests must come in time order).
+    pub fn push(&mut self, r: Request) {
+        let first = *self.first_s.get_or_insert_with(|| {
+            self.base_second = r.arrival_s.floor() as i64;
+            r.arrival_s
+        });
+        if r.arrival_s - first > MAX_SPAN_S {
+            self.too_long = true;
+            return;
+        }
+        if self.seen > 0 {
+            self.interarrival.push(r.arrival_s - self.last_s);
+        }
+        self.last_s = r.arrival_s;
+        let second = (r.arrival_s.floor() as i64 - self.base_second) as usize;
+        bump(&mut self.per_second, second, 1u32);
+        let minute = (r.arrival_s.floor() as i64).div_euclid(60) - self.base_second.div_euclid(60);
+        bump(
+            &mut self.per_minute_input,
+            minute as usize,
+            u64::from(r.input_tokens),
+        );
+        bump(
+            &mut self.per_minute_output,
+            minute as usize,
+            u64::from(r.output_tokens),
+        );
+        bump(&mut self.input_hist, r.input_tokens as usize, 1);
+        bump(&mut self.output_hist, r.output_tokens as usize, 1);
+        self.input_sum += u128::from(r.input_tokens);
+        self.output_sum += u128::from(r.output_tokens);
+        self.seen += 1;
+        // Reservoir sampling (Algorithm R) with a fixed seed: deterministic.
+        if self.sample.len() < LENGTH_SAMPLE_SIZE {
+            self.sample.push((r.input_tokens, r.output_tokens));
+        } else {
+            let j = self.rng.gen_range(0..self.seen);
+            if (j as usize) < LENGTH_SAMPLE_SIZE {
+                self.sample[j as usize] = (r.input_tokens, r.output_tokens);
+            }
+        }
+    }
+
+    /// The same statistics with window starts printed on another clock.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        TraceAccumulator { clock, ..self }
+    }
+
+    /// Requests added.
+    pub fn requests(&self) -> u64 {
+        self.seen
+    }
+
+    /// Whether a request lay more than [`MAX_SPAN_S`] after the first.
+    pub fn too_long(&self) -> bool {
+        self.too_long
+    }
+
+    /// Arrivals per clock-aligned window of `window_s` seconds, from the
+    /// window holding the first request to the one holding the last, and the
+    /// start (seconds on the trace's clock) of the first window.
+    pub fn window_counts(&self, window_s: i64) -> (i64, Vec<u64>) {
+        let first_window = self.base_second.div_euclid(window_s);
+        let mut counts: Vec<u64> = Vec::new();
+        for (i, &c) in self.per_second.iter().enumerate() {
+            let w = (self.base_second + i as i64).div_euclid(window_s) - first_window;
+            bump(&mut counts, w as usize, u64::from(c));
+        }
+        (first_window * window_s, counts)
+    }
+
+    /// The fixed-seed sample of (input tokens, output tokens) pairs.
+    pub fn length_sample(&self) -> &[(u32, u32)] {
+        &self.sample
+    }
+
+    /// Mean input tokens per request.
+    pub fn mean_input_tokens(&self) -> f64 {
+        if self.seen == 0 {
+            0.0
+        } else {
+            self.input_sum as f64 / self.seen as f64
+        }
+    }
+
+    /// Mean output tokens per request.
+    pub fn mean_output_tokens(&self) -> f64 {
+        if self.seen == 0 {
+            0.0
+        } else {
+            self.output_sum as f64 / self.seen as f64
+        }
+    }
+
+    /// Coefficient of variation of interarrival times.
+    pub fn interarrival_cv(&self) -> f64 {
+        self.interarrival.cv()
+    }
+
+    /// Burstiness at the scale of seconds within each minute: the square root
+    /// of the count-weighted mean index of dispersion (variance over mean) of
+    /// the per-second arrival counts of each minute holding arrivals. A Poisson
+    /// stream gives 1; the minute-to-minute variation is left out, since the
+    /// per-minute peak rate already carries it. Used as the arrival CV of the
+    /// queueing model.
+    pub fn within_minute_cv(&self) -> f64 {
+        let (weighted, total) = self.within_minute_dispersion();
+        if total > 0.0 {
+            (weighted / total).sqrt()
+        } else {
+            1.0
+        }
+    }
+
+    fn within_minute_dispersion(&self) -> (f64, f64) {
+        let first_minute = self.base_second.div_euclid(60);
+        let mut minutes: Vec<[u32; 60]> = Vec::new();
+        for (i, &c) in self.per_second.iter().enumerate() {
+            let abs = self.base_second + i as i64;
+            let m = (abs.div_euclid(60) - first_minute) as usize;
+            if m >= minutes.len() {
+                minutes.resize(m + 1, [0; 60]);
+            }
+            minutes[m][abs.rem_euclid(60) as usize] = c;
+        }
+        minutes
+            .iter()
+            .fold((0.0, 0.0), |(weighted, total), seconds| {
+                let n: f64 = seconds.iter().map(|&c| f64::from(c)).sum();
+                if n == 0.0 {
+                    return (weighted, total);
+                }
+                let mean = n / 60.0;
+                let var = seconds
+                    .iter()
+                    .map(|&c| (f64::from(c) - mean).powi(2))
+                    .sum::<f64>()
+                    / 60.0;
+                (weighted + n * var / mean, total + n)
+            })
+    }
+
+    /// Seconds from the first to the last arrival.
+    pub fn span_s(&self) -> f64 {
+        self.first_s.map_or(0.0, |f| self.last_s - f)
+    }
+
+    /// Input-token distribution.
+    pub fn input_tokens(&self) -> LengthStats {
+        LengthStats::from_histogram(&self.input_hist, self.mean_input_tokens())
+    }
+
+    /// Output-token distribution.
+    pub fn output_tokens(&self) -> LengthStats {
+        LengthStats::from_histogram(&self.output_hist, self.mean_output_tokens())
+    }
+
+    /// All statistics.
+    pub fn summary(&self, skipped_rows: u64) -> TraceSummary {
+        let span_s = self.span_s();
+        let requests = self.seen;
+        TraceSummary {
+            requests,
+            skipped_rows,
+            clock: self.clock,
+            start: self.label(self.first_s.unwrap_or(0.0).floor() as i64),
+            span_s,
+            mean_rps: if span_s > 0.0 {
+                requests as f64 / span_s
+            } else {
+                requests as f64
+            },
+            interarrival_mean_s: self.interarrival.mean(),
+            interarrival_cv: self.interarrival.cv(),
+            within_minute_cv: self.within_minute_cv(),
+            per_second: self.windows(1),
+            per_minute: self.windows(60),
+            per_hour: self.windows(3600),
+            input_tokens: self.input_tokens(),
+            output_tokens: self.output_tokens(),
+            input_tokens_per_minute: TokenRate::of(&self.per_minute_input),
+            output_tokens_per_minute: TokenRate::of(&self.per_minute_output),
+        }
+    }
+
+    fn label(&self, t: i64) -> String {
+        match self.clock {
+            Clock::Utc => format!("{} UTC", format_utc(t)),
+            Clock::Relative => format!("t+{t} s"),
+        }
+    }
+
+    fn windows(&self, window_s: i64) -> WindowStats {
+        let (start, counts) = self.window_counts(window_s);
+        let mut sorted: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = counts.len().max(1) as f64;
+        let mean = counts.iter().sum::<u64>() as f64 / n;
+        let (busiest, max) =
+            counts.iter().enumerate().fold(
+                (0, 0),
+                |best, (i, &c)| if c > best.1 { (i, c) } else { best },
+            );
+        WindowStats {
+            window_s: window_s as u64,
+            windows: counts.len() as u64,
+            mean,
+            p50: percentile_sorted(&sorted, 0.5),
+            p99: percentile_sorted(&sorted, 0.99),
+            max: max as f64,
+            peak_to_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+            busiest_start: self.label(start + busiest as i64 * window_s),
+        }
+    }
+}
+
+fn bump<T: Copy + Default + std::ops::AddAssign>(v: &mut Vec<T>, i: usize, by: T) {
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    v[i] += by;
+}
+
+/// Everything `planner trace stats` prints.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TraceSummary {
+    pub requests: u64,
+    pub skipped_rows: u64,
+    pub clock: Clock,
+    /// The first arrival's second.
+    pub start: String,
+    pub span_s: f64,
+    pub mean_rps: f64,
+    pub interarrival_mean_s: f64,
+    pub interarrival_cv: f64,
+    /// Arrival CV at the scale of seconds within minutes (see
+    /// [`TraceAccumulator::within_minute_cv`]).
+    pub within_minute_cv: f64,
+    pub per_second: WindowStats,
+    pub per_minute: WindowStats,
+    pub per_hour: WindowStats,
+    pub input_tokens: LengthStats,
+    pub output_tokens: LengthStats,
+    pub input_tokens_per_minute: TokenRate,
+    pub output_tokens_per_minute: TokenRate,
+}
+
+/// Arrival counts per clock-aligned window (empty windows count as zero).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WindowStats {
+    pub window_s: u64,
+    pub windows: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub peak_to_mean: f64,
+    pub busiest_start: String,
+}
+
+/// A token-length distribution.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LengthStats {
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl LengthStats {
+    fn from_histogram(hist: &[u64], mean: f64) -> Self {
+        LengthStats {
+            mean,
+            p50: percentile_histogram(hist, 0.5),
+            p90: percentile_histogram(hist, 0.9),
+            p99: percentile_histogram(hist, 0.99),
+            max: hist.len().saturating_sub(1) as u64,
+        }
+    }
+}
+
+/// Tokens per clock-aligned minute.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TokenRate {
+    pub mean: f64,
+    pub max: u64,
+}
+
+impl TokenRate {
+    fn of(per_minute: &[u64]) -> Self {
+        let n = per_minute.len().max(1) as f64;
+        TokenRate {
+            mean: per_minute.iter().sum::<u64>() as f64 / n,
+            max: per_minute.iter().copied().max().unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(t: f64, i: u32, o: u32) -> Request {
+        Request {
+            arrival_s: t,
+            input_tokens: i,
+            output_tokens: o,
+        }
+    }
+
+    #[test]
+    fn windows_are_clock_aligned_and_count_empty_ones() {
+        let mut acc = TraceAccumulator::new(Clock::Utc);
+        // 59.5 s and 60.2 s fall in different minutes; minute 2 is empty.
+        for t in [59.5, 60.2, 60.9, 185.0] {
+            acc.push(req(t, 10, 2));
+        }
+        let (start, minutes) = acc.window_counts(60);
+        assert_eq!(start, 0);
+        assert_eq!(minutes, vec![1, 2, 0, 1]);
+        let s = acc.summary(0);
+        assert_eq!(s.per_minute.windows, 4);
+        assert_eq!(s.per_minute.max, 2.0);
+        assert_eq!(s.per_minute.mean, 1.0);
+        assert_eq!(s.per_minute.peak_to_mean, 2.0);
+        assert_eq!(s.per_minute.busiest_start, "1970-01-01 00:01:00 UTC");
+        assert_eq!(s.input_tokens_per_minute.max, 20);
+        assert_eq!(s.requests, 4);
+        assert!((s.span_s - 125.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_burst_within_a_minute_has_high_dispersion() {
+        let mut acc = TraceAccumulator::new(Clock::Utc);
+        for i in 0..60 {
+            acc.push(req(f64::from(i) / 10.0, 1, 1));
+        }
+        // 60 arrivals in 6 of 60 seconds: counts 10 x 6, mean 1, variance 9.
+        assert!((acc.within_minute_cv() - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn lengths_are_exact_percentiles() {
+        let mut acc = TraceAccumulator::new(Clock::Relative);
+        for (k, i) in (1..=100).enumerate() {
+            acc.push(req(k as f64, i, 1));
+        }
+        let s = acc.summary(0);
+        assert_eq!(
+            (
+                s.input_tokens.p50,
+                s.input_tokens.p90,
+                s.input_tokens.p99,
+                s.input_tokens.max
+            ),
+            (50, 90, 99, 100)
+        );
+        assert_eq!(s.input_tokens.mean, 50.5);
+        // Evenly spaced arrivals: interarrival CV is zero, and one arrival per
+        // second leaves no within-minute dispersion.
+        assert_eq!(s.interarrival_cv, 0.0);
+        assert_eq!(s.within_minute_cv, 0.0);
+        assert_eq!(acc.length_sample().len(), 100);
+    }
+}
