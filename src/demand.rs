@@ -92,7 +92,7 @@ pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerE
         None => None,
     };
     if let Some(c) = &curve {
-        if (slot_minutes * 60) % c.window_s as usize != 0 {
+        if !(slot_minutes * 60).is_multiple_of(c.window_s as usize) {
             return Err(PlannerError::Scenario(vec![Problem {
                 file: scenario.path.clone(),
                 location: "planning.slot_minutes".into(),

@@ -101,9 +101,9 @@ impl PerfModel {
     }
 
     /// One decode step of `batch` sequences whose mean context is
-    /// `mean_context` tokens, in seconds: max(bytes / (η_m BW), FLOPs / (TP η_c P))
-    /// + all-reduces + overhead, with bytes = weights read + KV cache read and
-    /// FLOPs = 2 N B + 4 L H d B C.
+    /// `mean_context` tokens, in seconds:
+    /// max(bytes / (η_m BW), FLOPs / (TP η_c P)) + all-reduces + overhead,
+    /// where bytes = weights read + KV cache read and FLOPs = 2 N B + 4 L H d B C.
     pub fn decode_step_s(&self, batch: f64, mean_context: f64) -> f64 {
         if batch <= 0.0 {
             return 0.0;

@@ -25,6 +25,8 @@ pub struct Plan {
     pub on_demand: Vec<BTreeMap<String, u32>>,
     /// Per tier: configurations used and shares.
     pub tiers: BTreeMap<String, TierPlan>,
+    /// Per tier: the latency promise the plan keeps.
+    pub slo: BTreeMap<String, crate::scenario::Tier>,
     /// Share of all requests over the horizon sent to the API.
     pub api_share: f64,
     /// Total cost over all output tokens of the horizon, per 1,000.

@@ -147,7 +147,7 @@ fn parse_row(line: &str) -> Result<(u64, f64, f64), String> {
             fields[0]
         ));
     }
-    if !(rate >= 0.0 && rate.is_finite()) || !(cv >= 0.0 && cv.is_finite()) {
+    if !(rate >= 0.0 && rate.is_finite() && cv >= 0.0 && cv.is_finite()) {
         return Err(format!(
             "rate and cv must be non-negative, got {rate} and {cv}"
         ));

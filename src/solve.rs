@@ -369,6 +369,11 @@ fn assemble(
             })
             .collect(),
         tiers,
+        slo: scenario
+            .tiers
+            .iter()
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect(),
         api_share: if all_requests > 0.0 {
             api_requests / all_requests
         } else {
@@ -427,6 +432,15 @@ fn assemble(
             api: scenario.api.clone(),
         },
     }
+}
+
+fn replicas_and_gpus(replicas: u32, gpus_per_replica: u32) -> String {
+    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} ({})",
+        plural(replicas, "replica"),
+        plural(replicas * gpus_per_replica, "GPU")
+    )
 }
 
 fn questions(
@@ -491,14 +505,12 @@ fn questions(
                 Verdict::Cannot { .. } => n,
             };
             speedup.push(format!(
-                "{} on {}: {} replicas ({} GPUs) at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {} replicas ({} GPUs){}",
+                "{} on {}: {} at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {}{}",
                 tier.name,
                 entry.config.label(),
-                n,
-                n * option.gpus_per_replica,
+                replicas_and_gpus(n, option.gpus_per_replica),
                 (SPEEDUP_FACTOR - 1.0) * 100.0,
-                after,
-                after * option.gpus_per_replica,
+                replicas_and_gpus(after, option.gpus_per_replica),
                 if after == n { " — no change: whole replicas absorb the gain" } else { "" }
             ));
         }

@@ -6,6 +6,10 @@ use crate::capacity::Verdict;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 
+fn percentile_of(plan: &Plan, tier: &str) -> f64 {
+    plan.slo.get(tier).map_or(0.0, |s| s.percentile)
+}
+
 /// The plan as aligned text.
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
@@ -19,9 +23,9 @@ pub fn render(plan: &Plan) -> String {
     );
     let _ = writeln!(
         o,
-        "horizon {} slots × {} h = {} h; solver {:?} (gap tolerance {}%, {} integer variables)",
+        "horizon {} slots × {} min = {:.1} h; solver {:?} (gap tolerance {}%, {} integer variables)",
         plan.solver.slots,
-        plan.slot_hours,
+        (plan.slot_hours * 60.0).round(),
         plan.horizon_hours,
         plan.solver.status,
         plan.solver.mip_gap_tolerance * 100.0,
@@ -101,16 +105,22 @@ pub fn render(plan: &Plan) -> String {
     for (name, tier) in &plan.tiers {
         let d = &plan.demand[name];
         let peak = d.peak_rps.iter().copied().fold(0.0, f64::max);
-        let _ = writeln!(o, "  {name}: busiest slot {peak:.2} req/s");
+        let slo = &plan.slo[name];
+        let _ = writeln!(
+            o,
+            "  {name}: p{} TTFT ≤ {} ms and TPOT ≤ {} ms; busiest slot {peak:.2} req/s",
+            slo.percentile, slo.ttft_ms, slo.tpot_ms
+        );
         for c in &tier.configurations {
             let max = c.replicas_by_slot.iter().max().copied().unwrap_or(0);
             let min = c.replicas_by_slot.iter().min().copied().unwrap_or(0);
             let _ = writeln!(
                 o,
-                "    {:<24} {:>8.3} req/s per replica ({} GPUs)   replicas {min}–{max}   share {:>5.1}%",
+                "    {:<24} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%",
                 c.config,
                 c.rps_per_replica,
                 c.gpus_per_replica,
+                if c.gpus_per_replica == 1 { "" } else { "s" },
                 c.share * 100.0
             );
         }
@@ -203,7 +213,7 @@ pub fn render(plan: &Plan) -> String {
                         .entry(&e.config.gpu_type)
                         .or_insert((0.0, String::new()));
                     if per_gpu > cur.0 {
-                        *cur = (per_gpu, format!("{} → {:.3} req/s per replica, p TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, s.ttft_ms, s.tpot_ms, s.binding));
+                        *cur = (per_gpu, format!("{} → {:.3} req/s per replica, at that rate p{} TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, percentile_of(plan, name), s.ttft_ms, s.tpot_ms, s.binding));
                     }
                 }
                 Verdict::Cannot { reason, .. } => {
@@ -225,11 +235,13 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(o, "  prices:");
     for (gpu, p) in &plan.prices.gpus {
         let fmt = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3}"));
+        let reserved = match p.reserved_usd_per_gpu_hour {
+            Some(price) => format!("reserved {price:.3} ({})", p.reserved_term),
+            None => "no reservation".to_string(),
+        };
         let _ = writeln!(
             o,
-            "    {gpu:<14} reserved {} ({}), on demand {} USD/GPU-h; {}",
-            fmt(p.reserved_usd_per_gpu_hour),
-            p.reserved_term,
+            "    {gpu:<14} {reserved}, on demand {} USD/GPU-h; {}",
             fmt(p.on_demand_usd_per_gpu_hour),
             p.source
         );

@@ -401,8 +401,9 @@ impl Validator {
                 Some(DemandSource { tier, trace, format, scale })
             })
             .collect();
+        let mut reported = BTreeSet::new();
         for (tier, fed) in tiers.iter().zip(fed) {
-            if !fed && !raw.is_empty() {
+            if !fed && !raw.is_empty() && reported.insert(tier.name.clone()) {
                 self.at_key(
                     "demand",
                     format!(

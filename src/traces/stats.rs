@@ -429,9 +429,9 @@ mod tests {
         );
         assert_eq!(s.input_tokens.mean, 50.5);
         // Evenly spaced arrivals: interarrival CV is zero, and one arrival per
-        // second leaves no within-minute dispersion.
+        // second is far more regular than Poisson within each minute.
         assert_eq!(s.interarrival_cv, 0.0);
-        assert_eq!(s.within_minute_cv, 0.0);
+        assert!(s.within_minute_cv < 0.5, "{}", s.within_minute_cv);
         assert_eq!(acc.length_sample().len(), 100);
     }
 }

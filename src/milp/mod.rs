@@ -1,0 +1,429 @@
+//! The optimiser: a MILP over planning slots (good_lp + HiGHS).
+//!
+//! Sets: GPU types `g`, tiers `k`, configuration options `c ∈ C[k]` (each on one
+//! GPU type with `p[c]` GPUs per replica and capacity `mu[c]` requests/s per
+//! replica under tier `k`'s SLO), slots `t`.
+//!
+//! Variables: `reserved[g]` (integer GPUs, the same in every slot),
+//! `on_demand[g,t]` (GPUs rented in slot `t`), `replicas[k,c,t]` (integer),
+//! `api[k,t]` ∈ [0, 1] (share of the tier's slot traffic sent to the API).
+//!
+//! Constraints: `coverage[k,t]`: Σ_c mu[c] replicas[k,c,t] + peak[k,t] api[k,t]
+//! ≥ peak[k,t]; `gpus[g,t]`: Σ_{k, c on g} p[c] replicas[k,c,t] ≤ reserved[g] +
+//! on_demand[g,t]; `quota[g,t]`: reserved[g] + on_demand[g,t] ≤ max_gpus[g];
+//! `api_rate[t]`: Σ_k api[k,t] peak[k,t] tokens[k] × 60 ≤ api tokens/min.
+//!
+//! Objective: Σ_g reserved[g] × reserved price × horizon hours + Σ_{g,t}
+//! on_demand[g,t] × on-demand price × slot hours + Σ_{k,t} api[k,t] ×
+//! mean[k,t] × slot seconds × API price per request.
+
+mod heuristic;
+mod model;
+
+use good_lp::{Solution, SolverModel};
+use model::{build, map_error, solve_built, Mode};
+
+/// One GPU type as the MILP sees it.
+#[derive(Debug, Clone)]
+pub struct GpuType {
+    pub id: String,
+    pub reserved_usd_per_gpu_hour: Option<f64>,
+    pub on_demand_usd_per_gpu_hour: Option<f64>,
+    pub max_gpus: Option<u32>,
+}
+
+/// One way to serve a tier: a configuration and its per-replica capacity.
+#[derive(Debug, Clone)]
+pub struct ConfigOption {
+    /// Index into [`MilpInput::gpus`].
+    pub gpu: usize,
+    pub gpus_per_replica: u32,
+    /// Requests/s one replica sustains under the tier's SLO.
+    pub max_rps: f64,
+}
+
+/// API terms for one tier.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiTerms {
+    /// USD per request of the tier's mean lengths.
+    pub usd_per_request: f64,
+    /// Input plus output tokens per request (for the rate limit).
+    pub tokens_per_request: f64,
+}
+
+/// One tier's demand and options.
+#[derive(Debug, Clone)]
+pub struct TierInput {
+    pub name: String,
+    /// Requests/s to cover in each slot.
+    pub peak_rps: Vec<f64>,
+    /// Mean requests/s in each slot (for API cost).
+    pub mean_rps: Vec<f64>,
+    pub options: Vec<ConfigOption>,
+    /// `None` when the tier may not use the API.
+    pub api: Option<ApiTerms>,
+}
+
+/// Everything the MILP needs.
+#[derive(Debug, Clone)]
+pub struct MilpInput {
+    pub slot_hours: f64,
+    pub gpus: Vec<GpuType>,
+    pub tiers: Vec<TierInput>,
+    pub api_max_tokens_per_minute: Option<f64>,
+    pub mip_gap: f64,
+    pub time_limit_s: f64,
+    pub threads: u32,
+    /// Where HiGHS writes its log (`None`: no log).
+    pub log_file: Option<std::path::PathBuf>,
+}
+
+impl MilpInput {
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.tiers
+            .iter()
+            .map(|t| t.peak_rps.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Hours in the horizon.
+    pub fn horizon_hours(&self) -> f64 {
+        self.slots() as f64 * self.slot_hours
+    }
+}
+
+/// How the solver ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolveStatus {
+    /// Proven optimal (within HiGHS's tolerances).
+    Optimal,
+    /// Stopped at the requested relative gap.
+    GapLimit,
+    /// Stopped at the time limit with a feasible plan.
+    TimeLimit,
+}
+
+/// The MILP's answer, rounded to whole GPUs and replicas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MilpSolution {
+    /// `reserved[g]`.
+    pub reserved: Vec<u32>,
+    /// `on_demand[t][g]`: GPUs rented beyond the reserved ones.
+    pub on_demand: Vec<Vec<u32>>,
+    /// `replicas[k][c][t]`.
+    pub replicas: Vec<Vec<Vec<u32>>>,
+    /// `api[k][t]`: share of the slot's traffic sent to the API.
+    pub api: Vec<Vec<f64>>,
+    pub status: SolveStatus,
+}
+
+/// Why no solution came back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MilpError {
+    Infeasible,
+    Solver(String),
+}
+
+/// Cost of a solution, in USD, from its whole numbers (not the solver's floats).
+pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
+    let horizon = input.horizon_hours();
+    let reserved: f64 = input
+        .gpus
+        .iter()
+        .zip(&s.reserved)
+        .map(|(g, &n)| f64::from(n) * g.reserved_usd_per_gpu_hour.unwrap_or(0.0) * horizon)
+        .sum();
+    let on_demand: f64 = s
+        .on_demand
+        .iter()
+        .map(|slot| {
+            input
+                .gpus
+                .iter()
+                .zip(slot)
+                .map(|(g, &n)| {
+                    f64::from(n) * g.on_demand_usd_per_gpu_hour.unwrap_or(0.0) * input.slot_hours
+                })
+                .sum::<f64>()
+        })
+        .sum();
+    let api: f64 = input
+        .tiers
+        .iter()
+        .zip(&s.api)
+        .map(|(tier, shares)| match tier.api {
+            None => 0.0,
+            Some(terms) => shares
+                .iter()
+                .zip(&tier.mean_rps)
+                .map(|(share, mean)| {
+                    share * mean * input.slot_hours * 3600.0 * terms.usd_per_request
+                })
+                .sum(),
+        })
+        .sum();
+    (reserved, on_demand, api)
+}
+
+/// Solves the MILP.
+///
+/// Steps: (1) the LP relaxation; (2) a whole-number plan by rounding it
+/// ([`heuristic::round`]), with reserved counts re-set a few times to the level
+/// where one more reserved GPU would cost more than the on-demand hours it
+/// saves; (3) the full MILP, started from the best such plan, closes the gap.
+/// The heuristic plan is returned if the full MILP finds none better in its
+/// time limit.
+pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
+    let relaxed = build(
+        input,
+        Mode {
+            integer: false,
+            fixed_reserved: None,
+            warm_start: None,
+        },
+    )?;
+    let (reserved_vars, replica_vars, api_vars) = (
+        relaxed.reserved.clone(),
+        relaxed.replicas.clone(),
+        relaxed.api.clone(),
+    );
+    let lp = relaxed.problem.solve().map_err(map_error)?;
+    let value = |v: &Option<good_lp::Variable>| v.map_or(0.0, |v| lp.value(v));
+    let relaxation = heuristic::Relaxation {
+        reserved: reserved_vars.iter().map(value).collect(),
+        replicas: replica_vars
+            .iter()
+            .map(|tier| {
+                tier.iter()
+                    .map(|opt| opt.iter().map(value).collect())
+                    .collect()
+            })
+            .collect(),
+        api: api_vars
+            .iter()
+            .map(|tier| tier.iter().map(value).collect())
+            .collect(),
+    };
+    let warm = heuristic::best_rounding(input, &relaxation);
+    let full = build(
+        input,
+        Mode {
+            integer: true,
+            fixed_reserved: None,
+            warm_start: warm.as_ref(),
+        },
+    )?;
+    match solve_built(input, full) {
+        Ok(best) => match &warm {
+            Some(w) if total(input, w) < total(input, &best) - 1e-9 => Ok(MilpSolution {
+                status: best.status,
+                ..w.clone()
+            }),
+            _ => Ok(best),
+        },
+        Err(MilpError::Solver(_)) if warm.is_some() => Ok(MilpSolution {
+            status: SolveStatus::TimeLimit,
+            ..warm.expect("checked")
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Total cost in USD.
+pub fn total(input: &MilpInput, s: &MilpSolution) -> f64 {
+    let (r, o, a) = cost_usd(input, s);
+    r + o + a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(peaks: Vec<f64>) -> MilpInput {
+        MilpInput {
+            slot_hours: 1.0,
+            gpus: vec![
+                GpuType {
+                    id: "big".into(),
+                    reserved_usd_per_gpu_hour: Some(2.0),
+                    on_demand_usd_per_gpu_hour: Some(4.0),
+                    max_gpus: None,
+                },
+                GpuType {
+                    id: "small".into(),
+                    reserved_usd_per_gpu_hour: Some(0.6),
+                    on_demand_usd_per_gpu_hour: Some(1.0),
+                    max_gpus: Some(6),
+                },
+            ],
+            tiers: vec![TierInput {
+                name: "t".into(),
+                mean_rps: peaks.clone(),
+                peak_rps: peaks,
+                options: vec![
+                    ConfigOption {
+                        gpu: 0,
+                        gpus_per_replica: 2,
+                        max_rps: 5.0,
+                    },
+                    ConfigOption {
+                        gpu: 1,
+                        gpus_per_replica: 1,
+                        max_rps: 1.2,
+                    },
+                ],
+                api: None,
+            }],
+            api_max_tokens_per_minute: None,
+            mip_gap: 0.0,
+            time_limit_s: 30.0,
+            threads: 1,
+            log_file: None,
+        }
+    }
+
+    /// Brute force over reserved counts and per-slot replica counts.
+    fn brute_force(input: &MilpInput) -> f64 {
+        let tier = &input.tiers[0];
+        let horizon = tier.peak_rps.len() as f64 * input.slot_hours;
+        let mut best = f64::INFINITY;
+        for r0 in 0..=8u32 {
+            for r1 in 0..=6u32 {
+                let mut total = f64::from(r0) * 2.0 * horizon + f64::from(r1) * 0.6 * horizon;
+                for &peak in &tier.peak_rps {
+                    let mut slot_best = f64::INFINITY;
+                    for n0 in 0..=6u32 {
+                        for n1 in 0..=6u32 {
+                            if f64::from(n0) * 5.0 + f64::from(n1) * 1.2 < peak - 1e-9
+                                || r1 + (n1.saturating_sub(r1)) > 6
+                            {
+                                continue;
+                            }
+                            let od = f64::from((2 * n0).saturating_sub(r0)) * 4.0
+                                + f64::from(n1.saturating_sub(r1)) * 1.0;
+                            slot_best = slot_best.min(od);
+                        }
+                    }
+                    total += slot_best * input.slot_hours;
+                }
+                best = best.min(total);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn optimum_equals_brute_force() {
+        for peaks in [
+            vec![3.0, 11.0, 6.5],
+            vec![0.5, 0.5, 9.0, 2.0],
+            vec![14.0, 13.0, 1.0],
+        ] {
+            let input = tiny(peaks.clone());
+            let s = solve(&input).unwrap();
+            let (r, o, a) = cost_usd(&input, &s);
+            let expected = brute_force(&input);
+            assert!(
+                (r + o + a - expected).abs() < 1e-6,
+                "peaks {peaks:?}: milp {} vs brute force {expected}",
+                r + o + a
+            );
+        }
+    }
+
+    #[test]
+    fn api_takes_traffic_when_cheaper_and_respects_the_rate_limit() {
+        let mut input = tiny(vec![1.0, 1.0]);
+        input.tiers[0].api = Some(ApiTerms {
+            usd_per_request: 0.0001,
+            tokens_per_request: 1000.0,
+        });
+        let s = solve(&input).unwrap();
+        assert!(
+            s.api[0].iter().all(|&a| (a - 1.0).abs() < 1e-6),
+            "{:?}",
+            s.api
+        );
+        // At most 30,000 tokens/min = 0.5 requests/s may go to the API.
+        input.api_max_tokens_per_minute = Some(30_000.0);
+        let s = solve(&input).unwrap();
+        assert!(s.api[0].iter().all(|&a| a <= 0.5 + 1e-6), "{:?}", s.api);
+    }
+
+    fn covered(input: &MilpInput, s: &MilpSolution) -> bool {
+        input.tiers.iter().enumerate().all(|(k, tier)| {
+            tier.peak_rps.iter().enumerate().all(|(t, &peak)| {
+                let by_replicas: f64 = tier
+                    .options
+                    .iter()
+                    .enumerate()
+                    .map(|(c, o)| f64::from(s.replicas[k][c][t]) * o.max_rps)
+                    .sum();
+                by_replicas + s.api[k][t] * peak >= peak * (1.0 - 1e-6)
+            })
+        }) && (0..input.slots()).all(|t| {
+            input.gpus.iter().enumerate().all(|(g, gpu)| {
+                let used: u32 = input
+                    .tiers
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, tier)| {
+                        tier.options
+                            .iter()
+                            .enumerate()
+                            .filter(move |(_, o)| o.gpu == g)
+                            .map(move |(c, o)| o.gpus_per_replica * s.replicas[k][c][t])
+                    })
+                    .sum();
+                let owned = s.reserved[g] + s.on_demand[t][g];
+                used <= owned && gpu.max_gpus.is_none_or(|m| owned <= m)
+            })
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn more_demand_never_costs_less(
+            peaks in proptest::collection::vec(0.1f64..16.0, 1..5),
+            factor in 1.0f64..1.8,
+            with_api in proptest::bool::ANY,
+        ) {
+            let mut small = tiny(peaks.clone());
+            let mut large = tiny(peaks.iter().map(|p| p * factor).collect());
+            if with_api {
+                for input in [&mut small, &mut large] {
+                    input.tiers[0].api = Some(ApiTerms { usd_per_request: 0.001, tokens_per_request: 1000.0 });
+                }
+            }
+            let a = solve(&small).unwrap();
+            let b = solve(&large).unwrap();
+            proptest::prop_assert!(total(&large, &b) >= total(&small, &a) - 1e-6);
+        }
+
+        #[test]
+        fn the_plan_covers_demand_in_every_slot(
+            peaks in proptest::collection::vec(0.0f64..20.0, 1..6),
+            with_api in proptest::bool::ANY,
+        ) {
+            let mut input = tiny(peaks);
+            if with_api {
+                input.tiers[0].api = Some(ApiTerms { usd_per_request: 0.0005, tokens_per_request: 1000.0 });
+                input.api_max_tokens_per_minute = Some(120_000.0);
+            }
+            let s = solve(&input).unwrap();
+            proptest::prop_assert!(covered(&input, &s));
+        }
+    }
+
+    #[test]
+    fn quota_can_make_it_infeasible() {
+        let mut input = tiny(vec![100.0]);
+        input.gpus[0].max_gpus = Some(2);
+        assert_eq!(solve(&input), Err(MilpError::Infeasible));
+    }
+}

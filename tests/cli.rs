@@ -1,0 +1,410 @@
+//! Drives the real `planner` executable: every shipped scenario, one bad-input
+//! fixture per error class (messages snapshotted), trace tools, determinism.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn planner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the planner binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "planner failed: {}", stderr(o));
+    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("planner-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Solves a shipped scenario and checks the plan against its own inputs.
+fn check_shipped(scenario: &str) -> serde_json::Value {
+    let plan = json(&planner(&[
+        "solve", scenario, "--format", "json", "--quiet",
+    ]));
+    for key in [
+        "total_cost_usd",
+        "horizon_hours",
+        "reserved",
+        "on_demand",
+        "tiers",
+        "api_share",
+        "baselines",
+        "cost_per_1k_output_tokens_usd",
+        "demand",
+        "capacity",
+        "prices",
+    ] {
+        assert!(plan.get(key).is_some(), "{scenario}: missing key `{key}`");
+    }
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    assert!(total > 0.0);
+    // The optimum is never dearer than the simple alternatives it could also
+    // choose (up to the solver's gap tolerance).
+    let gap = plan["solver"]["mip_gap_tolerance"].as_f64().unwrap();
+    for name in [
+        "all-on-demand",
+        "all-reserved-for-peak",
+        "best-single-gpu-type",
+    ] {
+        if let Some(cost) = plan["baselines"][name]["total_cost_usd"].as_f64() {
+            assert!(
+                total <= cost * (1.0 + gap) + 1e-6,
+                "{scenario}: plan {total} dearer than {name} {cost}"
+            );
+        }
+    }
+    // Every slot's peak demand is covered by replicas (at their SLO capacity)
+    // plus the API share.
+    let slots = plan["on_demand"].as_array().unwrap().len();
+    for (tier, t) in plan["tiers"].as_object().unwrap() {
+        let peak = plan["demand"][tier]["peak_rps"].as_array().unwrap();
+        for s in 0..slots {
+            let covered: f64 = t["configurations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    c["rps_per_replica"].as_f64().unwrap()
+                        * c["replicas_by_slot"][s].as_f64().unwrap()
+                })
+                .sum::<f64>()
+                + t["api_share_by_slot"][s].as_f64().unwrap() * peak[s].as_f64().unwrap();
+            assert!(
+                covered >= peak[s].as_f64().unwrap() * (1.0 - 1e-6),
+                "{scenario}: {tier} slot {s} uncovered"
+            );
+        }
+    }
+    // GPUs on hand (reserved + on demand) hold every replica in every slot.
+    for s in 0..slots {
+        let mut used: std::collections::BTreeMap<String, f64> = Default::default();
+        for t in plan["tiers"].as_object().unwrap().values() {
+            for c in t["configurations"].as_array().unwrap() {
+                *used
+                    .entry(c["gpu_type"].as_str().unwrap().into())
+                    .or_default() += c["gpus_per_replica"].as_f64().unwrap()
+                    * c["replicas_by_slot"][s].as_f64().unwrap();
+            }
+        }
+        for (gpu, n) in used {
+            let owned = plan["reserved"][&gpu].as_f64().unwrap()
+                + plan["on_demand"][s][&gpu].as_f64().unwrap_or(0.0);
+            assert!(
+                owned >= n,
+                "{scenario}: slot {s} uses {n} {gpu} GPUs but holds {owned}"
+            );
+        }
+    }
+    plan
+}
+
+#[test]
+fn peak_scenario_solves_end_to_end() {
+    let plan = check_shipped("scenarios/peak.toml");
+    assert_eq!(plan["horizon_hours"], 168.0);
+    assert_eq!(plan["on_demand"].as_array().unwrap().len(), 168);
+    assert_eq!(plan["demand"].as_object().unwrap().len(), 2);
+}
+
+#[test]
+fn api_versus_reserved_scenario_solves() {
+    let plan = check_shipped("scenarios/api-vs-reserved.toml");
+    assert_eq!(plan["prices"]["api"]["max_tokens_per_minute"], 1_000_000.0);
+}
+
+#[test]
+fn overnight_batch_scenario_solves() {
+    let plan = check_shipped("scenarios/overnight-batch.toml");
+    assert_eq!(plan["horizon_hours"], 48.0);
+    assert_eq!(plan["api_share"], 0.0);
+}
+
+#[test]
+fn same_inputs_give_byte_identical_json() {
+    let a = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--format",
+        "json",
+    ]);
+    let b = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--format",
+        "json",
+    ]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn text_report_of_a_small_scenario() {
+    let out = planner(&["solve", "tests/fixtures/ok/tiny.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("tiny_text_report", stdout(&out));
+}
+
+#[test]
+fn out_file_is_written_whole() {
+    let dir = temp_dir("out");
+    let file = dir.join("plan.json");
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(stdout(&out).is_empty());
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(plan["scenario"], "tiny");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs a bad fixture: non-zero exit, nothing on stdout, no output file.
+fn bad(fixture: &str, code: i32) -> String {
+    let dir = temp_dir(fixture);
+    let file = dir.join("plan.json");
+    let path = format!("tests/fixtures/bad/{fixture}.toml");
+    let out = planner(&["solve", &path, "--out", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(code), "{fixture}: {}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    assert!(!file.exists() && !Path::new(&format!("{}.partial", file.display())).exists());
+    std::fs::remove_dir_all(dir).unwrap();
+    stderr(&out)
+}
+
+#[test]
+fn toml_syntax_error() {
+    insta::assert_snapshot!("syntax", bad("syntax", 2));
+}
+
+#[test]
+fn unknown_key() {
+    insta::assert_snapshot!("unknown_key", bad("unknown-key", 2));
+}
+
+#[test]
+fn wrong_type() {
+    insta::assert_snapshot!("wrong_type", bad("wrong-type", 2));
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    insta::assert_snapshot!("many_problems", bad("many-problems", 2));
+}
+
+#[test]
+fn unreachable_ttft_names_the_tier_and_the_best_figure() {
+    insta::assert_snapshot!("infeasible_ttft", bad("infeasible-ttft", 3));
+}
+
+#[test]
+fn quotas_too_small() {
+    insta::assert_snapshot!("quota", bad("quota", 3));
+}
+
+#[test]
+fn missing_scenario_file() {
+    let out = planner(&["solve", "scenarios/nope.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("scenarios/nope.toml: cannot read the file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn trace_stats_json() {
+    let out = planner(&[
+        "trace",
+        "stats",
+        "tests/fixtures/traces/tiny.csv",
+        "--format",
+        "json",
+    ]);
+    insta::assert_snapshot!("tiny_trace_stats", stdout(&out));
+}
+
+#[test]
+fn trace_stats_text_on_the_real_conversation_trace() {
+    let out = planner(&[
+        "trace",
+        "stats",
+        "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+    ]);
+    insta::assert_snapshot!("conv_trace_stats", stdout(&out));
+}
+
+#[test]
+fn trace_stats_reads_mooncake_with_relative_times() {
+    let s = json(&planner(&[
+        "trace",
+        "stats",
+        "tests/fixtures/traces/tiny.jsonl",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(s["requests"], 3);
+    assert_eq!(s["clock"], "relative");
+    assert_eq!(s["per_minute"]["windows"], 2);
+    assert_eq!(s["input_tokens"]["max"], 6758);
+}
+
+#[test]
+fn bad_trace_rows_fail_with_their_line() {
+    let out = planner(&["trace", "stats", "tests/fixtures/traces/bad-rows.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!("bad_rows", stderr(&out));
+}
+
+#[test]
+fn bad_trace_rows_can_be_skipped_and_counted() {
+    let out = planner(&[
+        "trace",
+        "stats",
+        "tests/fixtures/traces/bad-rows.csv",
+        "--skip-bad-rows",
+        "--format",
+        "json",
+    ]);
+    let s = json(&out);
+    assert_eq!(s["requests"], 2);
+    assert_eq!(s["skipped_rows"], 4);
+    assert!(
+        stderr(&out).contains("skipped 4 bad rows; the first, line 3"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unsorted_trace_is_rejected() {
+    let out = planner(&["trace", "stats", "tests/fixtures/traces/unsorted.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unsorted.csv:3: arrival time"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unknown_trace_format_says_what_is_accepted() {
+    let out = planner(&["trace", "stats", "tests/fixtures/traces/unknown-format.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot tell the trace format"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn synth_is_seeded_and_readable() {
+    let dir = temp_dir("synth");
+    let a = dir.join("a.csv");
+    let b = dir.join("b.csv");
+    for f in [&a, &b] {
+        let out = planner(&[
+            "trace",
+            "synth",
+            "--out",
+            f.to_str().unwrap(),
+            "--lengths-from",
+            "tests/fixtures/traces/tiny.csv",
+            "--days",
+            "1",
+            "--mean-rps",
+            "2",
+            "--seed",
+            "9",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let s = json(&planner(&[
+        "trace",
+        "stats",
+        a.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let requests = s["requests"].as_f64().unwrap();
+    assert!((requests - 2.0 * 86_400.0).abs() < 3000.0, "{requests}");
+    assert_eq!(s["start"], "2024-05-10 00:00:00 UTC");
+    assert_eq!(s["per_hour"]["windows"], 24);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn shape_sums_client_series() {
+    let dir = temp_dir("shape");
+    let out_file = dir.join("sum.csv");
+    // The ServeGen client files live in the shared data folder beside the
+    // checkout; the repository ships only their sum.
+    if !Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/servegen/language/m-small")
+        .exists()
+    {
+        return;
+    }
+    let out = planner(&[
+        "trace",
+        "shape",
+        "../shared/data/servegen/language/m-small",
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("summed 43 client series into 2016 windows"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn calibration_error_stays_within_the_stated_bound() {
+    let rows = json(&planner(&["calibrate", "--format", "json"]));
+    let errors: Vec<f64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["relative_error"].as_f64().unwrap().abs())
+        .collect();
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    let max = errors.iter().copied().fold(0.0, f64::max);
+    // The bound stated in docs/model.md.
+    assert!(mean <= 0.20, "mean |error| {mean}");
+    assert!(max <= 0.50, "max |error| {max}");
+}
+
+#[test]
+fn help_teaches_the_commands() {
+    let out = planner(&["--help"]);
+    let text = stdout(&out);
+    for word in ["solve", "trace", "bench", "calibrate", "Exit codes"] {
+        assert!(text.contains(word), "--help lacks {word}");
+    }
+}
