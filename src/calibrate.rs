@@ -255,3 +255,101 @@ pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
         })
         .collect()
 }
+
+/// One published MLPerf Inference v4.1 offline result for Llama 2 70B (FP8).
+#[derive(Debug, Clone, Copy)]
+pub struct MlperfSystem {
+    pub system: &'static str,
+    pub gpu: &'static str,
+    pub gpus: u32,
+    /// Output tokens/s of the whole system, offline scenario.
+    pub offline_tokens_per_s: f64,
+}
+
+/// MLPerf Inference v4.1, Llama 2 70B, closed division, offline.
+pub const MLPERF: &[MlperfSystem] = &[
+    MlperfSystem {
+        system: "8x H100 SXM",
+        gpu: "h100-sxm",
+        gpus: 8,
+        offline_tokens_per_s: 24_525.0,
+    },
+    MlperfSystem {
+        system: "8x H200",
+        gpu: "h200",
+        gpus: 8,
+        offline_tokens_per_s: 31_303.0,
+    },
+    MlperfSystem {
+        system: "1x B200 (preview)",
+        gpu: "b200",
+        gpus: 1,
+        offline_tokens_per_s: 11_264.0,
+    },
+    MlperfSystem {
+        system: "8x MI300X (vLLM)",
+        gpu: "mi300x",
+        gpus: 8,
+        offline_tokens_per_s: 23_515.0,
+    },
+];
+
+/// Length mixes at which the MLPerf ratios are evaluated: the benchmark's
+/// dataset lengths are not among the reference figures, so two plausible
+/// chat mixes bracket them.
+pub const MLPERF_LENGTHS: [(u32, u32); 2] = [(256, 256), (1024, 256)];
+
+/// A system's throughput relative to 8x H100, published and predicted.
+#[derive(Debug, Clone, Serialize)]
+pub struct RatioComparison {
+    pub system: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// Published offline tokens/s over 8x H100's.
+    pub published_ratio: f64,
+    /// The model's, best tensor-parallel degree per system.
+    pub predicted_ratio: f64,
+    pub relative_error: f64,
+}
+
+fn best_system_throughput(
+    profiles_dir: &Path,
+    system: &MlperfSystem,
+    isl: f64,
+    osl: f64,
+) -> Result<f64, PlannerError> {
+    let gpu = load_gpu(profiles_dir, system.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
+    let mut model =
+        load_model(profiles_dir, "llama-2-70b").map_err(|e| PlannerError::Scenario(vec![e]))?;
+    model.bytes_per_weight = 1.0;
+    model.kv_bytes_per_element = 1.0;
+    Ok([1u32, 2, 4, 8]
+        .iter()
+        .filter(|&&tp| tp <= system.gpus && tp <= gpu.gpus_per_node)
+        .map(|&tp| offline_throughput(&PerfModel::new(&gpu, &model, tp), system.gpus, isl, osl).0)
+        .fold(0.0, f64::max))
+}
+
+/// MLPerf systems relative to 8x H100, published and predicted.
+pub fn compare_mlperf(profiles_dir: &Path) -> Result<Vec<RatioComparison>, PlannerError> {
+    let mut out = Vec::new();
+    for (isl, osl) in MLPERF_LENGTHS {
+        let base =
+            best_system_throughput(profiles_dir, &MLPERF[0], f64::from(isl), f64::from(osl))?;
+        for system in &MLPERF[1..] {
+            let predicted =
+                best_system_throughput(profiles_dir, system, f64::from(isl), f64::from(osl))?
+                    / base;
+            let published = system.offline_tokens_per_s / MLPERF[0].offline_tokens_per_s;
+            out.push(RatioComparison {
+                system: system.system.into(),
+                input_tokens: isl,
+                output_tokens: osl,
+                published_ratio: published,
+                predicted_ratio: predicted,
+                relative_error: predicted / published - 1.0,
+            });
+        }
+    }
+    Ok(out)
+}

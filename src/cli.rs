@@ -6,9 +6,9 @@ use crate::error::{PlannerError, EXIT_OK};
 use crate::progress::Progress;
 use crate::report::{self, Format};
 use crate::shape::read_rate_curve;
-use crate::traces::stats::{Clock, TraceAccumulator};
+use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
-use crate::traces::{read_all, read_trace, ReaderOptions, TraceFormat};
+use crate::traces::{read_all, ReaderOptions, TraceFormat};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -216,33 +216,11 @@ fn solve(args: SolveArgs) -> Result<(), PlannerError> {
 }
 
 fn stats(args: StatsArgs) -> Result<(), PlannerError> {
-    let size = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
-    let bar = Progress::new(args.quiet).bytes("reading", size);
-    let mut acc: Option<TraceAccumulator> = None;
     let options = ReaderOptions {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
     };
-    let (format, summary) = read_trace(
-        &args.file,
-        options,
-        |r| {
-            acc.get_or_insert_with(|| TraceAccumulator::new(Clock::Utc))
-                .push(r);
-        },
-        |b| bar.set_position(b),
-    )?;
-    bar.finish_and_clear();
-    let mut acc = acc.expect("read_trace fails on an empty trace");
-    if format == TraceFormat::Mooncake {
-        acc = relabel(acc);
-    }
-    if acc.too_long() {
-        return Err(PlannerError::Usage(format!(
-            "{}: the trace spans more than 400 days; check its timestamps",
-            args.file.display()
-        )));
-    }
+    let (_, summary, acc) = accumulate(&args.file, options, Progress::new(args.quiet))?;
     if let Some((line, why)) = &summary.first_skipped {
         eprintln!(
             "warning: skipped {} bad rows; the first, line {line}: {why}",
@@ -255,11 +233,6 @@ fn stats(args: StatsArgs) -> Result<(), PlannerError> {
         Format::Json => report::json::render(&s),
     };
     emit(&text, None)
-}
-
-/// Mooncake times are relative: print window starts as offsets.
-fn relabel(acc: TraceAccumulator) -> TraceAccumulator {
-    acc.with_clock(Clock::Relative)
 }
 
 fn synth(args: SynthArgs) -> Result<(), PlannerError> {
@@ -383,31 +356,14 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
 }
 
 fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
-    let rows = crate::calibrate::compare(&args.profiles)?;
+    let points = crate::calibrate::compare(&args.profiles)?;
+    let ratios = crate::calibrate::compare_mlperf(&args.profiles)?;
     let text = match args.format {
-        Format::Json => report::json::render(&rows),
-        Format::Text => {
-            let mut out = String::from("source                                  model            gpu        GPUs TP   ISL/OSL     published  predicted   error  batch\n");
-            for r in &rows {
-                out.push_str(&format!(
-                    "{:<39} {:<16} {:<10} {:>4} {:>2} {:>5}/{:<5} {:>9.0} {:>10.0} {:>+6.0}% {:>6}\n",
-                    r.source, r.model, r.gpu, r.gpus, r.tensor_parallel, r.input_tokens, r.output_tokens,
-                    r.published_tokens_per_s, r.predicted_tokens_per_s, r.relative_error * 100.0, r.batch
-                ));
-            }
-            let mean_abs =
-                rows.iter().map(|r| r.relative_error.abs()).sum::<f64>() / rows.len().max(1) as f64;
-            let max_abs = rows
-                .iter()
-                .map(|r| r.relative_error.abs())
-                .fold(0.0, f64::max);
-            out.push_str(&format!(
-                "mean |error| {:.0}%, max |error| {:.0}%\n",
-                mean_abs * 100.0,
-                max_abs * 100.0
-            ));
-            out
-        }
+        Format::Json => report::json::render(&serde_json::json!({
+            "published_points": points,
+            "mlperf_ratios": ratios,
+        })),
+        Format::Text => report::calibration_text::render(&points, &ratios),
     };
     emit(&text, None)
 }

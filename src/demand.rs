@@ -7,8 +7,8 @@ use crate::progress::Progress;
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
 use crate::shape::{read_rate_curve, RateCurve};
 use crate::stats::percentile_sorted;
-use crate::traces::stats::{Clock, LengthStats, TraceAccumulator, LENGTH_SAMPLE_SIZE};
-use crate::traces::{read_trace, ReaderOptions, TraceFormat};
+use crate::traces::stats::{accumulate, LengthStats, TraceAccumulator, LENGTH_SAMPLE_SIZE};
+use crate::traces::{ReaderOptions, TraceFormat};
 use serde::Serialize;
 
 /// Demand of every tier over the planning slots.
@@ -109,26 +109,11 @@ pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerE
         let mut sources = Vec::new();
         let mut accs = Vec::new();
         for source in scenario.demand.iter().filter(|d| d.tier == k) {
-            let size = std::fs::metadata(&source.trace)
-                .map(|m| m.len())
-                .unwrap_or(0);
-            let bar = progress.bytes(&format!("reading {}", source.trace.display()), size);
-            let mut acc: Option<TraceAccumulator> = None;
             let options = ReaderOptions {
                 format: source.format,
                 skip_bad_rows: false,
             };
-            let (format, summary) = read_trace(
-                &source.trace,
-                options,
-                |r| {
-                    acc.get_or_insert_with(|| TraceAccumulator::new(Clock::Utc))
-                        .push(r);
-                },
-                |b| bar.set_position(b),
-            )?;
-            bar.finish_and_clear();
-            let acc = acc.expect("read_trace fails on an empty trace");
+            let (format, summary, acc) = accumulate(&source.trace, options, progress)?;
             series.push((minute_series(&acc, slot_minutes), source.scale));
             sources.push(SourceSummary {
                 trace: source.trace.display().to_string(),

@@ -386,7 +386,18 @@ fn shape_sums_client_series() {
 
 #[test]
 fn calibration_error_stays_within_the_stated_bound() {
-    let rows = json(&planner(&["calibrate", "--format", "json"]));
+    let report = json(&planner(&["calibrate", "--format", "json"]));
+    let ratio_errors: Vec<f64> = report["mlperf_ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["relative_error"].as_f64().unwrap().abs())
+        .collect();
+    assert!(
+        ratio_errors.iter().all(|&e| e <= 0.35),
+        "MLPerf ratio errors {ratio_errors:?}"
+    );
+    let rows = &report["published_points"];
     let errors: Vec<f64> = rows
         .as_array()
         .unwrap()

@@ -34,44 +34,47 @@ pub fn best_rounding(input: &MilpInput, lp: &Relaxation) -> Option<MilpSolution>
     };
     let mut best: Option<(f64, MilpSolution)> = None;
     for start in [lp, &zero] {
-        let mut reserved: Vec<u32> = start
+        let reserved = start
             .reserved
             .iter()
             .map(|r| r.round().max(0.0) as u32)
             .collect();
-        for _ in 0..ROUNDS {
-            let Some(plan) = round(input, start, &reserved) else {
-                break;
-            };
-            let (r, o, a) = cost_usd(input, &plan);
-            let next = reserved_levels(input, &plan);
-            if best.as_ref().is_none_or(|(cost, _)| r + o + a < *cost) {
-                best = Some((r + o + a, plan));
-            }
-            if next == reserved {
-                break;
-            }
-            reserved = next;
-        }
+        relevel(input, reserved, ROUNDS, &mut best, |r| {
+            round(input, start, r)
+        });
     }
     // Polish: with the best plan's reserved counts, solve each slot exactly,
     // re-level and solve again.
-    let mut reserved = best.as_ref()?.1.reserved.clone();
-    for _ in 0..POLISH_ROUNDS {
-        let Some(plan) = per_slot_solution(input, &reserved) else {
-            break;
+    let reserved = best.as_ref()?.1.reserved.clone();
+    relevel(input, reserved, POLISH_ROUNDS, &mut best, |r| {
+        per_slot_solution(input, r)
+    });
+    best.map(|(_, plan)| plan)
+}
+
+/// Alternates `plan_for(reserved)` and [`reserved_levels`] up to `rounds`
+/// times or until the levels settle, keeping the cheapest plan in `best`.
+fn relevel(
+    input: &MilpInput,
+    mut reserved: Vec<u32>,
+    rounds: usize,
+    best: &mut Option<(f64, MilpSolution)>,
+    plan_for: impl Fn(&[u32]) -> Option<MilpSolution>,
+) {
+    for _ in 0..rounds {
+        let Some(plan) = plan_for(&reserved) else {
+            return;
         };
         let (r, o, a) = cost_usd(input, &plan);
         let next = reserved_levels(input, &plan);
         if best.as_ref().is_none_or(|(cost, _)| r + o + a < *cost) {
-            best = Some((r + o + a, plan));
+            *best = Some((r + o + a, plan));
         }
         if next == reserved {
-            break;
+            return;
         }
         reserved = next;
     }
-    best.map(|(_, plan)| plan)
 }
 
 /// Rounds of exact per-slot solving after the rounding.

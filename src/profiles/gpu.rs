@@ -1,6 +1,7 @@
 //! A GPU profile: memory, bandwidth, dense FLOPS, interconnect and the
 //! efficiency factors of the roofline model.
 
+use super::check_positive;
 use crate::error::Problem;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -75,15 +76,7 @@ impl GpuProfile {
     /// Checks ranges; returns every problem found.
     pub fn check(&self, file: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let mut positive = |key: &str, value: f64| {
-            if !(value.is_finite() && value > 0.0) {
-                problems.push(Problem {
-                    file: file.to_path_buf(),
-                    location: key.to_string(),
-                    message: format!("`{key}` must be a positive number, got {value}"),
-                });
-            }
-        };
+        let mut positive = |key: &str, value: f64| check_positive(&mut problems, file, key, value);
         positive("memory_gb", self.memory_gb);
         positive("memory_bandwidth_tb_s", self.memory_bandwidth_tb_s);
         positive("bf16_tflops", self.bf16_tflops);

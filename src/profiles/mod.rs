@@ -23,3 +23,14 @@ pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
 pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
     read_toml_file(&profiles_dir.join("models").join(format!("{id}.toml"))).map(|(p, _)| p)
 }
+
+/// Records a problem unless `value` is a finite positive number.
+pub(crate) fn check_positive(problems: &mut Vec<Problem>, file: &Path, key: &str, value: f64) {
+    if !(value.is_finite() && value > 0.0) {
+        problems.push(Problem {
+            file: file.to_path_buf(),
+            location: key.to_string(),
+            message: format!("`{key}` must be a positive number, got {value}"),
+        });
+    }
+}

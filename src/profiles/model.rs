@@ -1,5 +1,6 @@
 //! A model profile: the transformer shape the latency model needs.
 
+use super::check_positive;
 use crate::error::Problem;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -63,15 +64,7 @@ impl ModelProfile {
     /// Checks ranges; returns every problem found.
     pub fn check(&self, file: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let mut positive = |key: &str, value: f64| {
-            if !(value.is_finite() && value > 0.0) {
-                problems.push(Problem {
-                    file: file.to_path_buf(),
-                    location: key.to_string(),
-                    message: format!("`{key}` must be a positive number, got {value}"),
-                });
-            }
-        };
+        let mut positive = |key: &str, value: f64| check_positive(&mut problems, file, key, value);
         positive("params_billion", self.params_billion);
         positive("active_params_billion", self.active_params_billion);
         positive("layers", f64::from(self.layers));

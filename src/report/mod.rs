@@ -1,5 +1,6 @@
 //! Rendering plans and trace statistics as text for people and JSON for tools.
 
+pub mod calibration_text;
 pub mod json;
 pub mod text;
 pub mod trace_text;

@@ -4,11 +4,13 @@
 //! (input, output) pairs for the capacity model.
 
 use super::timestamp::format_utc;
-use super::Request;
+use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
+use crate::progress::Progress;
 use crate::stats::{percentile_histogram, percentile_sorted, RunningMoments};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
+use std::path::Path;
 
 /// Longest span a trace may cover (400 days), so a stray timestamp cannot
 /// exhaust memory.
@@ -23,6 +25,33 @@ pub const LENGTH_SAMPLE_SIZE: usize = 4096;
 pub enum Clock {
     Utc,
     Relative,
+}
+
+/// Reads the whole trace at `path` into an accumulator, with a byte progress
+/// bar. Mooncake traces get relative window labels. Fails on traces spanning
+/// more than [`MAX_SPAN_S`].
+pub fn accumulate(
+    path: &Path,
+    options: ReaderOptions,
+    progress: Progress,
+) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), TraceError> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let bar = progress.bytes(&format!("reading {}", path.display()), size);
+    let mut acc = TraceAccumulator::new(Clock::Utc);
+    let (format, summary) = read_trace(path, options, |r| acc.push(r), |b| bar.set_position(b))?;
+    bar.finish_and_clear();
+    if acc.too_long() {
+        return Err(TraceError {
+            path: path.to_path_buf(),
+            line: None,
+            message: "the trace spans more than 400 days; check its timestamps".into(),
+            skippable: false,
+        });
+    }
+    if format == TraceFormat::Mooncake {
+        acc.clock = Clock::Relative;
+    }
+    Ok((format, summary, acc))
 }
 
 /// Accumulates statistics one request at a time.
@@ -110,11 +139,6 @@ impl TraceAccumulator {
                 self.sample[j as usize] = (r.input_tokens, r.output_tokens);
             }
         }
-    }
-
-    /// The same statistics with window starts printed on another clock.
-    pub fn with_clock(self, clock: Clock) -> Self {
-        TraceAccumulator { clock, ..self }
     }
 
     /// Requests added.

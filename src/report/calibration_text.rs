@@ -1,0 +1,70 @@
+//! Text rendering of `planner calibrate`.
+
+use crate::calibrate::{Comparison, RatioComparison};
+use std::fmt::Write as _;
+
+/// The published points and MLPerf ratios with the model's predictions.
+pub fn render(points: &[Comparison], ratios: &[RatioComparison]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10} {:>10} {:>7} {:>6}",
+        "source",
+        "model",
+        "gpu",
+        "GPUs",
+        "TP",
+        "ISL/OSL",
+        "published",
+        "predicted",
+        "error",
+        "batch"
+    );
+    for r in points {
+        let _ = writeln!(
+            out,
+            "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10.0} {:>10.0} {:>+6.0}% {:>6}",
+            r.source,
+            r.model,
+            r.gpu,
+            r.gpus,
+            r.tensor_parallel,
+            format!("{}/{}", r.input_tokens, r.output_tokens),
+            r.published_tokens_per_s,
+            r.predicted_tokens_per_s,
+            r.relative_error * 100.0,
+            r.batch
+        );
+    }
+    let errors: Vec<f64> = points.iter().map(|r| r.relative_error.abs()).collect();
+    let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    let max = errors.iter().copied().fold(0.0, f64::max);
+    let _ = writeln!(
+        out,
+        "mean |error| {:.0}%, max |error| {:.0}%",
+        mean * 100.0,
+        max * 100.0
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "MLPerf Inference v4.1, Llama 2 70B offline: throughput relative to 8x H100 (FP8; dataset lengths assumed)"
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>11} {:>10} {:>10} {:>7}",
+        "system", "ISL/OSL", "published", "predicted", "error"
+    );
+    for r in ratios {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>11} {:>10.3} {:>10.3} {:>+6.0}%",
+            r.system,
+            format!("{}/{}", r.input_tokens, r.output_tokens),
+            r.published_ratio,
+            r.predicted_ratio,
+            r.relative_error * 100.0
+        );
+    }
+    out
+}
