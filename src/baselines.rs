@@ -191,6 +191,7 @@ mod tests {
             time_limit_s: 10.0,
             threads: 1,
             log_file: None,
+            warm_start: true,
         };
         let b = compute(&input, &[Some(0.5)]);
         // Needs 1,1,1,4: reserve 1 (4 $) + rent 3 for one hour (9 $) = 13 $.

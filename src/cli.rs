@@ -6,6 +6,7 @@ use crate::error::{PlannerError, EXIT_OK};
 use crate::progress::Progress;
 use crate::report::{self, Format};
 use crate::shape::read_rate_curve;
+use crate::solve::SolveOptions;
 use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
 use crate::traces::{read_all, ReaderOptions, TraceFormat};
@@ -78,6 +79,9 @@ pub struct SolveArgs {
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Write HiGHS's log to this file.
+    #[arg(long)]
+    pub solver_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -180,6 +184,13 @@ pub struct BenchArgs {
     /// How many times to run the whole pipeline.
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
+    /// Hand HiGHS the bare model, without the heuristic's starting plan (to
+    /// measure what the warm start buys).
+    #[arg(long)]
+    pub no_warm_start: bool,
+    /// Write HiGHS's log to this file.
+    #[arg(long)]
+    pub solver_log: Option<PathBuf>,
 }
 
 /// Runs the command line and returns the exit code.
@@ -207,7 +218,8 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
 }
 
 fn solve(args: SolveArgs) -> Result<(), PlannerError> {
-    let plan = crate::solve::solve_file(&args.scenario, Progress::new(args.quiet))?;
+    let options = SolveOptions { solver_log: args.solver_log.clone(), ..SolveOptions::new(Progress::new(args.quiet)) };
+    let plan = crate::solve::solve_file(&args.scenario, &options)?;
     let text = match args.format {
         Format::Text => report::text::render(&plan),
         Format::Json => report::json::render(&plan),
@@ -337,7 +349,12 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             &demand.tiers,
         );
         let t3 = Instant::now();
-        let plan = crate::solve::solve(&scenario, Progress::hidden())?;
+        let options = SolveOptions {
+            solver_log: args.solver_log.clone(),
+            warm_start: !args.no_warm_start,
+            ..SolveOptions::new(Progress::hidden())
+        };
+        let plan = crate::solve::solve(&scenario, &options)?;
         let t4 = Instant::now();
         lines.push(format!(
             "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + report data) {:.3} s; {} slots, {} integer variables, status {:?}, total {:.2} USD",

@@ -12,19 +12,37 @@ use crate::plan::{
 use crate::progress::Progress;
 use crate::scenario::{self, Scenario};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Speed-up factor used to answer "does a faster chip change the GPU count?".
 pub const SPEEDUP_FACTOR: f64 = 1.25;
 
+/// How to run the pipeline.
+#[derive(Debug, Clone)]
+pub struct SolveOptions {
+    pub progress: Progress,
+    /// Where HiGHS writes its log, if anywhere.
+    pub solver_log: Option<PathBuf>,
+    /// Start the MILP from the rounding heuristic's plan (the default).
+    pub warm_start: bool,
+}
+
+impl SolveOptions {
+    /// Defaults: no log, warm start on, the given progress bars.
+    pub fn new(progress: Progress) -> Self {
+        SolveOptions { progress, solver_log: None, warm_start: true }
+    }
+}
+
 /// Reads the scenario at `path` and solves it.
-pub fn solve_file(path: &Path, progress: Progress) -> Result<Plan, PlannerError> {
+pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let scenario = scenario::load(path)?;
-    solve(&scenario, progress)
+    solve(&scenario, options)
 }
 
 /// Solves a validated scenario.
-pub fn solve(scenario: &Scenario, progress: Progress) -> Result<Plan, PlannerError> {
+pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
+    let progress = options.progress;
     let demand = demand::build(scenario, progress)?;
     let capacity = capacity::evaluate_all(
         &scenario.gpus,
@@ -33,7 +51,7 @@ pub fn solve(scenario: &Scenario, progress: Progress) -> Result<Plan, PlannerErr
         &demand.tiers,
     );
     check_servable(scenario, &demand, &capacity)?;
-    let (input, option_entries) = milp_input(scenario, &demand, &capacity);
+    let (input, option_entries) = milp_input(scenario, &demand, &capacity, options);
     let solution = milp::solve(&input).map_err(|e| match e {
         MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, &demand)),
         MilpError::Solver(msg) => PlannerError::Solver(msg),
@@ -163,6 +181,7 @@ fn milp_input(
     scenario: &Scenario,
     demand: &Demand,
     capacity: &[Vec<CapacityEntry>],
+    options: &SolveOptions,
 ) -> (MilpInput, Vec<Vec<usize>>) {
     let gpus = scenario
         .gpus
@@ -222,7 +241,8 @@ fn milp_input(
         mip_gap: scenario.planning.mip_gap,
         time_limit_s: scenario.planning.time_limit_s,
         threads: scenario.planning.threads,
-        log_file: std::env::var_os("PLANNER_SOLVER_LOG").map(std::path::PathBuf::from),
+        log_file: options.solver_log.clone(),
+        warm_start: options.warm_start,
     };
     (input, option_entries)
 }

@@ -204,6 +204,7 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
     for t in 0..slots {
         let mut one = input.clone();
         one.mip_gap = 0.0;
+        one.log_file = None;
         for tier in &mut one.tiers {
             tier.peak_rps = vec![tier.peak_rps.get(t).copied().unwrap_or(0.0)];
             tier.mean_rps = vec![tier.mean_rps.get(t).copied().unwrap_or(0.0)];

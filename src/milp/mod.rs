@@ -76,6 +76,9 @@ pub struct MilpInput {
     pub threads: u32,
     /// Where HiGHS writes its log (`None`: no log).
     pub log_file: Option<std::path::PathBuf>,
+    /// Start the MILP from the rounding heuristic's plan (steps 1-2 of
+    /// [`solve`]); `false` hands HiGHS the bare model.
+    pub warm_start: bool,
 }
 
 impl MilpInput {
@@ -177,6 +180,10 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
 /// The heuristic plan is returned if the full MILP finds none better in its
 /// time limit.
 pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
+    if !input.warm_start {
+        let bare = Mode { integer: true, fixed_reserved: None, warm_start: None };
+        return solve_built(input, build(input, bare)?);
+    }
     let relaxed = build(
         input,
         Mode {
@@ -282,6 +289,7 @@ mod tests {
             time_limit_s: 30.0,
             threads: 1,
             log_file: None,
+            warm_start: true,
         }
     }
 
