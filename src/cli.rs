@@ -218,7 +218,10 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
 }
 
 fn solve(args: SolveArgs) -> Result<(), PlannerError> {
-    let options = SolveOptions { solver_log: args.solver_log.clone(), ..SolveOptions::new(Progress::new(args.quiet)) };
+    let options = SolveOptions {
+        solver_log: args.solver_log.clone(),
+        ..SolveOptions::new(Progress::new(args.quiet))
+    };
     let plan = crate::solve::solve_file(&args.scenario, &options)?;
     let text = match args.format {
         Format::Text => report::text::render(&plan),

@@ -88,7 +88,21 @@ struct MinuteSeries {
 pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerError> {
     let slot_minutes = scenario.planning.slot_minutes as usize;
     let curve = match &scenario.shape {
-        Some(s) => Some(read_rate_curve(&s.servegen)?.truncated(u64::from(s.days) * 86_400)),
+        Some(s) => {
+            let full = read_rate_curve(&s.servegen)?;
+            let covered_days = full.rate_rps.len() as u64 * u64::from(full.window_s) / 86_400;
+            if covered_days < u64::from(s.days) {
+                return Err(PlannerError::Scenario(vec![Problem {
+                    file: scenario.path.clone(),
+                    location: "shape.days".into(),
+                    message: format!(
+                        "the rate curve {} covers {covered_days} whole days; set `shape.days` to at most {covered_days}",
+                        s.servegen.display()
+                    ),
+                }]));
+            }
+            Some(full.truncated(u64::from(s.days) * 86_400))
+        }
         None => None,
     };
     if let Some(c) = &curve {

@@ -30,7 +30,11 @@ pub struct SolveOptions {
 impl SolveOptions {
     /// Defaults: no log, warm start on, the given progress bars.
     pub fn new(progress: Progress) -> Self {
-        SolveOptions { progress, solver_log: None, warm_start: true }
+        SolveOptions {
+            progress,
+            solver_log: None,
+            warm_start: true,
+        }
     }
 }
 

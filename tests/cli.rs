@@ -218,6 +218,11 @@ fn unreachable_ttft_names_the_tier_and_the_best_figure() {
 }
 
 #[test]
+fn rate_curve_shorter_than_the_horizon() {
+    insta::assert_snapshot!("curve_too_short", bad("curve-too-short", 2));
+}
+
+#[test]
 fn quotas_too_small() {
     insta::assert_snapshot!("quota", bad("quota", 3));
 }

@@ -181,7 +181,11 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
 /// time limit.
 pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     if !input.warm_start {
-        let bare = Mode { integer: true, fixed_reserved: None, warm_start: None };
+        let bare = Mode {
+            integer: true,
+            fixed_reserved: None,
+            warm_start: None,
+        };
         return solve_built(input, build(input, bare)?);
     }
     let relaxed = build(
