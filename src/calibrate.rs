@@ -256,7 +256,7 @@ pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
         .collect()
 }
 
-/// One published MLPerf Inference v4.1 offline result for Llama 2 70B (FP8).
+/// One published MLPerf Inference v4.1 result for Llama 2 70B (FP8).
 #[derive(Debug, Clone, Copy)]
 pub struct MlperfSystem {
     pub system: &'static str,
@@ -264,6 +264,9 @@ pub struct MlperfSystem {
     pub gpus: u32,
     /// Output tokens/s of the whole system, offline scenario.
     pub offline_tokens_per_s: f64,
+    /// Output tokens/s of the whole system, server scenario (Poisson arrivals,
+    /// p99 TTFT ≤ 2 s and p99 TPOT ≤ 200 ms).
+    pub server_tokens_per_s: f64,
 }
 
 /// MLPerf Inference v4.1, Llama 2 70B, closed division, offline.
@@ -273,24 +276,28 @@ pub const MLPERF: &[MlperfSystem] = &[
         gpu: "h100-sxm",
         gpus: 8,
         offline_tokens_per_s: 24_525.0,
+        server_tokens_per_s: 21_606.0,
     },
     MlperfSystem {
         system: "8x H200",
         gpu: "h200",
         gpus: 8,
         offline_tokens_per_s: 31_303.0,
+        server_tokens_per_s: 29_228.0,
     },
     MlperfSystem {
         system: "1x B200 (preview)",
         gpu: "b200",
         gpus: 1,
         offline_tokens_per_s: 11_264.0,
+        server_tokens_per_s: 10_756.0,
     },
     MlperfSystem {
         system: "8x MI300X (vLLM)",
         gpu: "mi300x",
         gpus: 8,
         offline_tokens_per_s: 23_515.0,
+        server_tokens_per_s: 21_028.0,
     },
 ];
 
@@ -347,6 +354,113 @@ pub fn compare_mlperf(profiles_dir: &Path) -> Result<Vec<RatioComparison>, Plann
                 output_tokens: osl,
                 published_ratio: published,
                 predicted_ratio: predicted,
+                relative_error: predicted / published - 1.0,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Server over offline throughput of one MLPerf system: what the latency
+/// limits cost, published and predicted by the capacity model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerComparison {
+    pub system: String,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    pub published_server_over_offline: f64,
+    pub predicted_server_over_offline: f64,
+    pub relative_error: f64,
+}
+
+/// The capacity model's server throughput: the best (TP, batch cap) whose
+/// replicas sustain the most requests/s under MLPerf's server limits with
+/// Poisson arrivals, times the output length.
+fn server_throughput(
+    profiles_dir: &Path,
+    system: &MlperfSystem,
+    isl: u32,
+    osl: u32,
+) -> Result<f64, PlannerError> {
+    use crate::capacity::{evaluate, Verdict};
+    use crate::scenario::{GpuOffer, ServedModel, Tier};
+    use crate::traces::stats::LengthStats;
+    let gpu = load_gpu(profiles_dir, system.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
+    let mut model =
+        load_model(profiles_dir, "llama-2-70b").map_err(|e| PlannerError::Scenario(vec![e]))?;
+    model.bytes_per_weight = 1.0;
+    model.kv_bytes_per_element = 1.0;
+    let served = ServedModel {
+        id: "llama-2-70b".into(),
+        profile: model,
+        precision: "fp8".into(),
+    };
+    let offer = GpuOffer {
+        id: system.gpu.into(),
+        profile: gpu,
+        on_demand_usd_per_gpu_hour: None,
+        reserved_usd_per_gpu_hour: None,
+        reserved_term: String::new(),
+        price_source: String::new(),
+        max_gpus: None,
+        tensor_parallel: vec![],
+        max_batch: vec![],
+    };
+    let tier = Tier {
+        name: "server".into(),
+        ttft_ms: 2000.0,
+        tpot_ms: 200.0,
+        percentile: 99.0,
+        api_allowed: false,
+    };
+    let lengths = |v: u32| LengthStats {
+        mean: f64::from(v),
+        p50: u64::from(v),
+        p90: u64::from(v),
+        p99: u64::from(v),
+        max: u64::from(v),
+    };
+    let demand = crate::demand::TierDemand {
+        tier: "server".into(),
+        peak_rps: vec![],
+        mean_rps: vec![],
+        input_tokens: lengths(isl),
+        output_tokens: lengths(osl),
+        interarrival_cv: 1.0,
+        within_minute_cv: 1.0,
+        peak_to_mean_minute: 1.0,
+        lengths: vec![(isl, osl)],
+        sources: vec![],
+    };
+    let mut best: f64 = 0.0;
+    for tp in [1u32, 2, 4, 8].into_iter().filter(|&tp| tp <= system.gpus) {
+        for batch in [64u32, 128, 256, 512, 1024] {
+            if let Verdict::Serves(s) =
+                evaluate(&offer, 0, &served, tp, batch, &tier, &demand).verdict
+            {
+                best = best.max(f64::from(system.gpus / tp) * s.max_rps * f64::from(osl));
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// Server over offline throughput per MLPerf system, published and predicted.
+pub fn compare_mlperf_server(profiles_dir: &Path) -> Result<Vec<ServerComparison>, PlannerError> {
+    let mut out = Vec::new();
+    for (isl, osl) in MLPERF_LENGTHS {
+        for system in MLPERF {
+            let offline =
+                best_system_throughput(profiles_dir, system, f64::from(isl), f64::from(osl))?;
+            let server = server_throughput(profiles_dir, system, isl, osl)?;
+            let predicted = if offline > 0.0 { server / offline } else { 0.0 };
+            let published = system.server_tokens_per_s / system.offline_tokens_per_s;
+            out.push(ServerComparison {
+                system: system.system.into(),
+                input_tokens: isl,
+                output_tokens: osl,
+                published_server_over_offline: published,
+                predicted_server_over_offline: predicted,
                 relative_error: predicted / published - 1.0,
             });
         }

@@ -378,12 +378,14 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
 fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
     let points = crate::calibrate::compare(&args.profiles)?;
     let ratios = crate::calibrate::compare_mlperf(&args.profiles)?;
+    let server = crate::calibrate::compare_mlperf_server(&args.profiles)?;
     let text = match args.format {
         Format::Json => report::json::render(&serde_json::json!({
             "published_points": points,
             "mlperf_ratios": ratios,
+            "mlperf_server_over_offline": server,
         })),
-        Format::Text => report::calibration_text::render(&points, &ratios),
+        Format::Text => report::calibration_text::render(&points, &ratios, &server),
     };
     emit(&text, None)
 }

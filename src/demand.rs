@@ -188,10 +188,10 @@ pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerE
     }
     let method = match (&curve, &scenario.shape) {
         (Some(c), Some(s)) => format!(
-            "{} days of the ServeGen rate curve {} ({} client series summed), anchored so that each trace's mean rate is the curve's {} slot; per-slot peak = {} scaled by the trace's measured burstiness",
+            "{} days of the ServeGen rate curve {}{}, anchored so that each trace's mean rate is the curve's {} slot; per-slot peak = {} scaled by the trace's measured burstiness",
             s.days,
             s.servegen.display(),
-            c.clients,
+            if c.clients > 1 { format!(" ({} client series summed)", c.clients) } else { String::new() },
             match s.anchor { ShapeAnchor::Peak => "busiest", ShapeAnchor::Mean => "mean" },
             scenario.planning.peak_statistic.label()
         ),

@@ -402,6 +402,16 @@ fn calibration_error_stays_within_the_stated_bound() {
         ratio_errors.iter().all(|&e| e <= 0.35),
         "MLPerf ratio errors {ratio_errors:?}"
     );
+    let server_errors: Vec<f64> = report["mlperf_server_over_offline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["relative_error"].as_f64().unwrap().abs())
+        .collect();
+    assert!(
+        !server_errors.is_empty() && server_errors.iter().all(|&e| e <= 0.20),
+        "MLPerf server/offline errors {server_errors:?}"
+    );
     let rows = &report["published_points"];
     let errors: Vec<f64> = rows
         .as_array()

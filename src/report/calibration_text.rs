@@ -1,10 +1,14 @@
 //! Text rendering of `planner calibrate`.
 
-use crate::calibrate::{Comparison, RatioComparison};
+use crate::calibrate::{Comparison, RatioComparison, ServerComparison};
 use std::fmt::Write as _;
 
 /// The published points and MLPerf ratios with the model's predictions.
-pub fn render(points: &[Comparison], ratios: &[RatioComparison]) -> String {
+pub fn render(
+    points: &[Comparison],
+    ratios: &[RatioComparison],
+    server: &[ServerComparison],
+) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -63,6 +67,27 @@ pub fn render(points: &[Comparison], ratios: &[RatioComparison]) -> String {
             format!("{}/{}", r.input_tokens, r.output_tokens),
             r.published_ratio,
             r.predicted_ratio,
+            r.relative_error * 100.0
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "MLPerf server over offline throughput (p99 TTFT ≤ 2 s, TPOT ≤ 200 ms, Poisson): what the limits cost"
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>11} {:>10} {:>10} {:>7}",
+        "system", "ISL/OSL", "published", "predicted", "error"
+    );
+    for r in server {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>11} {:>10.3} {:>10.3} {:>+6.0}%",
+            r.system,
+            format!("{}/{}", r.input_tokens, r.output_tokens),
+            r.published_server_over_offline,
+            r.predicted_server_over_offline,
             r.relative_error * 100.0
         );
     }
