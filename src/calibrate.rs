@@ -11,7 +11,7 @@
 
 use crate::error::PlannerError;
 use crate::perf::PerfModel;
-use crate::profiles::{load_gpu, load_model};
+use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::path::Path;
 
@@ -222,16 +222,27 @@ pub fn offline_throughput(perf: &PerfModel, gpus: u32, isl: f64, osl: f64) -> (f
     best
 }
 
+/// A GPU profile and a model profile with FP8 weights and KV cache, as the
+/// published figures were measured.
+fn fp8_profiles(
+    profiles_dir: &Path,
+    gpu: &str,
+    model: &str,
+) -> Result<(GpuProfile, ModelProfile), PlannerError> {
+    let located = |e| PlannerError::Scenario(vec![e]);
+    let gpu = load_gpu(profiles_dir, gpu).map_err(located)?;
+    let mut model = load_model(profiles_dir, model).map_err(located)?;
+    model.bytes_per_weight = 1.0;
+    model.kv_bytes_per_element = 1.0;
+    Ok((gpu, model))
+}
+
 /// Every published point with the model's prediction, FP8 weights and KV cache.
 pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
     PUBLISHED
         .iter()
         .map(|p| {
-            let gpu = load_gpu(profiles_dir, p.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
-            let mut model =
-                load_model(profiles_dir, p.model).map_err(|e| PlannerError::Scenario(vec![e]))?;
-            model.bytes_per_weight = 1.0;
-            model.kv_bytes_per_element = 1.0;
+            let (gpu, model) = fp8_profiles(profiles_dir, p.gpu, p.model)?;
             let perf = PerfModel::new(&gpu, &model, p.tensor_parallel);
             let (predicted, batch) = offline_throughput(
                 &perf,
@@ -325,11 +336,7 @@ fn best_system_throughput(
     isl: f64,
     osl: f64,
 ) -> Result<f64, PlannerError> {
-    let gpu = load_gpu(profiles_dir, system.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
-    let mut model =
-        load_model(profiles_dir, "llama-2-70b").map_err(|e| PlannerError::Scenario(vec![e]))?;
-    model.bytes_per_weight = 1.0;
-    model.kv_bytes_per_element = 1.0;
+    let (gpu, model) = fp8_profiles(profiles_dir, system.gpu, "llama-2-70b")?;
     Ok([1u32, 2, 4, 8]
         .iter()
         .filter(|&&tp| tp <= system.gpus && tp <= gpu.gpus_per_node)
@@ -385,11 +392,7 @@ fn server_throughput(
     use crate::capacity::{evaluate, Verdict};
     use crate::scenario::{GpuOffer, ServedModel, Tier};
     use crate::traces::stats::LengthStats;
-    let gpu = load_gpu(profiles_dir, system.gpu).map_err(|e| PlannerError::Scenario(vec![e]))?;
-    let mut model =
-        load_model(profiles_dir, "llama-2-70b").map_err(|e| PlannerError::Scenario(vec![e]))?;
-    model.bytes_per_weight = 1.0;
-    model.kv_bytes_per_element = 1.0;
+    let (gpu, model) = fp8_profiles(profiles_dir, system.gpu, "llama-2-70b")?;
     let served = ServedModel {
         id: "llama-2-70b".into(),
         profile: model,

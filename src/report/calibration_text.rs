@@ -49,47 +49,62 @@ pub fn render(
         mean * 100.0,
         max * 100.0
     );
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "MLPerf Inference v4.1, Llama 2 70B offline: throughput relative to 8x H100 (FP8; dataset lengths assumed)"
+    let system_rows: Vec<RatioRow> = ratios
+        .iter()
+        .map(|r| {
+            (
+                r.system.as_str(),
+                r.input_tokens,
+                r.output_tokens,
+                r.published_ratio,
+                r.predicted_ratio,
+                r.relative_error,
+            )
+        })
+        .collect();
+    ratio_table(
+        &mut out,
+        "MLPerf Inference v4.1, Llama 2 70B offline: throughput relative to 8x H100 (FP8; dataset lengths assumed)",
+        &system_rows,
     );
-    let _ = writeln!(
-        out,
-        "{:<20} {:>11} {:>10} {:>10} {:>7}",
-        "system", "ISL/OSL", "published", "predicted", "error"
+    let server_rows: Vec<RatioRow> = server
+        .iter()
+        .map(|r| {
+            (
+                r.system.as_str(),
+                r.input_tokens,
+                r.output_tokens,
+                r.published_server_over_offline,
+                r.predicted_server_over_offline,
+                r.relative_error,
+            )
+        })
+        .collect();
+    ratio_table(
+        &mut out,
+        "MLPerf server over offline throughput (p99 TTFT ≤ 2 s, TPOT ≤ 200 ms, Poisson): what the limits cost",
+        &server_rows,
     );
-    for r in ratios {
-        let _ = writeln!(
-            out,
-            "{:<20} {:>11} {:>10.3} {:>10.3} {:>+6.0}%",
-            r.system,
-            format!("{}/{}", r.input_tokens, r.output_tokens),
-            r.published_ratio,
-            r.predicted_ratio,
-            r.relative_error * 100.0
-        );
-    }
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "MLPerf server over offline throughput (p99 TTFT ≤ 2 s, TPOT ≤ 200 ms, Poisson): what the limits cost"
-    );
-    let _ = writeln!(
-        out,
-        "{:<20} {:>11} {:>10} {:>10} {:>7}",
-        "system", "ISL/OSL", "published", "predicted", "error"
-    );
-    for r in server {
-        let _ = writeln!(
-            out,
-            "{:<20} {:>11} {:>10.3} {:>10.3} {:>+6.0}%",
-            r.system,
-            format!("{}/{}", r.input_tokens, r.output_tokens),
-            r.published_server_over_offline,
-            r.predicted_server_over_offline,
-            r.relative_error * 100.0
-        );
-    }
     out
+}
+
+/// (system, input tokens, output tokens, published, predicted, relative error)
+type RatioRow<'a> = (&'a str, u32, u32, f64, f64, f64);
+
+fn ratio_table(out: &mut String, title: &str, rows: &[RatioRow<'_>]) {
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{title}");
+    let _ = writeln!(
+        out,
+        "{:<20} {:>11} {:>10} {:>10} {:>7}",
+        "system", "ISL/OSL", "published", "predicted", "error"
+    );
+    for (system, isl, osl, published, predicted, error) in rows {
+        let _ = writeln!(
+            out,
+            "{system:<20} {:>11} {published:>10.3} {predicted:>10.3} {:>+6.0}%",
+            format!("{isl}/{osl}"),
+            error * 100.0
+        );
+    }
 }
