@@ -37,6 +37,20 @@ impl Progress {
         self.bar(message, total, "{msg} [{bar:40}] {pos}/{len} (eta {eta})")
     }
 
+    /// A spinner with elapsed time for work of unknown length.
+    pub fn spinner(&self, message: &str) -> ProgressBar {
+        if !self.enabled {
+            return ProgressBar::hidden();
+        }
+        let spinner = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            spinner.set_style(style);
+        }
+        spinner.set_message(message.to_string());
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        spinner
+    }
+
     fn bar(&self, message: &str, total: u64, template: &str) -> ProgressBar {
         if !self.enabled {
             return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());

@@ -56,7 +56,13 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     );
     check_servable(scenario, &demand, &capacity)?;
     let (input, option_entries) = milp_input(scenario, &demand, &capacity, options);
-    let solution = milp::solve(&input).map_err(|e| match e {
+    let spinner = progress.spinner(&format!(
+        "solving the MILP ({} slots, time limit {} s)",
+        demand.slots, input.time_limit_s
+    ));
+    let solved = milp::solve(&input);
+    spinner.finish_and_clear();
+    let solution = solved.map_err(|e| match e {
         MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, &demand)),
         MilpError::Solver(msg) => PlannerError::Solver(msg),
     })?;

@@ -81,6 +81,17 @@ pub struct MilpInput {
     pub warm_start: bool,
 }
 
+impl SolveStatus {
+    /// How the status reads in a report.
+    pub fn describe(&self, mip_gap: f64) -> String {
+        match self {
+            SolveStatus::Optimal => "optimal".into(),
+            SolveStatus::GapLimit => format!("within {}% of the optimum", mip_gap * 100.0),
+            SolveStatus::TimeLimit => "best plan found in the time limit (gap not proven)".into(),
+        }
+    }
+}
+
 impl MilpInput {
     /// Number of slots.
     pub fn slots(&self) -> usize {

@@ -23,12 +23,11 @@ pub fn render(plan: &Plan) -> String {
     );
     let _ = writeln!(
         o,
-        "horizon {} slots × {} min = {:.1} h; solver {:?} (gap tolerance {}%, {} integer variables)",
+        "horizon {} slots × {} min = {:.1} h; solver: {} ({} integer variables)",
         plan.solver.slots,
         (plan.slot_hours * 60.0).round(),
         plan.horizon_hours,
-        plan.solver.status,
-        plan.solver.mip_gap_tolerance * 100.0,
+        plan.solver.status.describe(plan.solver.mip_gap_tolerance),
         plan.solver.integer_variables
     );
     let _ = writeln!(o);
