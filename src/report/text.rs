@@ -6,6 +6,32 @@ use crate::capacity::Verdict;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 
+/// On-demand GPUs of each rented type, slot by slot, 24 slots a row.
+fn on_demand_grid(o: &mut String, plan: &Plan) {
+    for gpu in plan.reserved.keys() {
+        let rented: Vec<u32> = plan
+            .on_demand
+            .iter()
+            .map(|s| s.get(gpu).copied().unwrap_or(0))
+            .collect();
+        if rented.iter().all(|&n| n == 0) {
+            continue;
+        }
+        let _ = writeln!(o, "  on-demand {gpu} by slot:");
+        for (row, chunk) in rented.chunks(24).enumerate() {
+            let first = row * 24;
+            let cells: Vec<String> = chunk.iter().map(|n| format!("{n:>3}")).collect();
+            let _ = writeln!(
+                o,
+                "    {:>4}-{:<4}{}",
+                first,
+                first + chunk.len() - 1,
+                cells.join("")
+            );
+        }
+    }
+}
+
 fn percentile_of(plan: &Plan, tier: &str) -> f64 {
     plan.slo.get(tier).map_or(0.0, |s| s.percentile)
 }
@@ -99,6 +125,7 @@ pub fn render(plan: &Plan) -> String {
             reserved + max
         );
     }
+    on_demand_grid(o, plan);
     let _ = writeln!(o);
     let _ = writeln!(o, "TIERS");
     for (name, tier) in &plan.tiers {
