@@ -83,6 +83,7 @@ fn check_servable(
     demand: &Demand,
     capacity: &[Vec<CapacityEntry>],
 ) -> Result<(), PlannerError> {
+    let mut unserved = Vec::new();
     for (k, tier) in scenario.tiers.iter().enumerate() {
         let serves = capacity[k]
             .iter()
@@ -125,12 +126,16 @@ fn check_servable(
                 reasons.join("; ")
             )
         };
-        return Err(PlannerError::Infeasible(format!(
+        unserved.push(format!(
             "tier `{}` cannot be served: {detail}. Relax the tier's limits, offer a faster GPU type or larger tensor-parallel degrees, or allow the API for this tier",
             tier.name
-        )));
+        ));
     }
-    Ok(())
+    if unserved.is_empty() {
+        Ok(())
+    } else {
+        Err(PlannerError::Infeasible(unserved.join("\n")))
+    }
 }
 
 fn explain_infeasible(scenario: &Scenario, demand: &Demand) -> String {
