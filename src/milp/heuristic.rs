@@ -179,13 +179,35 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
     Some(plan)
 }
 
-/// For each GPU type, the reserved count that suits `plan`'s usage: the
-/// largest R such that the slots using at least R GPUs, rented on demand,
-/// would cost more than reserving the R-th GPU for the whole horizon.
-/// With `reserved` fixed, solves every slot on its own; `None` when a slot is
-/// infeasible with those counts (quotas) or a solve fails.
+/// With `reserved` fixed, solves every slot on its own (the slots are
+/// independent then, so they are spread over the available cores; each solve
+/// is single-threaded and deterministic, so the result does not depend on the
+/// split). `None` when a slot is infeasible with those counts (quotas) or a
+/// solve fails.
 pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolution> {
     let slots = input.slots();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let solved: Vec<Option<MilpSolution>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    (w..slots)
+                        .step_by(workers)
+                        .map(|t| (t, solve_slot(input, reserved, t)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut by_slot: Vec<Option<MilpSolution>> = vec![None; slots];
+        for handle in handles {
+            for (t, slot) in handle.join().unwrap_or_default() {
+                by_slot[t] = slot;
+            }
+        }
+        by_slot
+    });
     let mut whole = MilpSolution {
         reserved: reserved.to_vec(),
         on_demand: Vec::with_capacity(slots),
@@ -201,24 +223,8 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
             .collect(),
         status: SolveStatus::Optimal,
     };
-    for t in 0..slots {
-        let mut one = input.clone();
-        one.mip_gap = 0.0;
-        one.log_file = None;
-        for tier in &mut one.tiers {
-            tier.peak_rps = vec![tier.peak_rps.get(t).copied().unwrap_or(0.0)];
-            tier.mean_rps = vec![tier.mean_rps.get(t).copied().unwrap_or(0.0)];
-        }
-        let built = build(
-            &one,
-            Mode {
-                integer: true,
-                fixed_reserved: Some(reserved),
-                warm_start: None,
-            },
-        )
-        .ok()?;
-        let slot = solve_built(&one, built).ok()?;
+    for slot in solved {
+        let slot = slot?;
         whole.on_demand.push(slot.on_demand[0].clone());
         for (k, tier) in slot.replicas.iter().enumerate() {
             for (c, per_slot) in tier.iter().enumerate() {
@@ -233,6 +239,27 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
     Some(whole)
 }
 
+/// Slot `t` alone, exactly, with `reserved` fixed.
+fn solve_slot(input: &MilpInput, reserved: &[u32], t: usize) -> Option<MilpSolution> {
+    let mut one = input.clone();
+    one.mip_gap = 0.0;
+    one.threads = 1;
+    one.log_file = None;
+    for tier in &mut one.tiers {
+        tier.peak_rps = vec![tier.peak_rps.get(t).copied().unwrap_or(0.0)];
+        tier.mean_rps = vec![tier.mean_rps.get(t).copied().unwrap_or(0.0)];
+    }
+    let mode = Mode {
+        integer: true,
+        fixed_reserved: Some(reserved),
+        warm_start: None,
+    };
+    solve_built(&one, build(&one, mode).ok()?).ok()
+}
+
+/// For each GPU type, the reserved count that suits `plan`'s usage: the
+/// largest R such that the slots using at least R GPUs, rented on demand,
+/// would cost more than reserving the R-th GPU for the whole horizon.
 pub fn reserved_levels(input: &MilpInput, plan: &MilpSolution) -> Vec<u32> {
     let slots = input.slots();
     let horizon = input.horizon_hours();
