@@ -344,30 +344,6 @@ fn best_system_throughput(
         .fold(0.0, f64::max))
 }
 
-/// MLPerf systems relative to 8x H100, published and predicted.
-pub fn compare_mlperf(profiles_dir: &Path) -> Result<Vec<RatioComparison>, PlannerError> {
-    let mut out = Vec::new();
-    for (isl, osl) in MLPERF_LENGTHS {
-        let base =
-            best_system_throughput(profiles_dir, &MLPERF[0], f64::from(isl), f64::from(osl))?;
-        for system in &MLPERF[1..] {
-            let predicted =
-                best_system_throughput(profiles_dir, system, f64::from(isl), f64::from(osl))?
-                    / base;
-            let published = system.offline_tokens_per_s / MLPERF[0].offline_tokens_per_s;
-            out.push(RatioComparison {
-                system: system.system.into(),
-                input_tokens: isl,
-                output_tokens: osl,
-                published_ratio: published,
-                predicted_ratio: predicted,
-                relative_error: predicted / published - 1.0,
-            });
-        }
-    }
-    Ok(out)
-}
-
 /// Server over offline throughput of one MLPerf system: what the latency
 /// limits cost, published and predicted by the capacity model.
 #[derive(Debug, Clone, Serialize)]
@@ -448,17 +424,40 @@ fn server_throughput(
     Ok(best)
 }
 
-/// Server over offline throughput per MLPerf system, published and predicted.
-pub fn compare_mlperf_server(profiles_dir: &Path) -> Result<Vec<ServerComparison>, PlannerError> {
-    let mut out = Vec::new();
+/// The MLPerf comparisons, each system's offline throughput computed once per
+/// length mix: (systems relative to 8x H100, server over offline per system).
+pub fn compare_mlperf(
+    profiles_dir: &Path,
+) -> Result<(Vec<RatioComparison>, Vec<ServerComparison>), PlannerError> {
+    let (mut ratios, mut server_ratios) = (Vec::new(), Vec::new());
     for (isl, osl) in MLPERF_LENGTHS {
-        for system in MLPERF {
-            let offline =
-                best_system_throughput(profiles_dir, system, f64::from(isl), f64::from(osl))?;
+        let offline: Vec<f64> = MLPERF
+            .iter()
+            .map(|system| {
+                best_system_throughput(profiles_dir, system, f64::from(isl), f64::from(osl))
+            })
+            .collect::<Result<_, _>>()?;
+        for (system, &system_offline) in MLPERF.iter().zip(&offline) {
+            if system.gpu != MLPERF[0].gpu {
+                let predicted = system_offline / offline[0];
+                let published = system.offline_tokens_per_s / MLPERF[0].offline_tokens_per_s;
+                ratios.push(RatioComparison {
+                    system: system.system.into(),
+                    input_tokens: isl,
+                    output_tokens: osl,
+                    published_ratio: published,
+                    predicted_ratio: predicted,
+                    relative_error: predicted / published - 1.0,
+                });
+            }
             let server = server_throughput(profiles_dir, system, isl, osl)?;
-            let predicted = if offline > 0.0 { server / offline } else { 0.0 };
+            let predicted = if system_offline > 0.0 {
+                server / system_offline
+            } else {
+                0.0
+            };
             let published = system.server_tokens_per_s / system.offline_tokens_per_s;
-            out.push(ServerComparison {
+            server_ratios.push(ServerComparison {
                 system: system.system.into(),
                 input_tokens: isl,
                 output_tokens: osl,
@@ -468,5 +467,5 @@ pub fn compare_mlperf_server(profiles_dir: &Path) -> Result<Vec<ServerComparison
             });
         }
     }
-    Ok(out)
+    Ok((ratios, server_ratios))
 }

@@ -377,8 +377,7 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
 
 fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
     let points = crate::calibrate::compare(&args.profiles)?;
-    let ratios = crate::calibrate::compare_mlperf(&args.profiles)?;
-    let server = crate::calibrate::compare_mlperf_server(&args.profiles)?;
+    let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles)?;
     let text = match args.format {
         Format::Json => report::json::render(&serde_json::json!({
             "published_points": points,

@@ -61,11 +61,6 @@ impl TierDemand {
     pub fn output_tokens_total(&self, slot_hours: f64) -> f64 {
         self.mean_rps.iter().sum::<f64>() * slot_hours * 3600.0 * self.output_tokens.mean
     }
-
-    /// Input tokens over the horizon.
-    pub fn input_tokens_total(&self, slot_hours: f64) -> f64 {
-        self.mean_rps.iter().sum::<f64>() * slot_hours * 3600.0 * self.input_tokens.mean
-    }
 }
 
 /// One trace behind a tier.
@@ -367,7 +362,7 @@ fn merge_lengths(
         .max()
         .unwrap_or(0);
     (
-        lengths.clone(),
+        lengths,
         from_sample(&ins, mean_of(&|a| a.mean_input_tokens()), max_in),
         from_sample(&outs, mean_of(&|a| a.mean_output_tokens()), max_out),
         mean_of(&|a| a.interarrival_cv()),

@@ -287,32 +287,35 @@ fn assemble(
             .sum();
         api_requests += api_weighted;
         all_requests += total_mean;
+        // Requests/s the replicas of each slot can carry; configuration c's
+        // share of a slot's GPU-served traffic is its part of that capacity.
+        let capacity_by_slot: Vec<f64> = (0..tier.mean_rps.len())
+            .map(|t| {
+                tier.options
+                    .iter()
+                    .zip(&solution.replicas[k])
+                    .map(|(o, replicas)| f64::from(replicas[t]) * o.max_rps)
+                    .sum()
+            })
+            .collect();
         let mut configurations = Vec::new();
         for (c, option) in tier.options.iter().enumerate() {
             let replicas = &solution.replicas[k][c];
             if replicas.iter().all(|&n| n == 0) {
                 continue;
             }
-            // Share of slot t served by c: its capacity share of the GPU-served part.
-            let served: f64 = (0..tier.mean_rps.len())
-                .map(|t| {
-                    let capacity_t: f64 = tier
-                        .options
-                        .iter()
-                        .enumerate()
-                        .map(|(j, o)| f64::from(solution.replicas[k][j][t]) * o.max_rps)
-                        .sum();
-                    if capacity_t <= 0.0 {
-                        return 0.0;
-                    }
-                    let fraction = f64::from(replicas[t]) * option.max_rps / capacity_t;
-                    let on_gpus = tier.mean_rps[t] * (1.0 - solution.api[k][t]);
-                    busy_gpu_hours += on_gpus * fraction / option.max_rps
-                        * f64::from(option.gpus_per_replica)
-                        * input.slot_hours;
-                    on_gpus * fraction
-                })
-                .sum();
+            let mut served = 0.0;
+            for (t, &capacity_t) in capacity_by_slot.iter().enumerate() {
+                if capacity_t <= 0.0 {
+                    continue;
+                }
+                let fraction = f64::from(replicas[t]) * option.max_rps / capacity_t;
+                let on_gpus_rps = tier.mean_rps[t] * (1.0 - solution.api[k][t]) * fraction;
+                served += on_gpus_rps;
+                busy_gpu_hours += on_gpus_rps / option.max_rps
+                    * f64::from(option.gpus_per_replica)
+                    * input.slot_hours;
+            }
             let entry = &capacity[k][option_entries[k][c]];
             configurations.push(ConfigUse {
                 config: entry.config.label(),

@@ -47,11 +47,6 @@ impl RunningMoments {
         self.m2 += delta * (x - self.mean);
     }
 
-    /// Values seen.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
     /// Mean (0 when empty).
     pub fn mean(&self) -> f64 {
         self.mean

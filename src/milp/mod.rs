@@ -134,6 +134,24 @@ pub struct MilpSolution {
     pub status: SolveStatus,
 }
 
+impl MilpSolution {
+    /// GPUs of type `g` that the replicas of slot `t` occupy.
+    pub fn gpus_used(&self, input: &MilpInput, g: usize, t: usize) -> u32 {
+        input
+            .tiers
+            .iter()
+            .zip(&self.replicas)
+            .flat_map(|(tier, replicas)| {
+                tier.options
+                    .iter()
+                    .zip(replicas)
+                    .filter(move |(o, _)| o.gpu == g)
+                    .map(move |(o, per_slot)| o.gpus_per_replica * per_slot[t])
+            })
+            .sum()
+    }
+}
+
 /// Why no solution came back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MilpError {
@@ -389,18 +407,7 @@ mod tests {
             })
         }) && (0..input.slots()).all(|t| {
             input.gpus.iter().enumerate().all(|(g, gpu)| {
-                let used: u32 = input
-                    .tiers
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(k, tier)| {
-                        tier.options
-                            .iter()
-                            .enumerate()
-                            .filter(move |(_, o)| o.gpu == g)
-                            .map(move |(c, o)| o.gpus_per_replica * s.replicas[k][c][t])
-                    })
-                    .sum();
+                let used = s.gpus_used(input, g, t);
                 let owned = s.reserved[g] + s.on_demand[t][g];
                 used <= owned && gpu.max_gpus.is_none_or(|m| owned <= m)
             })

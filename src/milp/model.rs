@@ -280,28 +280,6 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
                 .collect()
         })
         .collect();
-    let on_demand_n: Vec<Vec<u32>> = (0..slots)
-        .map(|t| {
-            (0..input.gpus.len())
-                .map(|g| {
-                    let used: u32 = input
-                        .tiers
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(k, tier)| {
-                            let replicas_n = &replicas_n;
-                            tier.options
-                                .iter()
-                                .enumerate()
-                                .filter(move |(_, o)| o.gpu == g)
-                                .map(move |(c, o)| o.gpus_per_replica * replicas_n[k][c][t])
-                        })
-                        .sum();
-                    used.saturating_sub(reserved_n[g])
-                })
-                .collect()
-        })
-        .collect();
     let api_share: Vec<Vec<f64>> = api
         .iter()
         .map(|tier| {
@@ -310,11 +288,18 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
                 .collect()
         })
         .collect();
-    Ok(MilpSolution {
+    let mut plan = MilpSolution {
         reserved: reserved_n,
-        on_demand: on_demand_n,
+        on_demand: vec![vec![0; input.gpus.len()]; slots],
         replicas: replicas_n,
         api: api_share,
         status,
-    })
+    };
+    // Rented GPUs: what the whole replicas occupy beyond the reserved ones.
+    for t in 0..slots {
+        for g in 0..input.gpus.len() {
+            plan.on_demand[t][g] = plan.gpus_used(input, g, t).saturating_sub(plan.reserved[g]);
+        }
+    }
+    Ok(plan)
 }
