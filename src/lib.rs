@@ -33,6 +33,7 @@ pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod shape;
+pub mod sim;
 pub mod solve;
 pub mod stats;
 pub mod traces;

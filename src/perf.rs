@@ -117,12 +117,153 @@ impl PerfModel {
         memory.max(compute) + self.allreduce_s(batch) + self.step_overhead_s
     }
 
+    /// One engine step of continuous batching, in seconds: `work.tokens` tokens
+    /// through the weights (prefill chunks plus one per decoding sequence),
+    /// `work.attention_pairs` (query, key) pairs of attention and
+    /// `work.kv_read_tokens` tokens of KV cache read:
+    /// max(FLOPs / (TP η_c P), bytes / (TP η_m BW)) + all-reduces + overhead,
+    /// with FLOPs = 2 N T + 4 L H d A and bytes = weights read + KV read.
+    /// [`Self::prefill_s`] and [`Self::decode_step_s`] are its two pure cases.
+    pub fn step_s(&self, work: &StepWork) -> f64 {
+        if work.tokens <= 0.0 {
+            return 0.0;
+        }
+        let flops = 2.0 * self.active_params * work.tokens
+            + 4.0 * self.layers * self.heads * self.head_dim * work.attention_pairs;
+        let compute = flops / (self.tp() * self.compute_efficiency * self.peak_flops);
+        let bytes = (self.weight_read_bytes(work.tokens)
+            + work.kv_read_tokens * self.kv_bytes_per_token)
+            / self.tp();
+        let memory = bytes / (self.bandwidth_efficiency * self.bandwidth_bytes_per_s);
+        compute.max(memory) + self.allreduce_s(work.tokens) + self.step_overhead_s
+    }
+
+    /// A run of decode-only steps of `batch` sequences whose contexts sum to
+    /// `context_tokens` at the first step (each step adds `batch` tokens).
+    pub fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
+        let b = f64::from(batch);
+        let flops_rate = self.tp() * self.compute_efficiency * self.peak_flops;
+        let bytes_rate = self.tp() * self.bandwidth_efficiency * self.bandwidth_bytes_per_s;
+        DecodeRun {
+            compute: Line {
+                at_zero_s: 2.0 * self.active_params * b / flops_rate,
+                per_context_token_s: 4.0 * self.layers * self.heads * self.head_dim / flops_rate,
+            },
+            memory: Line {
+                at_zero_s: self.weight_read_bytes(b) / bytes_rate,
+                per_context_token_s: self.kv_bytes_per_token / bytes_rate,
+            },
+            fixed_s: self.allreduce_s(b) + self.step_overhead_s,
+            context_tokens,
+            batch: b,
+        }
+    }
+
     /// Weight bytes one forward pass over `tokens` tokens reads: all weights of
     /// a dense model; for a mixture of experts, the active share per token up
     /// to all of them.
     fn weight_read_bytes(&self, tokens: f64) -> f64 {
         let params = (self.active_params * tokens.max(1.0)).min(self.total_params);
         params * self.bytes_per_weight
+    }
+}
+
+/// The work of one engine step (see [`PerfModel::step_s`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepWork {
+    /// Tokens through the weights: prefill chunk tokens + decoding sequences.
+    pub tokens: f64,
+    /// (query, key) pairs of attention: a decoding sequence contributes its
+    /// context; a prefill chunk of c tokens after o cached ones c·o + c²/2.
+    pub attention_pairs: f64,
+    /// Tokens of KV cache read from memory.
+    pub kv_read_tokens: f64,
+}
+
+/// `at_zero_s + per_context_token_s × C`: one bound of a decode step's time as
+/// a function of the summed context C.
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    at_zero_s: f64,
+    per_context_token_s: f64,
+}
+
+impl Line {
+    fn at(&self, context: f64) -> f64 {
+        self.at_zero_s + self.per_context_token_s * context
+    }
+
+    /// Σ_{j<k} at(c0 + j b).
+    fn sum(&self, c0: f64, b: f64, k: f64) -> f64 {
+        k * self.at_zero_s + self.per_context_token_s * (k * c0 + b * k * (k - 1.0) / 2.0)
+    }
+}
+
+/// Consecutive decode-only steps with a fixed batch: step j takes
+/// max(compute(C_j), memory(C_j)) + fixed with C_j = C_0 + j B. Both bounds
+/// are linear in C, so the time of k steps has a closed form and the
+/// simulator advances a whole run at once.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeRun {
+    compute: Line,
+    memory: Line,
+    fixed_s: f64,
+    context_tokens: f64,
+    batch: f64,
+}
+
+impl DecodeRun {
+    /// Seconds taken by the first `steps` steps.
+    pub fn elapsed_s(&self, steps: u64) -> f64 {
+        let k = steps as f64;
+        let (c0, b) = (self.context_tokens, self.batch);
+        // The steeper line dominates from the crossing on: steps before the
+        // crossing follow the flatter line.
+        let (flat, steep) = if self.compute.per_context_token_s <= self.memory.per_context_token_s
+        {
+            (self.compute, self.memory)
+        } else {
+            (self.memory, self.compute)
+        };
+        let slope_gap = steep.per_context_token_s - flat.per_context_token_s;
+        let split = if slope_gap <= 0.0 {
+            if steep.at_zero_s >= flat.at_zero_s {
+                0.0
+            } else {
+                k
+            }
+        } else {
+            let crossing = (flat.at_zero_s - steep.at_zero_s) / slope_gap;
+            if b > 0.0 {
+                ((crossing - c0) / b).ceil().clamp(0.0, k)
+            } else if c0 >= crossing {
+                0.0
+            } else {
+                k
+            }
+        };
+        flat.sum(c0, b, split) + steep.sum(c0 + split * b, b, k - split) + k * self.fixed_s
+    }
+
+    /// Seconds of step `j` alone (0-based).
+    pub fn step_s(&self, j: u64) -> f64 {
+        let c = self.context_tokens + j as f64 * self.batch;
+        self.compute.at(c).max(self.memory.at(c)) + self.fixed_s
+    }
+
+    /// The number of steps, at most `max_steps`, needed for the run to reach
+    /// `elapsed_s`: the step in flight at that moment counts as done.
+    pub fn steps_to_reach(&self, elapsed_s: f64, max_steps: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, max_steps);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.elapsed_s(mid) >= elapsed_s {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 }
 
@@ -202,5 +343,43 @@ pub(crate) mod tests {
         let m = PerfModel::new(&h100(), &llama8b(), 1);
         let expected = (72e9 - 16.06e9) / 131_072.0;
         assert!((m.kv_capacity_tokens() - expected).abs() < 1e-6);
+    }
+    #[test]
+    fn step_work_reduces_to_prefill_and_decode() {
+        let m = PerfModel::new(&h100(), &llama8b(), 2);
+        let prefill = StepWork {
+            tokens: 3000.0,
+            attention_pairs: 3000.0 * 3000.0 / 2.0,
+            kv_read_tokens: 0.0,
+        };
+        assert!((m.step_s(&prefill) - m.prefill_s(3000.0)).abs() < 1e-12);
+        let decode = StepWork {
+            tokens: 16.0,
+            attention_pairs: 16.0 * 900.0,
+            kv_read_tokens: 16.0 * 900.0,
+        };
+        assert!((m.step_s(&decode) - m.decode_step_s(16.0, 900.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn decode_run_sums_its_steps_exactly() {
+        // Small and large batches cross between memory- and compute-bound.
+        for (batch, context) in [(1u32, 500.0), (64, 64.0 * 2000.0), (512, 512.0 * 100.0)] {
+            let m = PerfModel::new(&h100(), &llama8b(), 1);
+            let run = m.decode_run(batch, context);
+            let mut total = 0.0;
+            for j in 0..300u64 {
+                let c = context + j as f64 * f64::from(batch);
+                let step = m.decode_step_s(f64::from(batch), c / f64::from(batch));
+                assert!((run.step_s(j) - step).abs() < 1e-12);
+                total += step;
+                let closed = run.elapsed_s(j + 1);
+                assert!((closed - total).abs() < 1e-9 * total.max(1.0), "{closed} vs {total}");
+            }
+            let half = run.elapsed_s(150) - 1e-9;
+            assert_eq!(run.steps_to_reach(half, 300), 150);
+            assert_eq!(run.steps_to_reach(1e9, 300), 300);
+            assert_eq!(run.steps_to_reach(0.0, 300), 0);
+        }
     }
 }

@@ -1,0 +1,343 @@
+//! The fleet: replicas grouped by (tier, configuration), following the plan's
+//! replica counts slot by slot, a router in front of them, and the event loop
+//! that replays a workload against them.
+//!
+//! * At each slot start every group gets the plan's replica count for that
+//!   slot. New replicas start empty; replicas beyond the count stop taking
+//!   requests and finish the ones they hold (drain).
+//! * A request of a tier goes to the API with the plan's API share for its
+//!   slot (seeded draw); otherwise the router sends it to the tier's up
+//!   replica with the least outstanding work per unit of capacity:
+//!   (prompt tokens not yet prefilled + requests in system × the tier's mean
+//!   output tokens) / the configuration's requests/s per replica; ties go to
+//!   the lowest index. A request finds no replica when the plan has none up
+//!   for its tier, or when its prompt plus output exceed every up replica's
+//!   KV cache; it is counted unserved (missing both limits).
+
+use super::events::{Event, EventQueue};
+use super::metrics::{GroupTally, Latency, Limits, SlotTally, TierTally};
+use super::replica::{Finished, Replica, ReplicaSpec};
+use super::request::{Arrival, InFlight, Slab};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::ops::Range;
+
+/// One tier as the fleet sees it.
+#[derive(Debug, Clone)]
+pub struct FleetTier {
+    pub name: String,
+    pub limits: Limits,
+    /// Share of the tier's requests sent to the API, per slot.
+    pub api_share_by_slot: Vec<f64>,
+    /// Mean output tokens (the router's estimate of a request's decode work).
+    pub mean_output_tokens: f64,
+}
+
+/// Identical replicas serving one tier.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub tier: usize,
+    pub label: String,
+    pub spec: ReplicaSpec,
+    pub replicas_by_slot: Vec<u32>,
+    /// The plan's requests/s per replica (the router's capacity weight).
+    pub rps_per_replica: f64,
+}
+
+/// The fleet a plan describes.
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    pub slot_s: f64,
+    pub tiers: Vec<FleetTier>,
+    pub groups: Vec<Group>,
+}
+
+/// What a replay measured.
+#[derive(Debug, Clone)]
+pub struct SimResult {
+    pub tiers: Vec<TierTally>,
+    /// Per slot of the range, per tier.
+    pub slots: Vec<Vec<SlotTally>>,
+    pub groups: Vec<GroupTally>,
+    /// Requests offered.
+    pub requests: u64,
+    /// Events processed (arrivals, step ends, slot starts).
+    pub events: u64,
+    /// Most requests in flight at once.
+    pub peak_in_flight: usize,
+}
+
+struct GroupState {
+    replicas: Vec<usize>,
+    up: usize,
+}
+
+/// Replays `arrivals` (sorted by time, seconds since the start of slot 0,
+/// within `slots`) against `fleet`. `on_slot` is called at each slot start.
+pub fn simulate(
+    fleet: &Fleet,
+    slots: Range<usize>,
+    arrivals: impl IntoIterator<Item = Arrival>,
+    seed: u64,
+    mut on_slot: impl FnMut(usize),
+) -> SimResult {
+    let mut arrivals = arrivals.into_iter();
+    let specs: Vec<&ReplicaSpec> = fleet.groups.iter().map(|g| &g.spec).collect();
+    let mut replicas: Vec<Replica> = Vec::new();
+    let mut groups: Vec<GroupState> = fleet
+        .groups
+        .iter()
+        .map(|_| GroupState {
+            replicas: Vec::new(),
+            up: 0,
+        })
+        .collect();
+    let tier_groups: Vec<Vec<usize>> = (0..fleet.tiers.len())
+        .map(|k| (0..fleet.groups.len()).filter(|&g| fleet.groups[g].tier == k).collect())
+        .collect();
+    let mut result = SimResult {
+        tiers: vec![TierTally::default(); fleet.tiers.len()],
+        slots: vec![vec![SlotTally::default(); fleet.tiers.len()]; slots.len()],
+        groups: vec![GroupTally::default(); fleet.groups.len()],
+        requests: 0,
+        events: 0,
+        peak_in_flight: 0,
+    };
+    let mut queue = EventQueue::default();
+    let mut reqs = Slab::default();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut finished: Vec<Finished> = Vec::new();
+    let mut current_slot = slots.start;
+    for s in slots.clone() {
+        queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
+    }
+    let mut pending = arrivals.next();
+    if let Some(a) = &pending {
+        queue.push(a.time_s, Event::Arrival);
+    }
+    let slot_index = |time_s: f64| -> usize {
+        ((time_s / fleet.slot_s) as usize).clamp(slots.start, slots.end.max(1) - 1) - slots.start
+    };
+    while let Some((now, event)) = queue.pop() {
+        result.events += 1;
+        match event {
+            Event::SlotStart(s) => {
+                current_slot = s;
+                for (g, group) in fleet.groups.iter().enumerate() {
+                    let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
+                    let state = &mut groups[g];
+                    while state.replicas.len() < up {
+                        state.replicas.push(replicas.len());
+                        replicas.push(Replica::new(g));
+                    }
+                    state.up = up;
+                    result.groups[g].up_s += up as f64 * fleet.slot_s;
+                }
+                on_slot(s);
+            }
+            Event::Arrival => {
+                let Some(a) = pending.take() else { continue };
+                pending = arrivals.next();
+                if let Some(next) = &pending {
+                    queue.push(next.time_s.max(now), Event::Arrival);
+                }
+                result.requests += 1;
+                let k = usize::from(a.tier);
+                let tier = &fleet.tiers[k];
+                let tally = &mut result.tiers[k];
+                tally.requests += 1;
+                let share = tier.api_share_by_slot.get(current_slot).copied().unwrap_or(0.0);
+                if share > 0.0 && (share >= 1.0 || rng.gen::<f64>() < share) {
+                    tally.api_requests += 1;
+                    tally.api_output_tokens += u64::from(a.output_tokens);
+                    continue;
+                }
+                let slot = &mut result.slots[slot_index(a.time_s)][k];
+                slot.on_gpus += 1;
+                let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+                let mut best: Option<(f64, usize)> = None;
+                for &g in &tier_groups[k] {
+                    if need > specs[g].kv_capacity_tokens {
+                        continue;
+                    }
+                    let weight = fleet.groups[g].rps_per_replica.max(1e-12);
+                    for &r in &groups[g].replicas[..groups[g].up] {
+                        let rep = &replicas[r];
+                        let work = rep.outstanding_prompt_tokens as f64
+                            + f64::from(rep.in_system) * tier.mean_output_tokens;
+                        let score = work / weight;
+                        if best.is_none_or(|(b, _)| score < b) {
+                            best = Some((score, r));
+                        }
+                    }
+                }
+                let Some((_, r)) = best else {
+                    tally.unserved_requests += 1;
+                    continue;
+                };
+                let id = reqs.insert(InFlight::new(&a));
+                let rep = &mut replicas[r];
+                let spec = specs[rep.spec];
+                if let Some(end) = rep.enqueue(now, id, &reqs, spec) {
+                    queue.push(end, Event::StepEnd { replica: r, generation: rep.generation });
+                } else if !rep.is_busy() {
+                    if let Some(end) = rep.start_step(now, &mut reqs, spec) {
+                        queue.push(end, Event::StepEnd { replica: r, generation: rep.generation });
+                    }
+                }
+                result.peak_in_flight = result.peak_in_flight.max(reqs.high_water());
+            }
+            Event::StepEnd { replica, generation } => {
+                let rep = &mut replicas[replica];
+                if rep.generation != generation {
+                    continue;
+                }
+                let spec = specs[rep.spec];
+                finished.clear();
+                rep.end_step(now, &mut reqs, &mut finished);
+                for f in &finished {
+                    let r = reqs.get(f.id);
+                    let k = usize::from(r.tier);
+                    let ttft_ms = (r.first_token_s - r.arrival_s) * 1e3;
+                    let e2e_ms = (f.finish_s - r.arrival_s) * 1e3;
+                    let latency = Latency {
+                        ttft_ms,
+                        tpot_ms: Latency::tpot_ms(e2e_ms, ttft_ms, r.output_tokens),
+                        e2e_ms,
+                        queue_ms: (r.admitted_s - r.arrival_s) * 1e3,
+                    };
+                    let limits = fleet.tiers[k].limits;
+                    let met = latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
+                    result.tiers[k].record(latency, r.output_tokens, limits);
+                    result.slots[slot_index(r.arrival_s)][k].met_both += u64::from(met);
+                    reqs.remove(f.id);
+                }
+                if let Some(end) = rep.start_step(now, &mut reqs, spec) {
+                    queue.push(end, Event::StepEnd { replica, generation: rep.generation });
+                }
+            }
+        }
+    }
+    for rep in &replicas {
+        result.groups[rep.spec].busy_s += rep.busy_s;
+        result.groups[rep.spec].preemptions += rep.preemptions;
+    }
+    result.peak_in_flight = reqs.high_water();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::tests::{h100, llama8b};
+    use crate::perf::PerfModel;
+    use crate::sim::workload::renewal;
+
+    fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
+        ReplicaSpec {
+            perf: PerfModel::new(&h100(), &llama8b(), 1),
+            max_batch,
+            max_batched_tokens: 2048,
+            kv_capacity_tokens,
+            decode_runs,
+        }
+    }
+
+    fn fleet(spec: ReplicaSpec, replicas: u32, api_share: f64) -> Fleet {
+        Fleet {
+            slot_s: 3600.0,
+            tiers: vec![FleetTier {
+                name: "t".into(),
+                limits: Limits { ttft_ms: 500.0, tpot_ms: 50.0 },
+                api_share_by_slot: vec![api_share],
+                mean_output_tokens: 200.0,
+            }],
+            groups: vec![Group {
+                tier: 0,
+                label: "g".into(),
+                spec,
+                replicas_by_slot: vec![replicas],
+                rps_per_replica: 1.0,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_lone_request_takes_one_prefill_and_its_decode_steps() {
+        let f = fleet(spec(true, 8, 100_000), 1, 0.0);
+        let a = Arrival { time_s: 1.0, tier: 0, input_tokens: 1000, output_tokens: 101 };
+        let r = simulate(&f, 0..1, [a], 1, |_| {});
+        let perf = &f.groups[0].spec.perf;
+        let prefill_ms = perf.prefill_s(1000.0) * 1e3;
+        let t = &r.tiers[0];
+        assert_eq!((t.requests, t.served_requests, t.met_both), (1, 1, 1));
+        let ttft = t.ttft.quantile_ms(1.0);
+        assert!((ttft - prefill_ms).abs() < 1e-9, "{ttft} vs {prefill_ms}");
+        // 100 decode steps; context 1001 at the first, growing by one.
+        let decode_ms: f64 = (0..100)
+            .map(|j| perf.decode_step_s(1.0, 1001.0 + f64::from(j)) * 1e3)
+            .sum();
+        let e2e = t.e2e.quantile_ms(1.0);
+        assert!((e2e - prefill_ms - decode_ms).abs() < 1e-6, "{e2e}");
+        // One arrival, one slot start, the prefill step and one decode run.
+        assert_eq!(r.events, 4);
+    }
+
+    #[test]
+    fn decode_runs_match_step_by_step_simulation() {
+        let lengths: Vec<(u32, u32)> = (0..64).map(|i| (200 + 97 * i, 20 + 13 * i)).collect();
+        let arrivals = renewal(6.0, 2.0, &lengths, 3000, 11);
+        // A small KV cache forces preemptions as well.
+        for kv in [1_000_000, 12_000] {
+            let by_runs = simulate(&fleet(spec(true, 32, kv), 2, 0.0), 0..1, arrivals.clone(), 5, |_| {});
+            let by_steps = simulate(&fleet(spec(false, 32, kv), 2, 0.0), 0..1, arrivals.clone(), 5, |_| {});
+            let (a, b) = (&by_runs.tiers[0], &by_steps.tiers[0]);
+            assert_eq!(a.served_requests, 3000);
+            assert_eq!((a.met_ttft, a.met_tpot, a.met_both), (b.met_ttft, b.met_tpot, b.met_both));
+            for q in [0.5, 0.9, 0.99] {
+                let rel = |x: f64, y: f64| (x - y).abs() / y.max(1e-9);
+                assert!(rel(a.ttft.quantile_ms(q), b.ttft.quantile_ms(q)) < 0.011);
+                assert!(rel(a.e2e.quantile_ms(q), b.e2e.quantile_ms(q)) < 0.011);
+            }
+            assert_eq!(by_runs.groups[0].preemptions, by_steps.groups[0].preemptions);
+            assert!(by_runs.events * 5 < by_steps.events, "{} vs {}", by_runs.events, by_steps.events);
+            if kv == 12_000 {
+                assert!(by_runs.groups[0].preemptions > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn every_request_is_accounted_for_and_the_seed_fixes_the_result() {
+        let lengths = [(500, 100), (3000, 20), (50, 400)];
+        let arrivals = renewal(20.0, 1.5, &lengths, 5000, 2);
+        let f = fleet(spec(true, 16, 60_000), 3, 0.3);
+        let r = simulate(&f, 0..1, arrivals.clone(), 9, |_| {});
+        let t = &r.tiers[0];
+        assert_eq!(t.requests, 5000);
+        assert_eq!(t.api_requests + t.served_requests + t.unserved_requests, 5000);
+        assert!((t.api_requests as f64 / 5000.0 - 0.3).abs() < 0.03);
+        let again = simulate(&f, 0..1, arrivals, 9, |_| {});
+        assert_eq!(again.tiers[0].met_both, t.met_both);
+        assert_eq!(again.events, r.events);
+        assert!(r.groups[0].busy_s > 0.0 && r.groups[0].busy_s <= r.groups[0].up_s * 1.01);
+    }
+
+    #[test]
+    fn overload_misses_the_limits_and_more_replicas_recover() {
+        let lengths = [(2000, 200)];
+        let arrivals = renewal(30.0, 1.0, &lengths, 4000, 4);
+        let one = simulate(&fleet(spec(true, 64, 400_000), 1, 0.0), 0..1, arrivals.clone(), 1, |_| {});
+        let four = simulate(&fleet(spec(true, 64, 400_000), 8, 0.0), 0..1, arrivals, 1, |_| {});
+        assert!(one.tiers[0].attainment() < 0.5, "{}", one.tiers[0].attainment());
+        assert!(four.tiers[0].attainment() > 0.99, "{}", four.tiers[0].attainment());
+    }
+
+    #[test]
+    fn no_replica_up_leaves_requests_unserved() {
+        let a = Arrival { time_s: 0.5, tier: 0, input_tokens: 10, output_tokens: 10 };
+        let r = simulate(&fleet(spec(true, 8, 100_000), 0, 0.0), 0..1, [a], 1, |_| {});
+        assert_eq!(r.tiers[0].unserved_requests, 1);
+        assert_eq!(r.tiers[0].attainment(), 0.0);
+    }
+}

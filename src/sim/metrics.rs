@@ -1,0 +1,128 @@
+//! What a replay measures: per tier, counts against the latency limits,
+//! goodput, and latency percentiles; per slot, attainment.
+
+use super::histogram::Histogram;
+use serde::Serialize;
+
+/// The latency promise a request is judged against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub ttft_ms: f64,
+    pub tpot_ms: f64,
+}
+
+/// The latencies of one completed request.
+#[derive(Debug, Clone, Copy)]
+pub struct Latency {
+    pub ttft_ms: f64,
+    /// (e2e − TTFT) / (output tokens − 1); 0 for a one-token answer, which
+    /// has no time between tokens and so always meets the TPOT limit.
+    pub tpot_ms: f64,
+    pub e2e_ms: f64,
+    /// Arrival to first admission into a batch.
+    pub queue_ms: f64,
+}
+
+impl Latency {
+    /// TPOT of a request from its end-to-end latency and TTFT.
+    pub fn tpot_ms(e2e_ms: f64, ttft_ms: f64, output_tokens: u32) -> f64 {
+        if output_tokens <= 1 {
+            0.0
+        } else {
+            (e2e_ms - ttft_ms) / f64::from(output_tokens - 1)
+        }
+    }
+}
+
+/// Running totals of one tier.
+#[derive(Debug, Clone, Default)]
+pub struct TierTally {
+    /// Requests offered (all routes).
+    pub requests: u64,
+    /// Sent to the API by the plan's share (assumed to meet the limits: the
+    /// plan buys them from a provider that promises them).
+    pub api_requests: u64,
+    pub api_output_tokens: u64,
+    /// Offered while no replica of the tier was up, or too long for any
+    /// replica's KV cache: never served, counted as missing both limits.
+    pub unserved_requests: u64,
+    /// Completed on a replica.
+    pub served_requests: u64,
+    pub met_ttft: u64,
+    pub met_tpot: u64,
+    pub met_both: u64,
+    /// Output tokens of requests completed on replicas.
+    pub output_tokens: u64,
+    /// Output tokens of replica-served requests that met both limits.
+    pub goodput_output_tokens: u64,
+    pub ttft: Histogram,
+    pub tpot: Histogram,
+    pub e2e: Histogram,
+    pub queue: Histogram,
+}
+
+impl TierTally {
+    /// Records one completed request.
+    pub fn record(&mut self, latency: Latency, output_tokens: u32, limits: Limits) {
+        self.served_requests += 1;
+        self.output_tokens += u64::from(output_tokens);
+        let ttft_ok = latency.ttft_ms <= limits.ttft_ms;
+        let tpot_ok = latency.tpot_ms <= limits.tpot_ms;
+        self.met_ttft += u64::from(ttft_ok);
+        self.met_tpot += u64::from(tpot_ok);
+        if ttft_ok && tpot_ok {
+            self.met_both += 1;
+            self.goodput_output_tokens += u64::from(output_tokens);
+        }
+        self.ttft.record(latency.ttft_ms);
+        self.tpot.record(latency.tpot_ms);
+        self.e2e.record(latency.e2e_ms);
+        self.queue.record(latency.queue_ms);
+    }
+
+    /// Share of the requests kept on GPUs (served or unserved) that met both
+    /// limits; 1 when there were none.
+    pub fn attainment(&self) -> f64 {
+        let on_gpus = self.served_requests + self.unserved_requests;
+        if on_gpus == 0 {
+            1.0
+        } else {
+            self.met_both as f64 / on_gpus as f64
+        }
+    }
+
+    /// Adds another tally.
+    pub fn merge(&mut self, o: &TierTally) {
+        self.requests += o.requests;
+        self.api_requests += o.api_requests;
+        self.api_output_tokens += o.api_output_tokens;
+        self.unserved_requests += o.unserved_requests;
+        self.served_requests += o.served_requests;
+        self.met_ttft += o.met_ttft;
+        self.met_tpot += o.met_tpot;
+        self.met_both += o.met_both;
+        self.output_tokens += o.output_tokens;
+        self.goodput_output_tokens += o.goodput_output_tokens;
+        self.ttft.merge(&o.ttft);
+        self.tpot.merge(&o.tpot);
+        self.e2e.merge(&o.e2e);
+        self.queue.merge(&o.queue);
+    }
+}
+
+/// Per slot and tier: requests kept on GPUs and those meeting both limits.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SlotTally {
+    pub on_gpus: u64,
+    pub met_both: u64,
+}
+
+/// Utilisation of one group of identical replicas.
+#[derive(Debug, Clone, Default)]
+pub struct GroupTally {
+    /// Replica-seconds the plan kept the group's replicas up.
+    pub up_s: f64,
+    /// Replica-seconds spent running steps.
+    pub busy_s: f64,
+    pub preemptions: u64,
+}

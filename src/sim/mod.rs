@@ -1,0 +1,17 @@
+//! The replay simulator: a discrete-event model of a fleet of replicas, each
+//! running continuous batching ([`replica`]), behind a router ([`fleet`]),
+//! fed by the scenario's traces ([`workload`]). Semantics in
+//! `docs/simulator.md`.
+
+pub mod events;
+pub mod fleet;
+pub mod histogram;
+pub mod metrics;
+pub mod replica;
+pub mod request;
+pub mod workload;
+
+pub use fleet::{simulate, Fleet, FleetTier, Group, SimResult};
+pub use metrics::{Latency, Limits, TierTally};
+pub use replica::ReplicaSpec;
+pub use request::Arrival;

@@ -1,0 +1,331 @@
+//! One replica running continuous batching as vLLM does (chunked prefill,
+//! decode-first scheduling):
+//!
+//! * each step, every decoding sequence gets one token; the remaining token
+//!   budget (`max_batched_tokens` minus the decodes) goes to prompts being
+//!   prefilled, oldest first, then to new admissions from the FIFO waiting
+//!   queue;
+//! * a request is admitted while fewer than `max_batch` sequences run and the
+//!   KV cache can hold its whole prompt plus one token; otherwise it and the
+//!   requests behind it wait (first come, first served);
+//! * when decoding sequences outgrow the KV cache, the latest admitted
+//!   sequence is preempted and recomputed: it returns to the head of the queue
+//!   and its next prefill covers the prompt plus the tokens it had generated;
+//! * the step that completes a prompt's prefill also yields its first token.
+//!
+//! Steps that only decode, with nothing to admit, are advanced as one run up
+//! to the next finish (or KV limit) in closed form ([`DecodeRun`]); an arrival
+//! that could be admitted cuts the run at the step in flight.
+
+use super::request::Slab;
+use crate::perf::{DecodeRun, PerfModel, StepWork};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// What one replica runs.
+#[derive(Debug, Clone)]
+pub struct ReplicaSpec {
+    pub perf: PerfModel,
+    /// Most sequences in the batch (vLLM `max_num_seqs`).
+    pub max_batch: u32,
+    /// Most tokens per step (vLLM `max_num_batched_tokens`).
+    pub max_batched_tokens: u32,
+    /// KV-cache tokens the replica holds after its weights.
+    pub kv_capacity_tokens: u64,
+    /// Advance decode-only steps as runs (the default); `false` makes every
+    /// step its own event, the reference the runs are tested against.
+    pub decode_runs: bool,
+}
+
+/// A request that has finished on a replica.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    pub id: u32,
+    pub finish_s: f64,
+}
+
+/// The step or run of steps in progress.
+#[derive(Debug, Clone)]
+struct Step {
+    start_s: f64,
+    end_s: f64,
+    /// Steps in the run (1 for a step with prefill work).
+    steps: u64,
+    /// Decoding sequences during the step(s).
+    batch: u64,
+    /// Decode-only run, when the step is one.
+    run: Option<DecodeRun>,
+}
+
+/// The state of one replica.
+#[derive(Debug)]
+pub struct Replica {
+    pub spec: usize,
+    waiting: VecDeque<u32>,
+    prefilling: Vec<u32>,
+    decoding: Vec<u32>,
+    /// (request, tokens) prefilled in the step in progress.
+    chunks: Vec<(u32, u32)>,
+    /// Steps executed so far.
+    clock: u64,
+    /// (step counter at which it finishes, request, epoch).
+    finishes: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    kv_used: u64,
+    /// Σ context (prompt + generated) of the decoding sequences.
+    context_sum: u64,
+    step: Option<Step>,
+    /// Bumped whenever the scheduled end of the step in progress changes.
+    pub generation: u64,
+    next_admit_seq: u64,
+    /// Seconds spent running steps.
+    pub busy_s: f64,
+    /// Prompt tokens not yet prefilled, over all requests on the replica.
+    pub outstanding_prompt_tokens: u64,
+    /// Requests waiting or running on the replica.
+    pub in_system: u32,
+    pub preemptions: u64,
+}
+
+impl Replica {
+    pub fn new(spec: usize) -> Self {
+        Replica {
+            spec,
+            waiting: VecDeque::new(),
+            prefilling: Vec::new(),
+            decoding: Vec::new(),
+            chunks: Vec::new(),
+            clock: 0,
+            finishes: BinaryHeap::new(),
+            kv_used: 0,
+            context_sum: 0,
+            step: None,
+            generation: 0,
+            next_admit_seq: 0,
+            busy_s: 0.0,
+            outstanding_prompt_tokens: 0,
+            in_system: 0,
+            preemptions: 0,
+        }
+    }
+
+    /// Whether a step is in progress.
+    pub fn is_busy(&self) -> bool {
+        self.step.is_some()
+    }
+
+    /// Queues request `id`. Returns the new end time of the step in progress
+    /// when the arrival cuts a decode run short (the request can join at the
+    /// next step boundary).
+    pub fn enqueue(&mut self, now: f64, id: u32, reqs: &Slab, spec: &ReplicaSpec) -> Option<f64> {
+        let r = reqs.get(id);
+        self.outstanding_prompt_tokens += u64::from(r.prefill_target);
+        self.in_system += 1;
+        self.waiting.push_back(id);
+        let step = self.step.as_mut()?;
+        let run = step.run?;
+        let running = (self.prefilling.len() + self.decoding.len()) as u32;
+        let kv_at_end = self.kv_used + step.batch * step.steps;
+        let admissible = self.waiting.len() == 1
+            && running < spec.max_batch
+            && kv_at_end + u64::from(r.prefill_target) < spec.kv_capacity_tokens;
+        if !admissible || step.steps <= 1 {
+            return None;
+        }
+        let done = run
+            .steps_to_reach(now - step.start_s, step.steps)
+            .max(1);
+        if done >= step.steps {
+            return None;
+        }
+        step.steps = done;
+        step.end_s = step.start_s + run.elapsed_s(done);
+        self.generation += 1;
+        Some(step.end_s)
+    }
+
+    /// Starts the next step if there is work; returns its end time.
+    pub fn start_step(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec) -> Option<f64> {
+        debug_assert!(self.step.is_none());
+        self.preempt_to_fit(reqs, spec);
+        let batch = self.decoding.len() as u64;
+        let mut budget = u64::from(spec.max_batched_tokens).saturating_sub(batch);
+        self.chunks.clear();
+        for &id in &self.prefilling {
+            if budget == 0 {
+                break;
+            }
+            let r = reqs.get(id);
+            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        while budget > 0 {
+            let Some(&id) = self.waiting.front() else {
+                break;
+            };
+            let running = (self.prefilling.len() + self.decoding.len()) as u32;
+            let target = u64::from(reqs.get(id).prefill_target);
+            if running >= spec.max_batch || self.kv_used + target + 1 > spec.kv_capacity_tokens {
+                break;
+            }
+            self.waiting.pop_front();
+            let r = reqs.get_mut(id);
+            if r.admitted_s.is_nan() {
+                r.admitted_s = now;
+            }
+            r.admit_seq = self.next_admit_seq;
+            self.next_admit_seq += 1;
+            self.kv_used += target;
+            self.prefilling.push(id);
+            let chunk = target.min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        if batch == 0 && self.chunks.is_empty() {
+            return None;
+        }
+        let perf = &spec.perf;
+        let (duration_s, steps, run) = if self.chunks.is_empty() {
+            let run = perf.decode_run(batch as u32, self.context_sum as f64);
+            let to_finish = self.steps_to_next_finish(reqs);
+            let to_kv_limit = (spec.kv_capacity_tokens - self.kv_used) / batch;
+            let steps = if spec.decode_runs {
+                to_finish.min(to_kv_limit).max(1)
+            } else {
+                1
+            };
+            (run.elapsed_s(steps), steps, Some(run))
+        } else {
+            let mut work = StepWork {
+                tokens: batch as f64,
+                attention_pairs: self.context_sum as f64,
+                kv_read_tokens: self.context_sum as f64,
+            };
+            for &(id, chunk) in &self.chunks {
+                let (c, o) = (f64::from(chunk), f64::from(reqs.get(id).prefilled));
+                work.tokens += c;
+                work.attention_pairs += c * o + c * c / 2.0;
+                work.kv_read_tokens += o;
+            }
+            (perf.step_s(&work), 1, None)
+        };
+        self.step = Some(Step {
+            start_s: now,
+            end_s: now + duration_s,
+            steps,
+            batch,
+            run,
+        });
+        self.generation += 1;
+        Some(now + duration_s)
+    }
+
+    /// Ends the step in progress at `now`; pushes the requests that finished.
+    pub fn end_step(&mut self, now: f64, reqs: &mut Slab, finished: &mut Vec<Finished>) {
+        let Some(step) = self.step.take() else {
+            return;
+        };
+        self.busy_s += step.end_s - step.start_s;
+        self.clock += step.steps;
+        self.context_sum += step.batch * step.steps;
+        self.kv_used += step.batch * step.steps;
+        for i in 0..self.chunks.len() {
+            let (id, chunk) = self.chunks[i];
+            self.outstanding_prompt_tokens -= u64::from(chunk);
+            let r = reqs.get_mut(id);
+            r.prefilled += chunk;
+            if r.prefilled < r.prefill_target {
+                continue;
+            }
+            if r.first_token_s.is_nan() {
+                r.first_token_s = now;
+            }
+            r.generated_at_join = r.prefill_target - r.input_tokens + 1;
+            r.join_clock = self.clock;
+            if let Some(pos) = self.prefilling.iter().position(|&p| p == id) {
+                self.prefilling.remove(pos);
+            }
+            if r.generated_at_join >= r.output_tokens {
+                self.kv_used -= u64::from(r.prefill_target);
+                self.in_system -= 1;
+                finished.push(Finished { id, finish_s: now });
+            } else {
+                self.context_sum += u64::from(r.prefill_target) + 1;
+                let finish = self.clock + u64::from(r.output_tokens - r.generated_at_join);
+                self.finishes.push(Reverse((finish, id, r.epoch)));
+                self.decoding.push(id);
+            }
+        }
+        self.chunks.clear();
+        while let Some(&Reverse((at, id, epoch))) = self.finishes.peek() {
+            if at > self.clock {
+                break;
+            }
+            self.finishes.pop();
+            let r = reqs.get(id);
+            if r.epoch != epoch {
+                continue;
+            }
+            let kv = r.kv_tokens(self.clock);
+            self.kv_used -= kv;
+            self.context_sum -= kv + 1;
+            self.in_system -= 1;
+            if let Some(pos) = self.decoding.iter().position(|&d| d == id) {
+                self.decoding.remove(pos);
+            }
+            finished.push(Finished { id, finish_s: now });
+        }
+    }
+
+    /// Steps until the earliest decoding sequence finishes.
+    fn steps_to_next_finish(&mut self, reqs: &Slab) -> u64 {
+        while let Some(&Reverse((at, id, epoch))) = self.finishes.peek() {
+            if reqs.get(id).epoch == epoch {
+                return at.saturating_sub(self.clock).max(1);
+            }
+            self.finishes.pop();
+        }
+        1
+    }
+
+    /// Preempts the latest admitted sequences until the next step's decode
+    /// tokens fit in the KV cache.
+    fn preempt_to_fit(&mut self, reqs: &mut Slab, spec: &ReplicaSpec) {
+        while self.kv_used + self.decoding.len() as u64 > spec.kv_capacity_tokens {
+            let latest = |list: &[u32]| {
+                list.iter()
+                    .enumerate()
+                    .max_by_key(|(_, &id)| reqs.get(id).admit_seq)
+                    .map(|(i, &id)| (i, id, reqs.get(id).admit_seq))
+            };
+            let from_prefill = latest(&self.prefilling);
+            let from_decode = latest(&self.decoding);
+            let victim = match (from_prefill, from_decode) {
+                (Some(p), Some(d)) if p.2 > d.2 => (true, p),
+                (_, Some(d)) => (false, d),
+                (Some(p), None) => (true, p),
+                (None, None) => return,
+            };
+            let (prefilling, (pos, id, _)) = victim;
+            let clock = self.clock;
+            let r = reqs.get_mut(id);
+            if prefilling {
+                self.prefilling.remove(pos);
+                self.kv_used -= u64::from(r.prefill_target);
+                self.outstanding_prompt_tokens += u64::from(r.prefilled);
+            } else {
+                self.decoding.remove(pos);
+                let kv = r.kv_tokens(clock);
+                self.kv_used -= kv;
+                self.context_sum -= kv + 1;
+                r.prefill_target = r.input_tokens + r.generated(clock);
+                self.outstanding_prompt_tokens += u64::from(r.prefill_target);
+            }
+            r.prefilled = 0;
+            r.epoch += 1;
+            r.preemptions += 1;
+            self.preemptions += 1;
+            self.waiting.push_front(id);
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Workloads for the simulator: the scenario's traces replayed slot by slot
+//! against a plan, and a renewal stream at a chosen rate for capacity search.
+//!
+//! Replay of slot t, per trace of a tier (the arrival pattern inside the slot
+//! is the trace's own; its volume is the plan's):
+//! * without a rate curve the slot reads the trace's own requests in
+//!   [t·slot, (t+1)·slot) from the trace's first slot boundary — the same
+//!   window the demand figures came from — and `scale` sets the multiplier;
+//! * with a rate curve the slot reads the trace as a loop, from offset
+//!   (t·slot) mod span, and the multiplier makes the expected count the
+//!   slot's mean rate × slot length × this trace's share of the tier;
+//! * every request is kept ⌊m⌋ or ⌈m⌉ times (seeded draw on the fraction);
+//!   copies after the first are shifted by a uniform 0-60 s (wrapping inside
+//!   the slot), so scaled-up traffic keeps the trace's minute-by-minute shape
+//!   without replaying identical bursts in lockstep.
+//!
+//! Seeds depend on (seed, slot, tier, trace), so a slot replayed alone gets the
+//! same requests as in a replay of the whole horizon.
+
+use super::request::Arrival;
+use crate::traces::Request;
+use rand::distributions::Distribution;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use statrs::distribution::Gamma;
+
+/// Seconds within which the copies of a scaled-up request are spread.
+pub const COPY_SPREAD_S: f64 = 60.0;
+
+/// One trace of a tier, in memory, times relative to its first slot boundary
+/// (unshaped) or its first request (shaped).
+#[derive(Debug, Clone)]
+pub struct SourceReplay {
+    /// (seconds, input tokens, output tokens), sorted by time.
+    requests: Vec<(f64, u32, u32)>,
+    /// Length of the loop for shaped replay.
+    span_s: f64,
+    scale: f64,
+    /// Requests/s of the trace × scale (its weight within the tier).
+    base_rps: f64,
+}
+
+impl SourceReplay {
+    /// Prepares a trace's requests (any order) for replay in slots of `slot_s`.
+    pub fn new(requests: &[Request], scale: f64, slot_s: f64, shaped: bool) -> Self {
+        let mut times: Vec<(f64, u32, u32)> = requests
+            .iter()
+            .map(|r| (r.arrival_s, r.input_tokens, r.output_tokens))
+            .collect();
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let first = times.first().map_or(0.0, |r| r.0);
+        let last = times.last().map_or(0.0, |r| r.0);
+        let n = times.len() as f64;
+        // The loop closes one mean gap after the last request.
+        let span_s = if n > 1.0 {
+            (last - first) * n / (n - 1.0)
+        } else {
+            slot_s
+        }
+        .max(1.0);
+        let origin = if shaped {
+            first
+        } else {
+            (first / slot_s).floor() * slot_s
+        };
+        for r in &mut times {
+            r.0 -= origin;
+        }
+        SourceReplay {
+            requests: times,
+            span_s,
+            scale,
+            base_rps: n / span_s * scale,
+        }
+    }
+
+    /// Requests/s × scale.
+    pub fn base_rps(&self) -> f64 {
+        self.base_rps
+    }
+
+    /// Requests in [from, from + len) of the trace (looped when `looped`).
+    fn window(&self, from_s: f64, len_s: f64, looped: bool, out: &mut Vec<(f64, u32, u32)>) {
+        out.clear();
+        let mut start = from_s;
+        let mut emitted_s = 0.0;
+        while emitted_s < len_s {
+            let end = if looped {
+                (start + (len_s - emitted_s)).min(self.span_s)
+            } else {
+                start + len_s
+            };
+            let lo = self.requests.partition_point(|r| r.0 < start);
+            let hi = self.requests.partition_point(|r| r.0 < end);
+            out.extend(
+                self.requests[lo..hi]
+                    .iter()
+                    .map(|&(t, i, o)| (t - start + emitted_s, i, o)),
+            );
+            emitted_s += end - start;
+            if !looped || self.requests.is_empty() {
+                break;
+            }
+            start = 0.0;
+        }
+    }
+}
+
+/// One tier's traces and per-slot volume.
+#[derive(Debug, Clone)]
+pub struct TierReplay {
+    pub sources: Vec<SourceReplay>,
+    /// Mean requests/s per slot (shaped replay); unused without a curve.
+    pub mean_rps: Vec<f64>,
+}
+
+/// The scenario's traces, ready to replay slot by slot.
+#[derive(Debug, Clone)]
+pub struct TraceReplay {
+    pub tiers: Vec<TierReplay>,
+    pub slot_s: f64,
+    /// Whether a rate curve shapes the volume.
+    pub shaped: bool,
+    pub seed: u64,
+}
+
+impl TraceReplay {
+    /// The arrivals of slot `t`, sorted by time (seconds since slot 0).
+    pub fn slot(&self, t: usize) -> Vec<Arrival> {
+        let mut out = Vec::new();
+        let mut window = Vec::new();
+        let slot_start = t as f64 * self.slot_s;
+        for (k, tier) in self.tiers.iter().enumerate() {
+            let total_base: f64 = tier.sources.iter().map(|s| s.base_rps).sum();
+            for (j, source) in tier.sources.iter().enumerate() {
+                let mut rng = StdRng::seed_from_u64(mix(self.seed, t as u64, k as u64, j as u64));
+                let multiplier = if self.shaped {
+                    let offset = (slot_start % source.span_s + source.span_s) % source.span_s;
+                    source.window(offset, self.slot_s, true, &mut window);
+                    let share = if total_base > 0.0 {
+                        source.base_rps / total_base
+                    } else {
+                        0.0
+                    };
+                    let target = tier.mean_rps.get(t).copied().unwrap_or(0.0) * self.slot_s * share;
+                    if window.is_empty() {
+                        0.0
+                    } else {
+                        target / window.len() as f64
+                    }
+                } else {
+                    source.window(slot_start, self.slot_s, false, &mut window);
+                    source.scale
+                };
+                for &(offset_s, input, output) in &window {
+                    let copies = multiplier.floor() as u64
+                        + u64::from(rng.gen::<f64>() < multiplier.fract());
+                    for c in 0..copies {
+                        let mut at = offset_s;
+                        if c > 0 {
+                            at = (at + rng.gen::<f64>() * COPY_SPREAD_S) % self.slot_s;
+                        }
+                        out.push(Arrival {
+                            time_s: slot_start + at,
+                            tier: k as u16,
+                            input_tokens: input,
+                            output_tokens: output,
+                        });
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.time_s.total_cmp(&b.time_s).then(a.tier.cmp(&b.tier)));
+        out
+    }
+
+    /// Arrivals of the slots in `slots`, generated one slot at a time.
+    pub fn arrivals(&self, slots: std::ops::Range<usize>) -> impl Iterator<Item = Arrival> + '_ {
+        slots.flat_map(move |t| self.slot(t))
+    }
+}
+
+/// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).
+fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
+    let mut z = seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `count` arrivals of tier 0 at `rate_rps` with gamma interarrival times of
+/// coefficient of variation `cv` (1 = Poisson), lengths drawn from `lengths`.
+pub fn renewal(
+    rate_rps: f64,
+    cv: f64,
+    lengths: &[(u32, u32)],
+    count: usize,
+    seed: u64,
+) -> Vec<Arrival> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let shape = 1.0 / (cv * cv).max(1e-6);
+    let Ok(gamma) = Gamma::new(shape, 1.0) else {
+        return Vec::new();
+    };
+    if lengths.is_empty() || rate_rps <= 0.0 {
+        return Vec::new();
+    }
+    let mut t = 0.0;
+    (0..count)
+        .map(|_| {
+            t += gamma.sample(&mut rng) / (shape * rate_rps);
+            let (input, output) = lengths[rng.gen_range(0..lengths.len())];
+            Arrival {
+                time_s: t,
+                tier: 0,
+                input_tokens: input,
+                output_tokens: output,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace() -> Vec<Request> {
+        (0..3600)
+            .map(|i| Request {
+                arrival_s: 1_000_000.0 * 3600.0 + f64::from(i),
+                input_tokens: 100 + i as u32 % 7,
+                output_tokens: 10,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unshaped_slot_replays_the_trace_times_its_scale() {
+        let src = SourceReplay::new(&trace(), 2.0, 3600.0, false);
+        let replay = TraceReplay {
+            tiers: vec![TierReplay { sources: vec![src], mean_rps: vec![] }],
+            slot_s: 3600.0,
+            shaped: false,
+            seed: 1,
+        };
+        let slot = replay.slot(0);
+        assert_eq!(slot.len(), 7200);
+        assert!(slot.windows(2).all(|w| w[0].time_s <= w[1].time_s));
+        assert!(slot.iter().all(|a| (0.0..3600.0).contains(&a.time_s)));
+        assert!(replay.slot(1).is_empty());
+        assert_eq!(replay.slot(0), slot, "same seed, same arrivals");
+    }
+
+    #[test]
+    fn shaped_slot_follows_the_planned_volume() {
+        let src = SourceReplay::new(&trace(), 1.0, 1800.0, true);
+        let replay = TraceReplay {
+            tiers: vec![TierReplay { sources: vec![src], mean_rps: vec![0.5, 2.5] }],
+            slot_s: 1800.0,
+            shaped: true,
+            seed: 7,
+        };
+        let quiet = replay.slot(0).len() as f64;
+        let busy = replay.slot(1).len() as f64;
+        assert!((quiet - 900.0).abs() < 60.0, "{quiet}");
+        assert!((busy - 4500.0).abs() < 60.0, "{busy}");
+        assert!(replay.slot(1).iter().all(|a| (1800.0..3600.0).contains(&a.time_s)));
+    }
+
+    #[test]
+    fn renewal_has_the_requested_rate() {
+        let a = renewal(4.0, 3.0, &[(100, 10)], 20_000, 3);
+        let rate = a.len() as f64 / a.last().unwrap().time_s;
+        assert!((rate - 4.0).abs() < 0.3, "{rate}");
+    }
+}
