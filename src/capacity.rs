@@ -46,7 +46,7 @@ pub struct CapacityEntry {
 }
 
 /// Whether and how fast a configuration serves a tier.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Verdict {
     /// Serves the tier up to `max_rps` requests/s per replica.
@@ -60,7 +60,7 @@ pub enum Verdict {
 }
 
 /// The operating point at the highest sustainable rate.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Sustained {
     /// Requests/s one replica sustains under the tier's SLO.
     pub max_rps: f64,

@@ -3,8 +3,11 @@
 //! result only once it is complete, and maps errors to exit codes.
 
 use crate::error::{PlannerError, EXIT_OK};
+use crate::goodput::{CostBasis, SloLimits};
+use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::report::{self, Format};
+use crate::scenario::VerifySlots;
 use crate::shape::read_rate_curve;
 use crate::solve::SolveOptions;
 use crate::traces::stats::accumulate;
@@ -47,6 +50,20 @@ pub enum Command {
     /// Read, summarise and generate request traces.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Replay a scenario's traces against a plan in the simulator.
+    ///
+    /// Discrete-event simulation of continuous batching on every replica the
+    /// plan runs, slot by slot; reports per tier attainment of both latency
+    /// limits, TTFT/TPOT percentiles, goodput and the cost per 1,000 SLO-met
+    /// output tokens. Example:
+    /// planner solve scenarios/peak.toml --plan-out plan.json &&
+    /// planner simulate scenarios/peak.toml --plan plan.json
+    Simulate(SimulateArgs),
+    /// Count goodput and the cost of SLO-met output in a per-request log.
+    ///
+    /// Example: planner goodput results.csv --ttft-ms 500 --tpot-ms 50
+    /// --cost-per-hour 60000 --currency KRW
+    Goodput(GoodputArgs),
     /// Time the pipeline's stages on a scenario (wall-clock, repeated).
     Bench(BenchArgs),
     /// Compare the latency model with published throughput figures.
@@ -82,6 +99,77 @@ pub struct SolveArgs {
     /// Write HiGHS's log to this file.
     #[arg(long)]
     pub solver_log: Option<PathBuf>,
+    /// Also write the chosen plan (GPUs, replicas per slot, API shares) to
+    /// this file, for `planner simulate --plan`.
+    #[arg(long, value_name = "PLAN.json")]
+    pub plan_out: Option<PathBuf>,
+    /// Recompute simulated capacities instead of reading them from the cache
+    /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The scenario whose traces are replayed.
+    pub scenario: PathBuf,
+    /// The plan to replay against, as written by `planner solve --plan-out`.
+    #[arg(long, value_name = "PLAN.json")]
+    pub plan: PathBuf,
+    /// Which slots to replay: every slot in one continuous run, or the
+    /// sample `solve` verifies (each tier's most loaded slot, the busiest,
+    /// four evenly spaced).
+    #[arg(long, value_enum, default_value_t = SlotChoice::All)]
+    pub slots: SlotChoice,
+    /// Seed of the replay's random draws (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bars, no timing line on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Slots `simulate` replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SlotChoice {
+    All,
+    Sample,
+}
+
+#[derive(Debug, Args)]
+pub struct GoodputArgs {
+    /// Per-request results: CSV `arrival_s,ttft_ms,e2e_ms,output_tokens[,tier]`
+    /// or vLLM benchmark-serving JSON (`ttfts`, `itls`, `output_lens`).
+    pub log: PathBuf,
+    /// TTFT limit in ms (with --tpot-ms; or take the limits from --scenario).
+    #[arg(long)]
+    pub ttft_ms: Option<f64>,
+    /// TPOT limit in ms.
+    #[arg(long)]
+    pub tpot_ms: Option<f64>,
+    /// Take each tier's limits from this scenario (the log's `tier` column
+    /// names the tiers).
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Cost of the serving fleet per hour, in --currency.
+    #[arg(long)]
+    pub cost_per_hour: Option<f64>,
+    /// Seconds the cost is paid for (default: first arrival to last
+    /// completion; for vLLM JSON its `duration`).
+    #[arg(long)]
+    pub duration_s: Option<f64>,
+    /// Label of the cost's currency.
+    #[arg(long, default_value = "USD")]
+    pub currency: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]
@@ -191,6 +279,9 @@ pub struct BenchArgs {
     /// Write HiGHS's log to this file.
     #[arg(long)]
     pub solver_log: Option<PathBuf>,
+    /// Recompute simulated capacities instead of reading the cache.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Runs the command line and returns the exit code.
@@ -213,21 +304,190 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Trace(TraceCommand::Synth(args)) => synth(args),
         Command::Trace(TraceCommand::Shape(args)) => shape(args),
         Command::Bench(args) => bench(args),
+        Command::Simulate(args) => simulate(args),
+        Command::Goodput(args) => goodput(args),
         Command::Calibrate(args) => calibrate(args),
     }
 }
 
 fn solve(args: SolveArgs) -> Result<(), PlannerError> {
-    let options = SolveOptions {
+    let mut options = SolveOptions {
         solver_log: args.solver_log.clone(),
         ..SolveOptions::new(Progress::new(args.quiet))
     };
-    let plan = crate::solve::solve_file(&args.scenario, &options)?;
+    if args.no_cache {
+        options.cache_dir = None;
+    }
+    let scenario = crate::scenario::load(&args.scenario)?;
+    let plan = crate::solve::solve(&scenario, &options)?;
     let text = match args.format {
         Format::Text => report::text::render(&plan),
         Format::Json => report::json::render(&plan),
     };
+    if let Some(path) = &args.plan_out {
+        let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
+        emit(&report::json::render(&file), Some(path))?;
+    }
     emit(&text, args.out.as_deref())
+}
+
+fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
+    let progress = Progress::new(args.quiet);
+    let mut scenario = crate::scenario::load(&args.scenario)?;
+    if let Some(seed) = args.seed {
+        scenario.simulation.seed = seed;
+    }
+    let plan = PlanFile::read(&args.plan)?;
+    let demand = crate::demand::build(&scenario, progress)?;
+    let problems = plan.check(&scenario, demand.slots, &args.plan);
+    if !problems.is_empty() {
+        return Err(PlannerError::Plan(problems));
+    }
+    let replay = crate::replay::load_traces(&scenario, &demand, progress)?;
+    let mode = match args.slots {
+        SlotChoice::All => VerifySlots::All,
+        SlotChoice::Sample => VerifySlots::Sample,
+    };
+    let started = Instant::now();
+    let v = crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress);
+    let wall_s = started.elapsed().as_secs_f64();
+    if !args.quiet {
+        eprintln!(
+            "replayed {} requests in {wall_s:.2} s ({:.0} requests/s, {} events)",
+            v.requests,
+            v.requests as f64 / wall_s.max(1e-9),
+            v.events
+        );
+    }
+    let text = match args.format {
+        Format::Text => format!(
+            "planner simulate: {} against {}\n\n{}",
+            args.scenario.display(),
+            args.plan.display(),
+            report::verification_text::render(&v, &[])
+        ),
+        Format::Json => report::json::render(&serde_json::json!({
+            "scenario": scenario.name,
+            "plan": args.plan.display().to_string(),
+            "verification": v,
+        })),
+    };
+    emit(&text, args.out.as_deref())
+}
+
+fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
+    let usage = |m: &str| PlannerError::Usage(m.to_string());
+    let log = crate::goodput::read_log(&args.log)?;
+    let tiers = match (&args.scenario, args.ttft_ms, args.tpot_ms) {
+        (Some(path), None, None) => Some(crate::scenario::load(path)?.tiers),
+        (None, Some(_), Some(_)) => None,
+        (Some(_), _, _) => return Err(usage("give either --scenario or --ttft-ms with --tpot-ms, not both")),
+        _ => return Err(usage("give the limits: --ttft-ms and --tpot-ms, or --scenario with tiers named in the log's `tier` column")),
+    };
+    for (name, value) in [
+        ("--ttft-ms", args.ttft_ms),
+        ("--tpot-ms", args.tpot_ms),
+        ("--cost-per-hour", args.cost_per_hour),
+        ("--duration-s", args.duration_s),
+    ] {
+        if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+            return Err(PlannerError::Usage(format!(
+                "{name} must be a positive number"
+            )));
+        }
+    }
+    let limits_text;
+    let limits_of: Box<dyn Fn(Option<&str>) -> SloLimits> = match &tiers {
+        None => {
+            let l = SloLimits {
+                ttft_ms: args.ttft_ms.unwrap_or(0.0),
+                tpot_ms: args.tpot_ms.unwrap_or(0.0),
+            };
+            limits_text = format!(
+                "TTFT ≤ {} ms and TPOT ≤ {} ms for every request",
+                l.ttft_ms, l.tpot_ms
+            );
+            Box::new(move |_| l)
+        }
+        Some(tiers) => {
+            let unknown: Vec<String> = log
+                .requests
+                .iter()
+                .filter_map(|r| r.tier.clone())
+                .filter(|t| !tiers.iter().any(|k| &k.name == t))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if log.requests.iter().any(|r| r.tier.is_none()) || !unknown.is_empty() {
+                return Err(usage(&format!(
+                    "with --scenario every request needs a `tier` column naming one of the scenario's tiers ({}){}",
+                    tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+                    if unknown.is_empty() { String::new() } else { format!("; unknown: {}", unknown.join(", ")) }
+                )));
+            }
+            limits_text = tiers
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{}: TTFT ≤ {} ms, TPOT ≤ {} ms",
+                        t.name, t.ttft_ms, t.tpot_ms
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let tiers = tiers.clone();
+            Box::new(move |name| {
+                let t = name.and_then(|n| tiers.iter().find(|t| t.name == n));
+                t.map_or(
+                    SloLimits {
+                        ttft_ms: f64::INFINITY,
+                        tpot_ms: f64::INFINITY,
+                    },
+                    |t| SloLimits {
+                        ttft_ms: t.ttft_ms,
+                        tpot_ms: t.tpot_ms,
+                    },
+                )
+            })
+        }
+    };
+    let (duration_s, duration_text) = match (
+        args.duration_s,
+        crate::goodput::span_s(&log),
+        log.duration_s,
+    ) {
+        (Some(d), _, _) => (d, format!("{d} s (--duration-s)")),
+        (None, Some(d), _) => (d, format!("{d:.3} s, first arrival to last completion")),
+        (None, None, Some(d)) => (d, format!("{d:.3} s, the benchmark's `duration`")),
+        (None, None, None) => (
+            0.0,
+            "unknown: the log has no arrival times; give --duration-s".into(),
+        ),
+    };
+    let cost = match args.cost_per_hour {
+        Some(cost_per_hour) if duration_s > 0.0 => Some(CostBasis {
+            cost_per_hour,
+            duration_s,
+        }),
+        Some(_) => return Err(usage(
+            "--cost-per-hour needs a duration: this log has no arrival times, so give --duration-s",
+        )),
+        None => None,
+    };
+    let r = crate::goodput::report(
+        &log,
+        &args.log.display().to_string(),
+        limits_of.as_ref(),
+        limits_text,
+        (duration_s, duration_text),
+        cost,
+        &args.currency,
+    );
+    let text = match args.format {
+        Format::Text => report::goodput_text::render(&r),
+        Format::Json => report::json::render(&r),
+    };
+    emit(&text, None)
 }
 
 fn stats(args: StatsArgs) -> Result<(), PlannerError> {
@@ -345,22 +605,22 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
         let t1 = Instant::now();
         let demand = crate::demand::build(&scenario, Progress::hidden())?;
         let t2 = Instant::now();
-        crate::capacity::evaluate_all(
-            &scenario.gpus,
-            &scenario.model,
-            &scenario.tiers,
-            &demand.tiers,
-        );
-        let t3 = Instant::now();
         let options = SolveOptions {
             solver_log: args.solver_log.clone(),
             warm_start: !args.no_warm_start,
+            cache_dir: if args.no_cache {
+                None
+            } else {
+                crate::simcap::default_cache_dir()
+            },
             ..SolveOptions::new(Progress::hidden())
         };
+        crate::solve::capacity_table(&scenario, &demand, &options);
+        let t3 = Instant::now();
         let plan = crate::solve::solve(&scenario, &options)?;
         let t4 = Instant::now();
         lines.push(format!(
-            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + report data) {:.3} s; {} slots, {} integer variables, status {:?}, total {:.2} USD",
+            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {} round(s), total {:.2} USD",
             i + 1,
             (t1 - t0).as_secs_f64(),
             (t2 - t1).as_secs_f64(),
@@ -369,6 +629,7 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             demand.slots,
             plan.solver.integer_variables,
             plan.solver.status,
+            plan.rounds.len().max(1),
             plan.total_cost_usd
         ));
     }

@@ -44,6 +44,10 @@ impl fmt::Display for Problem {
 pub enum PlannerError {
     /// The scenario or a profile it names is invalid; every problem found is listed.
     Scenario(Vec<Problem>),
+    /// A plan file is invalid or does not match its scenario.
+    Plan(Vec<Problem>),
+    /// A per-request results log (for `goodput`) is invalid.
+    Log(Vec<Problem>),
     /// A trace file could not be read.
     Trace(crate::traces::TraceError),
     /// A rate-curve (shape) file could not be read.
@@ -66,6 +70,8 @@ impl PlannerError {
     pub fn exit_code(&self) -> i32 {
         match self {
             PlannerError::Scenario(_)
+            | PlannerError::Plan(_)
+            | PlannerError::Log(_)
             | PlannerError::Trace(_)
             | PlannerError::Shape(_)
             | PlannerError::Usage(_) => EXIT_BAD_INPUT,
@@ -78,21 +84,9 @@ impl PlannerError {
 impl fmt::Display for PlannerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PlannerError::Scenario(problems) => {
-                let n = problems.len();
-                writeln!(
-                    f,
-                    "the scenario has {n} problem{}:",
-                    if n == 1 { "" } else { "s" }
-                )?;
-                for p in problems {
-                    writeln!(f, "  - {p}")?;
-                }
-                write!(
-                    f,
-                    "nothing was written; fix the problems above and run again"
-                )
-            }
+            PlannerError::Scenario(problems) => list(f, "the scenario", problems),
+            PlannerError::Plan(problems) => list(f, "the plan", problems),
+            PlannerError::Log(problems) => list(f, "the request log", problems),
             PlannerError::Trace(e) => write!(f, "{e}"),
             PlannerError::Shape(p) => write!(f, "rate curve: {p}"),
             PlannerError::Infeasible(msg) => write!(f, "no plan meets the scenario: {msg}"),
@@ -101,6 +95,23 @@ impl fmt::Display for PlannerError {
             PlannerError::Usage(msg) => write!(f, "{msg}"),
         }
     }
+}
+
+/// "`what` has N problem(s):", one line per problem, and what to do.
+fn list(f: &mut fmt::Formatter<'_>, what: &str, problems: &[Problem]) -> fmt::Result {
+    let n = problems.len();
+    writeln!(
+        f,
+        "{what} has {n} problem{}:",
+        if n == 1 { "" } else { "s" }
+    )?;
+    for p in problems {
+        writeln!(f, "  - {p}")?;
+    }
+    write!(
+        f,
+        "nothing was written; fix the problems above and run again"
+    )
 }
 
 impl std::error::Error for PlannerError {}

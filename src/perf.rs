@@ -219,8 +219,7 @@ impl DecodeRun {
         let (c0, b) = (self.context_tokens, self.batch);
         // The steeper line dominates from the crossing on: steps before the
         // crossing follow the flatter line.
-        let (flat, steep) = if self.compute.per_context_token_s <= self.memory.per_context_token_s
-        {
+        let (flat, steep) = if self.compute.per_context_token_s <= self.memory.per_context_token_s {
             (self.compute, self.memory)
         } else {
             (self.memory, self.compute)
@@ -374,7 +373,10 @@ pub(crate) mod tests {
                 assert!((run.step_s(j) - step).abs() < 1e-12);
                 total += step;
                 let closed = run.elapsed_s(j + 1);
-                assert!((closed - total).abs() < 1e-9 * total.max(1.0), "{closed} vs {total}");
+                assert!(
+                    (closed - total).abs() < 1e-9 * total.max(1.0),
+                    "{closed} vs {total}"
+                );
             }
             let half = run.elapsed_s(150) - 1e-9;
             assert_eq!(run.steps_to_reach(half, 300), 150);

@@ -42,6 +42,21 @@ pub struct Plan {
     pub capacity: BTreeMap<String, Vec<CapacityEntry>>,
     pub prices: Prices,
     pub questions: Questions,
+    /// The replay of the traces against this plan (absent when switched off).
+    pub verification: Option<crate::replay::Verification>,
+    /// Solve-and-replay rounds, the last being this plan.
+    pub rounds: Vec<Round>,
+}
+
+/// One solve-and-replay round.
+#[derive(Debug, Clone, Serialize)]
+pub struct Round {
+    pub round: u32,
+    pub total_cost_usd: f64,
+    /// Per tier: the factor its capacity coefficients were multiplied by.
+    pub capacity_factor: BTreeMap<String, f64>,
+    /// Per tier: attainment on replay.
+    pub attainment: BTreeMap<String, f64>,
 }
 
 /// The served model.

@@ -5,12 +5,16 @@ use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{self, Demand};
 use crate::error::PlannerError;
 use crate::milp::{self, ApiTerms, ConfigOption, GpuType, MilpError, MilpInput, TierInput};
+use crate::plan::Round;
 use crate::plan::{
     total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, ModelSummary, Plan,
     Prices, Questions, SolverSummary, TierPlan,
 };
+use crate::plan_file::PlanFile;
 use crate::progress::Progress;
-use crate::scenario::{self, Scenario};
+use crate::replay::{self, Verification};
+use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
+use crate::simcap;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +29,8 @@ pub struct SolveOptions {
     pub solver_log: Option<PathBuf>,
     /// Start the MILP from the rounding heuristic's plan (the default).
     pub warm_start: bool,
+    /// Where simulated capacities are cached; `None` recomputes them.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SolveOptions {
@@ -34,6 +40,7 @@ impl SolveOptions {
             progress,
             solver_log: None,
             warm_start: true,
+            cache_dir: simcap::default_cache_dir(),
         }
     }
 }
@@ -44,36 +51,190 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
     solve(&scenario, options)
 }
 
-/// Solves a validated scenario.
+/// Solves a validated scenario: capacity per configuration, the MILP, then
+/// (unless `simulation.verify = "off"`) a replay of the traces against the
+/// plan; a tier that misses its attainment target has its capacity
+/// coefficients multiplied by `simulation.tighten_factor` and the MILP is
+/// solved again, up to `simulation.max_rounds` rounds in all.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let demand = demand::build(scenario, progress)?;
-    let capacity = capacity::evaluate_all(
-        &scenario.gpus,
-        &scenario.model,
-        &scenario.tiers,
-        &demand.tiers,
-    );
+    let capacity = capacity_table(scenario, &demand, options);
     check_servable(scenario, &demand, &capacity)?;
-    let (input, option_entries) = milp_input(scenario, &demand, &capacity, options);
-    let spinner = progress.spinner(&format!(
+    let replay = match scenario.simulation.verify {
+        VerifySlots::Off => None,
+        _ => Some(replay::load_traces(scenario, &demand, progress)?),
+    };
+    let mut factors = vec![1.0; scenario.tiers.len()];
+    let mut rounds = Vec::new();
+    loop {
+        let tightened = tighten(&capacity, &factors);
+        let mut plan = solve_once(scenario, &demand, tightened, &factors, options)?;
+        let Some(replay) = &replay else {
+            return Ok(plan);
+        };
+        let plan_file = PlanFile::of(&plan, scenario.planning.slot_minutes);
+        let v = replay::verify(
+            scenario,
+            &demand,
+            &plan_file,
+            replay,
+            scenario.simulation.verify,
+            progress,
+        );
+        let failing: Vec<usize> = scenario
+            .tiers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !v.tiers[&t.name].meets_target)
+            .map(|(k, _)| k)
+            .collect();
+        rounds.push(Round {
+            round: rounds.len() as u32 + 1,
+            total_cost_usd: plan.total_cost_usd,
+            capacity_factor: named(scenario, &factors),
+            attainment: scenario
+                .tiers
+                .iter()
+                .map(|t| (t.name.clone(), v.tiers[&t.name].attainment))
+                .collect(),
+        });
+        if failing.is_empty() || rounds.len() as u32 >= scenario.simulation.max_rounds {
+            plan.questions.slo_met = slo_met_answer(scenario, &v);
+            plan.questions.cost_basis = cost_basis_answer(&v);
+            plan.verification = Some(v);
+            plan.rounds = rounds;
+            return Ok(plan);
+        }
+        for k in failing {
+            factors[k] *= scenario.simulation.tighten_factor;
+        }
+    }
+}
+
+/// Per tier, every configuration's capacity, from the source the scenario
+/// names (`simulation.capacity`).
+pub fn capacity_table(
+    scenario: &Scenario,
+    demand: &Demand,
+    options: &SolveOptions,
+) -> Vec<Vec<CapacityEntry>> {
+    match scenario.simulation.capacity {
+        CapacitySource::Simulated => simcap::evaluate_all(
+            scenario,
+            &demand.tiers,
+            options.cache_dir.as_deref(),
+            options.progress,
+        ),
+        CapacitySource::Analytic => capacity::evaluate_all(
+            &scenario.gpus,
+            &scenario.model,
+            &scenario.tiers,
+            &demand.tiers,
+        ),
+    }
+}
+
+/// One MILP solve on the given capacity table, assembled into a plan.
+fn solve_once(
+    scenario: &Scenario,
+    demand: &Demand,
+    capacity: Vec<Vec<CapacityEntry>>,
+    factors: &[f64],
+    options: &SolveOptions,
+) -> Result<Plan, PlannerError> {
+    let (input, option_entries) = milp_input(scenario, demand, &capacity, options);
+    let spinner = options.progress.spinner(&format!(
         "solving the MILP ({} slots, time limit {} s)",
         demand.slots, input.time_limit_s
     ));
     let solved = milp::solve(&input);
     spinner.finish_and_clear();
     let solution = solved.map_err(|e| match e {
-        MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, &demand)),
+        MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, demand)),
         MilpError::Solver(msg) => PlannerError::Solver(msg),
     })?;
     Ok(assemble(
         scenario,
-        &demand,
+        demand,
         capacity,
         &input,
         &option_entries,
         &solution,
+        (factors, options),
     ))
+}
+
+/// The capacity table with each tier's requests/s per replica multiplied by
+/// its factor.
+fn tighten(capacity: &[Vec<CapacityEntry>], factors: &[f64]) -> Vec<Vec<CapacityEntry>> {
+    capacity
+        .iter()
+        .zip(factors)
+        .map(|(entries, &f)| {
+            entries
+                .iter()
+                .cloned()
+                .map(|mut e| {
+                    if let Verdict::Serves(s) = &mut e.verdict {
+                        s.max_rps *= f;
+                    }
+                    e
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
+    scenario
+        .tiers
+        .iter()
+        .zip(values)
+        .map(|(t, &v)| (t.name.clone(), v))
+        .collect()
+}
+
+fn slo_met_answer(scenario: &Scenario, v: &Verification) -> String {
+    let tiers: Vec<String> = scenario
+        .tiers
+        .iter()
+        .map(|t| {
+            let r = &v.tiers[&t.name];
+            format!(
+                "{}: {} of {} GPU-served requests met both limits ({:.2}%, target {:.0}%){}, {} output tokens SLO-met",
+                t.name,
+                r.met_both,
+                r.served_requests + r.unserved_requests,
+                r.attainment * 100.0,
+                r.target * 100.0,
+                if r.api_requests > 0 {
+                    format!(", plus {} sent to the API", r.api_requests)
+                } else {
+                    String::new()
+                },
+                r.goodput_output_tokens
+            )
+        })
+        .collect();
+    format!("on replay of {}: {}", v.method, tiers.join("; "))
+}
+
+fn cost_basis_answer(v: &Verification) -> String {
+    let tiers: Vec<String> = v
+        .tiers
+        .iter()
+        .map(|(name, r)| {
+            format!(
+                "{name} {:.4} USD per 1,000 output tokens, {:.4} per 1,000 SLO-met output tokens",
+                r.cost_per_1k_output_tokens_usd, r.cost_per_1k_goodput_tokens_usd
+            )
+        })
+        .collect();
+    format!(
+        "over the replayed slots, each slot's GPU spend allocated to tiers by the GPUs they occupy, plus their API spend: {}",
+        tiers.join("; ")
+    )
 }
 
 /// Fails when a tier with demand has neither a configuration that meets its
@@ -269,6 +430,7 @@ fn assemble(
     input: &MilpInput,
     option_entries: &[Vec<usize>],
     solution: &milp::MilpSolution,
+    (factors, options): (&[f64], &SolveOptions),
 ) -> Plan {
     let (reserved_usd, on_demand_usd, api_usd) = milp::cost_usd(input, solution);
     let total = reserved_usd + on_demand_usd + api_usd;
@@ -443,7 +605,15 @@ fn assemble(
             .iter()
             .map(|t| (t.tier.clone(), DemandSummary::of(t)))
             .collect(),
-        questions: questions(scenario, demand, &capacity, input, option_entries, solution),
+        questions: questions(
+            scenario,
+            demand,
+            &capacity,
+            input,
+            option_entries,
+            solution,
+            (factors, options),
+        ),
         capacity: scenario
             .tiers
             .iter()
@@ -469,6 +639,8 @@ fn assemble(
                 .collect(),
             api: scenario.api.clone(),
         },
+        verification: None,
+        rounds: Vec::new(),
     }
 }
 
@@ -488,6 +660,7 @@ fn questions(
     input: &MilpInput,
     option_entries: &[Vec<usize>],
     solution: &milp::MilpSolution,
+    (factors, options): (&[f64], &SolveOptions),
 ) -> Questions {
     let capacity_basis = scenario
         .tiers
@@ -528,18 +701,30 @@ fn questions(
             faster.profile.bf16_tflops *= SPEEDUP_FACTOR;
             faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * SPEEDUP_FACTOR);
             faster.profile.memory_bandwidth_tb_s *= SPEEDUP_FACTOR;
-            let sped = capacity::evaluate(
-                &faster,
+            let (gpu, tp, b) = (
                 entry.config.gpu,
-                &scenario.model,
                 entry.config.tensor_parallel,
                 entry.config.max_batch,
-                &scenario.tiers[k],
-                &demand.tiers[k],
             );
+            let (tier_k, demand_k) = (&scenario.tiers[k], &demand.tiers[k]);
+            let sped = match scenario.simulation.capacity {
+                CapacitySource::Simulated => simcap::evaluate(
+                    scenario,
+                    &faster,
+                    gpu,
+                    tp,
+                    b,
+                    tier_k,
+                    demand_k,
+                    options.cache_dir.as_deref(),
+                ),
+                CapacitySource::Analytic => {
+                    capacity::evaluate(&faster, gpu, &scenario.model, tp, b, tier_k, demand_k)
+                }
+            };
             let served = f64::from(n) * option.max_rps;
             let after = match sped.verdict {
-                Verdict::Serves(s) => ((served / s.max_rps) - 1e-9).ceil() as u32,
+                Verdict::Serves(s) => ((served / (s.max_rps * factors[k])) - 1e-9).ceil() as u32,
                 Verdict::Cannot { .. } => n,
             };
             speedup.push(format!(

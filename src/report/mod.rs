@@ -1,9 +1,11 @@
 //! Rendering plans and trace statistics as text for people and JSON for tools.
 
 pub mod calibration_text;
+pub mod goodput_text;
 pub mod json;
 pub mod text;
 pub mod trace_text;
+pub mod verification_text;
 
 /// Output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

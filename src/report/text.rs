@@ -188,6 +188,10 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     let _ = writeln!(o);
+    if let Some(v) = &plan.verification {
+        o.push_str(&super::verification_text::render(v, &plan.rounds));
+        let _ = writeln!(o);
+    }
     let _ = writeln!(o, "QUESTIONS");
     let _ = writeln!(
         o,

@@ -25,6 +25,7 @@ pub struct Scenario {
     pub tiers: Vec<Tier>,
     pub demand: Vec<DemandSource>,
     pub shape: Option<ShapeSpec>,
+    pub simulation: Simulation,
 }
 
 /// The served model and the precision it runs at.
@@ -155,4 +156,59 @@ pub enum ShapeAnchor {
     Peak,
     /// The trace's mean rate is the curve's mean.
     Mean,
+}
+
+/// How the replay simulator runs: capacity search and plan verification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Simulation {
+    /// Seed of every random draw in replays and capacity searches.
+    pub seed: u64,
+    /// Most tokens one engine step processes (chunked prefill budget).
+    pub max_batched_tokens: u32,
+    /// Where per-replica capacity comes from.
+    pub capacity: CapacitySource,
+    /// Requests per simulated run of the capacity search.
+    pub capacity_requests: u32,
+    /// Which slots `solve` replays to verify its plan.
+    pub verify: VerifySlots,
+    /// Most solve-replay rounds (the first included).
+    pub max_rounds: u32,
+    /// Factor applied to a failing tier's capacity coefficients per round.
+    pub tighten_factor: f64,
+}
+
+impl Default for Simulation {
+    fn default() -> Self {
+        Simulation {
+            seed: 1,
+            max_batched_tokens: 8192,
+            capacity: CapacitySource::Simulated,
+            capacity_requests: 4000,
+            verify: VerifySlots::Sample,
+            max_rounds: 4,
+            tighten_factor: 0.9,
+        }
+    }
+}
+
+/// Where per-replica capacity coefficients come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacitySource {
+    /// Bisection on the offered rate in the replay simulator.
+    Simulated,
+    /// The closed-form queueing model.
+    Analytic,
+}
+
+/// Which slots `solve` replays against its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerifySlots {
+    /// Each tier's most loaded slot, the busiest slot, and four evenly spaced.
+    Sample,
+    /// Every slot of the horizon, in one continuous replay.
+    All,
+    /// No replay.
+    Off,
 }

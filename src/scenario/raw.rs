@@ -24,6 +24,8 @@ pub struct RawScenario {
     pub demand: Vec<RawDemand>,
     #[serde(default)]
     pub shape: Option<RawShape>,
+    #[serde(default)]
+    pub simulation: Option<RawSimulation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -105,4 +107,16 @@ pub struct RawShape {
     pub days: Option<u32>,
     #[serde(default)]
     pub anchor: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawSimulation {
+    pub seed: Option<u64>,
+    pub max_batched_tokens: Option<u32>,
+    pub capacity: Option<Spanned<String>>,
+    pub capacity_requests: Option<u32>,
+    pub verify: Option<Spanned<String>>,
+    pub max_rounds: Option<u32>,
+    pub tighten_factor: Option<f64>,
 }

@@ -1,10 +1,10 @@
 //! Raw scenario → [`Scenario`]: resolves profile references and file paths,
 //! applies defaults, and collects every problem instead of stopping at the first.
 
-use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawTier};
+use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawTier};
 use super::{
-    ApiOffer, DemandSource, GpuOffer, PeakStatistic, Planning, Scenario, ServedModel, ShapeAnchor,
-    ShapeSpec, Tier,
+    ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, Scenario,
+    ServedModel, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
 };
 use crate::error::{line_col, PlannerError, Problem};
 use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
@@ -123,6 +123,7 @@ impl Validator {
         let tiers = self.tiers(&raw.tiers);
         let demand = self.demand(&raw.demand, &tiers);
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
+        let simulation = self.simulation(raw.simulation.as_ref());
         Some(Scenario {
             name: raw.name.clone(),
             description: raw.description.clone().unwrap_or_default(),
@@ -134,6 +135,7 @@ impl Validator {
             tiers,
             demand,
             shape,
+            simulation,
         })
     }
 
@@ -253,6 +255,73 @@ impl Validator {
             mip_gap,
             time_limit_s,
             threads,
+        }
+    }
+
+    fn simulation(&mut self, raw: Option<&RawSimulation>) -> Simulation {
+        let d = Simulation::default();
+        let Some(r) = raw else { return d };
+        let max_batched_tokens = r.max_batched_tokens.unwrap_or(d.max_batched_tokens);
+        if max_batched_tokens < 64 {
+            self.at_key(
+                "simulation.max_batched_tokens",
+                format!("`simulation.max_batched_tokens` must be at least 64 tokens, got {max_batched_tokens}"),
+            );
+        }
+        let capacity = match r.capacity.as_ref() {
+            None => d.capacity,
+            Some(s) => match s.get_ref().as_str() {
+                "simulated" => CapacitySource::Simulated,
+                "analytic" => CapacitySource::Analytic,
+                other => {
+                    self.at_span(s, format!("unknown capacity source `{other}`; accepted: \"simulated\", \"analytic\""));
+                    d.capacity
+                }
+            },
+        };
+        let capacity_requests = r.capacity_requests.unwrap_or(d.capacity_requests);
+        if capacity_requests < 500 {
+            self.at_key(
+                "simulation.capacity_requests",
+                format!("`simulation.capacity_requests` must be at least 500 (a percentile needs samples), got {capacity_requests}"),
+            );
+        }
+        let verify = match r.verify.as_ref() {
+            None => d.verify,
+            Some(s) => {
+                match s.get_ref().as_str() {
+                    "sample" => VerifySlots::Sample,
+                    "all" => VerifySlots::All,
+                    "off" => VerifySlots::Off,
+                    other => {
+                        self.at_span(s, format!("unknown verify mode `{other}`; accepted: \"sample\", \"all\", \"off\""));
+                        d.verify
+                    }
+                }
+            }
+        };
+        let max_rounds = r.max_rounds.unwrap_or(d.max_rounds);
+        if max_rounds == 0 {
+            self.at_key(
+                "simulation.max_rounds",
+                "`simulation.max_rounds` must be at least 1",
+            );
+        }
+        let tighten_factor = r.tighten_factor.unwrap_or(d.tighten_factor);
+        if !(tighten_factor > 0.0 && tighten_factor < 1.0) {
+            self.at_key(
+                "simulation.tighten_factor",
+                format!("`simulation.tighten_factor` must be in (0, 1), got {tighten_factor}"),
+            );
+        }
+        Simulation {
+            seed: r.seed.unwrap_or(d.seed),
+            max_batched_tokens,
+            capacity,
+            capacity_requests,
+            verify,
+            max_rounds,
+            tighten_factor,
         }
     }
 

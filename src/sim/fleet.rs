@@ -93,7 +93,11 @@ pub fn simulate(
         })
         .collect();
     let tier_groups: Vec<Vec<usize>> = (0..fleet.tiers.len())
-        .map(|k| (0..fleet.groups.len()).filter(|&g| fleet.groups[g].tier == k).collect())
+        .map(|k| {
+            (0..fleet.groups.len())
+                .filter(|&g| fleet.groups[g].tier == k)
+                .collect()
+        })
         .collect();
     let mut result = SimResult {
         tiers: vec![TierTally::default(); fleet.tiers.len()],
@@ -146,9 +150,14 @@ pub fn simulate(
                 let tier = &fleet.tiers[k];
                 let tally = &mut result.tiers[k];
                 tally.requests += 1;
-                let share = tier.api_share_by_slot.get(current_slot).copied().unwrap_or(0.0);
+                let share = tier
+                    .api_share_by_slot
+                    .get(current_slot)
+                    .copied()
+                    .unwrap_or(0.0);
                 if share > 0.0 && (share >= 1.0 || rng.gen::<f64>() < share) {
                     tally.api_requests += 1;
+                    tally.api_input_tokens += u64::from(a.input_tokens);
                     tally.api_output_tokens += u64::from(a.output_tokens);
                     continue;
                 }
@@ -179,15 +188,30 @@ pub fn simulate(
                 let rep = &mut replicas[r];
                 let spec = specs[rep.spec];
                 if let Some(end) = rep.enqueue(now, id, &reqs, spec) {
-                    queue.push(end, Event::StepEnd { replica: r, generation: rep.generation });
+                    queue.push(
+                        end,
+                        Event::StepEnd {
+                            replica: r,
+                            generation: rep.generation,
+                        },
+                    );
                 } else if !rep.is_busy() {
                     if let Some(end) = rep.start_step(now, &mut reqs, spec) {
-                        queue.push(end, Event::StepEnd { replica: r, generation: rep.generation });
+                        queue.push(
+                            end,
+                            Event::StepEnd {
+                                replica: r,
+                                generation: rep.generation,
+                            },
+                        );
                     }
                 }
                 result.peak_in_flight = result.peak_in_flight.max(reqs.high_water());
             }
-            Event::StepEnd { replica, generation } => {
+            Event::StepEnd {
+                replica,
+                generation,
+            } => {
                 let rep = &mut replicas[replica];
                 if rep.generation != generation {
                     continue;
@@ -207,13 +231,20 @@ pub fn simulate(
                         queue_ms: (r.admitted_s - r.arrival_s) * 1e3,
                     };
                     let limits = fleet.tiers[k].limits;
-                    let met = latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
+                    let met =
+                        latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
                     result.tiers[k].record(latency, r.output_tokens, limits);
                     result.slots[slot_index(r.arrival_s)][k].met_both += u64::from(met);
                     reqs.remove(f.id);
                 }
                 if let Some(end) = rep.start_step(now, &mut reqs, spec) {
-                    queue.push(end, Event::StepEnd { replica, generation: rep.generation });
+                    queue.push(
+                        end,
+                        Event::StepEnd {
+                            replica,
+                            generation: rep.generation,
+                        },
+                    );
                 }
             }
         }
@@ -248,7 +279,10 @@ mod tests {
             slot_s: 3600.0,
             tiers: vec![FleetTier {
                 name: "t".into(),
-                limits: Limits { ttft_ms: 500.0, tpot_ms: 50.0 },
+                limits: Limits {
+                    ttft_ms: 500.0,
+                    tpot_ms: 50.0,
+                },
                 api_share_by_slot: vec![api_share],
                 mean_output_tokens: 200.0,
             }],
@@ -265,7 +299,12 @@ mod tests {
     #[test]
     fn a_lone_request_takes_one_prefill_and_its_decode_steps() {
         let f = fleet(spec(true, 8, 100_000), 1, 0.0);
-        let a = Arrival { time_s: 1.0, tier: 0, input_tokens: 1000, output_tokens: 101 };
+        let a = Arrival {
+            time_s: 1.0,
+            tier: 0,
+            input_tokens: 1000,
+            output_tokens: 101,
+        };
         let r = simulate(&f, 0..1, [a], 1, |_| {});
         let perf = &f.groups[0].spec.perf;
         let prefill_ms = perf.prefill_s(1000.0) * 1e3;
@@ -289,18 +328,41 @@ mod tests {
         let arrivals = renewal(6.0, 2.0, &lengths, 3000, 11);
         // A small KV cache forces preemptions as well.
         for kv in [1_000_000, 12_000] {
-            let by_runs = simulate(&fleet(spec(true, 32, kv), 2, 0.0), 0..1, arrivals.clone(), 5, |_| {});
-            let by_steps = simulate(&fleet(spec(false, 32, kv), 2, 0.0), 0..1, arrivals.clone(), 5, |_| {});
+            let by_runs = simulate(
+                &fleet(spec(true, 32, kv), 2, 0.0),
+                0..1,
+                arrivals.clone(),
+                5,
+                |_| {},
+            );
+            let by_steps = simulate(
+                &fleet(spec(false, 32, kv), 2, 0.0),
+                0..1,
+                arrivals.clone(),
+                5,
+                |_| {},
+            );
             let (a, b) = (&by_runs.tiers[0], &by_steps.tiers[0]);
             assert_eq!(a.served_requests, 3000);
-            assert_eq!((a.met_ttft, a.met_tpot, a.met_both), (b.met_ttft, b.met_tpot, b.met_both));
+            assert_eq!(
+                (a.met_ttft, a.met_tpot, a.met_both),
+                (b.met_ttft, b.met_tpot, b.met_both)
+            );
             for q in [0.5, 0.9, 0.99] {
                 let rel = |x: f64, y: f64| (x - y).abs() / y.max(1e-9);
                 assert!(rel(a.ttft.quantile_ms(q), b.ttft.quantile_ms(q)) < 0.011);
                 assert!(rel(a.e2e.quantile_ms(q), b.e2e.quantile_ms(q)) < 0.011);
             }
-            assert_eq!(by_runs.groups[0].preemptions, by_steps.groups[0].preemptions);
-            assert!(by_runs.events * 5 < by_steps.events, "{} vs {}", by_runs.events, by_steps.events);
+            assert_eq!(
+                by_runs.groups[0].preemptions,
+                by_steps.groups[0].preemptions
+            );
+            assert!(
+                by_runs.events * 5 < by_steps.events,
+                "{} vs {}",
+                by_runs.events,
+                by_steps.events
+            );
             if kv == 12_000 {
                 assert!(by_runs.groups[0].preemptions > 0);
             }
@@ -315,7 +377,10 @@ mod tests {
         let r = simulate(&f, 0..1, arrivals.clone(), 9, |_| {});
         let t = &r.tiers[0];
         assert_eq!(t.requests, 5000);
-        assert_eq!(t.api_requests + t.served_requests + t.unserved_requests, 5000);
+        assert_eq!(
+            t.api_requests + t.served_requests + t.unserved_requests,
+            5000
+        );
         assert!((t.api_requests as f64 / 5000.0 - 0.3).abs() < 0.03);
         let again = simulate(&f, 0..1, arrivals, 9, |_| {});
         assert_eq!(again.tiers[0].met_both, t.met_both);
@@ -327,15 +392,40 @@ mod tests {
     fn overload_misses_the_limits_and_more_replicas_recover() {
         let lengths = [(2000, 200)];
         let arrivals = renewal(30.0, 1.0, &lengths, 4000, 4);
-        let one = simulate(&fleet(spec(true, 64, 400_000), 1, 0.0), 0..1, arrivals.clone(), 1, |_| {});
-        let four = simulate(&fleet(spec(true, 64, 400_000), 8, 0.0), 0..1, arrivals, 1, |_| {});
-        assert!(one.tiers[0].attainment() < 0.5, "{}", one.tiers[0].attainment());
-        assert!(four.tiers[0].attainment() > 0.99, "{}", four.tiers[0].attainment());
+        let one = simulate(
+            &fleet(spec(true, 64, 400_000), 1, 0.0),
+            0..1,
+            arrivals.clone(),
+            1,
+            |_| {},
+        );
+        let four = simulate(
+            &fleet(spec(true, 64, 400_000), 8, 0.0),
+            0..1,
+            arrivals,
+            1,
+            |_| {},
+        );
+        assert!(
+            one.tiers[0].attainment() < 0.5,
+            "{}",
+            one.tiers[0].attainment()
+        );
+        assert!(
+            four.tiers[0].attainment() > 0.99,
+            "{}",
+            four.tiers[0].attainment()
+        );
     }
 
     #[test]
     fn no_replica_up_leaves_requests_unserved() {
-        let a = Arrival { time_s: 0.5, tier: 0, input_tokens: 10, output_tokens: 10 };
+        let a = Arrival {
+            time_s: 0.5,
+            tier: 0,
+            input_tokens: 10,
+            output_tokens: 10,
+        };
         let r = simulate(&fleet(spec(true, 8, 100_000), 0, 0.0), 0..1, [a], 1, |_| {});
         assert_eq!(r.tiers[0].unserved_requests, 1);
         assert_eq!(r.tiers[0].attainment(), 0.0);

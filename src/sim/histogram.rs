@@ -29,7 +29,9 @@ impl Histogram {
         if value_ms <= MIN_MS {
             return 0;
         }
-        ((value_ms / MIN_MS).ln() / RATIO.ln()).floor().min((BUCKETS - 1) as f64) as usize
+        ((value_ms / MIN_MS).ln() / RATIO.ln())
+            .floor()
+            .min((BUCKETS - 1) as f64) as usize
     }
 
     /// Adds one value.
@@ -85,7 +87,10 @@ mod tests {
         for q in [0.5, 0.9, 0.99, 0.999] {
             let exact = (q * 10_000.0_f64).ceil() * 0.37;
             let got = h.quantile_ms(q);
-            assert!(got >= exact * 0.999 && got <= exact * 1.0101, "q{q}: {got} vs {exact}");
+            assert!(
+                got >= exact * 0.999 && got <= exact * 1.0101,
+                "q{q}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.quantile_ms(1.0), 3700.0);
         assert_eq!(Histogram::default().quantile_ms(0.99), 0.0);

@@ -42,6 +42,7 @@ pub struct TierTally {
     /// Sent to the API by the plan's share (assumed to meet the limits: the
     /// plan buys them from a provider that promises them).
     pub api_requests: u64,
+    pub api_input_tokens: u64,
     pub api_output_tokens: u64,
     /// Offered while no replica of the tier was up, or too long for any
     /// replica's KV cache: never served, counted as missing both limits.
@@ -55,6 +56,8 @@ pub struct TierTally {
     pub output_tokens: u64,
     /// Output tokens of replica-served requests that met both limits.
     pub goodput_output_tokens: u64,
+    /// Σ (e2e − TTFT) of completed requests: seconds spent decoding.
+    pub decode_s: f64,
     pub ttft: Histogram,
     pub tpot: Histogram,
     pub e2e: Histogram,
@@ -74,6 +77,7 @@ impl TierTally {
             self.met_both += 1;
             self.goodput_output_tokens += u64::from(output_tokens);
         }
+        self.decode_s += (latency.e2e_ms - latency.ttft_ms) / 1e3;
         self.ttft.record(latency.ttft_ms);
         self.tpot.record(latency.tpot_ms);
         self.e2e.record(latency.e2e_ms);
@@ -95,6 +99,7 @@ impl TierTally {
     pub fn merge(&mut self, o: &TierTally) {
         self.requests += o.requests;
         self.api_requests += o.api_requests;
+        self.api_input_tokens += o.api_input_tokens;
         self.api_output_tokens += o.api_output_tokens;
         self.unserved_requests += o.unserved_requests;
         self.served_requests += o.served_requests;
@@ -103,6 +108,7 @@ impl TierTally {
         self.met_both += o.met_both;
         self.output_tokens += o.output_tokens;
         self.goodput_output_tokens += o.goodput_output_tokens;
+        self.decode_s += o.decode_s;
         self.ttft.merge(&o.ttft);
         self.tpot.merge(&o.tpot);
         self.e2e.merge(&o.e2e);

@@ -37,6 +37,20 @@ pub struct ReplicaSpec {
     pub decode_runs: bool,
 }
 
+impl ReplicaSpec {
+    /// A replica of `perf` whose KV cache is the memory left after weights.
+    pub fn new(perf: PerfModel, max_batch: u32, max_batched_tokens: u32) -> Self {
+        let kv_capacity_tokens = perf.kv_capacity_tokens().max(0.0).floor() as u64;
+        ReplicaSpec {
+            perf,
+            max_batch,
+            max_batched_tokens,
+            kv_capacity_tokens,
+            decode_runs: true,
+        }
+    }
+}
+
 /// A request that has finished on a replica.
 #[derive(Debug, Clone, Copy)]
 pub struct Finished {
@@ -131,9 +145,7 @@ impl Replica {
         if !admissible || step.steps <= 1 {
             return None;
         }
-        let done = run
-            .steps_to_reach(now - step.start_s, step.steps)
-            .max(1);
+        let done = run.steps_to_reach(now - step.start_s, step.steps).max(1);
         if done >= step.steps {
             return None;
         }

@@ -182,7 +182,8 @@ impl TraceReplay {
 
 /// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).
 fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
-    let mut z = seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
+    let mut z =
+        seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -238,7 +239,10 @@ mod tests {
     fn unshaped_slot_replays_the_trace_times_its_scale() {
         let src = SourceReplay::new(&trace(), 2.0, 3600.0, false);
         let replay = TraceReplay {
-            tiers: vec![TierReplay { sources: vec![src], mean_rps: vec![] }],
+            tiers: vec![TierReplay {
+                sources: vec![src],
+                mean_rps: vec![],
+            }],
             slot_s: 3600.0,
             shaped: false,
             seed: 1,
@@ -255,7 +259,10 @@ mod tests {
     fn shaped_slot_follows_the_planned_volume() {
         let src = SourceReplay::new(&trace(), 1.0, 1800.0, true);
         let replay = TraceReplay {
-            tiers: vec![TierReplay { sources: vec![src], mean_rps: vec![0.5, 2.5] }],
+            tiers: vec![TierReplay {
+                sources: vec![src],
+                mean_rps: vec![0.5, 2.5],
+            }],
             slot_s: 1800.0,
             shaped: true,
             seed: 7,
@@ -264,7 +271,10 @@ mod tests {
         let busy = replay.slot(1).len() as f64;
         assert!((quiet - 900.0).abs() < 60.0, "{quiet}");
         assert!((busy - 4500.0).abs() < 60.0, "{busy}");
-        assert!(replay.slot(1).iter().all(|a| (1800.0..3600.0).contains(&a.time_s)));
+        assert!(replay
+            .slot(1)
+            .iter()
+            .all(|a| (1800.0..3600.0).contains(&a.time_s)));
     }
 
     #[test]

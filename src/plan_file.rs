@@ -1,0 +1,282 @@
+//! The plan file: what `planner solve --plan-out` writes and `planner
+//! simulate --plan` reads back — reserved GPUs, on-demand GPUs per slot, and
+//! per tier the replicas of each configuration per slot and the API share.
+//! Reading checks it against the scenario and collects every mismatch.
+
+use crate::error::{PlannerError, Problem};
+use crate::plan::Plan;
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Version of the plan-file format.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// A plan, as written to disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    /// Format version ([`PLAN_FORMAT`]).
+    pub plan_format: u32,
+    /// The scenario's `name`.
+    pub scenario: String,
+    pub slot_minutes: u32,
+    pub slots: usize,
+    /// GPU type → reserved GPUs for the whole horizon.
+    pub reserved: BTreeMap<String, u32>,
+    /// Per slot: GPU type → GPUs rented on demand.
+    pub on_demand: Vec<BTreeMap<String, u32>>,
+    /// Tier name → how it is served.
+    pub tiers: BTreeMap<String, PlannedTier>,
+}
+
+/// How one tier is served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannedTier {
+    /// Share (0-1) of the tier's requests sent to the API, per slot.
+    pub api_share_by_slot: Vec<f64>,
+    pub configurations: Vec<PlannedConfig>,
+}
+
+/// Replicas of one configuration serving a tier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannedConfig {
+    pub gpu_type: String,
+    pub tensor_parallel: u32,
+    pub max_batch: u32,
+    /// Requests/s one replica was sized for (the router's weight).
+    pub rps_per_replica: f64,
+    pub replicas_by_slot: Vec<u32>,
+}
+
+impl PlanFile {
+    /// The plan file of a solved plan.
+    pub fn of(plan: &Plan, slot_minutes: u32) -> Self {
+        PlanFile {
+            plan_format: PLAN_FORMAT,
+            scenario: plan.scenario.clone(),
+            slot_minutes,
+            slots: plan.solver.slots,
+            reserved: plan.reserved.clone(),
+            on_demand: plan.on_demand.clone(),
+            tiers: plan
+                .tiers
+                .iter()
+                .map(|(name, t)| {
+                    let configurations = t
+                        .configurations
+                        .iter()
+                        .map(|c| PlannedConfig {
+                            gpu_type: c.gpu_type.clone(),
+                            tensor_parallel: c.tensor_parallel,
+                            max_batch: c.max_batch,
+                            rps_per_replica: c.rps_per_replica,
+                            replicas_by_slot: c.replicas_by_slot.clone(),
+                        })
+                        .collect();
+                    let tier = PlannedTier {
+                        api_share_by_slot: t.api_share_by_slot.clone(),
+                        configurations,
+                    };
+                    (name.clone(), tier)
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads a plan file; a syntax or type error names its line, column and
+    /// field path.
+    pub fn read(path: &Path) -> Result<Self, PlannerError> {
+        let problem = |location: String, message: String| {
+            PlannerError::Plan(vec![Problem {
+                file: path.to_path_buf(),
+                location,
+                message,
+            }])
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| problem(String::new(), format!("cannot read the plan file: {e}")))?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let inner = e.inner();
+            let field = e.path().to_string();
+            let at = format!("{}:{}", inner.line(), inner.column());
+            let message = if field.is_empty() || field == "." {
+                format!("{inner}; a plan file is what `planner solve --plan-out` writes")
+            } else {
+                format!(
+                    "at `{field}`: {inner}; a plan file is what `planner solve --plan-out` writes"
+                )
+            };
+            problem(at, message)
+        })
+    }
+
+    /// Every way the plan does not fit `scenario` with `slots` slots.
+    pub fn check(&self, scenario: &Scenario, slots: usize, path: &Path) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut add = |location: String, message: String| {
+            problems.push(Problem {
+                file: path.to_path_buf(),
+                location,
+                message,
+            })
+        };
+        if self.plan_format != PLAN_FORMAT {
+            add(
+                "plan_format".into(),
+                format!(
+                    "plan format {} is not understood; this planner reads format {PLAN_FORMAT}",
+                    self.plan_format
+                ),
+            );
+        }
+        if self.slot_minutes != scenario.planning.slot_minutes {
+            add(
+                "slot_minutes".into(),
+                format!(
+                    "the plan has {}-minute slots but the scenario plans in {}-minute slots; solve the scenario again",
+                    self.slot_minutes, scenario.planning.slot_minutes
+                ),
+            );
+        }
+        if self.slots != slots {
+            add(
+                "slots".into(),
+                format!("the plan has {} slots but the scenario's demand has {slots}; solve the scenario again", self.slots),
+            );
+        }
+        let offered: Vec<&str> = scenario.gpus.iter().map(|g| g.id.as_str()).collect();
+        let known = |id: &str| offered.contains(&id);
+        let list = offered.join(", ");
+        for id in self.reserved.keys() {
+            if !known(id) {
+                add(
+                    format!("reserved.{id}"),
+                    format!("unknown GPU type `{id}`; the scenario offers: {list}"),
+                );
+            }
+        }
+        if self.on_demand.len() != self.slots {
+            add(
+                "on_demand".into(),
+                format!(
+                    "{} slots of on-demand GPUs for a {}-slot plan",
+                    self.on_demand.len(),
+                    self.slots
+                ),
+            );
+        }
+        for (t, slot) in self.on_demand.iter().enumerate() {
+            for id in slot.keys().filter(|id| !known(id)) {
+                add(
+                    format!("on_demand[{t}].{id}"),
+                    format!("unknown GPU type `{id}`; the scenario offers: {list}"),
+                );
+            }
+        }
+        for tier in &scenario.tiers {
+            if !self.tiers.contains_key(&tier.name) {
+                add(
+                    "tiers".into(),
+                    format!(
+                        "tier `{}` of the scenario is missing from the plan",
+                        tier.name
+                    ),
+                );
+            }
+        }
+        for (name, tier) in &self.tiers {
+            let at = |k: &str| format!("tiers.{name}.{k}");
+            if !scenario.tiers.iter().any(|t| &t.name == name) {
+                add(
+                    format!("tiers.{name}"),
+                    format!("tier `{name}` is not in the scenario"),
+                );
+            }
+            if tier.api_share_by_slot.len() != self.slots {
+                add(
+                    at("api_share_by_slot"),
+                    format!(
+                        "{} values for {} slots",
+                        tier.api_share_by_slot.len(),
+                        self.slots
+                    ),
+                );
+            }
+            if let Some(bad) = tier
+                .api_share_by_slot
+                .iter()
+                .position(|s| !(0.0..=1.0).contains(s))
+            {
+                add(
+                    format!("tiers.{name}.api_share_by_slot[{bad}]"),
+                    format!(
+                        "an API share must be in [0, 1], got {}",
+                        tier.api_share_by_slot[bad]
+                    ),
+                );
+            }
+            for (c, config) in tier.configurations.iter().enumerate() {
+                let at = |k: &str| format!("tiers.{name}.configurations[{c}].{k}");
+                if !known(&config.gpu_type) {
+                    add(
+                        at("gpu_type"),
+                        format!(
+                            "unknown GPU type `{}`; the scenario offers: {list}",
+                            config.gpu_type
+                        ),
+                    );
+                }
+                if config.tensor_parallel == 0 || config.max_batch == 0 {
+                    add(
+                        at("tensor_parallel"),
+                        "tensor_parallel and max_batch must be at least 1".into(),
+                    );
+                }
+                if !(config.rps_per_replica.is_finite() && config.rps_per_replica > 0.0) {
+                    add(
+                        at("rps_per_replica"),
+                        format!("must be a positive number, got {}", config.rps_per_replica),
+                    );
+                }
+                if config.replicas_by_slot.len() != self.slots {
+                    add(
+                        at("replicas_by_slot"),
+                        format!(
+                            "{} values for {} slots",
+                            config.replicas_by_slot.len(),
+                            self.slots
+                        ),
+                    );
+                }
+            }
+        }
+        if problems.is_empty() {
+            for (t, slot) in self.on_demand.iter().enumerate() {
+                for id in &offered {
+                    let held = self.reserved.get(*id).copied().unwrap_or(0)
+                        + slot.get(*id).copied().unwrap_or(0);
+                    let used: u32 = self
+                        .tiers
+                        .values()
+                        .flat_map(|tier| &tier.configurations)
+                        .filter(|c| c.gpu_type == *id)
+                        .map(|c| c.replicas_by_slot[t] * c.tensor_parallel)
+                        .sum();
+                    if used > held {
+                        problems.push(Problem {
+                            file: path.to_path_buf(),
+                            location: format!("on_demand[{t}].{id}"),
+                            message: format!("slot {t} runs replicas on {used} {id} GPUs but holds only {held} (reserved + on demand)"),
+                        });
+                    }
+                }
+            }
+        }
+        problems
+    }
+}

@@ -1,0 +1,451 @@
+//! Plans verified by replay: builds the simulator's fleet from a plan file,
+//! replays the scenario's traces against it (all slots, or a sample), and
+//! reports per tier attainment, latency percentiles, goodput and the cost of
+//! SLO-met output. Used by `planner simulate` and inside `planner solve`.
+
+use crate::demand::Demand;
+use crate::error::PlannerError;
+use crate::perf::PerfModel;
+use crate::plan_file::PlanFile;
+use crate::progress::Progress;
+use crate::scenario::{Scenario, VerifySlots};
+use crate::sim::metrics::{GroupTally, SlotTally};
+use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
+use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, SimResult, TierTally};
+use crate::traces::{read_all, ReaderOptions};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Slots replayed in "sample" mode besides each tier's most loaded slot and
+/// the busiest slot: this many, evenly spaced.
+pub const EVENLY_SPACED_SLOTS: usize = 4;
+
+/// The replica of a configuration of the scenario's GPU type `gpu_type`.
+pub fn replica_spec(
+    scenario: &Scenario,
+    gpu_type: &str,
+    tensor_parallel: u32,
+    max_batch: u32,
+) -> Option<ReplicaSpec> {
+    let offer = scenario.gpus.iter().find(|g| g.id == gpu_type)?;
+    Some(ReplicaSpec::new(
+        PerfModel::new(&offer.profile, &scenario.model.profile, tensor_parallel),
+        max_batch,
+        scenario.simulation.max_batched_tokens,
+    ))
+}
+
+/// The fleet of a checked plan.
+pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
+    let mut groups = Vec::new();
+    let tiers = scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(k, tier)| {
+            let planned = &plan.tiers[&tier.name];
+            for c in &planned.configurations {
+                if let Some(spec) =
+                    replica_spec(scenario, &c.gpu_type, c.tensor_parallel, c.max_batch)
+                {
+                    groups.push(Group {
+                        tier: k,
+                        label: format!("{} tp{} b{}", c.gpu_type, c.tensor_parallel, c.max_batch),
+                        spec,
+                        replicas_by_slot: c.replicas_by_slot.clone(),
+                        rps_per_replica: c.rps_per_replica,
+                    });
+                }
+            }
+            FleetTier {
+                name: tier.name.clone(),
+                limits: Limits {
+                    ttft_ms: tier.ttft_ms,
+                    tpot_ms: tier.tpot_ms,
+                },
+                api_share_by_slot: planned.api_share_by_slot.clone(),
+                mean_output_tokens: demand.tiers[k].output_tokens.mean,
+            }
+        })
+        .collect();
+    Fleet {
+        slot_s: f64::from(scenario.planning.slot_minutes) * 60.0,
+        tiers,
+        groups,
+    }
+}
+
+/// Reads the scenario's traces for replay.
+pub fn load_traces(
+    scenario: &Scenario,
+    demand: &Demand,
+    progress: Progress,
+) -> Result<TraceReplay, PlannerError> {
+    let slot_s = f64::from(scenario.planning.slot_minutes) * 60.0;
+    let shaped = scenario.shape.is_some();
+    let spinner = progress.spinner("reading the traces for replay");
+    let mut tiers = Vec::new();
+    for (k, _) in scenario.tiers.iter().enumerate() {
+        let mut sources = Vec::new();
+        for source in scenario.demand.iter().filter(|d| d.tier == k) {
+            let options = ReaderOptions {
+                format: source.format,
+                skip_bad_rows: false,
+            };
+            let requests = read_all(&source.trace, options)?;
+            sources.push(SourceReplay::new(&requests, source.scale, slot_s, shaped));
+        }
+        tiers.push(TierReplay {
+            sources,
+            mean_rps: demand.tiers[k].mean_rps.clone(),
+        });
+    }
+    spinner.finish_and_clear();
+    Ok(TraceReplay {
+        tiers,
+        slot_s,
+        shaped,
+        seed: scenario.simulation.seed,
+    })
+}
+
+/// The slots "sample" mode replays: per tier the slot with the highest
+/// demand per unit of planned GPU capacity, the slot with the highest total
+/// demand, and [`EVENLY_SPACED_SLOTS`] evenly spaced ones.
+pub fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
+    let slots = demand.slots;
+    let mut chosen = Vec::new();
+    for d in &demand.tiers {
+        let Some(planned) = plan.tiers.get(&d.tier) else {
+            continue;
+        };
+        let load = |t: usize| {
+            let capacity: f64 = planned
+                .configurations
+                .iter()
+                .map(|c| f64::from(c.replicas_by_slot[t]) * c.rps_per_replica)
+                .sum();
+            let on_gpus = d.peak_rps[t] * (1.0 - planned.api_share_by_slot[t]);
+            if capacity > 0.0 {
+                on_gpus / capacity
+            } else if on_gpus > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        };
+        if let Some(t) = (0..slots).max_by(|&a, &b| load(a).total_cmp(&load(b)).then(b.cmp(&a))) {
+            chosen.push(t);
+        }
+    }
+    let total = |t: usize| demand.tiers.iter().map(|d| d.peak_rps[t]).sum::<f64>();
+    if let Some(t) = (0..slots).max_by(|&a, &b| total(a).total_cmp(&total(b)).then(b.cmp(&a))) {
+        chosen.push(t);
+    }
+    for i in 0..EVENLY_SPACED_SLOTS.min(slots) {
+        chosen.push((2 * i + 1) * slots / (2 * EVENLY_SPACED_SLOTS));
+    }
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
+}
+
+/// The replay's findings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    /// Which slots were replayed, and how, in words.
+    pub method: String,
+    pub replayed_slots: Vec<usize>,
+    pub seed: u64,
+    pub requests: u64,
+    /// Events the simulator processed.
+    pub events: u64,
+    pub tiers: BTreeMap<String, TierVerification>,
+    pub configurations: Vec<ConfigUtilisation>,
+}
+
+/// One tier on replay.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierVerification {
+    /// Share of GPU-routed requests meeting both limits; `target` is the
+    /// tier's percentile / 100.
+    pub attainment: f64,
+    pub target: f64,
+    pub meets_target: bool,
+    pub requests: u64,
+    pub api_requests: u64,
+    pub served_requests: u64,
+    pub unserved_requests: u64,
+    pub met_ttft: u64,
+    pub met_tpot: u64,
+    pub met_both: u64,
+    pub ttft_p50_ms: f64,
+    pub ttft_p99_ms: f64,
+    pub tpot_p50_ms: f64,
+    pub tpot_p99_ms: f64,
+    pub e2e_p99_ms: f64,
+    pub queue_p99_ms: f64,
+    /// Output tokens of served and API requests.
+    pub output_tokens: u64,
+    /// Output tokens of requests meeting both limits (API requests count as
+    /// meeting them).
+    pub goodput_output_tokens: u64,
+    /// Cost of the replayed slots allocated to the tier (see docs/simulator.md).
+    pub cost_usd: f64,
+    pub cost_per_1k_output_tokens_usd: f64,
+    pub cost_per_1k_goodput_tokens_usd: f64,
+    /// The replayed slot with the lowest attainment, and that attainment.
+    pub worst_slot: Option<(usize, f64)>,
+}
+
+/// Utilisation of one configuration's replicas.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigUtilisation {
+    pub tier: String,
+    pub config: String,
+    /// Busy replica-seconds over up replica-seconds.
+    pub utilisation: f64,
+    pub preemptions: u64,
+}
+
+/// Replays `slots` of `replay` against the plan. `All` replays every slot in
+/// one continuous run; `Sample` replays [`sample_slots`], each from an empty
+/// fleet, two at a time.
+pub fn verify(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    mode: VerifySlots,
+    progress: Progress,
+) -> Verification {
+    let fleet = fleet(scenario, demand, plan);
+    let seed = scenario.simulation.seed;
+    let (slots, result, method) = match mode {
+        VerifySlots::All | VerifySlots::Off => {
+            let bar = progress.steps("replaying slots", demand.slots as u64);
+            let r = simulate(
+                &fleet,
+                0..demand.slots,
+                replay.arrivals(0..demand.slots),
+                seed,
+                |s| bar.set_position(s as u64),
+            );
+            bar.finish_and_clear();
+            let method = format!("all {} slots, replayed in one continuous run", demand.slots);
+            ((0..demand.slots).collect::<Vec<_>>(), r, method)
+        }
+        VerifySlots::Sample => {
+            let slots = sample_slots(demand, plan);
+            let bar = progress.steps("replaying sampled slots", slots.len() as u64);
+            let results: Vec<SimResult> = std::thread::scope(|scope| {
+                let chunks: Vec<_> = slots
+                    .chunks(slots.len().div_ceil(2).max(1))
+                    .map(|chunk| {
+                        let (fleet, bar) = (&fleet, &bar);
+                        scope.spawn(move || {
+                            chunk
+                                .iter()
+                                .map(|&t| {
+                                    let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
+                                    bar.inc(1);
+                                    r
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                chunks
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            bar.finish_and_clear();
+            let method = format!(
+                "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
+                slots.len(),
+                demand.slots
+            );
+            (
+                slots,
+                merge(&results, fleet.tiers.len(), fleet.groups.len()),
+                method,
+            )
+        }
+    };
+    report(scenario, plan, &fleet, slots, result, method)
+}
+
+/// Sums independent single-slot replays, slot rows in order.
+fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
+    let mut total = SimResult {
+        tiers: vec![TierTally::default(); tiers],
+        slots: Vec::new(),
+        groups: vec![GroupTally::default(); groups],
+        requests: 0,
+        events: 0,
+        peak_in_flight: 0,
+    };
+    for r in results {
+        for (a, b) in total.tiers.iter_mut().zip(&r.tiers) {
+            a.merge(b);
+        }
+        total.slots.extend(r.slots.iter().cloned());
+        for (a, b) in total.groups.iter_mut().zip(&r.groups) {
+            a.up_s += b.up_s;
+            a.busy_s += b.busy_s;
+            a.preemptions += b.preemptions;
+        }
+        total.requests += r.requests;
+        total.events += r.events;
+        total.peak_in_flight = total.peak_in_flight.max(r.peak_in_flight);
+    }
+    total
+}
+
+/// GPU spend of each replayed slot, allocated to tiers by the GPUs their
+/// replicas occupy; spend on GPUs no tier occupies is shared in proportion to
+/// the GPUs each tier occupies in that slot (or equally when none).
+fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Vec<f64> {
+    let slot_h = f64::from(plan.slot_minutes) / 60.0;
+    let mut cost = vec![0.0; scenario.tiers.len()];
+    for &t in slots {
+        let mut slot_cost = vec![0.0; scenario.tiers.len()];
+        let mut unallocated = 0.0;
+        for offer in &scenario.gpus {
+            let reserved = f64::from(plan.reserved.get(&offer.id).copied().unwrap_or(0));
+            let rented = f64::from(plan.on_demand[t].get(&offer.id).copied().unwrap_or(0));
+            let spend = (reserved * offer.reserved_usd_per_gpu_hour.unwrap_or(0.0)
+                + rented * offer.on_demand_usd_per_gpu_hour.unwrap_or(0.0))
+                * slot_h;
+            let used: Vec<f64> = scenario
+                .tiers
+                .iter()
+                .map(|tier| {
+                    plan.tiers[&tier.name]
+                        .configurations
+                        .iter()
+                        .filter(|c| c.gpu_type == offer.id)
+                        .map(|c| f64::from(c.replicas_by_slot[t] * c.tensor_parallel))
+                        .sum()
+                })
+                .collect();
+            let all: f64 = used.iter().sum();
+            if all > 0.0 {
+                for (c, u) in slot_cost.iter_mut().zip(&used) {
+                    *c += spend * u / all;
+                }
+            } else {
+                unallocated += spend;
+            }
+        }
+        let allocated: f64 = slot_cost.iter().sum();
+        let n = slot_cost.len() as f64;
+        for (c, s) in cost.iter_mut().zip(&slot_cost) {
+            *c += s + if allocated > 0.0 {
+                unallocated * s / allocated
+            } else {
+                unallocated / n
+            };
+        }
+    }
+    cost
+}
+
+fn report(
+    scenario: &Scenario,
+    plan: &PlanFile,
+    fleet: &Fleet,
+    slots: Vec<usize>,
+    r: SimResult,
+    method: String,
+) -> Verification {
+    let gpu_cost = gpu_cost_by_tier(scenario, plan, &slots);
+    let per_1k = |usd: f64, tokens: u64| {
+        if tokens > 0 {
+            usd / tokens as f64 * 1e3
+        } else {
+            0.0
+        }
+    };
+    let tiers = scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(k, tier)| {
+            let t = &r.tiers[k];
+            let api_usd = scenario.api.as_ref().map_or(0.0, |a| {
+                (t.api_input_tokens as f64 * a.usd_per_million_input_tokens
+                    + t.api_output_tokens as f64 * a.usd_per_million_output_tokens)
+                    / 1e6
+            });
+            let cost_usd = gpu_cost[k] + api_usd;
+            let output_tokens = t.output_tokens + t.api_output_tokens;
+            let goodput = t.goodput_output_tokens + t.api_output_tokens;
+            let target = tier.percentile / 100.0;
+            let worst_slot = slots
+                .iter()
+                .zip(&r.slots)
+                .filter(|(_, s)| s[k].on_gpus > 0)
+                .map(|(&slot, s)| (slot, attainment(&s[k])))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let v = TierVerification {
+                attainment: t.attainment(),
+                target,
+                meets_target: t.attainment() >= target,
+                requests: t.requests,
+                api_requests: t.api_requests,
+                served_requests: t.served_requests,
+                unserved_requests: t.unserved_requests,
+                met_ttft: t.met_ttft,
+                met_tpot: t.met_tpot,
+                met_both: t.met_both,
+                ttft_p50_ms: t.ttft.quantile_ms(0.5),
+                ttft_p99_ms: t.ttft.quantile_ms(0.99),
+                tpot_p50_ms: t.tpot.quantile_ms(0.5),
+                tpot_p99_ms: t.tpot.quantile_ms(0.99),
+                e2e_p99_ms: t.e2e.quantile_ms(0.99),
+                queue_p99_ms: t.queue.quantile_ms(0.99),
+                output_tokens,
+                goodput_output_tokens: goodput,
+                cost_usd,
+                cost_per_1k_output_tokens_usd: per_1k(cost_usd, output_tokens),
+                cost_per_1k_goodput_tokens_usd: per_1k(cost_usd, goodput),
+                worst_slot,
+            };
+            (tier.name.clone(), v)
+        })
+        .collect();
+    let configurations = fleet
+        .groups
+        .iter()
+        .zip(&r.groups)
+        .map(|(g, tally)| ConfigUtilisation {
+            tier: fleet.tiers[g.tier].name.clone(),
+            config: g.label.clone(),
+            utilisation: if tally.up_s > 0.0 {
+                tally.busy_s / tally.up_s
+            } else {
+                0.0
+            },
+            preemptions: tally.preemptions,
+        })
+        .collect();
+    Verification {
+        method,
+        replayed_slots: slots,
+        seed: scenario.simulation.seed,
+        requests: r.requests,
+        events: r.events,
+        tiers,
+        configurations,
+    }
+}
+
+fn attainment(s: &SlotTally) -> f64 {
+    if s.on_gpus == 0 {
+        1.0
+    } else {
+        s.met_both as f64 / s.on_gpus as f64
+    }
+}

@@ -1,0 +1,111 @@
+//! The replay's findings as text: per tier attainment against the target,
+//! latency percentiles, goodput and the cost of SLO-met output; per
+//! configuration utilisation; the solve-and-replay rounds.
+
+use super::group_thousands;
+use crate::plan::Round;
+use crate::replay::Verification;
+use std::fmt::Write;
+
+/// The "REPLAY" section.
+pub fn render(v: &Verification, rounds: &[Round]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "REPLAY (trace replay against the plan, seed {})", v.seed);
+    let _ = writeln!(o, "  slots: {}", v.method);
+    let _ = writeln!(
+        o,
+        "  {} requests replayed, {} simulator events",
+        group_thousands(v.requests as i64),
+        group_thousands(v.events as i64)
+    );
+    let _ = writeln!(
+        o,
+        "  {:<14} {:>11} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>13} {:>13}",
+        "tier",
+        "attainment",
+        "target",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "TPOT p99",
+        "queue p99",
+        "USD/1k out",
+        "USD/1k good"
+    );
+    for (name, t) in &v.tiers {
+        let _ = writeln!(
+            o,
+            "  {:<14} {:>10.2}% {:>6.0}% {:>7.0}ms {:>7.0}ms {:>7.1}ms {:>7.1}ms {:>8.0}ms {:>13.5} {:>13.5}{}",
+            name,
+            t.attainment * 100.0,
+            t.target * 100.0,
+            t.ttft_p50_ms,
+            t.ttft_p99_ms,
+            t.tpot_p50_ms,
+            t.tpot_p99_ms,
+            t.queue_p99_ms,
+            t.cost_per_1k_output_tokens_usd,
+            t.cost_per_1k_goodput_tokens_usd,
+            if t.meets_target { "" } else { "  MISSES TARGET" }
+        );
+    }
+    for (name, t) in &v.tiers {
+        let worst = t.worst_slot.map_or(String::new(), |(s, a)| {
+            format!("; worst slot {s} at {:.2}%", a * 100.0)
+        });
+        let _ = writeln!(
+            o,
+            "    {name}: {} of {} requests met TTFT and TPOT ({} TTFT, {} TPOT), {} to the API (counted as met), {} unserved; {} of {} output tokens SLO-met{worst}",
+            group_thousands(t.met_both as i64),
+            group_thousands((t.served_requests + t.unserved_requests) as i64),
+            group_thousands(t.met_ttft as i64),
+            group_thousands(t.met_tpot as i64),
+            group_thousands(t.api_requests as i64),
+            group_thousands(t.unserved_requests as i64),
+            group_thousands(t.goodput_output_tokens as i64),
+            group_thousands(t.output_tokens as i64),
+        );
+    }
+    let _ = writeln!(o, "  utilisation (busy replica-time over up replica-time):");
+    for c in &v.configurations {
+        let _ = writeln!(
+            o,
+            "    {:<14} {:<20} {:>6.1}%{}",
+            c.tier,
+            c.config,
+            c.utilisation * 100.0,
+            if c.preemptions > 0 {
+                format!(", {} preemptions", c.preemptions)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if rounds.len() > 1 {
+        let _ = writeln!(
+            o,
+            "  rounds (capacity coefficients tightened where a tier missed its target):"
+        );
+        for r in rounds {
+            let tiers: Vec<String> = r
+                .attainment
+                .iter()
+                .map(|(name, a)| {
+                    format!(
+                        "{name} ×{:.3} → {:.2}%",
+                        r.capacity_factor.get(name).copied().unwrap_or(1.0),
+                        a * 100.0
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                o,
+                "    {}: {} USD; {}",
+                r.round,
+                super::usd(r.total_cost_usd),
+                tiers.join(", ")
+            );
+        }
+    }
+    o
+}
