@@ -121,6 +121,9 @@ pub struct SimulateArgs {
     /// four evenly spaced).
     #[arg(long, value_enum, default_value_t = SlotChoice::All)]
     pub slots: SlotChoice,
+    /// Replay only this slot (0-based), from an empty fleet.
+    #[arg(long, conflicts_with = "slots")]
+    pub slot: Option<usize>,
     /// Seed of the replay's random draws (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -349,7 +352,16 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         SlotChoice::Sample => VerifySlots::Sample,
     };
     let started = Instant::now();
-    let v = crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress);
+    let v = match args.slot {
+        Some(t) if t >= demand.slots => {
+            return Err(PlannerError::Usage(format!(
+                "--slot {t} is past the last slot ({})",
+                demand.slots.saturating_sub(1)
+            )))
+        }
+        Some(t) => crate::replay::verify_slots(&scenario, &demand, &plan, &replay, &[t], progress),
+        None => crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress),
+    };
     let wall_s = started.elapsed().as_secs_f64();
     if !args.quiet {
         eprintln!(

@@ -93,7 +93,7 @@ pub fn load_traces(
                 skip_bad_rows: false,
             };
             let requests = read_all(&source.trace, options)?;
-            sources.push(SourceReplay::new(&requests, source.scale, slot_s, shaped));
+            sources.push(SourceReplay::new(requests, source.scale, slot_s, shaped));
         }
         tiers.push(TierReplay {
             sources,
@@ -203,8 +203,12 @@ pub struct TierVerification {
 pub struct ConfigUtilisation {
     pub tier: String,
     pub config: String,
-    /// Busy replica-seconds over up replica-seconds.
+    /// Busy replica-seconds over up replica-seconds: the share of time a
+    /// replica had a step running.
     pub utilisation: f64,
+    /// Mean decoding sequences per step while busy, and the cap.
+    pub mean_batch: f64,
+    pub max_batch: u32,
     pub preemptions: u64,
 }
 
@@ -237,43 +241,69 @@ pub fn verify(
         }
         VerifySlots::Sample => {
             let slots = sample_slots(demand, plan);
-            let bar = progress.steps("replaying sampled slots", slots.len() as u64);
-            let results: Vec<SimResult> = std::thread::scope(|scope| {
-                let chunks: Vec<_> = slots
-                    .chunks(slots.len().div_ceil(2).max(1))
-                    .map(|chunk| {
-                        let (fleet, bar) = (&fleet, &bar);
-                        scope.spawn(move || {
-                            chunk
-                                .iter()
-                                .map(|&t| {
-                                    let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
-                                    bar.inc(1);
-                                    r
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                chunks
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            });
-            bar.finish_and_clear();
             let method = format!(
                 "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
                 slots.len(),
                 demand.slots
             );
-            (
-                slots,
-                merge(&results, fleet.tiers.len(), fleet.groups.len()),
-                method,
-            )
+            let result = replay_each(&fleet, &slots, replay, seed, progress);
+            (slots, result, method)
         }
     };
     report(scenario, plan, &fleet, slots, result, method)
+}
+
+/// Replays only `slots`, each from an empty fleet (for `simulate --slot`).
+pub fn verify_slots(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    slots: &[usize],
+    progress: Progress,
+) -> Verification {
+    let fleet = fleet(scenario, demand, plan);
+    let result = replay_each(&fleet, slots, replay, scenario.simulation.seed, progress);
+    let method = format!(
+        "slot(s) {slots:?} of {}, each replayed from an empty fleet",
+        demand.slots
+    );
+    report(scenario, plan, &fleet, slots.to_vec(), result, method)
+}
+
+/// Replays each slot on its own, from an empty fleet, on two threads.
+fn replay_each(
+    fleet: &Fleet,
+    slots: &[usize],
+    replay: &TraceReplay,
+    seed: u64,
+    progress: Progress,
+) -> SimResult {
+    let bar = progress.steps("replaying slots", slots.len() as u64);
+    let results: Vec<SimResult> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = slots
+            .chunks(slots.len().div_ceil(2).max(1))
+            .map(|chunk| {
+                let bar = &bar;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&t| {
+                            let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
+                            bar.inc(1);
+                            r
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    bar.finish_and_clear();
+    merge(&results, fleet.tiers.len(), fleet.groups.len())
 }
 
 /// Sums independent single-slot replays, slot rows in order.
@@ -294,6 +324,8 @@ fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
         for (a, b) in total.groups.iter_mut().zip(&r.groups) {
             a.up_s += b.up_s;
             a.busy_s += b.busy_s;
+            a.drain_busy_s += b.drain_busy_s;
+            a.batch_s += b.batch_s;
             a.preemptions += b.preemptions;
         }
         total.requests += r.requests;
@@ -428,6 +460,12 @@ fn report(
             } else {
                 0.0
             },
+            mean_batch: if tally.busy_s > 0.0 {
+                tally.batch_s / tally.busy_s
+            } else {
+                0.0
+            },
+            max_batch: g.spec.max_batch,
             preemptions: tally.preemptions,
         })
         .collect();

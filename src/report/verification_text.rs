@@ -66,14 +66,19 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
             group_thousands(t.output_tokens as i64),
         );
     }
-    let _ = writeln!(o, "  utilisation (busy replica-time over up replica-time):");
+    let _ = writeln!(
+        o,
+        "  replicas (busy: share of up time with a step running; batch: mean decoding sequences per step):"
+    );
     for c in &v.configurations {
         let _ = writeln!(
             o,
-            "    {:<14} {:<20} {:>6.1}%{}",
+            "    {:<14} {:<20} busy {:>5.1}%, batch {:>5.1} of {}{}",
             c.tier,
             c.config,
             c.utilisation * 100.0,
+            c.mean_batch,
+            c.max_batch,
             if c.preemptions > 0 {
                 format!(", {} preemptions", c.preemptions)
             } else {

@@ -131,8 +131,9 @@ pub fn simulate(
                     let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
                     let state = &mut groups[g];
                     while state.replicas.len() < up {
+                        let rank = state.replicas.len();
                         state.replicas.push(replicas.len());
-                        replicas.push(Replica::new(g));
+                        replicas.push(Replica::new(g, rank));
                     }
                     state.up = up;
                     result.groups[g].up_s += up as f64 * fleet.slot_s;
@@ -218,7 +219,8 @@ pub fn simulate(
                 }
                 let spec = specs[rep.spec];
                 finished.clear();
-                rep.end_step(now, &mut reqs, &mut finished);
+                let up = rep.rank < groups[rep.spec].up;
+                rep.end_step(now, up, &mut reqs, &mut finished);
                 for f in &finished {
                     let r = reqs.get(f.id);
                     let k = usize::from(r.tier);
@@ -251,6 +253,8 @@ pub fn simulate(
     }
     for rep in &replicas {
         result.groups[rep.spec].busy_s += rep.busy_s;
+        result.groups[rep.spec].drain_busy_s += rep.drain_busy_s;
+        result.groups[rep.spec].batch_s += rep.batch_s;
         result.groups[rep.spec].preemptions += rep.preemptions;
     }
     result.peak_in_flight = reqs.high_water();

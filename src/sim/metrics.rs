@@ -128,7 +128,11 @@ pub struct SlotTally {
 pub struct GroupTally {
     /// Replica-seconds the plan kept the group's replicas up.
     pub up_s: f64,
-    /// Replica-seconds spent running steps.
+    /// Replica-seconds spent running steps while up.
     pub busy_s: f64,
+    /// Replica-seconds spent finishing requests after being taken down.
+    pub drain_busy_s: f64,
+    /// Σ decoding sequences × step seconds while up.
+    pub batch_s: f64,
     pub preemptions: u64,
 }

@@ -91,8 +91,15 @@ pub struct Replica {
     /// Bumped whenever the scheduled end of the step in progress changes.
     pub generation: u64,
     next_admit_seq: u64,
-    /// Seconds spent running steps.
+    /// Seconds spent running steps while the plan had the replica up.
     pub busy_s: f64,
+    /// Seconds spent finishing held requests after the plan took it down.
+    pub drain_busy_s: f64,
+    /// Σ decoding sequences × step seconds while up (mean batch = this / busy).
+    pub batch_s: f64,
+    /// Position within its group: the replica is up while rank < the
+    /// group's count for the slot.
+    pub rank: usize,
     /// Prompt tokens not yet prefilled, over all requests on the replica.
     pub outstanding_prompt_tokens: u64,
     /// Requests waiting or running on the replica.
@@ -101,7 +108,7 @@ pub struct Replica {
 }
 
 impl Replica {
-    pub fn new(spec: usize) -> Self {
+    pub fn new(spec: usize, rank: usize) -> Self {
         Replica {
             spec,
             waiting: VecDeque::new(),
@@ -116,6 +123,9 @@ impl Replica {
             generation: 0,
             next_admit_seq: 0,
             busy_s: 0.0,
+            drain_busy_s: 0.0,
+            batch_s: 0.0,
+            rank,
             outstanding_prompt_tokens: 0,
             in_system: 0,
             preemptions: 0,
@@ -233,11 +243,17 @@ impl Replica {
     }
 
     /// Ends the step in progress at `now`; pushes the requests that finished.
-    pub fn end_step(&mut self, now: f64, reqs: &mut Slab, finished: &mut Vec<Finished>) {
+    /// `up` says whether the plan has the replica up (else it is draining).
+    pub fn end_step(&mut self, now: f64, up: bool, reqs: &mut Slab, finished: &mut Vec<Finished>) {
         let Some(step) = self.step.take() else {
             return;
         };
-        self.busy_s += step.end_s - step.start_s;
+        if up {
+            self.busy_s += step.end_s - step.start_s;
+            self.batch_s += step.batch as f64 * (step.end_s - step.start_s);
+        } else {
+            self.drain_busy_s += step.end_s - step.start_s;
+        }
         self.clock += step.steps;
         self.context_sum += step.batch * step.steps;
         self.kv_used += step.batch * step.steps;
