@@ -3,7 +3,7 @@
 //! result only once it is complete, and maps errors to exit codes.
 
 use crate::error::{PlannerError, EXIT_OK};
-use crate::goodput::{CostBasis, SloLimits};
+use crate::goodput::{CostBasis, LimitSource, SloLimits};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::report::{self, Format};
@@ -408,61 +408,14 @@ fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
             )));
         }
     }
-    let limits_text;
-    let limits_of: Box<dyn Fn(Option<&str>) -> SloLimits> = match &tiers {
-        None => {
-            let l = SloLimits {
-                ttft_ms: args.ttft_ms.unwrap_or(0.0),
-                tpot_ms: args.tpot_ms.unwrap_or(0.0),
-            };
-            limits_text = format!(
-                "TTFT ≤ {} ms and TPOT ≤ {} ms for every request",
-                l.ttft_ms, l.tpot_ms
-            );
-            Box::new(move |_| l)
-        }
-        Some(tiers) => {
-            let unknown: Vec<String> = log
-                .requests
-                .iter()
-                .filter_map(|r| r.tier.clone())
-                .filter(|t| !tiers.iter().any(|k| &k.name == t))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            if log.requests.iter().any(|r| r.tier.is_none()) || !unknown.is_empty() {
-                return Err(usage(&format!(
-                    "with --scenario every request needs a `tier` column naming one of the scenario's tiers ({}){}",
-                    tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
-                    if unknown.is_empty() { String::new() } else { format!("; unknown: {}", unknown.join(", ")) }
-                )));
-            }
-            limits_text = tiers
-                .iter()
-                .map(|t| {
-                    format!(
-                        "{}: TTFT ≤ {} ms, TPOT ≤ {} ms",
-                        t.name, t.ttft_ms, t.tpot_ms
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
-            let tiers = tiers.clone();
-            Box::new(move |name| {
-                let t = name.and_then(|n| tiers.iter().find(|t| t.name == n));
-                t.map_or(
-                    SloLimits {
-                        ttft_ms: f64::INFINITY,
-                        tpot_ms: f64::INFINITY,
-                    },
-                    |t| SloLimits {
-                        ttft_ms: t.ttft_ms,
-                        tpot_ms: t.tpot_ms,
-                    },
-                )
-            })
-        }
+    let limits = match tiers {
+        None => LimitSource::Fixed(SloLimits {
+            ttft_ms: args.ttft_ms.unwrap_or(0.0),
+            tpot_ms: args.tpot_ms.unwrap_or(0.0),
+        }),
+        Some(tiers) => LimitSource::Tiers(tiers),
     };
+    limits.check(&log).map_err(PlannerError::Usage)?;
     let (duration_s, duration_text) = match (
         args.duration_s,
         crate::goodput::span_s(&log),
@@ -489,8 +442,7 @@ fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
     let r = crate::goodput::report(
         &log,
         &args.log.display().to_string(),
-        limits_of.as_ref(),
-        limits_text,
+        &limits,
         (duration_s, duration_text),
         cost,
         &args.currency,

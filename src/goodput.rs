@@ -44,6 +44,82 @@ pub struct SloLimits {
     pub tpot_ms: f64,
 }
 
+/// Where each request's limits come from.
+#[derive(Debug, Clone)]
+pub enum LimitSource {
+    /// One pair of limits for every request.
+    Fixed(SloLimits),
+    /// Each request's `tier` names a scenario tier.
+    Tiers(Vec<crate::scenario::Tier>),
+}
+
+impl LimitSource {
+    /// The limits of a request of `tier` (or of the whole log).
+    pub fn limits_of(&self, tier: Option<&str>) -> SloLimits {
+        match self {
+            LimitSource::Fixed(l) => *l,
+            LimitSource::Tiers(tiers) => tier
+                .and_then(|n| tiers.iter().find(|t| t.name == n))
+                .map_or(
+                    SloLimits {
+                        ttft_ms: f64::INFINITY,
+                        tpot_ms: f64::INFINITY,
+                    },
+                    |t| SloLimits {
+                        ttft_ms: t.ttft_ms,
+                        tpot_ms: t.tpot_ms,
+                    },
+                ),
+        }
+    }
+
+    /// The limits in words.
+    pub fn describe(&self) -> String {
+        match self {
+            LimitSource::Fixed(l) => format!(
+                "TTFT ≤ {} ms and TPOT ≤ {} ms for every request",
+                l.ttft_ms, l.tpot_ms
+            ),
+            LimitSource::Tiers(tiers) => tiers
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{}: TTFT ≤ {} ms, TPOT ≤ {} ms",
+                        t.name, t.ttft_ms, t.tpot_ms
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+
+    /// Problems with the log's tiers: with scenario tiers, every request must
+    /// name one of them.
+    pub fn check(&self, log: &ResultLog) -> Result<(), String> {
+        let LimitSource::Tiers(tiers) = self else {
+            return Ok(());
+        };
+        let unknown: std::collections::BTreeSet<&str> = log
+            .requests
+            .iter()
+            .filter_map(|r| r.tier.as_deref())
+            .filter(|t| !tiers.iter().any(|k| k.name == *t))
+            .collect();
+        if log.requests.iter().all(|r| r.tier.is_some()) && unknown.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "with --scenario every request needs a `tier` column naming one of the scenario's tiers ({}){}",
+            tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+            if unknown.is_empty() {
+                String::new()
+            } else {
+                format!("; unknown: {}", unknown.into_iter().collect::<Vec<_>>().join(", "))
+            }
+        ))
+    }
+}
+
 /// How the money is counted.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostBasis {
@@ -371,12 +447,11 @@ pub fn account(
 }
 
 /// The whole report: totals, and per tier when the log names tiers, each
-/// judged against `limits_of(tier)`.
+/// judged against its limits.
 pub fn report(
     log: &ResultLog,
     log_name: &str,
-    limits_of: &dyn Fn(Option<&str>) -> SloLimits,
-    limits_text: String,
+    limits: &LimitSource,
     (duration_s, duration_text): (f64, String),
     cost: Option<CostBasis>,
     currency: &str,
@@ -404,7 +479,7 @@ pub fn report(
             };
             let g = account(
                 reqs,
-                limits_of(Some(name)),
+                limits.limits_of(Some(name)),
                 duration_s,
                 total_cost.map(|c| c * share),
             );
@@ -414,7 +489,7 @@ pub fn report(
     // Without tiers every request meets one set of limits; with tiers the
     // total adds up the tiers' own verdicts.
     let all: Vec<&RequestResult> = log.requests.iter().collect();
-    let mut total = account(&all, limits_of(None), duration_s, total_cost);
+    let mut total = account(&all, limits.limits_of(None), duration_s, total_cost);
     if !tiers.is_empty() {
         let met = |f: fn(&Goodput) -> u64| tiers.values().map(f).sum::<u64>();
         total.met_ttft = met(|g| g.met_ttft);
@@ -432,7 +507,7 @@ pub fn report(
     }
     GoodputReport {
         log: log_name.to_string(),
-        limits: limits_text,
+        limits: limits.describe(),
         currency: currency.to_string(),
         cost_per_hour: cost.map(|c| c.cost_per_hour),
         duration: duration_text,

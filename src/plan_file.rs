@@ -102,10 +102,16 @@ impl PlanFile {
         let mut de = serde_json::Deserializer::from_str(&text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let inner = e.inner();
+            let what = inner.to_string();
+            let what = what
+                .split(" at line ")
+                .next()
+                .unwrap_or_default()
+                .to_string();
             let field = e.path().to_string();
             let at = format!("{}:{}", inner.line(), inner.column());
             let message = if field.is_empty() || field == "." {
-                format!("{inner}; a plan file is what `planner solve --plan-out` writes")
+                format!("{what}; a plan file is what `planner solve --plan-out` writes")
             } else {
                 format!(
                     "at `{field}`: {inner}; a plan file is what `planner solve --plan-out` writes"

@@ -8,6 +8,11 @@ fn planner(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planner"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // Simulated capacities are deterministic: every test may share them.
+        .env(
+            "PLANNER_CACHE_DIR",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/capacity-cache"),
+        )
         .output()
         .expect("the planner binary runs")
 }
@@ -50,6 +55,32 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
         "prices",
     ] {
         assert!(plan.get(key).is_some(), "{scenario}: missing key `{key}`");
+    }
+    // The plan was replayed; a tier below its target only after the last
+    // allowed round.
+    let rounds = plan["rounds"].as_array().unwrap();
+    assert!(!rounds.is_empty(), "{scenario}: no replay round");
+    for (tier, v) in plan["verification"]["tiers"].as_object().unwrap() {
+        for key in [
+            "attainment",
+            "ttft_p99_ms",
+            "tpot_p99_ms",
+            "goodput_output_tokens",
+            "cost_per_1k_goodput_tokens_usd",
+        ] {
+            assert!(v.get(key).is_some(), "{scenario}: {tier} lacks `{key}`");
+        }
+        let met = v["attainment"].as_f64().unwrap() >= v["target"].as_f64().unwrap();
+        assert_eq!(v["meets_target"].as_bool(), Some(met));
+        assert!(
+            met || rounds.len() == 4,
+            "{scenario}: {tier} misses its target after {} rounds",
+            rounds.len()
+        );
+        assert!(
+            v["goodput_output_tokens"].as_u64() <= v["output_tokens"].as_u64(),
+            "{scenario}: {tier} goodput above output"
+        );
     }
     let total = plan["total_cost_usd"].as_f64().unwrap();
     assert!(total > 0.0);
@@ -433,4 +464,252 @@ fn help_teaches_the_commands() {
     for word in ["solve", "trace", "bench", "calibrate", "Exit codes"] {
         assert!(text.contains(word), "--help lacks {word}");
     }
+}
+
+/// Writes a results log in which `met` of `n` requests meet TTFT ≤ 1 s and
+/// TPOT ≤ 50 ms, every one with 100 output tokens, over one hour.
+fn results_log(dir: &Path, name: &str, n: u32, met: u32) -> PathBuf {
+    let mut text = String::from("arrival_s,ttft_ms,e2e_ms,output_tokens\n");
+    for i in 0..n {
+        let ttft = if i < met { 200 } else { 3000 };
+        text += &format!(
+            "{:.3},{ttft},{},100\n",
+            f64::from(i) * 3600.0 / f64::from(n),
+            ttft + 99 * 30
+        );
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn goodput_reproduces_the_worked_example() {
+    let dir = temp_dir("goodput");
+    let args = [
+        "--ttft-ms",
+        "1000",
+        "--tpot-ms",
+        "50",
+        "--cost-per-hour",
+        "60000",
+        "--duration-s",
+        "3600",
+        "--currency",
+        "KRW",
+    ];
+    let a = results_log(&dir, "a.csv", 6000, 5700);
+    let b = results_log(&dir, "b.csv", 9000, 4500);
+    let run = |log: &Path, format: &str| {
+        let mut all = vec!["goodput", log.to_str().unwrap(), "--format", format];
+        all.extend(args);
+        planner(&all)
+    };
+    let text_a = stdout(&run(&a, "text"));
+    assert!(
+        text_a.contains("100.0 KRW (all output), 105.3 KRW (SLO-met output only)"),
+        "{text_a}"
+    );
+    let text_b = stdout(&run(&b, "text"));
+    assert!(
+        text_b.contains("66.7 KRW (all output), 133.3 KRW (SLO-met output only)"),
+        "{text_b}"
+    );
+    let ja = json(&run(&a, "json"));
+    assert_eq!(ja["total"]["goodput_output_tokens"], 570_000);
+    assert_eq!(ja["total"]["met_both"], 5700);
+    let jb = json(&run(&b, "json"));
+    assert_eq!(jb["total"]["goodput_output_tokens"], 450_000);
+    let per_1k =
+        |j: &serde_json::Value, k: &str| (j["total"][k].as_f64().unwrap() * 100.0).round() / 100.0;
+    assert_eq!(per_1k(&ja, "cost_per_1k_output_tokens"), 100.0);
+    assert_eq!(per_1k(&jb, "cost_per_1k_output_tokens"), 66.67);
+    assert_eq!(per_1k(&ja, "cost_per_1k_goodput_tokens"), 105.26);
+    assert_eq!(per_1k(&jb, "cost_per_1k_goodput_tokens"), 133.33);
+    insta::assert_snapshot!("goodput_text", text_a.replace(a.to_str().unwrap(), "a.csv"));
+}
+
+#[test]
+fn goodput_reads_vllm_results_and_tiers_from_a_scenario() {
+    let dir = temp_dir("goodput-vllm");
+    let vllm = dir.join("vllm.json");
+    std::fs::write(
+        &vllm,
+        r#"{"duration": 10.0, "ttfts": [0.1, 0.2, 2.0], "itls": [[0.02, 0.02], [0.09, 0.01], []], "output_lens": [3, 3, 1], "completed": 3}"#,
+    )
+    .unwrap();
+    let j = json(&planner(&[
+        "goodput",
+        vllm.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "40",
+        "--format",
+        "json",
+    ]));
+    // Request 2: TPOT (0.09 + 0.01) / 2 = 50 ms misses; request 3 misses TTFT.
+    assert_eq!(j["total"]["met_both"], 1);
+    assert_eq!(j["total"]["met_tpot"], 2);
+    assert_eq!(j["total"]["goodput_output_tokens"], 3);
+    assert_eq!(j["total"]["duration_s"], 10.0);
+    let tiered = dir.join("tiered.csv");
+    std::fs::write(
+        &tiered,
+        "arrival_s,ttft_ms,e2e_ms,output_tokens,tier\n0,300,2300,41,chat\n1,2500,4500,41,chat\n",
+    )
+    .unwrap();
+    let j = json(&planner(&[
+        "goodput",
+        tiered.to_str().unwrap(),
+        "--scenario",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(j["tiers"]["chat"]["met_both"], 1);
+    assert_eq!(j["tiers"]["chat"]["met_ttft"], 1);
+}
+
+fn bad_log(name: &str, text: &str) -> String {
+    let dir = temp_dir("bad-logs");
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let o = planner(&[
+        "goodput",
+        path.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "50",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing on stdout for a bad log");
+    stderr(&o).replace(dir.to_str().unwrap(), "<dir>")
+}
+
+#[test]
+fn bad_logs_name_the_line_and_the_fix() {
+    insta::assert_snapshot!(
+        "log_missing_columns",
+        bad_log("cols.csv", "arrival_s,ttft_ms\n0,10\n")
+    );
+    insta::assert_snapshot!(
+        "log_bad_rows",
+        bad_log(
+            "rows.csv",
+            "arrival_s,ttft_ms,e2e_ms,output_tokens\n0,-5,100,10\n1,100,200,0\n2,300,200,10\n3,abc,200,10\n4,100,200,10\n"
+        )
+    );
+}
+
+#[test]
+fn simulate_replays_the_plan_solve_wrote() {
+    let dir = temp_dir("simulate");
+    let plan_path = dir.join("plan.json");
+    let solved = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+        "--plan-out",
+        plan_path.to_str().unwrap(),
+    ]));
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    assert_eq!(plan["slots"], solved["solver"]["slots"]);
+    assert_eq!(plan["reserved"], solved["reserved"]);
+    let run = |slots: &str| {
+        json(&planner(&[
+            "simulate",
+            "tests/fixtures/ok/tiny.toml",
+            "--plan",
+            plan_path.to_str().unwrap(),
+            "--slots",
+            slots,
+            "--format",
+            "json",
+            "--quiet",
+        ]))
+    };
+    let sample = run("sample");
+    // `solve` verified the same sample with the same seed.
+    assert_eq!(
+        sample["verification"]["tiers"],
+        solved["verification"]["tiers"]
+    );
+    let all = run("all");
+    let chat = &all["verification"]["tiers"]["chat"];
+    let requests = chat["requests"].as_u64().unwrap();
+    let tiny_rows = std::fs::read_to_string("tests/fixtures/traces/tiny.csv")
+        .unwrap()
+        .lines()
+        .count() as u64
+        - 1;
+    assert_eq!(
+        requests, tiny_rows,
+        "every trace request is replayed once at scale 1"
+    );
+    assert_eq!(
+        chat["api_requests"].as_u64().unwrap()
+            + chat["served_requests"].as_u64().unwrap()
+            + chat["unserved_requests"].as_u64().unwrap(),
+        requests
+    );
+    assert_eq!(run("all"), all, "same seed, same replay");
+}
+
+fn bad_plan(name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let dir = temp_dir(&format!("bad-plan-{name}"));
+    let good = dir.join("good.json");
+    json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+        "--plan-out",
+        good.to_str().unwrap(),
+    ]));
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    edit(&mut plan);
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+    let out = dir.join("report.txt");
+    let o = planner(&[
+        "simulate",
+        "tests/fixtures/ok/tiny.toml",
+        "--plan",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!out.exists(), "nothing is written for a bad plan");
+    stderr(&o).replace(dir.to_str().unwrap(), "<dir>")
+}
+
+#[test]
+fn plans_that_do_not_match_the_scenario_are_rejected() {
+    insta::assert_snapshot!(
+        "plan_unknown_gpu",
+        bad_plan("unknown-gpu", |p| {
+            p["tiers"]["chat"]["configurations"][0]["gpu_type"] = "tpu-v9".into();
+        })
+    );
+    insta::assert_snapshot!(
+        "plan_wrong_slots",
+        bad_plan("wrong-slots", |p| {
+            p["slots"] = 3.into();
+        })
+    );
+    insta::assert_snapshot!(
+        "plan_wrong_type",
+        bad_plan("wrong-type", |p| {
+            p["reserved"]["h100-sxm"] = "two".into();
+        })
+    );
 }
