@@ -78,6 +78,11 @@ pub struct CalibrateArgs {
     /// Folder holding gpus/ and models/.
     #[arg(long, default_value = "profiles")]
     pub profiles: PathBuf,
+    /// Instead, compare the roofline with measured kernel timings (Vidur
+    /// profiling data: compute/, network/, legacy/) and fit its efficiency
+    /// factors.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "data/vidur-profiling")]
+    pub kernels: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -601,6 +606,14 @@ fn bench(args: BenchArgs) -> Result<(), PlannerError> {
 }
 
 fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
+    if let Some(dir) = &args.kernels {
+        let c = crate::kernels::calibrate(dir, &args.profiles)?;
+        let text = match args.format {
+            Format::Json => report::json::render(&c),
+            Format::Text => report::kernels_text::render(&c),
+        };
+        return emit(&text, None);
+    }
     let points = crate::calibrate::compare(&args.profiles)?;
     let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles)?;
     let text = match args.format {

@@ -52,6 +52,8 @@ pub enum PlannerError {
     Trace(crate::traces::TraceError),
     /// A rate-curve (shape) file could not be read.
     Shape(Problem),
+    /// A reference data file (kernel timings) could not be read.
+    Data(Problem),
     /// The scenario is valid but no plan meets it.
     Infeasible(String),
     /// The solver failed for a reason other than infeasibility.
@@ -74,6 +76,7 @@ impl PlannerError {
             | PlannerError::Log(_)
             | PlannerError::Trace(_)
             | PlannerError::Shape(_)
+            | PlannerError::Data(_)
             | PlannerError::Usage(_) => EXIT_BAD_INPUT,
             PlannerError::Infeasible(_) => EXIT_INFEASIBLE,
             PlannerError::Solver(_) | PlannerError::Io { .. } => EXIT_FAILURE,
@@ -89,6 +92,7 @@ impl fmt::Display for PlannerError {
             PlannerError::Log(problems) => list(f, "the request log", problems),
             PlannerError::Trace(e) => write!(f, "{e}"),
             PlannerError::Shape(p) => write!(f, "rate curve: {p}"),
+            PlannerError::Data(p) => write!(f, "reference data: {p}"),
             PlannerError::Infeasible(msg) => write!(f, "no plan meets the scenario: {msg}"),
             PlannerError::Solver(msg) => write!(f, "the MILP solver failed: {msg}"),
             PlannerError::Io { path, source } => write!(f, "{}: {source}", path.display()),

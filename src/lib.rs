@@ -26,6 +26,7 @@ pub mod cli;
 pub mod demand;
 pub mod error;
 pub mod goodput;
+pub mod kernels;
 pub mod milp;
 pub mod perf;
 pub mod plan;

@@ -27,6 +27,8 @@ pub struct PerfModel {
     link_bytes_per_s: f64,
     hop_latency_s: f64,
     step_overhead_s: f64,
+    /// Fixed GPU time of one forward pass: layers × time per layer.
+    layers_fixed_s: f64,
     usable_memory_bytes: f64,
 }
 
@@ -50,12 +52,19 @@ impl PerfModel {
             link_bytes_per_s: gpu.interconnect_gb_s * 1e9,
             hop_latency_s: gpu.hop_latency_us * 1e-6,
             step_overhead_s: gpu.step_overhead_ms * 1e-3,
+            layers_fixed_s: f64::from(model.layers) * gpu.layer_overhead_us * 1e-6,
             usable_memory_bytes: gpu.usable_memory_bytes(),
         }
     }
 
     fn tp(&self) -> f64 {
         f64::from(self.tp)
+    }
+
+    /// Time of a step that does not depend on its work: engine overhead plus
+    /// the fixed GPU time of every layer.
+    fn fixed_s(&self) -> f64 {
+        self.step_overhead_s + self.layers_fixed_s
     }
 
     /// Weight bytes held by each GPU of the replica.
@@ -97,7 +106,7 @@ impl PerfModel {
         let compute = flops / (self.tp() * self.compute_efficiency * self.peak_flops);
         let weights = self.weight_read_bytes(tokens) / self.tp();
         let memory = weights / (self.bandwidth_efficiency * self.bandwidth_bytes_per_s);
-        compute.max(memory) + self.allreduce_s(tokens) + self.step_overhead_s
+        compute.max(memory) + self.allreduce_s(tokens) + self.fixed_s()
     }
 
     /// One decode step of `batch` sequences whose mean context is
@@ -114,7 +123,7 @@ impl PerfModel {
         let flops = 2.0 * self.active_params * batch
             + 4.0 * self.layers * self.heads * self.head_dim * batch * mean_context;
         let compute = flops / (self.tp() * self.compute_efficiency * self.peak_flops);
-        memory.max(compute) + self.allreduce_s(batch) + self.step_overhead_s
+        memory.max(compute) + self.allreduce_s(batch) + self.fixed_s()
     }
 
     /// One engine step of continuous batching, in seconds: `work.tokens` tokens
@@ -135,7 +144,7 @@ impl PerfModel {
             + work.kv_read_tokens * self.kv_bytes_per_token)
             / self.tp();
         let memory = bytes / (self.bandwidth_efficiency * self.bandwidth_bytes_per_s);
-        compute.max(memory) + self.allreduce_s(work.tokens) + self.step_overhead_s
+        compute.max(memory) + self.allreduce_s(work.tokens) + self.fixed_s()
     }
 
     /// A run of decode-only steps of `batch` sequences whose contexts sum to
@@ -153,7 +162,7 @@ impl PerfModel {
                 at_zero_s: self.weight_read_bytes(b) / bytes_rate,
                 per_context_token_s: self.kv_bytes_per_token / bytes_rate,
             },
-            fixed_s: self.allreduce_s(b) + self.step_overhead_s,
+            fixed_s: self.allreduce_s(b) + self.fixed_s(),
             context_tokens,
             batch: b,
         }
@@ -284,6 +293,7 @@ pub(crate) mod tests {
             compute_efficiency: 0.7,
             bandwidth_efficiency: 0.8,
             step_overhead_ms: 0.0,
+            layer_overhead_us: 0.0,
             usable_memory_fraction: 0.9,
             source: "test".into(),
         }

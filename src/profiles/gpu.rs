@@ -36,6 +36,10 @@ pub struct GpuProfile {
     pub bandwidth_efficiency: f64,
     /// Fixed engine overhead per step (scheduling, launch) in milliseconds.
     pub step_overhead_ms: f64,
+    /// Fixed GPU time per transformer layer in microseconds (kernel tails,
+    /// latency of small shards, norms and other small operators).
+    #[serde(default)]
+    pub layer_overhead_us: f64,
     /// Fraction of memory usable for weights and KV cache (the rest: activations,
     /// CUDA context, fragmentation), 0-1.
     #[serde(default = "default_usable_memory_fraction")]

@@ -3,6 +3,7 @@
 pub mod calibration_text;
 pub mod goodput_text;
 pub mod json;
+pub mod kernels_text;
 pub mod text;
 pub mod trace_text;
 pub mod verification_text;
