@@ -354,19 +354,30 @@ pub struct ServerComparison {
     pub published_server_over_offline: f64,
     pub predicted_server_over_offline: f64,
     pub relative_error: f64,
+    /// Server output tokens/s of the whole system: published, from the
+    /// queueing model, and from the replay simulator's capacity search.
+    pub published_server_tokens_per_s: f64,
+    pub analytic_server_tokens_per_s: f64,
+    pub simulated_server_tokens_per_s: f64,
+    /// Simulated over published server tokens/s, minus one.
+    pub simulated_relative_error: f64,
 }
 
-/// The capacity model's server throughput: the best (TP, batch cap) whose
-/// replicas sustain the most requests/s under MLPerf's server limits with
-/// Poisson arrivals, times the output length.
+/// Batch caps tried for the MLPerf server scenario.
+const SERVER_BATCHES: [u32; 4] = [64, 128, 256, 512];
+
+/// The server throughput of one MLPerf system, output tokens/s: the best
+/// (TP, batch cap) whose replicas sustain the most requests/s under MLPerf's
+/// server limits (p99 TTFT ≤ 2 s, TPOT ≤ 200 ms) with Poisson arrivals,
+/// times the output length. (analytic queueing model, replay simulator)
 fn server_throughput(
     profiles_dir: &Path,
     system: &MlperfSystem,
-    isl: u32,
-    osl: u32,
-) -> Result<f64, PlannerError> {
+    (isl, osl): (u32, u32),
+    cache_dir: Option<&Path>,
+) -> Result<(f64, f64), PlannerError> {
     use crate::capacity::{evaluate, Verdict};
-    use crate::scenario::{GpuOffer, ServedModel, Tier};
+    use crate::scenario::{GpuOffer, ServedModel, Simulation, Tier};
     use crate::traces::stats::LengthStats;
     let (gpu, model) = fp8_profiles(profiles_dir, system.gpu, "llama-2-70b")?;
     let served = ServedModel {
@@ -411,23 +422,36 @@ fn server_throughput(
         lengths: vec![(isl, osl)],
         sources: vec![],
     };
-    let mut best: f64 = 0.0;
+    let simulation = Simulation::default();
+    let setting = crate::simcap::Setting {
+        model: &served,
+        simulation: &simulation,
+        cache_dir,
+    };
+    let (mut analytic, mut simulated): (f64, f64) = (0.0, 0.0);
     for tp in [1u32, 2, 4, 8].into_iter().filter(|&tp| tp <= system.gpus) {
-        for batch in [64u32, 128, 256, 512, 1024] {
+        let replicas = f64::from(system.gpus / tp);
+        for batch in SERVER_BATCHES {
             if let Verdict::Serves(s) =
                 evaluate(&offer, 0, &served, tp, batch, &tier, &demand).verdict
             {
-                best = best.max(f64::from(system.gpus / tp) * s.max_rps * f64::from(osl));
+                analytic = analytic.max(replicas * s.max_rps * f64::from(osl));
+            }
+            let sim = crate::simcap::evaluate(&setting, &offer, 0, (tp, batch), &tier, &demand);
+            if let Verdict::Serves(s) = sim.verdict {
+                simulated = simulated.max(replicas * s.max_rps * f64::from(osl));
             }
         }
     }
-    Ok(best)
+    Ok((analytic, simulated))
 }
 
 /// The MLPerf comparisons, each system's offline throughput computed once per
 /// length mix: (systems relative to 8x H100, server over offline per system).
+/// `cache_dir` caches the simulator's capacity searches.
 pub fn compare_mlperf(
     profiles_dir: &Path,
+    cache_dir: Option<&Path>,
 ) -> Result<(Vec<RatioComparison>, Vec<ServerComparison>), PlannerError> {
     let (mut ratios, mut server_ratios) = (Vec::new(), Vec::new());
     for (isl, osl) in MLPERF_LENGTHS {
@@ -450,7 +474,8 @@ pub fn compare_mlperf(
                     relative_error: predicted / published - 1.0,
                 });
             }
-            let server = server_throughput(profiles_dir, system, isl, osl)?;
+            let (server, simulated) =
+                server_throughput(profiles_dir, system, (isl, osl), cache_dir)?;
             let predicted = if system_offline > 0.0 {
                 server / system_offline
             } else {
@@ -464,6 +489,10 @@ pub fn compare_mlperf(
                 published_server_over_offline: published,
                 predicted_server_over_offline: predicted,
                 relative_error: predicted / published - 1.0,
+                published_server_tokens_per_s: system.server_tokens_per_s,
+                analytic_server_tokens_per_s: server,
+                simulated_server_tokens_per_s: simulated,
+                simulated_relative_error: simulated / system.server_tokens_per_s - 1.0,
             });
         }
     }

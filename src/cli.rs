@@ -64,6 +64,12 @@ pub enum Command {
     /// Example: planner goodput results.csv --ttft-ms 500 --tpot-ms 50
     /// --cost-per-hour 60000 --currency KRW
     Goodput(GoodputArgs),
+    /// Compare per-replica capacity by the queueing model and the simulator.
+    ///
+    /// For every configuration and tier of the scenario: the requests/s one
+    /// replica sustains under the tier's SLO by the closed-form queueing model
+    /// and by bisection in the replay simulator, and which limit binds.
+    Capacity(CapacityArgs),
     /// Time the pipeline's stages on a scenario (wall-clock, repeated).
     Bench(BenchArgs),
     /// Compare the latency model with published throughput figures.
@@ -112,6 +118,21 @@ pub struct SolveArgs {
     /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
     #[arg(long)]
     pub no_cache: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario whose configurations and tiers are evaluated.
+    pub scenario: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Recompute simulated capacities instead of reading the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -313,6 +334,7 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Trace(TraceCommand::Shape(args)) => shape(args),
         Command::Bench(args) => bench(args),
         Command::Simulate(args) => simulate(args),
+        Command::Capacity(args) => capacity(args),
         Command::Goodput(args) => goodput(args),
         Command::Calibrate(args) => calibrate(args),
     }
@@ -337,6 +359,32 @@ fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         emit(&report::json::render(&file), Some(path))?;
     }
     emit(&text, args.out.as_deref())
+}
+
+fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
+    let progress = Progress::new(args.quiet);
+    let scenario = crate::scenario::load(&args.scenario)?;
+    let demand = crate::demand::build(&scenario, progress)?;
+    let cache = if args.no_cache {
+        None
+    } else {
+        crate::simcap::default_cache_dir()
+    };
+    let analytic = crate::capacity::evaluate_all(
+        &scenario.gpus,
+        &scenario.model,
+        &scenario.tiers,
+        &demand.tiers,
+    );
+    let simulated =
+        crate::simcap::evaluate_all(&scenario, &demand.tiers, cache.as_deref(), progress);
+    let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
+    let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    let text = match args.format {
+        Format::Text => report::capacity_text::render(&scenario.name, &pairs),
+        Format::Json => report::json::render(&pairs),
+    };
+    emit(&text, None)
 }
 
 fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
@@ -615,7 +663,8 @@ fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
         return emit(&text, None);
     }
     let points = crate::calibrate::compare(&args.profiles)?;
-    let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles)?;
+    let cache = crate::simcap::default_cache_dir();
+    let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles, cache.as_deref())?;
     let text = match args.format {
         Format::Json => report::json::render(&serde_json::json!({
             "published_points": points,

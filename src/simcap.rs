@@ -14,7 +14,7 @@ use crate::capacity::{self, CapacityEntry, Sustained, Verdict};
 use crate::demand::TierDemand;
 use crate::perf::PerfModel;
 use crate::progress::Progress;
-use crate::scenario::{GpuOffer, Scenario, Tier};
+use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use crate::sim::workload::renewal;
 use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, TierTally};
 use std::path::{Path, PathBuf};
@@ -70,8 +70,14 @@ pub fn evaluate_all(
                         .step_by(2)
                         .map(|(i, &(k, tier, g, tp, b))| {
                             let offer = &scenario.gpus[g];
-                            let e =
-                                evaluate(scenario, offer, g, tp, b, tier, &demand[k], cache_dir);
+                            let e = evaluate(
+                                &Setting::of(scenario, cache_dir),
+                                offer,
+                                g,
+                                (tp, b),
+                                tier,
+                                &demand[k],
+                            );
                             bar.inc(1);
                             (i, k, e)
                         })
@@ -93,19 +99,37 @@ pub fn evaluate_all(
     table
 }
 
-/// One configuration of `offer` (offer number `gpu`) on one tier.
-#[allow(clippy::too_many_arguments)]
+/// What a capacity search runs with besides the configuration: the served
+/// model, the simulator's settings and where results are cached.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting<'a> {
+    pub model: &'a ServedModel,
+    pub simulation: &'a Simulation,
+    pub cache_dir: Option<&'a Path>,
+}
+
+impl<'a> Setting<'a> {
+    /// The scenario's model and simulator settings.
+    pub fn of(scenario: &'a Scenario, cache_dir: Option<&'a Path>) -> Self {
+        Setting {
+            model: &scenario.model,
+            simulation: &scenario.simulation,
+            cache_dir,
+        }
+    }
+}
+
+/// One configuration (tensor-parallel degree, batch cap) of `offer` (offer
+/// number `gpu`) on one tier.
 pub fn evaluate(
-    scenario: &Scenario,
+    setting: &Setting,
     offer: &GpuOffer,
     gpu: usize,
-    tp: u32,
-    max_batch: u32,
+    (tp, max_batch): (u32, u32),
     tier: &Tier,
     demand: &TierDemand,
-    cache_dir: Option<&Path>,
 ) -> CapacityEntry {
-    let analytic = capacity::evaluate(offer, gpu, &scenario.model, tp, max_batch, tier, demand);
+    let analytic = capacity::evaluate(offer, gpu, setting.model, tp, max_batch, tier, demand);
     if let Verdict::Cannot {
         best_ttft_ms: None, ..
     } = analytic.verdict
@@ -113,12 +137,12 @@ pub fn evaluate(
         return analytic; // the model or the tier's requests do not fit in memory
     }
     let spec = ReplicaSpec::new(
-        PerfModel::new(&offer.profile, &scenario.model.profile, tp),
+        PerfModel::new(&offer.profile, &setting.model.profile, tp),
         max_batch,
-        scenario.simulation.max_batched_tokens,
+        setting.simulation.max_batched_tokens,
     );
-    let key = cache_key(scenario, &spec, tier, demand);
-    let path = cache_dir.map(|d| {
+    let key = cache_key(setting.simulation, &spec, tier, demand);
+    let path = setting.cache_dir.map(|d| {
         d.join("capacity")
             .join(format!("{:016x}.json", fnv1a(key.as_bytes())))
     });
@@ -128,7 +152,7 @@ pub fn evaluate(
             ..analytic
         };
     }
-    let verdict = search(&spec, tier, demand, scenario);
+    let verdict = search(&spec, tier, demand, setting.simulation);
     if let Some(p) = path {
         write_cached(&p, &key, &verdict);
     }
@@ -177,8 +201,7 @@ fn throughput_estimate_rps(spec: &ReplicaSpec, demand: &TierDemand) -> f64 {
     1.0 / per_request_s.max(1e-9)
 }
 
-fn search(spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand, scenario: &Scenario) -> Verdict {
-    let sim = &scenario.simulation;
+fn search(spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand, sim: &Simulation) -> Verdict {
     let target = tier.percentile / 100.0;
     let fleet = fleet_of_one(spec, tier, demand);
     let cv = demand.within_minute_cv.max(0.05);
@@ -250,7 +273,7 @@ fn search(spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand, scenario: &Scena
 }
 
 /// Every input the search depends on, as text.
-fn cache_key(scenario: &Scenario, spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand) -> String {
+fn cache_key(sim: &Simulation, spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand) -> String {
     let lengths: Vec<u8> = demand
         .lengths
         .iter()
@@ -269,8 +292,8 @@ fn cache_key(scenario: &Scenario, spec: &ReplicaSpec, tier: &Tier, demand: &Tier
         fnv1a(&lengths),
         demand.lengths.len(),
         demand.output_tokens.mean,
-        scenario.simulation.capacity_requests,
-        scenario.simulation.seed
+        sim.capacity_requests,
+        sim.seed
     )
 }
 

@@ -709,14 +709,12 @@ fn questions(
             let (tier_k, demand_k) = (&scenario.tiers[k], &demand.tiers[k]);
             let sped = match scenario.simulation.capacity {
                 CapacitySource::Simulated => simcap::evaluate(
-                    scenario,
+                    &simcap::Setting::of(scenario, options.cache_dir.as_deref()),
                     &faster,
                     gpu,
-                    tp,
-                    b,
+                    (tp, b),
                     tier_k,
                     demand_k,
-                    options.cache_dir.as_deref(),
                 ),
                 CapacitySource::Analytic => {
                     capacity::evaluate(&faster, gpu, &scenario.model, tp, b, tier_k, demand_k)

@@ -85,6 +85,29 @@ pub fn render(
         "MLPerf server over offline throughput (p99 TTFT ≤ 2 s, TPOT ≤ 200 ms, Poisson): what the limits cost",
         &server_rows,
     );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "MLPerf server throughput, output tokens/s of the whole system: published, queueing model, replay simulator"
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>11} {:>10} {:>10} {:>7} {:>10} {:>7}",
+        "system", "ISL/OSL", "published", "analytic", "error", "simulated", "error"
+    );
+    for r in server {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>11} {:>10.0} {:>10.0} {:>+6.0}% {:>10.0} {:>+6.0}%",
+            r.system,
+            format!("{}/{}", r.input_tokens, r.output_tokens),
+            r.published_server_tokens_per_s,
+            r.analytic_server_tokens_per_s,
+            (r.analytic_server_tokens_per_s / r.published_server_tokens_per_s - 1.0) * 100.0,
+            r.simulated_server_tokens_per_s,
+            r.simulated_relative_error * 100.0
+        );
+    }
     out
 }
 

@@ -1,6 +1,7 @@
 //! Rendering plans and trace statistics as text for people and JSON for tools.
 
 pub mod calibration_text;
+pub mod capacity_text;
 pub mod goodput_text;
 pub mod json;
 pub mod kernels_text;
