@@ -33,7 +33,7 @@ def perf_model(gpu, model, tp):
     lhd = model["layers"] * model["heads"] * model["head_dim"]
     link = gpu["interconnect_gb_s"] * 1e9
     hop = gpu["hop_latency_us"] * 1e-6
-    overhead = gpu["step_overhead_ms"] * 1e-3
+    overhead = gpu["step_overhead_ms"] * 1e-3 + model["layers"] * gpu.get("layer_overhead_us", 0.0) * 1e-6
 
     def step_s(tokens, pairs, kv_read):
         if tokens <= 0:
