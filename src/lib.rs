@@ -8,16 +8,24 @@
 //!    their statistics; [`shape`] reads ServeGen rate curves.
 //! 3. [`demand`] turns traces (and an optional rate curve) into per-tier,
 //!    per-slot peak arrival rates.
-//! 4. [`perf`] is the roofline latency model (prefill time, decode step time).
-//! 5. [`capacity`] finds, per configuration and tier, the highest arrival rate one
-//!    replica sustains while the tier's percentile TTFT and TPOT limits hold.
+//! 4. [`perf`] is the roofline latency model (prefill, decode and mixed engine
+//!    steps; runs of decode steps in closed form), calibrated by [`kernels`]
+//!    against measured kernel timings and by [`calibrate`] against published
+//!    throughput.
+//! 5. [`simcap`] finds, per configuration and tier, the highest arrival rate one
+//!    replica sustains while the tier's attainment target holds, by bisection in
+//!    the simulator; [`capacity`] is the closed-form queueing alternative.
 //! 6. [`milp`] chooses reserved and on-demand GPUs, configurations and the API
 //!    share at minimum cost (good_lp + HiGHS).
 //! 7. [`plan`] assembles the chosen plan with its costs; [`baselines`] prices the
-//!    simple alternatives.
-//! 8. [`report`] renders the plan as text or JSON.
+//!    simple alternatives; [`plan_file`] writes and reads plans.
+//! 8. [`replay`] replays the traces against a plan in [`sim`], the discrete-event
+//!    simulator of continuous batching, and reports attainment and goodput.
+//! 9. [`report`] renders results as text or JSON; [`goodput`] counts goodput
+//!    in measured per-request logs.
 //!
-//! [`solve`] runs stages 1-8 in order; [`cli`] is the command-line front end.
+//! [`solve`] runs stages 1-9 in order, re-solving with tighter capacity when a
+//! tier misses its target on replay; [`cli`] is the command-line front end.
 
 pub mod baselines;
 pub mod calibrate;

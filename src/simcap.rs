@@ -20,7 +20,7 @@ use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, TierTal
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
-const CACHE_VERSION: &str = "simcap-1";
+const CACHE_VERSION: &str = "simcap-2";
 /// Bisection steps on log(rate): 2^-10 of the bracket's log width.
 const BISECTION_STEPS: u32 = 10;
 /// The search starts at this fraction of the throughput estimate.

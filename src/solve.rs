@@ -13,6 +13,7 @@ use crate::plan::{
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::replay::{self, Verification};
+use crate::report::group_thousands;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
 use crate::simcap;
 use std::collections::BTreeMap;
@@ -204,16 +205,16 @@ fn slo_met_answer(scenario: &Scenario, v: &Verification) -> String {
             format!(
                 "{}: {} of {} GPU-served requests met both limits ({:.2}%, target {:.0}%){}, {} output tokens SLO-met",
                 t.name,
-                r.met_both,
-                r.served_requests + r.unserved_requests,
+                group_thousands(r.met_both as i64),
+                group_thousands((r.served_requests + r.unserved_requests) as i64),
                 r.attainment * 100.0,
                 r.target * 100.0,
                 if r.api_requests > 0 {
-                    format!(", plus {} sent to the API", r.api_requests)
+                    format!(", plus {} sent to the API", group_thousands(r.api_requests as i64))
                 } else {
                     String::new()
                 },
-                r.goodput_output_tokens
+                group_thousands(r.goodput_output_tokens as i64)
             )
         })
         .collect();

@@ -102,15 +102,17 @@ impl GpuProfile {
                 });
             }
         }
-        if !(self.step_overhead_ms >= 0.0 && self.step_overhead_ms.is_finite()) {
-            problems.push(Problem {
-                file: file.to_path_buf(),
-                location: "step_overhead_ms".into(),
-                message: format!(
-                    "`step_overhead_ms` must be zero or positive, got {}",
-                    self.step_overhead_ms
-                ),
-            });
+        for (key, value) in [
+            ("step_overhead_ms", self.step_overhead_ms),
+            ("layer_overhead_us", self.layer_overhead_us),
+        ] {
+            if !(value >= 0.0 && value.is_finite()) {
+                problems.push(Problem {
+                    file: file.to_path_buf(),
+                    location: key.to_string(),
+                    message: format!("`{key}` must be zero or positive, got {value}"),
+                });
+            }
         }
         problems
     }

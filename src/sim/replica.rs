@@ -148,15 +148,15 @@ impl Replica {
         let step = self.step.as_mut()?;
         let run = step.run?;
         let running = (self.prefilling.len() + self.decoding.len()) as u32;
-        let kv_at_end = self.kv_used + step.batch * step.steps;
-        let admissible = self.waiting.len() == 1
-            && running < spec.max_batch
-            && kv_at_end + u64::from(r.prefill_target) < spec.kv_capacity_tokens;
-        if !admissible || step.steps <= 1 {
+        if self.waiting.len() != 1 || running >= spec.max_batch || step.steps <= 1 {
             return None;
         }
+        // The step boundary after `now`, and whether the KV cache then holds
+        // the prompt (it only fills during the run).
         let done = run.steps_to_reach(now - step.start_s, step.steps).max(1);
-        if done >= step.steps {
+        let kv_then = self.kv_used + step.batch * done;
+        if done >= step.steps || kv_then + u64::from(r.prefill_target) + 1 > spec.kv_capacity_tokens
+        {
             return None;
         }
         step.steps = done;
