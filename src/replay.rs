@@ -210,6 +210,9 @@ pub struct ConfigUtilisation {
     pub mean_batch: f64,
     pub max_batch: u32,
     pub preemptions: u64,
+    /// Busy over up time of each replica of the group, by rank (replicas the
+    /// plan never brought up are left out).
+    pub replicas: Vec<f64>,
 }
 
 /// Replays `slots` of `replay` against the plan. `All` replays every slot in
@@ -322,11 +325,7 @@ fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
         }
         total.slots.extend(r.slots.iter().cloned());
         for (a, b) in total.groups.iter_mut().zip(&r.groups) {
-            a.up_s += b.up_s;
-            a.busy_s += b.busy_s;
-            a.drain_busy_s += b.drain_busy_s;
-            a.batch_s += b.batch_s;
-            a.preemptions += b.preemptions;
+            a.merge(b);
         }
         total.requests += r.requests;
         total.events += r.events;
@@ -467,6 +466,12 @@ fn report(
             },
             max_batch: g.spec.max_batch,
             preemptions: tally.preemptions,
+            replicas: tally
+                .replicas
+                .iter()
+                .filter(|(up, _)| *up > 0.0)
+                .map(|(up, busy)| busy / up)
+                .collect(),
         })
         .collect();
     Verification {

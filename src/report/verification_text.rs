@@ -71,9 +71,21 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         "  replicas (busy: share of up time with a step running; batch: mean decoding sequences per step):"
     );
     for c in &v.configurations {
+        let spread = if c.replicas.len() > 1 {
+            let lo = c.replicas.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = c.replicas.iter().copied().fold(0.0, f64::max);
+            format!(
+                " ({} replicas, each busy {:.1}-{:.1}%)",
+                c.replicas.len(),
+                lo * 100.0,
+                hi * 100.0
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "    {:<14} {:<20} busy {:>5.1}%, batch {:>5.1} of {}{}",
+            "    {:<14} {:<20} busy {:>5.1}%, batch {:>5.1} of {}{}{spread}",
             c.tier,
             c.config,
             c.utilisation * 100.0,

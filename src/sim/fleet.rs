@@ -112,6 +112,8 @@ pub fn simulate(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut finished: Vec<Finished> = Vec::new();
     let mut current_slot = slots.start;
+    // Replicas are up until the end of the last slot; after it they drain.
+    let horizon_end_s = slots.end as f64 * fleet.slot_s;
     for s in slots.clone() {
         queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
     }
@@ -137,6 +139,9 @@ pub fn simulate(
                     }
                     state.up = up;
                     result.groups[g].up_s += up as f64 * fleet.slot_s;
+                    for &r in &state.replicas[..up] {
+                        replicas[r].up_s += fleet.slot_s;
+                    }
                 }
                 on_slot(s);
             }
@@ -219,7 +224,7 @@ pub fn simulate(
                 }
                 let spec = specs[rep.spec];
                 finished.clear();
-                let up = rep.rank < groups[rep.spec].up;
+                let up = rep.rank < groups[rep.spec].up && now <= horizon_end_s;
                 rep.end_step(now, up, &mut reqs, &mut finished);
                 for f in &finished {
                     let r = reqs.get(f.id);
@@ -252,6 +257,11 @@ pub fn simulate(
         }
     }
     for rep in &replicas {
+        let tally = &mut result.groups[rep.spec];
+        if tally.replicas.len() <= rep.rank {
+            tally.replicas.resize(rep.rank + 1, (0.0, 0.0));
+        }
+        tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
         result.groups[rep.spec].busy_s += rep.busy_s;
         result.groups[rep.spec].drain_busy_s += rep.drain_busy_s;
         result.groups[rep.spec].batch_s += rep.batch_s;

@@ -135,4 +135,24 @@ pub struct GroupTally {
     /// Σ decoding sequences × step seconds while up.
     pub batch_s: f64,
     pub preemptions: u64,
+    /// Per replica (by rank in the group): (up seconds, busy seconds while up).
+    pub replicas: Vec<(f64, f64)>,
+}
+
+impl GroupTally {
+    /// Adds another tally, replica by replica.
+    pub fn merge(&mut self, o: &GroupTally) {
+        self.up_s += o.up_s;
+        self.busy_s += o.busy_s;
+        self.drain_busy_s += o.drain_busy_s;
+        self.batch_s += o.batch_s;
+        self.preemptions += o.preemptions;
+        if self.replicas.len() < o.replicas.len() {
+            self.replicas.resize(o.replicas.len(), (0.0, 0.0));
+        }
+        for (a, b) in self.replicas.iter_mut().zip(&o.replicas) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+    }
 }

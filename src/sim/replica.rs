@@ -100,6 +100,8 @@ pub struct Replica {
     /// Position within its group: the replica is up while rank < the
     /// group's count for the slot.
     pub rank: usize,
+    /// Seconds the plan had the replica up.
+    pub up_s: f64,
     /// Prompt tokens not yet prefilled, over all requests on the replica.
     pub outstanding_prompt_tokens: u64,
     /// Requests waiting or running on the replica.
@@ -126,6 +128,7 @@ impl Replica {
             drain_busy_s: 0.0,
             batch_s: 0.0,
             rank,
+            up_s: 0.0,
             outstanding_prompt_tokens: 0,
             in_system: 0,
             preemptions: 0,
