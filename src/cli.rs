@@ -150,6 +150,11 @@ pub struct SimulateArgs {
     /// Replay only this slot (0-based), from an empty fleet.
     #[arg(long, conflicts_with = "slots")]
     pub slot: Option<usize>,
+    /// Also write every request completed on a replica to this CSV
+    /// (`arrival_s,ttft_ms,e2e_ms,output_tokens,tier`, the log format
+    /// `planner goodput` reads). Not with `--slots sample`.
+    #[arg(long, value_name = "FILE.csv")]
+    pub requests_out: Option<PathBuf>,
     /// Seed of the replay's random draws (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -404,16 +409,43 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         SlotChoice::All => VerifySlots::All,
         SlotChoice::Sample => VerifySlots::Sample,
     };
-    let started = Instant::now();
-    let v = match args.slot {
-        Some(t) if t >= demand.slots => {
+    let range = match (args.slot, mode) {
+        (Some(t), _) if t >= demand.slots => {
             return Err(PlannerError::Usage(format!(
                 "--slot {t} is past the last slot ({})",
                 demand.slots.saturating_sub(1)
             )))
         }
-        Some(t) => crate::replay::verify_slots(&scenario, &demand, &plan, &replay, &[t], progress),
-        None => crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress),
+        (Some(t), _) => Some(t..t + 1),
+        (None, VerifySlots::Sample) => None,
+        (None, _) => Some(0..demand.slots),
+    };
+    let started = Instant::now();
+    let v = match (range, &args.requests_out) {
+        (None, Some(_)) => {
+            return Err(PlannerError::Usage(
+                "--requests-out needs one continuous replay: use --slots all or --slot N".into(),
+            ))
+        }
+        (None, None) => crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress),
+        (Some(range), None) => {
+            crate::replay::verify_range(&scenario, &demand, &plan, &replay, range, progress, |_| {})
+        }
+        (Some(range), Some(path)) => {
+            let names: Vec<&str> = scenario.tiers.iter().map(|t| t.name.as_str()).collect();
+            let mut log = RequestLog::create(path)?;
+            let v = crate::replay::verify_range(
+                &scenario,
+                &demand,
+                &plan,
+                &replay,
+                range,
+                progress,
+                |c| log.write(c, &names),
+            );
+            log.finish()?;
+            v
+        }
     };
     let wall_s = started.elapsed().as_secs_f64();
     if !args.quiet {
@@ -438,6 +470,66 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         })),
     };
     emit(&text, args.out.as_deref())
+}
+
+/// The per-request CSV of `simulate --requests-out`, written to a temporary
+/// file and renamed into place only when complete.
+struct RequestLog {
+    path: PathBuf,
+    tmp: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+    error: Option<std::io::Error>,
+}
+
+impl RequestLog {
+    fn create(path: &Path) -> Result<Self, PlannerError> {
+        let tmp = tmp_path(path);
+        let io = |source| PlannerError::Io {
+            path: tmp.clone(),
+            source,
+        };
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
+        writeln!(out, "arrival_s,ttft_ms,e2e_ms,output_tokens,tier").map_err(io)?;
+        Ok(RequestLog {
+            path: path.to_path_buf(),
+            tmp,
+            out,
+            error: None,
+        })
+    }
+
+    /// Full precision, so that `planner goodput` reproduces the simulator's
+    /// verdicts exactly.
+    fn write(&mut self, c: &crate::sim::Completed, tiers: &[&str]) {
+        if self.error.is_none() {
+            if let Err(e) = writeln!(
+                self.out,
+                "{},{},{},{},{}",
+                c.arrival_s,
+                c.ttft_ms,
+                c.e2e_ms,
+                c.output_tokens,
+                tiers[usize::from(c.tier)]
+            ) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<(), PlannerError> {
+        let result = match self.error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        }
+        .and_then(|()| std::fs::rename(&self.tmp, &self.path));
+        result.map_err(|source| {
+            let _ = std::fs::remove_file(&self.tmp);
+            PlannerError::Io {
+                path: self.path.clone(),
+                source,
+            }
+        })
+    }
 }
 
 fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {

@@ -11,7 +11,10 @@ use crate::progress::Progress;
 use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, SimResult, TierTally};
+use crate::sim::{
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
+    SimResult, TierTally,
+};
 use crate::traces::{read_all, ReaderOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -230,17 +233,15 @@ pub fn verify(
     let seed = scenario.simulation.seed;
     let (slots, result, method) = match mode {
         VerifySlots::All | VerifySlots::Off => {
-            let bar = progress.steps("replaying slots", demand.slots as u64);
-            let r = simulate(
-                &fleet,
+            return verify_range(
+                scenario,
+                demand,
+                plan,
+                replay,
                 0..demand.slots,
-                replay.arrivals(0..demand.slots),
-                seed,
-                |s| bar.set_position(s as u64),
+                progress,
+                |_| {},
             );
-            bar.finish_and_clear();
-            let method = format!("all {} slots, replayed in one continuous run", demand.slots);
-            ((0..demand.slots).collect::<Vec<_>>(), r, method)
         }
         VerifySlots::Sample => {
             let slots = sample_slots(demand, plan);
@@ -256,22 +257,46 @@ pub fn verify(
     report(scenario, plan, &fleet, slots, result, method)
 }
 
-/// Replays only `slots`, each from an empty fleet (for `simulate --slot`).
-pub fn verify_slots(
+/// Replays the slots in `range` in one continuous run from an empty fleet,
+/// handing every completed request to `on_completed` (for `simulate
+/// --requests-out`); a one-slot range is that slot replayed alone.
+pub fn verify_range(
     scenario: &Scenario,
     demand: &Demand,
     plan: &PlanFile,
     replay: &TraceReplay,
-    slots: &[usize],
+    range: std::ops::Range<usize>,
     progress: Progress,
+    on_completed: impl FnMut(&Completed),
 ) -> Verification {
     let fleet = fleet(scenario, demand, plan);
-    let result = replay_each(&fleet, slots, replay, scenario.simulation.seed, progress);
-    let method = format!(
-        "slot(s) {slots:?} of {}, each replayed from an empty fleet",
-        demand.slots
+    let bar = progress.steps("replaying slots", range.len() as u64);
+    let start = range.start;
+    let r = simulate_observed(
+        &fleet,
+        range.clone(),
+        replay.arrivals(range.clone()),
+        scenario.simulation.seed,
+        |s| bar.set_position((s - start) as u64),
+        on_completed,
     );
-    report(scenario, plan, &fleet, slots.to_vec(), result, method)
+    bar.finish_and_clear();
+    let method = if range.len() == demand.slots {
+        format!("all {} slots, replayed in one continuous run", demand.slots)
+    } else if range.len() == 1 {
+        format!(
+            "slot {} of {}, replayed alone from an empty fleet",
+            range.start, demand.slots
+        )
+    } else {
+        format!(
+            "slots {}-{} of {}, replayed in one continuous run from an empty fleet",
+            range.start,
+            range.end - 1,
+            demand.slots
+        )
+    };
+    report(scenario, plan, &fleet, range.collect(), r, method)
 }
 
 /// Replays each slot on its own, from an empty fleet, on two threads.

@@ -670,6 +670,41 @@ fn simulate_replays_the_plan_solve_wrote() {
         requests
     );
     assert_eq!(run("all"), all, "same seed, same replay");
+    // The per-request log, read back by `goodput`, gives the same verdicts.
+    let log = dir.join("requests.csv");
+    let o = planner(&[
+        "simulate",
+        "tests/fixtures/ok/tiny.toml",
+        "--plan",
+        plan_path.to_str().unwrap(),
+        "--requests-out",
+        log.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let counted = json(&planner(&[
+        "goodput",
+        log.to_str().unwrap(),
+        "--scenario",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+    ]));
+    let g = &counted["tiers"]["chat"];
+    assert_eq!(g["requests"], chat["served_requests"]);
+    assert_eq!(g["met_both"], chat["met_both"]);
+    assert_eq!(g["goodput_output_tokens"], chat["goodput_output_tokens"]);
+    let o = planner(&[
+        "simulate",
+        "tests/fixtures/ok/tiny.toml",
+        "--plan",
+        plan_path.to_str().unwrap(),
+        "--slots",
+        "sample",
+        "--requests-out",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 fn bad_plan(name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {

@@ -72,6 +72,17 @@ struct GroupState {
     up: usize,
 }
 
+/// One request completed on a replica, as `planner simulate --requests-out`
+/// writes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Completed {
+    pub arrival_s: f64,
+    pub tier: u16,
+    pub ttft_ms: f64,
+    pub e2e_ms: f64,
+    pub output_tokens: u32,
+}
+
 /// Replays `arrivals` (sorted by time, seconds since the start of slot 0,
 /// within `slots`) against `fleet`. `on_slot` is called at each slot start.
 pub fn simulate(
@@ -79,7 +90,20 @@ pub fn simulate(
     slots: Range<usize>,
     arrivals: impl IntoIterator<Item = Arrival>,
     seed: u64,
+    on_slot: impl FnMut(usize),
+) -> SimResult {
+    simulate_observed(fleet, slots, arrivals, seed, on_slot, |_| {})
+}
+
+/// [`simulate`], also handing every request completed on a replica to
+/// `on_completed`, in completion order.
+pub fn simulate_observed(
+    fleet: &Fleet,
+    slots: Range<usize>,
+    arrivals: impl IntoIterator<Item = Arrival>,
+    seed: u64,
     mut on_slot: impl FnMut(usize),
+    mut on_completed: impl FnMut(&Completed),
 ) -> SimResult {
     let mut arrivals = arrivals.into_iter();
     let specs: Vec<&ReplicaSpec> = fleet.groups.iter().map(|g| &g.spec).collect();
@@ -241,6 +265,13 @@ pub fn simulate(
                     let met =
                         latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
                     result.tiers[k].record(latency, r.output_tokens, limits);
+                    on_completed(&Completed {
+                        arrival_s: r.arrival_s,
+                        tier: r.tier,
+                        ttft_ms,
+                        e2e_ms,
+                        output_tokens: r.output_tokens,
+                    });
                     result.slots[slot_index(r.arrival_s)][k].met_both += u64::from(met);
                     reqs.remove(f.id);
                 }

@@ -11,7 +11,7 @@ pub mod replica;
 pub mod request;
 pub mod workload;
 
-pub use fleet::{simulate, Fleet, FleetTier, Group, SimResult};
+pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult};
 pub use metrics::{Latency, Limits, TierTally};
 pub use replica::ReplicaSpec;
 pub use request::Arrival;
