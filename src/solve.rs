@@ -55,8 +55,8 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// Solves a validated scenario: capacity per configuration, the MILP, then
 /// (unless `simulation.verify = "off"`) a replay of the traces against the
 /// plan; a tier that misses its attainment target has its capacity
-/// coefficients multiplied by `simulation.tighten_factor` and the MILP is
-/// solved again, up to `simulation.max_rounds` rounds in all.
+/// coefficients multiplied by [`tightening`] and the MILP is solved again,
+/// up to `simulation.max_rounds` rounds in all.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let demand = demand::build(scenario, progress)?;
@@ -108,9 +108,26 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             return Ok(plan);
         }
         for k in failing {
-            factors[k] *= scenario.simulation.tighten_factor;
+            let tier = &scenario.tiers[k];
+            let attainment = v.tiers[&tier.name].attainment;
+            factors[k] *= tightening(
+                attainment,
+                tier.percentile / 100.0,
+                scenario.simulation.tighten_factor,
+            );
         }
     }
+}
+
+/// The factor a failing tier's capacity figures are multiplied by:
+/// `tighten_factor` once, and once more for every further doubling of the
+/// miss rate over the allowed one ((1 − attainment) / (1 − target)), so a
+/// tier far from its target moves faster.
+pub fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
+    let allowed = (1.0 - target).max(1e-6);
+    let excess = ((1.0 - attainment) / allowed).max(1.0);
+    let steps = excess.log2().ceil().max(1.0);
+    tighten_factor.powf(steps)
 }
 
 /// Per tier, every configuration's capacity, from the source the scenario
@@ -742,5 +759,22 @@ fn questions(
         slo_met: "not measured yet: this plan sizes every slot so that each tier's percentile TTFT and TPOT limits hold under the queueing model; counting the requests and output tokens that met both limits needs the trace replay against the plan".into(),
         cost_basis: "cost per 1,000 output tokens divides the plan's total cost by all output tokens of the horizon; the cost per 1,000 SLO-met output tokens needs the replay's count of requests meeting both limits, which this plan does not report yet".into(),
         speedup,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tightening;
+
+    #[test]
+    fn tightening_grows_with_the_miss_rate() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // Up to twice the allowed misses: one step.
+        assert!(close(tightening(0.985, 0.99, 0.9), 0.9));
+        // 3.25% missed against 1% allowed: two doublings, two steps.
+        assert!(close(tightening(0.9675, 0.99, 0.9), 0.81));
+        // 7.1% missed: three steps.
+        assert!(close(tightening(0.929, 0.99, 0.9), 0.729));
+        assert!(close(tightening(0.0, 0.99, 0.9), 0.9f64.powi(7)));
     }
 }

@@ -805,3 +805,26 @@ fn kernel_calibration_improves_the_fit_and_the_profiles_hold_it() {
         0.51
     ));
 }
+
+#[test]
+fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
+    let plan = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/analytic-bursty.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let rounds = plan["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 2, "the first plan should miss: {rounds:?}");
+    let factor = |r: &serde_json::Value| r["capacity_factor"]["standard"].as_f64().unwrap();
+    assert_eq!(factor(&rounds[0]), 1.0);
+    assert!(rounds.windows(2).all(|w| factor(&w[1]) < factor(&w[0])));
+    assert!(rounds[0]["attainment"]["standard"].as_f64().unwrap() < 0.99);
+    let last = &plan["verification"]["tiers"]["standard"];
+    assert_eq!(last["meets_target"], true, "{last}");
+    assert!(
+        plan["total_cost_usd"].as_f64().unwrap() > rounds[0]["total_cost_usd"].as_f64().unwrap(),
+        "meeting the target costs more than the first plan"
+    );
+}
