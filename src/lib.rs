@@ -36,6 +36,7 @@ pub mod error;
 pub mod goodput;
 pub mod kernels;
 pub mod milp;
+pub mod parallel;
 pub mod perf;
 pub mod plan;
 pub mod plan_file;

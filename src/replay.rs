@@ -299,7 +299,7 @@ pub fn verify_range(
     report(scenario, plan, &fleet, range.collect(), r, method)
 }
 
-/// Replays each slot on its own, from an empty fleet, on two threads.
+/// Replays each slot on its own, from an empty fleet, on all cores.
 fn replay_each(
     fleet: &Fleet,
     slots: &[usize],
@@ -308,28 +308,14 @@ fn replay_each(
     progress: Progress,
 ) -> SimResult {
     let bar = progress.steps("replaying slots", slots.len() as u64);
-    let results: Vec<SimResult> = std::thread::scope(|scope| {
-        let chunks: Vec<_> = slots
-            .chunks(slots.len().div_ceil(2).max(1))
-            .map(|chunk| {
-                let bar = &bar;
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|&t| {
-                            let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
-                            bar.inc(1);
-                            r
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        chunks
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let results: Vec<SimResult> = crate::parallel::map_in_order(slots, |&t| {
+        let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
+        bar.inc(1);
+        r
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     bar.finish_and_clear();
     merge(&results, fleet.tiers.len(), fleet.groups.len())
 }

@@ -41,7 +41,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 
 /// Every configuration of every offer on every tier, by simulation (entries
 /// the analytic screen rules out for memory keep its verdict). Work is spread
-/// over two threads; the result does not depend on the order.
+/// over the cores; the result does not depend on the split.
 pub fn evaluate_all(
     scenario: &Scenario,
     demand: &[TierDemand],
@@ -59,41 +59,15 @@ pub fn evaluate_all(
         }
     }
     let bar = progress.steps("capacity by simulation", jobs.len() as u64);
-    let mut results: Vec<(usize, usize, CapacityEntry)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..2)
-            .map(|worker| {
-                let (jobs, bar) = (&jobs, &bar);
-                scope.spawn(move || {
-                    jobs.iter()
-                        .enumerate()
-                        .skip(worker)
-                        .step_by(2)
-                        .map(|(i, &(k, tier, g, tp, b))| {
-                            let offer = &scenario.gpus[g];
-                            let e = evaluate(
-                                &Setting::of(scenario, cache_dir),
-                                offer,
-                                g,
-                                (tp, b),
-                                tier,
-                                &demand[k],
-                            );
-                            bar.inc(1);
-                            (i, k, e)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let setting = Setting::of(scenario, cache_dir);
+    let results = crate::parallel::map_in_order(&jobs, |&(k, tier, g, tp, b)| {
+        let e = evaluate(&setting, &scenario.gpus[g], g, (tp, b), tier, &demand[k]);
+        bar.inc(1);
+        (k, e)
     });
-    results.sort_by_key(|r| r.0);
     bar.finish_and_clear();
     let mut table = vec![Vec::new(); scenario.tiers.len()];
-    for (_, k, e) in results {
+    for (k, e) in results.into_iter().flatten() {
         table[k].push(e);
     }
     table

@@ -186,28 +186,12 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
 /// solve fails.
 pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolution> {
     let slots = input.slots();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    let solved: Vec<Option<MilpSolution>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                scope.spawn(move || {
-                    (w..slots)
-                        .step_by(workers)
-                        .map(|t| (t, solve_slot(input, reserved, t)))
-                        .collect::<Vec<_>>()
-                })
-            })
+    let slot_numbers: Vec<usize> = (0..slots).collect();
+    let solved: Vec<Option<MilpSolution>> =
+        crate::parallel::map_in_order(&slot_numbers, |&t| solve_slot(input, reserved, t))
+            .into_iter()
+            .map(Option::flatten)
             .collect();
-        let mut by_slot: Vec<Option<MilpSolution>> = vec![None; slots];
-        for handle in handles {
-            for (t, slot) in handle.join().unwrap_or_default() {
-                by_slot[t] = slot;
-            }
-        }
-        by_slot
-    });
     let mut whole = MilpSolution {
         reserved: reserved.to_vec(),
         on_demand: Vec::with_capacity(slots),
