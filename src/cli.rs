@@ -61,7 +61,11 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Count goodput and the cost of SLO-met output in a per-request log.
     ///
-    /// Example: planner goodput results.csv --ttft-ms 500 --tpot-ms 50
+    /// A request meets the SLO when TTFT ≤ --ttft-ms and TPOT ≤ --tpot-ms,
+    /// with TPOT = (e2e − TTFT) / (output tokens − 1); a one-token answer has
+    /// no gap between tokens and meets any TPOT limit. Goodput output tokens
+    /// are the output tokens of the requests meeting both. Example:
+    /// planner goodput results.csv --ttft-ms 500 --tpot-ms 50
     /// --cost-per-hour 60000 --currency KRW
     Goodput(GoodputArgs),
     /// Compare per-replica capacity by the queueing model and the simulator.
@@ -98,15 +102,8 @@ pub struct CalibrateArgs {
 pub struct SolveArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to this file instead of standard output.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// No progress bars.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Write HiGHS's log to this file.
     #[arg(long)]
     pub solver_log: Option<PathBuf>,
@@ -158,13 +155,20 @@ pub struct SimulateArgs {
     /// Seed of the replay's random draws (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where and how a report is written.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to this file instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// No progress bars, no timing line on standard error.
+    /// No progress bars and no timing line on standard error.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -348,14 +352,14 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
 fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     let mut options = SolveOptions {
         solver_log: args.solver_log.clone(),
-        ..SolveOptions::new(Progress::new(args.quiet))
+        ..SolveOptions::new(Progress::new(args.output.quiet))
     };
     if args.no_cache {
         options.cache_dir = None;
     }
     let scenario = crate::scenario::load(&args.scenario)?;
     let plan = crate::solve::solve(&scenario, &options)?;
-    let text = match args.format {
+    let text = match args.output.format {
         Format::Text => report::text::render(&plan),
         Format::Json => report::json::render(&plan),
     };
@@ -363,7 +367,7 @@ fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
         emit(&report::json::render(&file), Some(path))?;
     }
-    emit(&text, args.out.as_deref())
+    emit(&text, args.output.out.as_deref())
 }
 
 fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
@@ -393,7 +397,7 @@ fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
 }
 
 fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
-    let progress = Progress::new(args.quiet);
+    let progress = Progress::new(args.output.quiet);
     let mut scenario = crate::scenario::load(&args.scenario)?;
     if let Some(seed) = args.seed {
         scenario.simulation.seed = seed;
@@ -448,7 +452,7 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         }
     };
     let wall_s = started.elapsed().as_secs_f64();
-    if !args.quiet {
+    if !args.output.quiet {
         eprintln!(
             "replayed {} requests in {wall_s:.2} s ({:.0} requests/s, {} events)",
             v.requests,
@@ -456,7 +460,7 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
             v.events
         );
     }
-    let text = match args.format {
+    let text = match args.output.format {
         Format::Text => format!(
             "planner simulate: {} against {}\n\n{}",
             args.scenario.display(),
@@ -469,7 +473,7 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
             "verification": v,
         })),
     };
-    emit(&text, args.out.as_deref())
+    emit(&text, args.output.out.as_deref())
 }
 
 /// The per-request CSV of `simulate --requests-out`, written to a temporary
