@@ -403,12 +403,12 @@ fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         scenario.simulation.seed = seed;
     }
     let plan = PlanFile::read(&args.plan)?;
-    let demand = crate::demand::build(&scenario, progress)?;
+    let (demand, requests) = crate::demand::build_keeping(&scenario, progress, true)?;
     let problems = plan.check(&scenario, demand.slots, &args.plan);
     if !problems.is_empty() {
         return Err(PlannerError::Plan(problems));
     }
-    let replay = crate::replay::load_traces(&scenario, &demand, progress)?;
+    let replay = crate::replay::traces(&scenario, &demand, requests);
     let mode = match args.slots {
         SlotChoice::All => VerifySlots::All,
         SlotChoice::Sample => VerifySlots::Sample,

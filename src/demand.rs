@@ -7,8 +7,8 @@ use crate::progress::Progress;
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
 use crate::shape::{read_rate_curve, RateCurve};
 use crate::stats::percentile_sorted;
-use crate::traces::stats::{accumulate, LengthStats, TraceAccumulator, LENGTH_SAMPLE_SIZE};
-use crate::traces::{ReaderOptions, TraceFormat};
+use crate::traces::stats::{accumulate_keeping, LengthStats, TraceAccumulator, LENGTH_SAMPLE_SIZE};
+use crate::traces::{ReaderOptions, Request, TraceFormat};
 use serde::Serialize;
 
 /// Demand of every tier over the planning slots.
@@ -81,6 +81,17 @@ struct MinuteSeries {
 
 /// Builds the demand of every tier of `scenario`.
 pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerError> {
+    build_keeping(scenario, progress, false).map(|(d, _)| d)
+}
+
+/// [`build`], also returning, when `keep` is set, every request of each of
+/// the scenario's demand sources (indexed like `scenario.demand`) for replay.
+pub fn build_keeping(
+    scenario: &Scenario,
+    progress: Progress,
+    keep: bool,
+) -> Result<(Demand, Vec<Vec<Request>>), PlannerError> {
+    let mut kept: Vec<Vec<Request>> = vec![Vec::new(); scenario.demand.len()];
     let slot_minutes = scenario.planning.slot_minutes as usize;
     let curve = match &scenario.shape {
         Some(s) => {
@@ -117,12 +128,19 @@ pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerE
         let mut series = Vec::new();
         let mut sources = Vec::new();
         let mut accs = Vec::new();
-        for source in scenario.demand.iter().filter(|d| d.tier == k) {
+        for (j, source) in scenario
+            .demand
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.tier == k)
+        {
             let options = ReaderOptions {
                 format: source.format,
                 skip_bad_rows: false,
             };
-            let (format, summary, acc) = accumulate(&source.trace, options, progress)?;
+            let keep_into = keep.then_some(&mut kept[j]);
+            let (format, summary, acc) =
+                accumulate_keeping(&source.trace, options, progress, keep_into)?;
             series.push((minute_series(&acc, slot_minutes), source.scale));
             sources.push(SourceSummary {
                 trace: source.trace.display().to_string(),
@@ -195,12 +213,13 @@ pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerE
             scenario.planning.peak_statistic.label()
         ),
     };
-    Ok(Demand {
+    let demand = Demand {
         slot_minutes: slot_minutes as u32,
         slots,
         method,
         tiers,
-    })
+    };
+    Ok((demand, kept))
 }
 
 fn minute_series(acc: &TraceAccumulator, slot_minutes: usize) -> MinuteSeries {

@@ -4,7 +4,6 @@
 //! SLO-met output. Used by `planner simulate` and inside `planner solve`.
 
 use crate::demand::Demand;
-use crate::error::PlannerError;
 use crate::perf::PerfModel;
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
@@ -15,7 +14,7 @@ use crate::sim::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
     SimResult, TierTally,
 };
-use crate::traces::{read_all, ReaderOptions};
+use crate::traces::Request;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -78,38 +77,29 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
     }
 }
 
-/// Reads the scenario's traces for replay.
-pub fn load_traces(
-    scenario: &Scenario,
-    demand: &Demand,
-    progress: Progress,
-) -> Result<TraceReplay, PlannerError> {
+/// The scenario's traces ready for replay, from the requests
+/// [`crate::demand::build_keeping`] kept (indexed like `scenario.demand`).
+pub fn traces(scenario: &Scenario, demand: &Demand, requests: Vec<Vec<Request>>) -> TraceReplay {
     let slot_s = f64::from(scenario.planning.slot_minutes) * 60.0;
     let shaped = scenario.shape.is_some();
-    let spinner = progress.spinner("reading the traces for replay");
-    let mut tiers = Vec::new();
-    for (k, _) in scenario.tiers.iter().enumerate() {
-        let mut sources = Vec::new();
-        for source in scenario.demand.iter().filter(|d| d.tier == k) {
-            let options = ReaderOptions {
-                format: source.format,
-                skip_bad_rows: false,
-            };
-            let requests = read_all(&source.trace, options)?;
-            sources.push(SourceReplay::new(requests, source.scale, slot_s, shaped));
-        }
-        tiers.push(TierReplay {
-            sources,
-            mean_rps: demand.tiers[k].mean_rps.clone(),
-        });
+    let mut sources: Vec<Vec<SourceReplay>> = vec![Vec::new(); scenario.tiers.len()];
+    for (source, kept) in scenario.demand.iter().zip(requests) {
+        sources[source.tier].push(SourceReplay::new(kept, source.scale, slot_s, shaped));
     }
-    spinner.finish_and_clear();
-    Ok(TraceReplay {
+    let tiers = sources
+        .into_iter()
+        .zip(&demand.tiers)
+        .map(|(sources, d)| TierReplay {
+            sources,
+            mean_rps: d.mean_rps.clone(),
+        })
+        .collect();
+    TraceReplay {
         tiers,
         slot_s,
         shaped,
         seed: scenario.simulation.seed,
-    })
+    }
 }
 
 /// The slots "sample" mode replays: per tier the slot with the highest

@@ -59,13 +59,11 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// up to `simulation.max_rounds` rounds in all.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
-    let demand = demand::build(scenario, progress)?;
+    let verify = scenario.simulation.verify != VerifySlots::Off;
+    let (demand, requests) = demand::build_keeping(scenario, progress, verify)?;
     let capacity = capacity_table(scenario, &demand, options);
     check_servable(scenario, &demand, &capacity)?;
-    let replay = match scenario.simulation.verify {
-        VerifySlots::Off => None,
-        _ => Some(replay::load_traces(scenario, &demand, progress)?),
-    };
+    let replay = verify.then(|| replay::traces(scenario, &demand, requests));
     let mut factors = vec![1.0; scenario.tiers.len()];
     let mut rounds = Vec::new();
     loop {

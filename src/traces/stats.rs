@@ -35,10 +35,27 @@ pub fn accumulate(
     options: ReaderOptions,
     progress: Progress,
 ) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), TraceError> {
+    accumulate_keeping(path, options, progress, None)
+}
+
+/// [`accumulate`], also appending every request to `keep` when given (for a
+/// replay that needs them, so the file is read once).
+pub fn accumulate_keeping(
+    path: &Path,
+    options: ReaderOptions,
+    progress: Progress,
+    mut keep: Option<&mut Vec<Request>>,
+) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), TraceError> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = progress.bytes(&format!("reading {}", path.display()), size);
     let mut acc = TraceAccumulator::new(Clock::Utc);
-    let (format, summary) = read_trace(path, options, |r| acc.push(r), |b| bar.set_position(b))?;
+    let on_request = |r: Request| {
+        if let Some(k) = keep.as_deref_mut() {
+            k.push(r);
+        }
+        acc.push(r)
+    };
+    let (format, summary) = read_trace(path, options, on_request, |b| bar.set_position(b))?;
     bar.finish_and_clear();
     if acc.too_long() {
         return Err(TraceError {
