@@ -37,39 +37,35 @@ pub fn replica_spec(
     ))
 }
 
-/// The fleet of a checked plan.
+/// The fleet of a checked plan: a group per (tier, configuration).
 pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
     let mut groups = Vec::new();
-    let tiers = scenario
-        .tiers
-        .iter()
-        .enumerate()
-        .map(|(k, tier)| {
-            let planned = &plan.tiers[&tier.name];
-            for c in &planned.configurations {
-                if let Some(spec) =
-                    replica_spec(scenario, &c.gpu_type, c.tensor_parallel, c.max_batch)
-                {
-                    groups.push(Group {
-                        tier: k,
-                        label: format!("{} tp{} b{}", c.gpu_type, c.tensor_parallel, c.max_batch),
-                        spec,
-                        replicas_by_slot: c.replicas_by_slot.clone(),
-                        rps_per_replica: c.rps_per_replica,
-                    });
-                }
-            }
-            FleetTier {
-                name: tier.name.clone(),
-                limits: Limits {
-                    ttft_ms: tier.ttft_ms,
-                    tpot_ms: tier.tpot_ms,
-                },
-                api_share_by_slot: planned.api_share_by_slot.clone(),
-                mean_output_tokens: demand.tiers[k].output_tokens.mean,
-            }
-        })
-        .collect();
+    let mut tiers = Vec::new();
+    for (k, tier) in scenario.tiers.iter().enumerate() {
+        let planned = &plan.tiers[&tier.name];
+        for c in &planned.configurations {
+            let Some(spec) = replica_spec(scenario, &c.gpu_type, c.tensor_parallel, c.max_batch)
+            else {
+                continue; // `PlanFile::check` has rejected unknown GPU types
+            };
+            groups.push(Group {
+                tier: k,
+                label: format!("{} tp{} b{}", c.gpu_type, c.tensor_parallel, c.max_batch),
+                spec,
+                replicas_by_slot: c.replicas_by_slot.clone(),
+                rps_per_replica: c.rps_per_replica,
+            });
+        }
+        tiers.push(FleetTier {
+            name: tier.name.clone(),
+            limits: Limits {
+                ttft_ms: tier.ttft_ms,
+                tpot_ms: tier.tpot_ms,
+            },
+            api_share_by_slot: planned.api_share_by_slot.clone(),
+            mean_output_tokens: demand.tiers[k].output_tokens.mean,
+        });
+    }
     Fleet {
         slot_s: f64::from(scenario.planning.slot_minutes) * 60.0,
         tiers,
