@@ -4,7 +4,8 @@
 //!
 //! Logs: CSV with header `arrival_s,ttft_ms,e2e_ms,output_tokens` (any
 //! order, optional `tier`), or vLLM benchmark-serving JSON (`ttfts` and
-//! `itls` in seconds, `output_lens`, optional `duration`). TPOT of a request
+//! `itls` in seconds, `output_lens`, optional `duration`; a request with a
+//! non-empty `errors` entry counts as failed: no output, neither limit met). TPOT of a request
 //! is (e2e − TTFT) / (output tokens − 1); a one-token answer has no gap
 //! between tokens and counts as meeting the TPOT limit.
 
@@ -27,6 +28,9 @@ pub struct RequestResult {
     pub e2e_ms: f64,
     pub output_tokens: u32,
     pub tier: Option<String>,
+    /// The request failed (vLLM's `errors`): it counts as a request that met
+    /// neither limit and produced no output.
+    pub failed: bool,
 }
 
 /// A whole log.
@@ -133,6 +137,8 @@ pub struct CostBasis {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Goodput {
     pub requests: u64,
+    /// Requests that failed (counted in `requests`, meeting neither limit).
+    pub failed: u64,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,
@@ -258,6 +264,7 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
                 e2e_ms,
                 output_tokens: tokens,
                 tier: tier_col.map(|c| fields[c].to_string()),
+                failed: false,
             })
         })();
         match parsed.and_then(|r| check(&r).map(|()| r)) {
@@ -318,6 +325,9 @@ struct VllmResult {
     output_lens: Vec<u32>,
     #[serde(default)]
     duration: Option<f64>,
+    /// Per request: empty when it succeeded, else the error.
+    #[serde(default)]
+    errors: Vec<String>,
 }
 
 fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
@@ -346,6 +356,17 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let mut problems = Vec::new();
     let mut requests = Vec::new();
     for i in 0..n {
+        if parsed.errors.get(i).is_some_and(|e| !e.is_empty()) {
+            requests.push(RequestResult {
+                arrival_s: None,
+                ttft_ms: 0.0,
+                e2e_ms: 0.0,
+                output_tokens: 0,
+                tier: None,
+                failed: true,
+            });
+            continue;
+        }
         let ttft_ms = parsed.ttfts[i] * 1e3;
         let r = RequestResult {
             arrival_s: None,
@@ -353,6 +374,7 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
             e2e_ms: ttft_ms + parsed.itls[i].iter().sum::<f64>() * 1e3,
             output_tokens: parsed.output_lens[i],
             tier: None,
+            failed: false,
         };
         match check(&r) {
             Ok(()) => requests.push(r),
@@ -392,6 +414,7 @@ pub fn account(
 ) -> Goodput {
     let mut g = Goodput {
         requests: requests.len() as u64,
+        failed: 0,
         met_ttft: 0,
         met_tpot: 0,
         met_both: 0,
@@ -413,6 +436,10 @@ pub fn account(
     let mut ttfts = Vec::with_capacity(requests.len());
     let mut tpots = Vec::with_capacity(requests.len());
     for r in requests {
+        if r.failed {
+            g.failed += 1;
+            continue;
+        }
         let tpot_ms = Latency::tpot_ms(r.e2e_ms, r.ttft_ms, r.output_tokens);
         let ttft_ok = r.ttft_ms <= limits.ttft_ms;
         let tpot_ok = tpot_ms <= limits.tpot_ms;
@@ -530,6 +557,7 @@ mod tests {
                 e2e_ms: 6000.0,
                 output_tokens: 100,
                 tier: None,
+                failed: false,
             })
             .collect();
         let refs: Vec<&RequestResult> = requests.iter().collect();
@@ -567,6 +595,7 @@ mod tests {
             e2e_ms,
             output_tokens: out,
             tier: None,
+            failed: false,
         };
         // (2200 − 200) / 40 = 50 ms: meets; (2300 − 200) / 40 = 52.5: misses.
         let rs = [r(2200.0, 41), r(2300.0, 41), r(90_000.0, 1)];

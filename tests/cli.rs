@@ -547,7 +547,7 @@ fn goodput_reads_vllm_results_and_tiers_from_a_scenario() {
     let vllm = dir.join("vllm.json");
     std::fs::write(
         &vllm,
-        r#"{"duration": 10.0, "ttfts": [0.1, 0.2, 2.0], "itls": [[0.02, 0.02], [0.09, 0.01], []], "output_lens": [3, 3, 1], "completed": 3}"#,
+        r#"{"duration": 10.0, "ttfts": [0.1, 0.2, 2.0, 0.0], "itls": [[0.02, 0.02], [0.09, 0.01], [], []], "output_lens": [3, 3, 1, 0], "errors": ["", "", "", "Bad Gateway"], "completed": 3}"#,
     )
     .unwrap();
     let j = json(&planner(&[
@@ -560,7 +560,10 @@ fn goodput_reads_vllm_results_and_tiers_from_a_scenario() {
         "--format",
         "json",
     ]));
-    // Request 2: TPOT (0.09 + 0.01) / 2 = 50 ms misses; request 3 misses TTFT.
+    // Request 2: TPOT (0.09 + 0.01) / 2 = 50 ms misses; request 3 misses
+    // TTFT; request 4 failed and counts as missing both.
+    assert_eq!(j["total"]["requests"], 4);
+    assert_eq!(j["total"]["failed"], 1);
     assert_eq!(j["total"]["met_both"], 1);
     assert_eq!(j["total"]["met_tpot"], 2);
     assert_eq!(j["total"]["goodput_output_tokens"], 3);

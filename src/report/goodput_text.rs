@@ -26,8 +26,13 @@ fn section(o: &mut String, title: &str, g: &Goodput, currency: &str) {
     let _ = writeln!(o, "{title}");
     let _ = writeln!(
         o,
-        "  requests {}: met TTFT {}, met TPOT {}, met both {} (attainment {:.2}%)",
+        "  requests {}{}: met TTFT {}, met TPOT {}, met both {} (attainment {:.2}%)",
         n(g.requests),
+        if g.failed > 0 {
+            format!(" ({} failed)", n(g.failed))
+        } else {
+            String::new()
+        },
         n(g.met_ttft),
         n(g.met_tpot),
         n(g.met_both),
