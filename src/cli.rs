@@ -24,7 +24,10 @@ use std::time::Instant;
 /// TTFT/TPOT limits, an optional per-token API, demand from real request
 /// traces) and chooses, with a MILP, how many GPUs of which type to reserve,
 /// how many to rent per slot, which configuration serves each tier, and what
-/// to send to the API, at minimum cost.
+/// to send to the API, at minimum cost. Per-replica capacity comes from a
+/// simulation of continuous batching on the traces' own lengths and
+/// burstiness, and every plan is replayed against the traces before it is
+/// printed.
 ///
 /// Exit codes: 0 success, 2 invalid input, 3 no plan meets the scenario,
 /// 4 solver or I/O failure.
@@ -76,10 +79,13 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// Time the pipeline's stages on a scenario (wall-clock, repeated).
     Bench(BenchArgs),
-    /// Compare the latency model with published throughput figures.
+    /// Compare the latency model with published throughput or measured kernels.
     ///
-    /// Prints, per published point (TensorRT-LLM tables, FP8), the model's
-    /// predicted output tokens/s for the same GPUs and lengths and the error.
+    /// Prints, per published point (TensorRT-LLM tables, MLPerf v4.1; FP8),
+    /// the model's predicted output tokens/s for the same GPUs and lengths and
+    /// the error; with --kernels, the per-operator and per-layer error against
+    /// Vidur's measured kernel timings before and after fitting the GPU
+    /// profiles' efficiency factors and fixed time.
     Calibrate(CalibrateArgs),
 }
 
