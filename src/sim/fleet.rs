@@ -67,11 +67,6 @@ pub struct SimResult {
     pub peak_in_flight: usize,
 }
 
-struct GroupState {
-    replicas: Vec<usize>,
-    up: usize,
-}
-
 /// One request completed on a replica, as `planner simulate --requests-out`
 /// writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,6 +76,228 @@ pub struct Completed {
     pub ttft_ms: f64,
     pub e2e_ms: f64,
     pub output_tokens: u32,
+}
+
+struct GroupState {
+    replicas: Vec<usize>,
+    up: usize,
+}
+
+/// The state of one replay.
+struct Run<'a> {
+    fleet: &'a Fleet,
+    slots: Range<usize>,
+    /// Replicas are up until the end of the last slot; after it they drain.
+    horizon_end_s: f64,
+    replicas: Vec<Replica>,
+    groups: Vec<GroupState>,
+    /// Per tier, the groups serving it.
+    tier_groups: Vec<Vec<usize>>,
+    current_slot: usize,
+    queue: EventQueue,
+    reqs: Slab,
+    rng: StdRng,
+    finished: Vec<Finished>,
+    result: SimResult,
+}
+
+impl<'a> Run<'a> {
+    fn new(fleet: &'a Fleet, slots: Range<usize>, seed: u64) -> Self {
+        let tiers = fleet.tiers.len();
+        Run {
+            fleet,
+            horizon_end_s: slots.end as f64 * fleet.slot_s,
+            current_slot: slots.start,
+            replicas: Vec::new(),
+            groups: fleet
+                .groups
+                .iter()
+                .map(|_| GroupState {
+                    replicas: Vec::new(),
+                    up: 0,
+                })
+                .collect(),
+            tier_groups: (0..tiers)
+                .map(|k| {
+                    (0..fleet.groups.len())
+                        .filter(|&g| fleet.groups[g].tier == k)
+                        .collect()
+                })
+                .collect(),
+            queue: EventQueue::default(),
+            reqs: Slab::default(),
+            rng: StdRng::seed_from_u64(seed),
+            finished: Vec::new(),
+            result: SimResult {
+                tiers: vec![TierTally::default(); tiers],
+                slots: vec![vec![SlotTally::default(); tiers]; slots.len()],
+                groups: vec![GroupTally::default(); fleet.groups.len()],
+                requests: 0,
+                events: 0,
+                peak_in_flight: 0,
+            },
+            slots,
+        }
+    }
+
+    fn spec(&self, replica: usize) -> &'a ReplicaSpec {
+        &self.fleet.groups[self.replicas[replica].spec].spec
+    }
+
+    /// Row of `result.slots` for an arrival at `time_s`.
+    fn slot_row(&self, time_s: f64) -> usize {
+        let last = self.slots.end.max(1) - 1;
+        ((time_s / self.fleet.slot_s) as usize).clamp(self.slots.start, last) - self.slots.start
+    }
+
+    /// Schedules the end of replica `r`'s step, if one is in progress.
+    fn schedule(&mut self, r: usize, end_s: Option<f64>) {
+        if let Some(end) = end_s {
+            let generation = self.replicas[r].generation;
+            self.queue.push(
+                end,
+                Event::StepEnd {
+                    replica: r,
+                    generation,
+                },
+            );
+        }
+    }
+
+    /// Slot `s` begins: every group takes the plan's replica count.
+    fn start_slot(&mut self, s: usize) {
+        self.current_slot = s;
+        let slot_s = self.fleet.slot_s;
+        for (g, group) in self.fleet.groups.iter().enumerate() {
+            let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
+            let state = &mut self.groups[g];
+            while state.replicas.len() < up {
+                let rank = state.replicas.len();
+                state.replicas.push(self.replicas.len());
+                self.replicas.push(Replica::new(g, rank));
+            }
+            state.up = up;
+            self.result.groups[g].up_s += up as f64 * slot_s;
+            for &r in &state.replicas[..up] {
+                self.replicas[r].up_s += slot_s;
+            }
+        }
+    }
+
+    /// The up replica of tier `k` with the least outstanding work per unit
+    /// of capacity whose KV cache can hold `need` tokens.
+    fn route(&self, k: usize, need: u64) -> Option<usize> {
+        let mean_output = self.fleet.tiers[k].mean_output_tokens;
+        let mut best: Option<(f64, usize)> = None;
+        for &g in &self.tier_groups[k] {
+            let group = &self.fleet.groups[g];
+            if need > group.spec.kv_capacity_tokens {
+                continue;
+            }
+            let weight = group.rps_per_replica.max(1e-12);
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                let rep = &self.replicas[r];
+                let work =
+                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
+                let score = work / weight;
+                if best.is_none_or(|(b, _)| score < b) {
+                    best = Some((score, r));
+                }
+            }
+        }
+        best.map(|(_, r)| r)
+    }
+
+    /// A request arrives: to the API, to a replica, or unserved.
+    fn arrive(&mut self, now: f64, a: Arrival) {
+        self.result.requests += 1;
+        let k = usize::from(a.tier);
+        self.result.tiers[k].requests += 1;
+        let share = self.fleet.tiers[k]
+            .api_share_by_slot
+            .get(self.current_slot)
+            .copied()
+            .unwrap_or(0.0);
+        if share > 0.0 && (share >= 1.0 || self.rng.gen::<f64>() < share) {
+            let tally = &mut self.result.tiers[k];
+            tally.api_requests += 1;
+            tally.api_input_tokens += u64::from(a.input_tokens);
+            tally.api_output_tokens += u64::from(a.output_tokens);
+            return;
+        }
+        let row = self.slot_row(a.time_s);
+        self.result.slots[row][k].on_gpus += 1;
+        let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+        let Some(r) = self.route(k, need) else {
+            self.result.tiers[k].unserved_requests += 1;
+            return;
+        };
+        let id = self.reqs.insert(InFlight::new(&a));
+        let spec = self.spec(r);
+        let rep = &mut self.replicas[r];
+        let end = match rep.enqueue(now, id, &self.reqs, spec) {
+            Some(end) => Some(end),
+            None if !rep.is_busy() => rep.start_step(now, &mut self.reqs, spec),
+            None => None,
+        };
+        self.schedule(r, end);
+        self.result.peak_in_flight = self.result.peak_in_flight.max(self.reqs.high_water());
+    }
+
+    /// Replica `r`'s step ends: record what finished, start the next step.
+    fn end_step(&mut self, now: f64, r: usize, on_completed: &mut impl FnMut(&Completed)) {
+        let spec = self.spec(r);
+        let rep = &mut self.replicas[r];
+        let up = rep.rank < self.groups[rep.spec].up && now <= self.horizon_end_s;
+        self.finished.clear();
+        rep.end_step(now, up, &mut self.reqs, &mut self.finished);
+        for i in 0..self.finished.len() {
+            let f = self.finished[i];
+            let q = *self.reqs.get(f.id);
+            let k = usize::from(q.tier);
+            let ttft_ms = (q.first_token_s - q.arrival_s) * 1e3;
+            let e2e_ms = (f.finish_s - q.arrival_s) * 1e3;
+            let latency = Latency {
+                ttft_ms,
+                tpot_ms: Latency::tpot_ms(e2e_ms, ttft_ms, q.output_tokens),
+                e2e_ms,
+                queue_ms: (q.admitted_s - q.arrival_s) * 1e3,
+            };
+            let limits = self.fleet.tiers[k].limits;
+            let met = latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
+            self.result.tiers[k].record(latency, q.output_tokens, limits);
+            let row = self.slot_row(q.arrival_s);
+            self.result.slots[row][k].met_both += u64::from(met);
+            on_completed(&Completed {
+                arrival_s: q.arrival_s,
+                tier: q.tier,
+                ttft_ms,
+                e2e_ms,
+                output_tokens: q.output_tokens,
+            });
+            self.reqs.remove(f.id);
+        }
+        let end = self.replicas[r].start_step(now, &mut self.reqs, spec);
+        self.schedule(r, end);
+    }
+
+    /// The totals, with each replica's busy and up time.
+    fn finish(mut self) -> SimResult {
+        for rep in &self.replicas {
+            let tally = &mut self.result.groups[rep.spec];
+            if tally.replicas.len() <= rep.rank {
+                tally.replicas.resize(rep.rank + 1, (0.0, 0.0));
+            }
+            tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
+            tally.busy_s += rep.busy_s;
+            tally.drain_busy_s += rep.drain_busy_s;
+            tally.batch_s += rep.batch_s;
+            tally.preemptions += rep.preemptions;
+        }
+        self.result.peak_in_flight = self.reqs.high_water();
+        self.result
+    }
 }
 
 /// Replays `arrivals` (sorted by time, seconds since the start of slot 0,
@@ -106,200 +323,40 @@ pub fn simulate_observed(
     mut on_completed: impl FnMut(&Completed),
 ) -> SimResult {
     let mut arrivals = arrivals.into_iter();
-    let specs: Vec<&ReplicaSpec> = fleet.groups.iter().map(|g| &g.spec).collect();
-    let mut replicas: Vec<Replica> = Vec::new();
-    let mut groups: Vec<GroupState> = fleet
-        .groups
-        .iter()
-        .map(|_| GroupState {
-            replicas: Vec::new(),
-            up: 0,
-        })
-        .collect();
-    let tier_groups: Vec<Vec<usize>> = (0..fleet.tiers.len())
-        .map(|k| {
-            (0..fleet.groups.len())
-                .filter(|&g| fleet.groups[g].tier == k)
-                .collect()
-        })
-        .collect();
-    let mut result = SimResult {
-        tiers: vec![TierTally::default(); fleet.tiers.len()],
-        slots: vec![vec![SlotTally::default(); fleet.tiers.len()]; slots.len()],
-        groups: vec![GroupTally::default(); fleet.groups.len()],
-        requests: 0,
-        events: 0,
-        peak_in_flight: 0,
-    };
-    let mut queue = EventQueue::default();
-    let mut reqs = Slab::default();
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut finished: Vec<Finished> = Vec::new();
-    let mut current_slot = slots.start;
-    // Replicas are up until the end of the last slot; after it they drain.
-    let horizon_end_s = slots.end as f64 * fleet.slot_s;
-    for s in slots.clone() {
-        queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
+    let mut run = Run::new(fleet, slots.clone(), seed);
+    for s in slots {
+        run.queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
     }
     let mut pending = arrivals.next();
     if let Some(a) = &pending {
-        queue.push(a.time_s, Event::Arrival);
+        run.queue.push(a.time_s, Event::Arrival);
     }
-    let slot_index = |time_s: f64| -> usize {
-        ((time_s / fleet.slot_s) as usize).clamp(slots.start, slots.end.max(1) - 1) - slots.start
-    };
-    while let Some((now, event)) = queue.pop() {
-        result.events += 1;
+    while let Some((now, event)) = run.queue.pop() {
+        run.result.events += 1;
         match event {
             Event::SlotStart(s) => {
-                current_slot = s;
-                for (g, group) in fleet.groups.iter().enumerate() {
-                    let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
-                    let state = &mut groups[g];
-                    while state.replicas.len() < up {
-                        let rank = state.replicas.len();
-                        state.replicas.push(replicas.len());
-                        replicas.push(Replica::new(g, rank));
-                    }
-                    state.up = up;
-                    result.groups[g].up_s += up as f64 * fleet.slot_s;
-                    for &r in &state.replicas[..up] {
-                        replicas[r].up_s += fleet.slot_s;
-                    }
-                }
+                run.start_slot(s);
                 on_slot(s);
             }
             Event::Arrival => {
                 let Some(a) = pending.take() else { continue };
                 pending = arrivals.next();
                 if let Some(next) = &pending {
-                    queue.push(next.time_s.max(now), Event::Arrival);
+                    run.queue.push(next.time_s.max(now), Event::Arrival);
                 }
-                result.requests += 1;
-                let k = usize::from(a.tier);
-                let tier = &fleet.tiers[k];
-                let tally = &mut result.tiers[k];
-                tally.requests += 1;
-                let share = tier
-                    .api_share_by_slot
-                    .get(current_slot)
-                    .copied()
-                    .unwrap_or(0.0);
-                if share > 0.0 && (share >= 1.0 || rng.gen::<f64>() < share) {
-                    tally.api_requests += 1;
-                    tally.api_input_tokens += u64::from(a.input_tokens);
-                    tally.api_output_tokens += u64::from(a.output_tokens);
-                    continue;
-                }
-                let slot = &mut result.slots[slot_index(a.time_s)][k];
-                slot.on_gpus += 1;
-                let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
-                let mut best: Option<(f64, usize)> = None;
-                for &g in &tier_groups[k] {
-                    if need > specs[g].kv_capacity_tokens {
-                        continue;
-                    }
-                    let weight = fleet.groups[g].rps_per_replica.max(1e-12);
-                    for &r in &groups[g].replicas[..groups[g].up] {
-                        let rep = &replicas[r];
-                        let work = rep.outstanding_prompt_tokens as f64
-                            + f64::from(rep.in_system) * tier.mean_output_tokens;
-                        let score = work / weight;
-                        if best.is_none_or(|(b, _)| score < b) {
-                            best = Some((score, r));
-                        }
-                    }
-                }
-                let Some((_, r)) = best else {
-                    tally.unserved_requests += 1;
-                    continue;
-                };
-                let id = reqs.insert(InFlight::new(&a));
-                let rep = &mut replicas[r];
-                let spec = specs[rep.spec];
-                if let Some(end) = rep.enqueue(now, id, &reqs, spec) {
-                    queue.push(
-                        end,
-                        Event::StepEnd {
-                            replica: r,
-                            generation: rep.generation,
-                        },
-                    );
-                } else if !rep.is_busy() {
-                    if let Some(end) = rep.start_step(now, &mut reqs, spec) {
-                        queue.push(
-                            end,
-                            Event::StepEnd {
-                                replica: r,
-                                generation: rep.generation,
-                            },
-                        );
-                    }
-                }
-                result.peak_in_flight = result.peak_in_flight.max(reqs.high_water());
+                run.arrive(now, a);
             }
             Event::StepEnd {
                 replica,
                 generation,
             } => {
-                let rep = &mut replicas[replica];
-                if rep.generation != generation {
-                    continue;
-                }
-                let spec = specs[rep.spec];
-                finished.clear();
-                let up = rep.rank < groups[rep.spec].up && now <= horizon_end_s;
-                rep.end_step(now, up, &mut reqs, &mut finished);
-                for f in &finished {
-                    let r = reqs.get(f.id);
-                    let k = usize::from(r.tier);
-                    let ttft_ms = (r.first_token_s - r.arrival_s) * 1e3;
-                    let e2e_ms = (f.finish_s - r.arrival_s) * 1e3;
-                    let latency = Latency {
-                        ttft_ms,
-                        tpot_ms: Latency::tpot_ms(e2e_ms, ttft_ms, r.output_tokens),
-                        e2e_ms,
-                        queue_ms: (r.admitted_s - r.arrival_s) * 1e3,
-                    };
-                    let limits = fleet.tiers[k].limits;
-                    let met =
-                        latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
-                    result.tiers[k].record(latency, r.output_tokens, limits);
-                    on_completed(&Completed {
-                        arrival_s: r.arrival_s,
-                        tier: r.tier,
-                        ttft_ms,
-                        e2e_ms,
-                        output_tokens: r.output_tokens,
-                    });
-                    result.slots[slot_index(r.arrival_s)][k].met_both += u64::from(met);
-                    reqs.remove(f.id);
-                }
-                if let Some(end) = rep.start_step(now, &mut reqs, spec) {
-                    queue.push(
-                        end,
-                        Event::StepEnd {
-                            replica,
-                            generation: rep.generation,
-                        },
-                    );
+                if run.replicas[replica].generation == generation {
+                    run.end_step(now, replica, &mut on_completed);
                 }
             }
         }
     }
-    for rep in &replicas {
-        let tally = &mut result.groups[rep.spec];
-        if tally.replicas.len() <= rep.rank {
-            tally.replicas.resize(rep.rank + 1, (0.0, 0.0));
-        }
-        tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
-        result.groups[rep.spec].busy_s += rep.busy_s;
-        result.groups[rep.spec].drain_busy_s += rep.drain_busy_s;
-        result.groups[rep.spec].batch_s += rep.batch_s;
-        result.groups[rep.spec].preemptions += rep.preemptions;
-    }
-    result.peak_in_flight = reqs.high_water();
-    result
+    run.finish()
 }
 
 #[cfg(test)]
