@@ -1,0 +1,174 @@
+//! The command line: one file per command group (`plan`: solve, capacity,
+//! bench; `simulate`; `goodput`; `trace`: stats, synth, shape; `calibrate`).
+//! Parses arguments, runs the library, prints or writes the result only once
+//! it is complete, and maps errors to exit codes.
+
+use crate::error::{PlannerError, EXIT_OK};
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+mod calibrate;
+mod goodput;
+mod plan;
+mod simulate;
+mod trace;
+
+pub use calibrate::CalibrateArgs;
+pub use goodput::GoodputArgs;
+pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
+pub use simulate::{SimulateArgs, SlotChoice};
+pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
+
+/// Capacity planner for LLM inference serving.
+///
+/// Reads a TOML scenario (GPU types and prices, the served model, per-tier
+/// TTFT/TPOT limits, an optional per-token API, demand from real request
+/// traces) and chooses, with a MILP, how many GPUs of which type to reserve,
+/// how many to rent per slot, which configuration serves each tier, and what
+/// to send to the API, at minimum cost. Per-replica capacity comes from a
+/// simulation of continuous batching on the traces' own lengths and
+/// burstiness, and every plan is replayed against the traces before it is
+/// printed.
+///
+/// Exit codes: 0 success, 2 invalid input, 3 no plan meets the scenario,
+/// 4 solver or I/O failure.
+#[derive(Debug, Parser)]
+#[command(
+    name = "planner",
+    version,
+    about,
+    long_about,
+    after_help = "Start with: planner solve scenarios/peak.toml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Choose the cheapest plan that meets every tier's SLO at peak.
+    ///
+    /// Example: planner solve scenarios/peak.toml --format json --out plan.json
+    Solve(SolveArgs),
+    /// Read, summarise and generate request traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Replay a scenario's traces against a plan in the simulator.
+    ///
+    /// Discrete-event simulation of continuous batching on every replica the
+    /// plan runs, slot by slot; reports per tier attainment of both latency
+    /// limits, TTFT/TPOT percentiles, goodput and the cost per 1,000 SLO-met
+    /// output tokens. Example:
+    /// planner solve scenarios/peak.toml --plan-out plan.json &&
+    /// planner simulate scenarios/peak.toml --plan plan.json
+    Simulate(SimulateArgs),
+    /// Count goodput and the cost of SLO-met output in a per-request log.
+    ///
+    /// A request meets the SLO when TTFT ≤ --ttft-ms and TPOT ≤ --tpot-ms,
+    /// with TPOT = (e2e − TTFT) / (output tokens − 1); a one-token answer has
+    /// no gap between tokens and meets any TPOT limit. Goodput output tokens
+    /// are the output tokens of the requests meeting both. Example:
+    /// planner goodput results.csv --ttft-ms 500 --tpot-ms 50
+    /// --cost-per-hour 60000 --currency KRW
+    Goodput(GoodputArgs),
+    /// Compare per-replica capacity by the queueing model and the simulator.
+    ///
+    /// For every configuration and tier of the scenario: the requests/s one
+    /// replica sustains under the tier's SLO by the closed-form queueing model
+    /// and by bisection in the replay simulator, and which limit binds.
+    Capacity(CapacityArgs),
+    /// Time the pipeline's stages on a scenario (wall-clock, repeated).
+    Bench(BenchArgs),
+    /// Compare the latency model with published throughput or measured kernels.
+    ///
+    /// Prints, per published point (TensorRT-LLM tables, MLPerf v4.1; FP8),
+    /// the model's predicted output tokens/s for the same GPUs and lengths and
+    /// the error; with --kernels, the per-operator and per-layer error against
+    /// Vidur's measured kernel timings before and after fitting the GPU
+    /// profiles' efficiency factors and fixed time.
+    Calibrate(CalibrateArgs),
+}
+
+/// Where and how a report is written.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bars and no timing line on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs the command line and returns the exit code.
+pub fn main_with_exit_code() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs one parsed command.
+pub fn run(cli: Cli) -> Result<(), PlannerError> {
+    match cli.command {
+        Command::Solve(args) => plan::solve(args),
+        Command::Trace(TraceCommand::Stats(args)) => trace::stats(args),
+        Command::Trace(TraceCommand::Synth(args)) => trace::synth(args),
+        Command::Trace(TraceCommand::Shape(args)) => trace::shape(args),
+        Command::Bench(args) => plan::bench(args),
+        Command::Simulate(args) => simulate::simulate(args),
+        Command::Capacity(args) => plan::capacity(args),
+        Command::Goodput(args) => goodput::goodput(args),
+        Command::Calibrate(args) => calibrate::calibrate(args),
+    }
+}
+
+fn tmp_path(out: &Path) -> PathBuf {
+    let mut name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), PlannerError> {
+    let tmp = tmp_path(path);
+    let io = |e| PlannerError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Writes the finished output to `out` (atomically) or standard output; a
+/// closed pipe is not an error.
+fn emit(text: &str, out: Option<&Path>) -> Result<(), PlannerError> {
+    match out {
+        Some(path) => write_atomically(path, text),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(PlannerError::Io {
+                    path: PathBuf::from("<stdout>"),
+                    source: e,
+                }),
+                _ => Ok(()),
+            }
+        }
+    }
+}

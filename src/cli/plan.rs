@@ -1,0 +1,150 @@
+//! `planner solve`, `planner capacity` and `planner bench`.
+
+use super::{emit, OutputArgs};
+use crate::error::PlannerError;
+use crate::plan_file::PlanFile;
+use crate::progress::Progress;
+use crate::report::{self, Format};
+use crate::solve::SolveOptions;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The scenario file (TOML); see docs/scenario-format.md.
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write HiGHS's log to this file.
+    #[arg(long)]
+    pub solver_log: Option<PathBuf>,
+    /// Also write the chosen plan (GPUs, replicas per slot, API shares) to
+    /// this file, for `planner simulate --plan`.
+    #[arg(long, value_name = "PLAN.json")]
+    pub plan_out: Option<PathBuf>,
+    /// Recompute simulated capacities instead of reading them from the cache
+    /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario whose configurations and tiers are evaluated.
+    pub scenario: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Recompute simulated capacities instead of reading the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The scenario to time.
+    pub scenario: PathBuf,
+    /// How many times to run the whole pipeline.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Hand HiGHS the bare model, without the heuristic's starting plan (to
+    /// measure what the warm start buys).
+    #[arg(long)]
+    pub no_warm_start: bool,
+    /// Write HiGHS's log to this file.
+    #[arg(long)]
+    pub solver_log: Option<PathBuf>,
+    /// Recompute simulated capacities instead of reading the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
+    let mut options = SolveOptions {
+        solver_log: args.solver_log.clone(),
+        ..SolveOptions::new(Progress::new(args.output.quiet))
+    };
+    if args.no_cache {
+        options.cache_dir = None;
+    }
+    let scenario = crate::scenario::load(&args.scenario)?;
+    let plan = crate::solve::solve(&scenario, &options)?;
+    let text = match args.output.format {
+        Format::Text => report::text::render(&plan),
+        Format::Json => report::json::render(&plan),
+    };
+    if let Some(path) = &args.plan_out {
+        let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
+        emit(&report::json::render(&file), Some(path))?;
+    }
+    emit(&text, args.output.out.as_deref())
+}
+
+pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
+    let progress = Progress::new(args.quiet);
+    let scenario = crate::scenario::load(&args.scenario)?;
+    let demand = crate::demand::build(&scenario, progress)?;
+    let cache = if args.no_cache {
+        None
+    } else {
+        crate::simcap::default_cache_dir()
+    };
+    let analytic = crate::capacity::evaluate_all(
+        &scenario.gpus,
+        &scenario.model,
+        &scenario.tiers,
+        &demand.tiers,
+    );
+    let simulated =
+        crate::simcap::evaluate_all(&scenario, &demand.tiers, cache.as_deref(), progress);
+    let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
+    let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    let text = match args.format {
+        Format::Text => report::capacity_text::render(&scenario.name, &pairs),
+        Format::Json => report::json::render(&pairs),
+    };
+    emit(&text, None)
+}
+
+pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
+    let mut lines = Vec::new();
+    for i in 0..args.repeat.max(1) {
+        let t0 = Instant::now();
+        let scenario = crate::scenario::load(&args.scenario)?;
+        let t1 = Instant::now();
+        let demand = crate::demand::build(&scenario, Progress::hidden())?;
+        let t2 = Instant::now();
+        let options = SolveOptions {
+            solver_log: args.solver_log.clone(),
+            warm_start: !args.no_warm_start,
+            cache_dir: if args.no_cache {
+                None
+            } else {
+                crate::simcap::default_cache_dir()
+            },
+            ..SolveOptions::new(Progress::hidden())
+        };
+        crate::solve::capacity_table(&scenario, &demand, &options);
+        let t3 = Instant::now();
+        let plan = crate::solve::solve(&scenario, &options)?;
+        let t4 = Instant::now();
+        lines.push(format!(
+            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {} round(s), total {:.2} USD",
+            i + 1,
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+            (t3 - t2).as_secs_f64(),
+            (t4 - t3).as_secs_f64(),
+            demand.slots,
+            plan.solver.integer_variables,
+            plan.solver.status,
+            plan.rounds.len().max(1),
+            plan.total_cost_usd
+        ));
+    }
+    emit(&(lines.join("\n") + "\n"), None)
+}
