@@ -1,0 +1,381 @@
+//! A solved MILP turned into the reported plan: costs, shares, utilisation,
+//! baselines and the answers to the four questions.
+
+use super::input::api_usd_per_request;
+use super::{SolveOptions, SPEEDUP_FACTOR};
+use crate::baselines;
+use crate::capacity::{self, CapacityEntry, Verdict};
+use crate::demand::Demand;
+use crate::milp::{self, MilpInput};
+use crate::plan::{
+    total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, ModelSummary, Plan,
+    Prices, Questions, SolverSummary, TierPlan,
+};
+use crate::replay::Verification;
+use crate::report::group_thousands;
+use crate::scenario::{CapacitySource, Scenario};
+use crate::simcap;
+use std::collections::BTreeMap;
+
+pub(super) fn assemble(
+    scenario: &Scenario,
+    demand: &Demand,
+    capacity: Vec<Vec<CapacityEntry>>,
+    input: &MilpInput,
+    option_entries: &[Vec<usize>],
+    solution: &milp::MilpSolution,
+    (factors, options): (&[f64], &SolveOptions),
+) -> Plan {
+    let (reserved_usd, on_demand_usd, api_usd) = milp::cost_usd(input, solution);
+    let total = reserved_usd + on_demand_usd + api_usd;
+    let horizon_hours = demand.horizon_hours();
+    let output_tokens = total_output_tokens(demand);
+    let mut tiers = BTreeMap::new();
+    let mut busy_gpu_hours = 0.0;
+    let mut api_requests = 0.0;
+    let mut all_requests = 0.0;
+    for (k, tier) in input.tiers.iter().enumerate() {
+        let total_mean: f64 = tier.mean_rps.iter().sum();
+        let api_weighted: f64 = solution.api[k]
+            .iter()
+            .zip(&tier.mean_rps)
+            .map(|(a, m)| a * m)
+            .sum();
+        api_requests += api_weighted;
+        all_requests += total_mean;
+        // Requests/s the replicas of each slot can carry; configuration c's
+        // share of a slot's GPU-served traffic is its part of that capacity.
+        let capacity_by_slot: Vec<f64> = (0..tier.mean_rps.len())
+            .map(|t| {
+                tier.options
+                    .iter()
+                    .zip(&solution.replicas[k])
+                    .map(|(o, replicas)| f64::from(replicas[t]) * o.max_rps)
+                    .sum()
+            })
+            .collect();
+        let mut configurations = Vec::new();
+        for (c, option) in tier.options.iter().enumerate() {
+            let replicas = &solution.replicas[k][c];
+            if replicas.iter().all(|&n| n == 0) {
+                continue;
+            }
+            let mut served = 0.0;
+            for (t, &capacity_t) in capacity_by_slot.iter().enumerate() {
+                if capacity_t <= 0.0 {
+                    continue;
+                }
+                let fraction = f64::from(replicas[t]) * option.max_rps / capacity_t;
+                let on_gpus_rps = tier.mean_rps[t] * (1.0 - solution.api[k][t]) * fraction;
+                served += on_gpus_rps;
+                busy_gpu_hours += on_gpus_rps / option.max_rps
+                    * f64::from(option.gpus_per_replica)
+                    * input.slot_hours;
+            }
+            let entry = &capacity[k][option_entries[k][c]];
+            configurations.push(ConfigUse {
+                config: entry.config.label(),
+                gpu_type: entry.config.gpu_type.clone(),
+                tensor_parallel: entry.config.tensor_parallel,
+                max_batch: entry.config.max_batch,
+                gpus_per_replica: option.gpus_per_replica,
+                rps_per_replica: option.max_rps,
+                share: if total_mean > 0.0 {
+                    served / total_mean
+                } else {
+                    0.0
+                },
+                replicas_by_slot: replicas.clone(),
+            });
+        }
+        tiers.insert(
+            tier.name.clone(),
+            TierPlan {
+                configurations,
+                api_share: if total_mean > 0.0 {
+                    api_weighted / total_mean
+                } else {
+                    0.0
+                },
+                api_share_by_slot: solution.api[k].clone(),
+            },
+        );
+    }
+    let provisioned_gpu_hours: f64 = solution
+        .reserved
+        .iter()
+        .map(|&r| f64::from(r) * horizon_hours)
+        .sum::<f64>()
+        + solution
+            .on_demand
+            .iter()
+            .flatten()
+            .map(|&o| f64::from(o) * input.slot_hours)
+            .sum::<f64>();
+    let api_prices: Vec<Option<f64>> = demand
+        .tiers
+        .iter()
+        .map(|d| api_usd_per_request(scenario, d))
+        .collect();
+    let integer_variables = input
+        .gpus
+        .iter()
+        .filter(|g| g.reserved_usd_per_gpu_hour.is_some())
+        .count()
+        + input
+            .tiers
+            .iter()
+            .map(|t| t.options.len() * t.peak_rps.iter().filter(|&&r| r > 0.0).count())
+            .sum::<usize>();
+    Plan {
+        scenario: scenario.name.clone(),
+        model: ModelSummary {
+            id: scenario.model.id.clone(),
+            name: scenario.model.profile.name.clone(),
+            precision: scenario.model.precision.clone(),
+        },
+        total_cost_usd: total,
+        cost_per_month_usd: total / horizon_hours * 730.0,
+        horizon_hours,
+        slot_hours: input.slot_hours,
+        costs: CostBreakdown {
+            reserved_usd,
+            on_demand_usd,
+            api_usd,
+        },
+        reserved: input
+            .gpus
+            .iter()
+            .zip(&solution.reserved)
+            .map(|(g, &n)| (g.id.clone(), n))
+            .collect(),
+        on_demand: solution
+            .on_demand
+            .iter()
+            .map(|slot| {
+                input
+                    .gpus
+                    .iter()
+                    .zip(slot)
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(g, &n)| (g.id.clone(), n))
+                    .collect()
+            })
+            .collect(),
+        tiers,
+        slo: scenario
+            .tiers
+            .iter()
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect(),
+        api_share: if all_requests > 0.0 {
+            api_requests / all_requests
+        } else {
+            0.0
+        },
+        cost_per_1k_output_tokens_usd: if output_tokens > 0.0 {
+            total / output_tokens * 1000.0
+        } else {
+            0.0
+        },
+        output_tokens,
+        gpu_utilisation: if provisioned_gpu_hours > 0.0 {
+            busy_gpu_hours / provisioned_gpu_hours
+        } else {
+            0.0
+        },
+        baselines: baselines::compute(input, &api_prices),
+        solver: SolverSummary {
+            status: solution.status,
+            mip_gap_tolerance: input.mip_gap,
+            time_limit_s: input.time_limit_s,
+            threads: input.threads,
+            integer_variables,
+            slots: demand.slots,
+        },
+        demand_method: demand.method.clone(),
+        demand: demand
+            .tiers
+            .iter()
+            .map(|t| (t.tier.clone(), DemandSummary::of(t)))
+            .collect(),
+        questions: questions(
+            scenario,
+            demand,
+            &capacity,
+            input,
+            option_entries,
+            solution,
+            (factors, options),
+        ),
+        capacity: scenario
+            .tiers
+            .iter()
+            .map(|t| t.name.clone())
+            .zip(capacity)
+            .collect(),
+        prices: Prices {
+            gpus: scenario
+                .gpus
+                .iter()
+                .map(|g| {
+                    (
+                        g.id.clone(),
+                        GpuPrice {
+                            reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
+                            reserved_term: g.reserved_term.clone(),
+                            on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
+                            max_gpus: g.max_gpus,
+                            source: g.price_source.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            api: scenario.api.clone(),
+        },
+        verification: None,
+        rounds: Vec::new(),
+    }
+}
+
+pub(super) fn replicas_and_gpus(replicas: u32, gpus_per_replica: u32) -> String {
+    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} ({})",
+        plural(replicas, "replica"),
+        plural(replicas * gpus_per_replica, "GPU")
+    )
+}
+
+pub(super) fn questions(
+    scenario: &Scenario,
+    demand: &Demand,
+    capacity: &[Vec<CapacityEntry>],
+    input: &MilpInput,
+    option_entries: &[Vec<usize>],
+    solution: &milp::MilpSolution,
+    (factors, options): (&[f64], &SolveOptions),
+) -> Questions {
+    let capacity_basis = scenario
+        .tiers
+        .iter()
+        .zip(&demand.tiers)
+        .map(|(tier, d)| {
+            format!(
+                "{}: {} at {} on the tier's own lengths (input mean {:.0}, p99 {}; output mean {:.0}, p99 {}), within-minute arrival CV {:.2}, p{} TTFT ≤ {} ms and TPOT ≤ {} ms; answer quality is that of the served model, the same on every GPU type",
+                tier.name,
+                scenario.model.profile.name,
+                scenario.model.precision.to_uppercase(),
+                d.input_tokens.mean,
+                d.input_tokens.p99,
+                d.output_tokens.mean,
+                d.output_tokens.p99,
+                d.within_minute_cv,
+                tier.percentile,
+                tier.ttft_ms,
+                tier.tpot_ms
+            )
+        })
+        .collect();
+    let mut speedup = Vec::new();
+    for (k, tier) in input.tiers.iter().enumerate() {
+        let Some(busiest) =
+            (0..tier.peak_rps.len()).max_by(|&a, &b| tier.peak_rps[a].total_cmp(&tier.peak_rps[b]))
+        else {
+            continue;
+        };
+        for (c, option) in tier.options.iter().enumerate() {
+            let n = solution.replicas[k][c][busiest];
+            if n == 0 {
+                continue;
+            }
+            let entry = &capacity[k][option_entries[k][c]];
+            let offer = &scenario.gpus[entry.config.gpu];
+            let mut faster = offer.clone();
+            faster.profile.bf16_tflops *= SPEEDUP_FACTOR;
+            faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * SPEEDUP_FACTOR);
+            faster.profile.memory_bandwidth_tb_s *= SPEEDUP_FACTOR;
+            let (gpu, tp, b) = (
+                entry.config.gpu,
+                entry.config.tensor_parallel,
+                entry.config.max_batch,
+            );
+            let (tier_k, demand_k) = (&scenario.tiers[k], &demand.tiers[k]);
+            let sped = match scenario.simulation.capacity {
+                CapacitySource::Simulated => simcap::evaluate(
+                    &simcap::Setting::of(scenario, options.cache_dir.as_deref()),
+                    &faster,
+                    gpu,
+                    (tp, b),
+                    tier_k,
+                    demand_k,
+                ),
+                CapacitySource::Analytic => {
+                    capacity::evaluate(&faster, gpu, &scenario.model, tp, b, tier_k, demand_k)
+                }
+            };
+            let served = f64::from(n) * option.max_rps;
+            let after = match sped.verdict {
+                Verdict::Serves(s) => ((served / (s.max_rps * factors[k])) - 1e-9).ceil() as u32,
+                Verdict::Cannot { .. } => n,
+            };
+            speedup.push(format!(
+                "{} on {}: {} at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {}{}",
+                tier.name,
+                entry.config.label(),
+                replicas_and_gpus(n, option.gpus_per_replica),
+                (SPEEDUP_FACTOR - 1.0) * 100.0,
+                replicas_and_gpus(after, option.gpus_per_replica),
+                if after == n { " — no change: whole replicas absorb the gain" } else { "" }
+            ));
+        }
+    }
+    Questions {
+        capacity_basis,
+        slo_met: "not measured yet: this plan sizes every slot so that each tier's percentile TTFT and TPOT limits hold under the queueing model; counting the requests and output tokens that met both limits needs the trace replay against the plan".into(),
+        cost_basis: "cost per 1,000 output tokens divides the plan's total cost by all output tokens of the horizon; the cost per 1,000 SLO-met output tokens needs the replay's count of requests meeting both limits, which this plan does not report yet".into(),
+        speedup,
+    }
+}
+
+pub(super) fn slo_met_answer(scenario: &Scenario, v: &Verification) -> String {
+    let tiers: Vec<String> = scenario
+        .tiers
+        .iter()
+        .map(|t| {
+            let r = &v.tiers[&t.name];
+            format!(
+                "{}: {} of {} GPU-served requests met both limits ({:.2}%, target {:.0}%){}, {} output tokens SLO-met",
+                t.name,
+                group_thousands(r.met_both as i64),
+                group_thousands((r.served_requests + r.unserved_requests) as i64),
+                r.attainment * 100.0,
+                r.target * 100.0,
+                if r.api_requests > 0 {
+                    format!(", plus {} sent to the API", group_thousands(r.api_requests as i64))
+                } else {
+                    String::new()
+                },
+                group_thousands(r.goodput_output_tokens as i64)
+            )
+        })
+        .collect();
+    format!("on replay of {}: {}", v.method, tiers.join("; "))
+}
+
+pub(super) fn cost_basis_answer(v: &Verification) -> String {
+    let tiers: Vec<String> = v
+        .tiers
+        .iter()
+        .map(|(name, r)| {
+            format!(
+                "{name} {:.4} USD per 1,000 output tokens, {:.4} per 1,000 SLO-met output tokens",
+                r.cost_per_1k_output_tokens_usd, r.cost_per_1k_goodput_tokens_usd
+            )
+        })
+        .collect();
+    format!(
+        "over the replayed slots, each slot's GPU spend allocated to tiers by the GPUs they occupy, plus their API spend: {}",
+        tiers.join("; ")
+    )
+}

@@ -1,0 +1,113 @@
+//! The MILP's input from the scenario, its demand and the capacity table:
+//! dominated configurations pruned, API prices per request.
+
+use super::SolveOptions;
+use crate::capacity::{CapacityEntry, Verdict};
+use crate::demand::{Demand, TierDemand};
+use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, TierInput};
+use crate::scenario::Scenario;
+
+/// Keeps, per tier and GPU type, the configurations not dominated by one
+/// with no more GPUs per replica and at least as much capacity per GPU.
+pub(super) fn non_dominated(entries: &[CapacityEntry]) -> Vec<usize> {
+    let serving: Vec<(usize, u32, f64, usize)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.verdict {
+            Verdict::Serves(s) => Some((i, e.gpus_per_replica, s.max_rps, e.config.gpu)),
+            Verdict::Cannot { .. } => None,
+        })
+        .collect();
+    serving
+        .iter()
+        .filter(|&&(i, p, mu, g)| {
+            !serving.iter().any(|&(j, q, nu, h)| {
+                j != i
+                    && h == g
+                    && q <= p
+                    && nu / f64::from(q) >= mu / f64::from(p)
+                    && (q < p || nu / f64::from(q) > mu / f64::from(p) || j < i)
+            })
+        })
+        .map(|&(i, ..)| i)
+        .collect()
+}
+
+pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option<f64> {
+    scenario.api.as_ref().map(|a| {
+        (d.input_tokens.mean * a.usd_per_million_input_tokens
+            + d.output_tokens.mean * a.usd_per_million_output_tokens)
+            / 1e6
+    })
+}
+
+/// The MILP's input, and for each tier the capacity-entry index of each option.
+pub(super) fn milp_input(
+    scenario: &Scenario,
+    demand: &Demand,
+    capacity: &[Vec<CapacityEntry>],
+    options: &SolveOptions,
+) -> (MilpInput, Vec<Vec<usize>>) {
+    let gpus = scenario
+        .gpus
+        .iter()
+        .map(|g| GpuType {
+            id: g.id.clone(),
+            reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
+            on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
+            max_gpus: g.max_gpus,
+        })
+        .collect();
+    let mut option_entries = Vec::new();
+    let tiers = scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(k, tier)| {
+            let d = &demand.tiers[k];
+            let kept = non_dominated(&capacity[k]);
+            let options = kept
+                .iter()
+                .map(|&i| {
+                    let e = &capacity[k][i];
+                    let Verdict::Serves(s) = &e.verdict else {
+                        unreachable!("only serving entries are kept")
+                    };
+                    ConfigOption {
+                        gpu: e.config.gpu,
+                        gpus_per_replica: e.gpus_per_replica,
+                        max_rps: s.max_rps,
+                    }
+                })
+                .collect();
+            option_entries.push(kept);
+            let api = if tier.api_allowed {
+                api_usd_per_request(scenario, d).map(|usd| ApiTerms {
+                    usd_per_request: usd,
+                    tokens_per_request: d.input_tokens.mean + d.output_tokens.mean,
+                })
+            } else {
+                None
+            };
+            TierInput {
+                name: tier.name.clone(),
+                peak_rps: d.peak_rps.clone(),
+                mean_rps: d.mean_rps.clone(),
+                options,
+                api,
+            }
+        })
+        .collect();
+    let input = MilpInput {
+        slot_hours: demand.slot_hours(),
+        gpus,
+        tiers,
+        api_max_tokens_per_minute: scenario.api.as_ref().and_then(|a| a.max_tokens_per_minute),
+        mip_gap: scenario.planning.mip_gap,
+        time_limit_s: scenario.planning.time_limit_s,
+        threads: scenario.planning.threads,
+        log_file: options.solver_log.clone(),
+        warm_start: options.warm_start,
+    };
+    (input, option_entries)
+}
