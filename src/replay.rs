@@ -149,6 +149,9 @@ pub struct Verification {
     pub requests: u64,
     /// Events the simulator processed.
     pub events: u64,
+    /// Most requests in flight at once on the replicas (what the simulator's
+    /// memory grows with, besides the traces).
+    pub peak_in_flight: usize,
     pub tiers: BTreeMap<String, TierVerification>,
     pub configurations: Vec<ConfigUtilisation>,
 }
@@ -477,6 +480,7 @@ fn report(
         seed: scenario.simulation.seed,
         requests: r.requests,
         events: r.events,
+        peak_in_flight: r.peak_in_flight,
         tiers,
         configurations,
     }

@@ -14,9 +14,10 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
     let _ = writeln!(o, "  slots: {}", v.method);
     let _ = writeln!(
         o,
-        "  {} requests replayed, {} simulator events",
+        "  {} requests replayed, {} simulator events, at most {} requests in flight",
         group_thousands(v.requests as i64),
-        group_thousands(v.events as i64)
+        group_thousands(v.events as i64),
+        group_thousands(v.peak_in_flight as i64)
     );
     let _ = writeln!(
         o,

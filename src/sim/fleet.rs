@@ -242,7 +242,6 @@ impl<'a> Run<'a> {
             None => None,
         };
         self.schedule(r, end);
-        self.result.peak_in_flight = self.result.peak_in_flight.max(self.reqs.high_water());
     }
 
     /// Replica `r`'s step ends: record what finished, start the next step.
@@ -291,7 +290,6 @@ impl<'a> Run<'a> {
             }
             tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
             tally.busy_s += rep.busy_s;
-            tally.drain_busy_s += rep.drain_busy_s;
             tally.batch_s += rep.batch_s;
             tally.preemptions += rep.preemptions;
         }

@@ -41,11 +41,6 @@ impl Histogram {
         self.max_ms = self.max_ms.max(value_ms);
     }
 
-    /// Values recorded.
-    pub fn count(&self) -> u64 {
-        self.total
-    }
-
     /// The `q` quantile (0-1): the upper edge of the bucket holding it, capped
     /// at the largest value seen, so never below the exact value by more than
     /// rounding and at most 1% above it. 0 when empty.

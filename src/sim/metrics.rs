@@ -130,8 +130,6 @@ pub struct GroupTally {
     pub up_s: f64,
     /// Replica-seconds spent running steps while up.
     pub busy_s: f64,
-    /// Replica-seconds spent finishing requests after being taken down.
-    pub drain_busy_s: f64,
     /// Σ decoding sequences × step seconds while up.
     pub batch_s: f64,
     pub preemptions: u64,
@@ -144,7 +142,6 @@ impl GroupTally {
     pub fn merge(&mut self, o: &GroupTally) {
         self.up_s += o.up_s;
         self.busy_s += o.busy_s;
-        self.drain_busy_s += o.drain_busy_s;
         self.batch_s += o.batch_s;
         self.preemptions += o.preemptions;
         if self.replicas.len() < o.replicas.len() {

@@ -93,8 +93,6 @@ pub struct Replica {
     next_admit_seq: u64,
     /// Seconds spent running steps while the plan had the replica up.
     pub busy_s: f64,
-    /// Seconds spent finishing held requests after the plan took it down.
-    pub drain_busy_s: f64,
     /// Σ decoding sequences × step seconds while up (mean batch = this / busy).
     pub batch_s: f64,
     /// Position within its group: the replica is up while rank < the
@@ -125,7 +123,6 @@ impl Replica {
             generation: 0,
             next_admit_seq: 0,
             busy_s: 0.0,
-            drain_busy_s: 0.0,
             batch_s: 0.0,
             rank,
             up_s: 0.0,
@@ -251,11 +248,11 @@ impl Replica {
         let Some(step) = self.step.take() else {
             return;
         };
+        // Steps run while draining (after the plan took the replica down)
+        // are not counted as busy up time.
         if up {
             self.busy_s += step.end_s - step.start_s;
             self.batch_s += step.batch as f64 * (step.end_s - step.start_s);
-        } else {
-            self.drain_busy_s += step.end_s - step.start_s;
         }
         self.clock += step.steps;
         self.context_sum += step.batch * step.steps;
