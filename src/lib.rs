@@ -40,6 +40,7 @@ pub mod parallel;
 pub mod perf;
 pub mod plan;
 pub mod plan_file;
+pub mod precision;
 pub mod profiles;
 pub mod progress;
 pub mod replay;
