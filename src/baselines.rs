@@ -27,7 +27,7 @@ fn gpus_needed(input: &MilpInput, g: usize, t: usize) -> Option<u32> {
             .options
             .iter()
             .filter(|o| o.gpu == g)
-            .map(|o| (peak / o.max_rps - 1e-9).ceil() as u32 * o.gpus_per_replica)
+            .map(|o| (peak / o.rps(t) - 1e-9).ceil() as u32 * o.gpus_per_replica)
             .min()?;
         Some(sum + best)
     })
@@ -77,7 +77,7 @@ pub fn compute(
                 .iter()
                 .filter_map(|o| {
                     let price = input.gpus[o.gpu].on_demand_usd_per_gpu_hour?;
-                    Some((peak / o.max_rps - 1e-9).ceil() * f64::from(o.gpus_per_replica) * price)
+                    Some((peak / o.rps(t) - 1e-9).ceil() * f64::from(o.gpus_per_replica) * price)
                 })
                 .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.min(c))))?;
             Some(s + best)
@@ -179,11 +179,7 @@ mod tests {
                 name: "t".into(),
                 peak_rps: vec![1.0, 1.0, 1.0, 4.0],
                 mean_rps: vec![1.0; 4],
-                options: vec![ConfigOption {
-                    gpu: 0,
-                    gpus_per_replica: 1,
-                    max_rps: 1.0,
-                }],
+                options: vec![ConfigOption::uniform(0, 1, 1.0, 4)],
                 api: None,
             }],
             api_max_tokens_per_minute: None,

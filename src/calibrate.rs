@@ -365,6 +365,9 @@ pub struct ServerComparison {
 
 /// Batch caps tried for the MLPerf server scenario.
 const SERVER_BATCHES: [u32; 4] = [64, 128, 256, 512];
+/// Chunk size of the MLPerf server comparison (vLLM's default budget for
+/// long-context serving).
+const SERVER_MAX_BATCHED_TOKENS: u32 = 8192;
 
 /// The server throughput of one MLPerf system, output tokens/s: the best
 /// (TP, batch cap) whose replicas sustain the most requests/s under MLPerf's
@@ -376,14 +379,15 @@ fn server_throughput(
     (isl, osl): (u32, u32),
     cache_dir: Option<&Path>,
 ) -> Result<(f64, f64), PlannerError> {
-    use crate::capacity::{evaluate, Verdict};
+    use crate::capacity::{evaluate, Config, Verdict};
+    use crate::precision::Precision;
     use crate::scenario::{GpuOffer, ServedModel, Simulation, Tier};
     use crate::traces::stats::LengthStats;
     let (gpu, model) = fp8_profiles(profiles_dir, system.gpu, "llama-2-70b")?;
     let served = ServedModel {
         id: "llama-2-70b".into(),
         profile: model,
-        precision: "fp8".into(),
+        precision: Some(Precision::Fp8),
     };
     let offer = GpuOffer {
         id: system.gpu.into(),
@@ -395,6 +399,8 @@ fn server_throughput(
         max_gpus: None,
         tensor_parallel: vec![],
         max_batch: vec![],
+        max_batched_tokens: vec![],
+        precision: vec![],
     };
     let tier = Tier {
         name: "server".into(),
@@ -422,24 +428,43 @@ fn server_throughput(
         lengths: vec![(isl, osl)],
         sources: vec![],
     };
-    let simulation = Simulation::default();
-    let setting = crate::simcap::Setting {
-        model: &served,
-        simulation: &simulation,
-        cache_dir,
-    };
     let (mut analytic, mut simulated): (f64, f64) = (0.0, 0.0);
     for tp in [1u32, 2, 4, 8].into_iter().filter(|&tp| tp <= system.gpus) {
-        let replicas = f64::from(system.gpus / tp);
+        let replicas = system.gpus / tp;
+        // The system's replicas behind one router: the fleet step function
+        // up to that many replicas.
+        let simulation = Simulation {
+            fleet_max_replicas: replicas,
+            ..Simulation::default()
+        };
+        let setting = crate::simcap::Setting {
+            model: &served,
+            simulation: &simulation,
+            cache_dir,
+        };
         for batch in SERVER_BATCHES {
-            if let Verdict::Serves(s) =
-                evaluate(&offer, 0, &served, tp, batch, &tier, &demand).verdict
-            {
-                analytic = analytic.max(replicas * s.max_rps * f64::from(osl));
+            let config = Config {
+                gpu: 0,
+                gpu_type: system.gpu.into(),
+                tensor_parallel: tp,
+                max_batch: batch,
+                max_batched_tokens: SERVER_MAX_BATCHED_TOKENS,
+                precision: Precision::Fp8,
+            };
+            if let Verdict::Serves(s) = evaluate(&offer, &served, &config, &tier, &demand).verdict {
+                analytic = analytic.max(f64::from(replicas) * s.max_rps * f64::from(osl));
             }
-            let sim = crate::simcap::evaluate(&setting, &offer, 0, (tp, batch), &tier, &demand);
-            if let Verdict::Serves(s) = sim.verdict {
-                simulated = simulated.max(replicas * s.max_rps * f64::from(osl));
+            let fleet = crate::simcap::fleet(
+                &setting,
+                &offer,
+                &config,
+                &tier,
+                &demand,
+                f64::INFINITY,
+                None,
+            );
+            if let Some(f) = fleet {
+                simulated = simulated.max(f.capacity_rps(replicas) * f64::from(osl));
             }
         }
     }

@@ -9,12 +9,15 @@
 //! Little's law, and its percentile from a Poisson law capped at the batch.
 
 use crate::demand::TierDemand;
+use crate::fleet_capacity::FleetCapacity;
 use crate::perf::PerfModel;
+use crate::precision::Precision;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
 use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
 
-/// One serving configuration: GPU type, tensor-parallel degree, batch cap.
+/// One serving configuration: GPU type, tensor-parallel degree, batch cap,
+/// chunked-prefill budget and weight precision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Config {
     /// Index into the scenario's GPU offers.
@@ -24,25 +27,83 @@ pub struct Config {
     pub gpu_type: String,
     pub tensor_parallel: u32,
     pub max_batch: u32,
+    /// Most tokens per engine step (the chunked-prefill budget).
+    pub max_batched_tokens: u32,
+    pub precision: Precision,
 }
 
 impl Config {
-    /// e.g. `h100-sxm tp2 b64`.
+    /// e.g. `h100-sxm tp2 b64 c2048 fp8`.
     pub fn label(&self) -> String {
-        format!(
-            "{} tp{} b{}",
-            self.gpu_type, self.tensor_parallel, self.max_batch
+        label(
+            &self.gpu_type,
+            self.tensor_parallel,
+            self.max_batch,
+            self.max_batched_tokens,
+            self.precision,
         )
+    }
+
+    /// Every configuration the scenario's offers list, in offer, TP,
+    /// precision, chunk size, batch order.
+    pub fn candidates(offers: &[GpuOffer]) -> Vec<Config> {
+        let mut out = Vec::new();
+        for (g, offer) in offers.iter().enumerate() {
+            for &tp in &offer.tensor_parallel {
+                for &precision in &offer.precision {
+                    for &chunk in &offer.max_batched_tokens {
+                        for &b in &offer.max_batch {
+                            out.push(Config {
+                                gpu: g,
+                                gpu_type: offer.id.clone(),
+                                tensor_parallel: tp,
+                                max_batch: b,
+                                max_batched_tokens: chunk,
+                                precision,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The latency model of one replica of this configuration.
+    pub fn perf(&self, offer: &GpuOffer, model: &ServedModel) -> PerfModel {
+        perf_model(offer, model, self.tensor_parallel, self.precision)
     }
 }
 
-/// What one replica of a configuration achieves on a tier.
+/// A configuration's label: `<gpu> tp<N> b<max batch> c<chunk> <precision>`.
+pub fn label(gpu: &str, tp: u32, max_batch: u32, chunk: u32, precision: Precision) -> String {
+    format!("{gpu} tp{tp} b{max_batch} c{chunk} {precision}")
+}
+
+/// The latency model of `tp` GPUs of `offer` running `model` at `precision`.
+pub fn perf_model(
+    offer: &GpuOffer,
+    model: &ServedModel,
+    tp: u32,
+    precision: Precision,
+) -> PerfModel {
+    let mut profile = model.profile.clone();
+    profile.bytes_per_weight = precision.bytes_per_weight();
+    PerfModel::new(&offer.profile, &profile, tp)
+}
+
+/// What one replica of a configuration achieves on a tier, and (capacity by
+/// simulation) what fleets of 1…N replicas behind the router sustain.
 #[derive(Debug, Clone, Serialize)]
 pub struct CapacityEntry {
     pub config: Config,
     pub gpus_per_replica: u32,
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// Fleet step function: absent for the analytic model and for
+    /// configurations screened out before fleet simulation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetCapacity>,
 }
 
 /// Whether and how fast a configuration serves a tier.
@@ -221,30 +282,24 @@ pub fn poisson_quantile(mean: f64, q: f64, cap: f64) -> f64 {
 /// Capacity of one configuration on one tier.
 pub fn evaluate(
     offer: &GpuOffer,
-    gpu: usize,
     model: &ServedModel,
-    tp: u32,
-    max_batch: u32,
+    config: &Config,
     tier: &Tier,
     demand: &TierDemand,
 ) -> CapacityEntry {
-    let config = Config {
-        gpu,
-        gpu_type: offer.id.clone(),
-        tensor_parallel: tp,
-        max_batch,
-    };
+    let (tp, max_batch) = (config.tensor_parallel, config.max_batch);
     let entry = |verdict| CapacityEntry {
         config: config.clone(),
         gpus_per_replica: tp,
         verdict,
+        fleet: None,
     };
     let cannot = |reason: String| Verdict::Cannot {
         reason,
         best_ttft_ms: None,
         best_tpot_ms: None,
     };
-    let perf = PerfModel::new(&offer.profile, &model.profile, tp);
+    let perf = config.perf(offer, model);
     let kv_tokens = perf.kv_capacity_tokens();
     if kv_tokens <= 0.0 {
         return entry(cannot(format!(
@@ -326,15 +381,10 @@ pub fn evaluate_all(
         .iter()
         .zip(demand)
         .map(|(tier, d)| {
-            let mut entries = Vec::new();
-            for (g, offer) in offers.iter().enumerate() {
-                for &tp in &offer.tensor_parallel {
-                    for &b in &offer.max_batch {
-                        entries.push(evaluate(offer, g, model, tp, b, tier, d));
-                    }
-                }
-            }
-            entries
+            Config::candidates(offers)
+                .iter()
+                .map(|c| evaluate(&offers[c.gpu], model, c, tier, d))
+                .collect()
         })
         .collect()
 }
@@ -437,13 +487,16 @@ mod tests {
             max_gpus: None,
             tensor_parallel: vec![1],
             max_batch: vec![64],
+            max_batched_tokens: vec![8192],
+            precision: vec![Precision::Bf16],
         };
         let model = ServedModel {
             id: "8b".into(),
             profile: crate::perf::tests::llama8b(),
-            precision: "bf16".into(),
+            precision: None,
         };
-        let e = evaluate(&offer, 0, &model, 1, 64, &t, &d);
+        let config = Config::candidates(std::slice::from_ref(&offer)).remove(0);
+        let e = evaluate(&offer, &model, &config, &t, &d);
         let Verdict::Serves(s) = e.verdict else {
             panic!("should serve")
         };
@@ -452,7 +505,7 @@ mod tests {
         let over = operating_point(&p, &load, 64, s.max_rps * 1.01);
         assert!(!over.stable || over.ttft_ms > 500.0 || over.tpot_ms > 30.0);
         // A TTFT limit below the bare prefill time cannot be met.
-        let strict = evaluate(&offer, 0, &model, 1, 64, &tier(10.0, 30.0), &d);
+        let strict = evaluate(&offer, &model, &config, &tier(10.0, 30.0), &d);
         assert!(matches!(
             strict.verdict,
             Verdict::Cannot {

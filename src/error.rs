@@ -11,6 +11,10 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 pub const EXIT_INFEASIBLE: i32 = 3;
 /// Exit code: the solver or an I/O operation failed.
 pub const EXIT_FAILURE: i32 = 4;
+/// Exit code: `solve` found a plan, but its replay misses a tier's
+/// attainment target (the report is written and opens with the miss;
+/// `--accept-miss` turns this into 0).
+pub const EXIT_TARGET_MISSED: i32 = 5;
 
 /// One problem found in an input file, with where it is and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +69,8 @@ pub enum PlannerError {
     },
     /// A command-line argument is invalid.
     Usage(String),
+    /// The plan's own replay misses a tier's target.
+    TargetMissed(Vec<String>),
 }
 
 impl PlannerError {
@@ -80,6 +86,7 @@ impl PlannerError {
             | PlannerError::Usage(_) => EXIT_BAD_INPUT,
             PlannerError::Infeasible(_) => EXIT_INFEASIBLE,
             PlannerError::Solver(_) | PlannerError::Io { .. } => EXIT_FAILURE,
+            PlannerError::TargetMissed(_) => EXIT_TARGET_MISSED,
         }
     }
 }
@@ -97,6 +104,11 @@ impl fmt::Display for PlannerError {
             PlannerError::Solver(msg) => write!(f, "the MILP solver failed: {msg}"),
             PlannerError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             PlannerError::Usage(msg) => write!(f, "{msg}"),
+            PlannerError::TargetMissed(misses) => write!(
+                f,
+                "the plan's replay misses its target: {}. The report was written; loosen the tier's limits, allow more `simulation.max_rounds`, or pass --accept-miss to exit 0 with this plan",
+                misses.join("; ")
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::baselines::Baseline;
 use crate::capacity::CapacityEntry;
 use crate::demand::{Demand, TierDemand};
 use crate::milp::SolveStatus;
+use crate::precision::Precision;
 use crate::scenario::ApiOffer;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -13,6 +14,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub scenario: String,
+    /// Tiers whose replay missed their attainment target, in words; empty
+    /// when every target was met (or the replay was switched off).
+    pub missed_targets: Vec<String>,
     pub model: ModelSummary,
     pub total_cost_usd: f64,
     pub cost_per_month_usd: f64,
@@ -91,9 +95,16 @@ pub struct ConfigUse {
     pub gpu_type: String,
     pub tensor_parallel: u32,
     pub max_batch: u32,
+    /// Chunked-prefill budget: most tokens per engine step.
+    pub max_batched_tokens: u32,
+    pub precision: Precision,
     pub gpus_per_replica: u32,
-    /// Requests/s one replica sustains under the tier's SLO.
+    /// Requests/s one replica covers in the slot of the configuration's
+    /// largest fleet (the router's weight).
     pub rps_per_replica: f64,
+    /// Per slot, the requests/s each replica covers there (`mu[c,t]`: the
+    /// slot's rate over the replicas the fleet step function says it needs).
+    pub rps_per_replica_by_slot: Vec<f64>,
     /// Share of the tier's requests over the horizon this configuration serves.
     pub share: f64,
     pub replicas_by_slot: Vec<u32>,

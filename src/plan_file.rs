@@ -5,6 +5,7 @@
 
 use crate::error::{PlannerError, Problem};
 use crate::plan::Plan;
+use crate::precision::Precision;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -47,9 +48,23 @@ pub struct PlannedConfig {
     pub gpu_type: String,
     pub tensor_parallel: u32,
     pub max_batch: u32,
+    /// Chunked-prefill budget (tokens per step); 8192 when absent.
+    #[serde(default = "default_max_batched_tokens")]
+    pub max_batched_tokens: u32,
+    /// Weight precision; BF16 when absent.
+    #[serde(default = "default_precision")]
+    pub precision: Precision,
     /// Requests/s one replica was sized for (the router's weight).
     pub rps_per_replica: f64,
     pub replicas_by_slot: Vec<u32>,
+}
+
+fn default_max_batched_tokens() -> u32 {
+    8192
+}
+
+fn default_precision() -> Precision {
+    Precision::Bf16
 }
 
 impl PlanFile {
@@ -73,6 +88,8 @@ impl PlanFile {
                             gpu_type: c.gpu_type.clone(),
                             tensor_parallel: c.tensor_parallel,
                             max_batch: c.max_batch,
+                            max_batched_tokens: c.max_batched_tokens,
+                            precision: c.precision,
                             rps_per_replica: c.rps_per_replica,
                             replicas_by_slot: c.replicas_by_slot.clone(),
                         })

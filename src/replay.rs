@@ -3,9 +3,9 @@
 //! reports per tier attainment, latency percentiles, goodput and the cost of
 //! SLO-met output. Used by `planner simulate` and inside `planner solve`.
 
+use crate::capacity::{label, perf_model};
 use crate::demand::Demand;
-use crate::perf::PerfModel;
-use crate::plan_file::PlanFile;
+use crate::plan_file::{PlanFile, PlannedConfig};
 use crate::progress::Progress;
 use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
@@ -22,18 +22,13 @@ use std::collections::BTreeMap;
 /// the busiest slot: this many, evenly spaced.
 pub const EVENLY_SPACED_SLOTS: usize = 4;
 
-/// The replica of a configuration of the scenario's GPU type `gpu_type`.
-pub fn replica_spec(
-    scenario: &Scenario,
-    gpu_type: &str,
-    tensor_parallel: u32,
-    max_batch: u32,
-) -> Option<ReplicaSpec> {
-    let offer = scenario.gpus.iter().find(|g| g.id == gpu_type)?;
+/// The replica of a planned configuration of the scenario's GPU types.
+pub fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
+    let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
     Some(ReplicaSpec::new(
-        PerfModel::new(&offer.profile, &scenario.model.profile, tensor_parallel),
-        max_batch,
-        scenario.simulation.max_batched_tokens,
+        perf_model(offer, &scenario.model, c.tensor_parallel, c.precision),
+        c.max_batch,
+        c.max_batched_tokens,
     ))
 }
 
@@ -44,13 +39,18 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
     for (k, tier) in scenario.tiers.iter().enumerate() {
         let planned = &plan.tiers[&tier.name];
         for c in &planned.configurations {
-            let Some(spec) = replica_spec(scenario, &c.gpu_type, c.tensor_parallel, c.max_batch)
-            else {
+            let Some(spec) = replica_spec(scenario, c) else {
                 continue; // `PlanFile::check` has rejected unknown GPU types
             };
             groups.push(Group {
                 tier: k,
-                label: format!("{} tp{} b{}", c.gpu_type, c.tensor_parallel, c.max_batch),
+                label: label(
+                    &c.gpu_type,
+                    c.tensor_parallel,
+                    c.max_batch,
+                    c.max_batched_tokens,
+                    c.precision,
+                ),
                 spec,
                 replicas_by_slot: c.replicas_by_slot.clone(),
                 rps_per_replica: c.rps_per_replica,

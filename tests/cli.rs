@@ -110,7 +110,7 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
                 .unwrap()
                 .iter()
                 .map(|c| {
-                    c["rps_per_replica"].as_f64().unwrap()
+                    c["rps_per_replica_by_slot"][s].as_f64().unwrap()
                         * c["replicas_by_slot"][s].as_f64().unwrap()
                 })
                 .sum::<f64>()

@@ -27,6 +27,11 @@ pub struct SolveArgs {
     /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
     #[arg(long)]
     pub no_cache: bool,
+    /// Exit 0 even when the plan's own replay misses a tier's target (by
+    /// default that exits 5 after writing the report, which opens with the
+    /// miss).
+    #[arg(long)]
+    pub accept_miss: bool,
 }
 
 #[derive(Debug, Args)]
@@ -81,7 +86,11 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
         emit(&report::json::render(&file), Some(path))?;
     }
-    emit(&text, args.output.out.as_deref())
+    emit(&text, args.output.out.as_deref())?;
+    if !plan.missed_targets.is_empty() && !args.accept_miss {
+        return Err(PlannerError::TargetMissed(plan.missed_targets.clone()));
+    }
+    Ok(())
 }
 
 pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
@@ -99,8 +108,13 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
         &scenario.tiers,
         &demand.tiers,
     );
+    let need: Vec<f64> = demand
+        .tiers
+        .iter()
+        .map(|d| d.peak_rps.iter().fold(0.0_f64, |m, &r| m.max(r)))
+        .collect();
     let simulated =
-        crate::simcap::evaluate_all(&scenario, &demand.tiers, cache.as_deref(), progress);
+        crate::simcap::evaluate_all(&scenario, &demand.tiers, &need, cache.as_deref(), progress);
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
     let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
     let text = match args.format {
@@ -128,7 +142,12 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             },
             ..SolveOptions::new(Progress::hidden())
         };
-        crate::solve::capacity_table(&scenario, &demand, &options);
+        crate::solve::capacity_table(
+            &scenario,
+            &demand,
+            &vec![1.0; scenario.tiers.len()],
+            &options,
+        );
         let t3 = Instant::now();
         let plan = crate::solve::solve(&scenario, &options)?;
         let t4 = Instant::now();

@@ -107,7 +107,7 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
                 let n = (lp.replicas[k][c][t] + 1e-6).floor().max(0.0) as u32;
                 plan.replicas[k][c][t] = n;
                 used[option.gpu] += n * option.gpus_per_replica;
-                covered += f64::from(n) * option.max_rps;
+                covered += f64::from(n) * option.rps(t);
             }
             while covered < peak - 1e-9 {
                 let residual = peak - covered;
@@ -133,7 +133,7 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
                         }
                         (_, None) => continue,
                     };
-                    let per_rps = cost / option.max_rps.min(residual);
+                    let per_rps = cost / option.rps(t).min(residual);
                     if choice.is_none_or(|(best, _)| per_rps < best) {
                         choice = Some((per_rps, Some(c)));
                     }
@@ -157,7 +157,7 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
                         let option = &tier.options[c];
                         plan.replicas[k][c][t] += 1;
                         used[option.gpu] += option.gpus_per_replica;
-                        covered += option.max_rps;
+                        covered += option.rps(t);
                     }
                     (_, None) => {
                         let share = residual / peak;

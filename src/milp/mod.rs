@@ -1,14 +1,15 @@
 //! The optimiser: a MILP over planning slots (good_lp + HiGHS).
 //!
 //! Sets: GPU types `g`, tiers `k`, configuration options `c ∈ C[k]` (each on one
-//! GPU type with `p[c]` GPUs per replica and capacity `mu[c]` requests/s per
-//! replica under tier `k`'s SLO), slots `t`.
+//! GPU type with `p[c]` GPUs per replica and, per slot, `mu[c,t]` requests/s
+//! per replica: the slot's peak rate over the replicas that the fleet step
+//! function of (k, c) says that rate needs), slots `t`.
 //!
 //! Variables: `reserved[g]` (integer GPUs, the same in every slot),
 //! `on_demand[g,t]` (GPUs rented in slot `t`), `replicas[k,c,t]` (integer),
 //! `api[k,t]` ∈ [0, 1] (share of the tier's slot traffic sent to the API).
 //!
-//! Constraints: `coverage[k,t]`: Σ_c mu[c] replicas[k,c,t] + peak[k,t] api[k,t]
+//! Constraints: `coverage[k,t]`: Σ_c mu[c,t] replicas[k,c,t] + peak[k,t] api[k,t]
 //! ≥ peak[k,t]; `gpus[g,t]`: Σ_{k, c on g} p[c] replicas[k,c,t] ≤ reserved[g] +
 //! on_demand[g,t]; `quota[g,t]`: reserved[g] + on_demand[g,t] ≤ max_gpus[g];
 //! `api_rate[t]`: Σ_k api[k,t] peak[k,t] tokens[k] × 60 ≤ api tokens/min.
@@ -32,14 +33,33 @@ pub struct GpuType {
     pub max_gpus: Option<u32>,
 }
 
-/// One way to serve a tier: a configuration and its per-replica capacity.
+/// One way to serve a tier: a configuration and, per slot, the requests/s
+/// each of its replicas covers there, `mu[c,t]`.
 #[derive(Debug, Clone)]
 pub struct ConfigOption {
     /// Index into [`MilpInput::gpus`].
     pub gpu: usize,
     pub gpus_per_replica: u32,
-    /// Requests/s one replica sustains under the tier's SLO.
-    pub max_rps: f64,
+    /// `mu[c,t]`: the slot's peak rate over the replicas the fleet step
+    /// function says that rate needs, so the fleet the step function sizes
+    /// covers the slot exactly; one figure per slot.
+    pub rps_by_slot: Vec<f64>,
+}
+
+impl ConfigOption {
+    /// `mu[c,t]`.
+    pub fn rps(&self, t: usize) -> f64 {
+        self.rps_by_slot.get(t).copied().unwrap_or(0.0)
+    }
+
+    /// An option whose replicas cover `rps` in each of `slots` slots.
+    pub fn uniform(gpu: usize, gpus_per_replica: u32, rps: f64, slots: usize) -> Self {
+        ConfigOption {
+            gpu,
+            gpus_per_replica,
+            rps_by_slot: vec![rps; slots],
+        }
+    }
 }
 
 /// API terms for one tier.
@@ -283,6 +303,7 @@ mod tests {
     use super::*;
 
     fn tiny(peaks: Vec<f64>) -> MilpInput {
+        let slots = peaks.len();
         MilpInput {
             slot_hours: 1.0,
             gpus: vec![
@@ -304,16 +325,8 @@ mod tests {
                 mean_rps: peaks.clone(),
                 peak_rps: peaks,
                 options: vec![
-                    ConfigOption {
-                        gpu: 0,
-                        gpus_per_replica: 2,
-                        max_rps: 5.0,
-                    },
-                    ConfigOption {
-                        gpu: 1,
-                        gpus_per_replica: 1,
-                        max_rps: 1.2,
-                    },
+                    ConfigOption::uniform(0, 2, 5.0, slots),
+                    ConfigOption::uniform(1, 1, 1.2, slots),
                 ],
                 api: None,
             }],
@@ -401,7 +414,7 @@ mod tests {
                     .options
                     .iter()
                     .enumerate()
-                    .map(|(c, o)| f64::from(s.replicas[k][c][t]) * o.max_rps)
+                    .map(|(c, o)| f64::from(s.replicas[k][c][t]) * o.rps(t))
                     .sum();
                 by_replicas + s.api[k][t] * peak >= peak * (1.0 - 1e-6)
             })

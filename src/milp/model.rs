@@ -170,7 +170,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
             let mut covered = Expression::with_capacity(tier.options.len() + 1);
             for (c, option) in tier.options.iter().enumerate() {
                 if let Some(v) = replicas[k][c][t] {
-                    covered.add_mul(option.max_rps, v);
+                    covered.add_mul(option.rps(t), v);
                 }
             }
             if let Some(v) = api[k][t] {
@@ -225,7 +225,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
 }
 
 /// Chvátal–Gomory cuts of a tier's coverage row: for integer replicas,
-/// Σ_c ⌈mu[c]/m⌉ replicas[c] ≥ ⌈peak/m⌉ holds for any m > 0; one cut per
+/// Σ_c ⌈mu[c,t]/m⌉ replicas[c,t] ≥ ⌈peak/m⌉ holds for any m > 0; one cut per
 /// distinct option capacity m. They tell the LP relaxation that replicas come
 /// whole, which it otherwise ignores. (Valid only without the continuous API
 /// share in the row.)
@@ -236,7 +236,7 @@ fn add_rounding_cuts(
     t: usize,
     peak: f64,
 ) {
-    let mut divisors: Vec<f64> = tier.options.iter().map(|o| o.max_rps).collect();
+    let mut divisors: Vec<f64> = tier.options.iter().map(|o| o.rps(t)).collect();
     divisors.sort_by(f64::total_cmp);
     divisors.dedup();
     for m in divisors {
@@ -247,7 +247,7 @@ fn add_rounding_cuts(
         let mut lhs = Expression::with_capacity(tier.options.len());
         for (c, option) in tier.options.iter().enumerate() {
             if let Some(v) = replicas[c][t] {
-                lhs.add_mul((option.max_rps / m - 1e-9).ceil(), v);
+                lhs.add_mul((option.rps(t) / m - 1e-9).ceil(), v);
             }
         }
         problem.add_constraint(constraint!(lhs >= rhs));

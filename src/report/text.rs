@@ -40,12 +40,25 @@ fn percentile_of(plan: &Plan, tier: &str) -> f64 {
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let o = &mut out;
+    if !plan.missed_targets.is_empty() {
+        let _ = writeln!(
+            o,
+            "TARGET MISSED — this plan's own replay does not keep its promise:"
+        );
+        for miss in &plan.missed_targets {
+            let _ = writeln!(o, "  {miss}");
+        }
+        let _ = writeln!(o);
+    }
     let _ = writeln!(
         o,
         "planner — scenario `{}`: {} ({})",
         plan.scenario,
         plan.model.name,
-        plan.model.precision.to_uppercase()
+        match plan.model.precision.as_str() {
+            "bf16" | "fp8" => plan.model.precision.to_uppercase(),
+            other => other.to_string(),
+        }
     );
     let _ = writeln!(
         o,

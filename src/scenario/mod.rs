@@ -6,6 +6,7 @@ mod validate;
 
 pub use validate::load;
 
+use crate::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use crate::traces::TraceFormat;
 use serde::Serialize;
@@ -28,15 +29,16 @@ pub struct Scenario {
     pub simulation: Simulation,
 }
 
-/// The served model and the precision it runs at.
+/// The served model, and the precision it is pinned to if any.
 #[derive(Debug, Clone)]
 pub struct ServedModel {
     /// Profile id (file stem under `profiles/models/`).
     pub id: String,
-    /// The profile, with `bytes_per_weight` set by the precision.
+    /// The profile (weights at their native BF16 size).
     pub profile: ModelProfile,
-    /// "bf16" or "fp8".
-    pub precision: String,
+    /// `Some` when `model.precision` pins every configuration to one
+    /// precision; `None` lets each GPU offer list its candidates.
+    pub precision: Option<Precision>,
 }
 
 /// How demand is cut into slots and how the solver runs.
@@ -98,6 +100,11 @@ pub struct GpuOffer {
     pub tensor_parallel: Vec<u32>,
     /// Batch-size caps to consider.
     pub max_batch: Vec<u32>,
+    /// Chunked-prefill token budgets per step to consider (vLLM
+    /// `max_num_batched_tokens`).
+    pub max_batched_tokens: Vec<u32>,
+    /// Weight precisions to consider.
+    pub precision: Vec<Precision>,
 }
 
 /// A per-token API offer for the same model.
@@ -163,8 +170,6 @@ pub enum ShapeAnchor {
 pub struct Simulation {
     /// Seed of every random draw in replays and capacity searches.
     pub seed: u64,
-    /// Most tokens one engine step processes (chunked prefill budget).
-    pub max_batched_tokens: u32,
     /// Where per-replica capacity comes from.
     pub capacity: CapacitySource,
     /// Requests per simulated run of the capacity search.
@@ -173,20 +178,38 @@ pub struct Simulation {
     pub verify: VerifySlots,
     /// Most solve-replay rounds (the first included).
     pub max_rounds: u32,
-    /// Factor applied to a failing tier's capacity coefficients per round.
+    /// Factor applied to a failing tier's capacity coefficients per round
+    /// (its inverse loosens a tier far over its target).
     pub tighten_factor: f64,
+    /// A tier is over-built when its replayed attainment exceeds its target
+    /// by more than this many percentage points (and it holds more than one
+    /// replica); the loop then loosens it.
+    pub attainment_margin_points: f64,
+    /// Highest offered load, as a share of the fleet's saturated throughput,
+    /// that a capacity figure may claim (stability: offered work must fit
+    /// within service capacity).
+    pub max_utilisation: f64,
+    /// Requests simulated per replica in each run of a fleet capacity search
+    /// (the run has at least `capacity_requests`).
+    pub fleet_requests_per_replica: u32,
+    /// Largest fleet simulated per configuration; above it the step function
+    /// continues at the per-replica capacity of this fleet.
+    pub fleet_max_replicas: u32,
 }
 
 impl Default for Simulation {
     fn default() -> Self {
         Simulation {
             seed: 1,
-            max_batched_tokens: 8192,
             capacity: CapacitySource::Simulated,
             capacity_requests: 4000,
             verify: VerifySlots::Sample,
             max_rounds: 4,
             tighten_factor: 0.9,
+            attainment_margin_points: 1.0,
+            max_utilisation: 0.95,
+            fleet_requests_per_replica: 500,
+            fleet_max_replicas: 48,
         }
     }
 }

@@ -64,6 +64,10 @@ pub struct RawGpuOffer {
     pub tensor_parallel: Option<Vec<u32>>,
     #[serde(default)]
     pub max_batch: Option<Vec<u32>>,
+    #[serde(default)]
+    pub max_batched_tokens: Option<Vec<u32>>,
+    #[serde(default)]
+    pub precision: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,4 +123,8 @@ pub struct RawSimulation {
     pub verify: Option<Spanned<String>>,
     pub max_rounds: Option<u32>,
     pub tighten_factor: Option<f64>,
+    pub attainment_margin_points: Option<f64>,
+    pub max_utilisation: Option<f64>,
+    pub fleet_requests_per_replica: Option<u32>,
+    pub fleet_max_replicas: Option<u32>,
 }

@@ -7,6 +7,7 @@ use super::{
     ServedModel, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
 };
 use crate::error::{line_col, PlannerError, Problem};
+use crate::precision::Precision;
 use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
@@ -15,6 +16,19 @@ use toml::Spanned;
 
 /// Default batch-size caps considered for every GPU type.
 pub const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
+
+/// Default chunked-prefill budgets (tokens per step) tried on every GPU type.
+pub const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
+
+/// Smallest chunk size accepted.
+pub const MIN_BATCHED_TOKENS: u32 = 64;
+
+/// Scenario-wide settings that pin a configuration dimension of every offer.
+struct Pins {
+    precision: Option<Precision>,
+    max_batched_tokens: Option<u32>,
+    max_context_tokens: Option<u32>,
+}
 
 /// Reads, resolves and checks the scenario at `path`.
 pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
@@ -76,6 +90,11 @@ impl Validator {
             .join(raw.profiles_dir.as_deref().unwrap_or("../profiles"));
         let model = self.model(&raw, &profiles_dir);
         let planning = self.planning(&raw);
+        let pins = Pins {
+            precision: model.as_ref().and_then(|m| m.precision),
+            max_batched_tokens: self.chunk_pin(raw.simulation.as_ref()),
+            max_context_tokens: model.as_ref().map(|m| m.profile.max_context_tokens),
+        };
         if raw.gpus.is_empty() {
             self.at_key(
                 "gpus",
@@ -97,7 +116,7 @@ impl Validator {
                         ),
                     );
                 }
-                self.gpu(i, g, &profiles_dir)
+                self.gpu(i, g, &profiles_dir, &pins)
             })
             .collect();
         let api = raw.api.as_ref().map(|a| {
@@ -141,25 +160,24 @@ impl Validator {
 
     fn model(&mut self, raw: &RawScenario, profiles_dir: &Path) -> Option<ServedModel> {
         let id = raw.model.profile.get_ref().clone();
-        let mut profile: ModelProfile =
-            self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
         let precision = match raw.model.precision.as_ref() {
-            None => "bf16".to_string(),
-            Some(p) => match p.get_ref().as_str() {
-                "bf16" => "bf16".to_string(),
-                "fp8" => {
-                    profile.bytes_per_weight = 1.0;
-                    "fp8".to_string()
-                }
-                other => {
+            None => None,
+            Some(p) => match Precision::parse(p.get_ref()) {
+                Some(precision) => Some(precision),
+                None => {
                     self.at_span(
                         p,
-                        format!("unknown precision `{other}`; accepted: \"bf16\", \"fp8\""),
+                        format!(
+                            "unknown precision `{}`; accepted: \"bf16\", \"fp8\" (or leave it out to let each GPU type try both)",
+                            p.get_ref()
+                        ),
                     );
                     return None;
                 }
             },
         };
+        let profile: ModelProfile =
+            self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
         Some(ServedModel {
             id,
             profile,
@@ -258,16 +276,21 @@ impl Validator {
         }
     }
 
+    /// `simulation.max_batched_tokens`: one chunk size for every offer.
+    fn chunk_pin(&mut self, raw: Option<&RawSimulation>) -> Option<u32> {
+        let pinned = raw?.max_batched_tokens?;
+        if pinned < MIN_BATCHED_TOKENS {
+            self.at_key(
+                "simulation.max_batched_tokens",
+                format!("`simulation.max_batched_tokens` must be at least {MIN_BATCHED_TOKENS} tokens, got {pinned}"),
+            );
+        }
+        Some(pinned)
+    }
+
     fn simulation(&mut self, raw: Option<&RawSimulation>) -> Simulation {
         let d = Simulation::default();
         let Some(r) = raw else { return d };
-        let max_batched_tokens = r.max_batched_tokens.unwrap_or(d.max_batched_tokens);
-        if max_batched_tokens < 64 {
-            self.at_key(
-                "simulation.max_batched_tokens",
-                format!("`simulation.max_batched_tokens` must be at least 64 tokens, got {max_batched_tokens}"),
-            );
-        }
         let capacity = match r.capacity.as_ref() {
             None => d.capacity,
             Some(s) => match s.get_ref().as_str() {
@@ -314,18 +337,59 @@ impl Validator {
                 format!("`simulation.tighten_factor` must be in (0, 1), got {tighten_factor}"),
             );
         }
+        let attainment_margin_points = r
+            .attainment_margin_points
+            .unwrap_or(d.attainment_margin_points);
+        if !(attainment_margin_points > 0.0 && attainment_margin_points <= 100.0) {
+            self.at_key(
+                "simulation.attainment_margin_points",
+                format!("`simulation.attainment_margin_points` must be in (0, 100] percentage points, got {attainment_margin_points}"),
+            );
+        }
+        let max_utilisation = r.max_utilisation.unwrap_or(d.max_utilisation);
+        if !(max_utilisation > 0.0 && max_utilisation < 1.0) {
+            self.at_key(
+                "simulation.max_utilisation",
+                format!("`simulation.max_utilisation` must be in (0, 1): a queue fed at or above its service rate grows without bound; got {max_utilisation}"),
+            );
+        }
+        let fleet_requests_per_replica = r
+            .fleet_requests_per_replica
+            .unwrap_or(d.fleet_requests_per_replica);
+        if !(100..=100_000).contains(&fleet_requests_per_replica) {
+            self.at_key(
+                "simulation.fleet_requests_per_replica",
+                format!("`simulation.fleet_requests_per_replica` must be in [100, 100000], got {fleet_requests_per_replica}"),
+            );
+        }
+        let fleet_max_replicas = r.fleet_max_replicas.unwrap_or(d.fleet_max_replicas);
+        if !(1..=1024).contains(&fleet_max_replicas) {
+            self.at_key(
+                "simulation.fleet_max_replicas",
+                format!("`simulation.fleet_max_replicas` must be in [1, 1024], got {fleet_max_replicas}"),
+            );
+        }
         Simulation {
             seed: r.seed.unwrap_or(d.seed),
-            max_batched_tokens,
             capacity,
             capacity_requests,
             verify,
             max_rounds,
             tighten_factor,
+            attainment_margin_points,
+            max_utilisation,
+            fleet_requests_per_replica,
+            fleet_max_replicas,
         }
     }
 
-    fn gpu(&mut self, i: usize, g: &RawGpuOffer, profiles_dir: &Path) -> Option<GpuOffer> {
+    fn gpu(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profiles_dir: &Path,
+        pins: &Pins,
+    ) -> Option<GpuOffer> {
         let key = |k: &str| format!("gpus[{i}].{k}");
         if let Some(price) = g.on_demand_usd_per_gpu_hour {
             self.positive(&key("on_demand_usd_per_gpu_hour"), price);
@@ -382,6 +446,8 @@ impl Validator {
                 list.clone()
             }
         };
+        let max_batched_tokens = self.chunk_sizes(i, g, pins);
+        let precision = self.precisions(i, g, &profile, pins);
         Some(GpuOffer {
             id: g.profile.get_ref().clone(),
             profile,
@@ -395,7 +461,94 @@ impl Validator {
             max_gpus: g.max_gpus,
             tensor_parallel,
             max_batch,
+            max_batched_tokens,
+            precision,
         })
+    }
+
+    /// The chunk sizes an offer tries: its own list, else the scenario-wide
+    /// pin `simulation.max_batched_tokens`, else [`DEFAULT_MAX_BATCHED_TOKENS`]
+    /// up to the model's context.
+    fn chunk_sizes(&mut self, i: usize, g: &RawGpuOffer, pins: &Pins) -> Vec<u32> {
+        let key = format!("gpus[{i}].max_batched_tokens");
+        let context = pins.max_context_tokens;
+        match (&g.max_batched_tokens, pins.max_batched_tokens) {
+            (Some(list), _) => {
+                if list.is_empty() {
+                    self.at_key(
+                        &key,
+                        "`max_batched_tokens` must list at least one chunk size",
+                    );
+                }
+                for &c in list {
+                    if c < MIN_BATCHED_TOKENS || context.is_some_and(|ctx| c > ctx) {
+                        self.at_key(
+                            &key,
+                            format!(
+                                "chunk size {c} is outside [{MIN_BATCHED_TOKENS}, {}] (at least {MIN_BATCHED_TOKENS} tokens, at most the model's context)",
+                                context.map_or("the model's context".to_string(), |c| c.to_string())
+                            ),
+                        );
+                    }
+                }
+                list.clone()
+            }
+            (None, Some(pinned)) => vec![pinned],
+            (None, None) => DEFAULT_MAX_BATCHED_TOKENS
+                .iter()
+                .copied()
+                .filter(|&c| context.is_none_or(|ctx| c <= ctx))
+                .collect(),
+        }
+    }
+
+    /// The precisions an offer tries: its own list, else the model's pin,
+    /// else BF16 plus FP8 where the GPU has FP8 units.
+    fn precisions(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profile: &GpuProfile,
+        pins: &Pins,
+    ) -> Vec<Precision> {
+        let has_fp8 = profile.fp8_tflops.is_some();
+        let gpu = g.profile.get_ref();
+        match (&g.precision, pins.precision) {
+            (Some(list), _) => {
+                if list.is_empty() {
+                    self.at_key(
+                        format!("gpus[{i}].precision"),
+                        "`precision` must list at least one of \"bf16\", \"fp8\"",
+                    );
+                }
+                let mut out = Vec::new();
+                for p in list {
+                    match Precision::parse(p.get_ref()) {
+                        None => self.at_span(
+                            p,
+                            format!("unknown precision `{}`; accepted: \"bf16\", \"fp8\"", p.get_ref()),
+                        ),
+                        Some(Precision::Fp8) if !has_fp8 => self.at_span(
+                            p,
+                            format!("`{gpu}` has no FP8 units (its profile has no `fp8_tflops`); list only \"bf16\" for it"),
+                        ),
+                        Some(x) if !out.contains(&x) => out.push(x),
+                        Some(_) => {}
+                    }
+                }
+                out
+            }
+            (None, Some(Precision::Fp8)) if !has_fp8 => {
+                self.at_key(
+                    "model.precision",
+                    format!("`model.precision = \"fp8\"` but GPU type `{gpu}` (gpus[{i}]) has no FP8 units; remove that GPU type or set `gpus[{i}].precision = [\"bf16\"]`"),
+                );
+                Vec::new()
+            }
+            (None, Some(pinned)) => vec![pinned],
+            (None, None) if has_fp8 => Precision::ALL.to_vec(),
+            (None, None) => vec![Precision::Bf16],
+        }
     }
 
     fn tiers(&mut self, raw: &[RawTier]) -> Vec<Tier> {

@@ -11,6 +11,7 @@ use crate::plan::{
     total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, ModelSummary, Plan,
     Prices, Questions, SolverSummary, TierPlan,
 };
+use crate::precision::Precision;
 use crate::replay::Verification;
 use crate::report::group_thousands;
 use crate::scenario::{CapacitySource, Scenario};
@@ -50,7 +51,7 @@ pub(super) fn assemble(
                 tier.options
                     .iter()
                     .zip(&solution.replicas[k])
-                    .map(|(o, replicas)| f64::from(replicas[t]) * o.max_rps)
+                    .map(|(o, replicas)| f64::from(replicas[t]) * o.rps(t))
                     .sum()
             })
             .collect();
@@ -65,21 +66,29 @@ pub(super) fn assemble(
                 if capacity_t <= 0.0 {
                     continue;
                 }
-                let fraction = f64::from(replicas[t]) * option.max_rps / capacity_t;
+                let fraction = f64::from(replicas[t]) * option.rps(t) / capacity_t;
                 let on_gpus_rps = tier.mean_rps[t] * (1.0 - solution.api[k][t]) * fraction;
                 served += on_gpus_rps;
-                busy_gpu_hours += on_gpus_rps / option.max_rps
+                busy_gpu_hours += on_gpus_rps / option.rps(t)
                     * f64::from(option.gpus_per_replica)
                     * input.slot_hours;
             }
             let entry = &capacity[k][option_entries[k][c]];
+            // The router's weight: what one replica covers in the slot where
+            // this configuration runs its largest fleet.
+            let busiest = (0..replicas.len())
+                .max_by_key(|&t| (replicas[t], std::cmp::Reverse(t)))
+                .unwrap_or(0);
             configurations.push(ConfigUse {
                 config: entry.config.label(),
                 gpu_type: entry.config.gpu_type.clone(),
                 tensor_parallel: entry.config.tensor_parallel,
                 max_batch: entry.config.max_batch,
+                max_batched_tokens: entry.config.max_batched_tokens,
+                precision: entry.config.precision,
                 gpus_per_replica: option.gpus_per_replica,
-                rps_per_replica: option.max_rps,
+                rps_per_replica: option.rps(busiest),
+                rps_per_replica_by_slot: option.rps_by_slot.clone(),
                 share: if total_mean > 0.0 {
                     served / total_mean
                 } else {
@@ -129,10 +138,14 @@ pub(super) fn assemble(
             .sum::<usize>();
     Plan {
         scenario: scenario.name.clone(),
+        missed_targets: Vec::new(),
         model: ModelSummary {
             id: scenario.model.id.clone(),
             name: scenario.model.profile.name.clone(),
-            precision: scenario.model.precision.clone(),
+            precision: scenario.model.precision.map_or_else(
+                || "chosen per configuration (bf16 or fp8)".to_string(),
+                |p| p.to_string(),
+            ),
         },
         total_cost_usd: total,
         cost_per_month_usd: total / horizon_hours * 730.0,
@@ -260,12 +273,32 @@ pub(super) fn questions(
         .tiers
         .iter()
         .zip(&demand.tiers)
-        .map(|(tier, d)| {
+        .enumerate()
+        .map(|(k, (tier, d))| {
+            let mut runs: Vec<String> = Vec::new();
+            let mut fp8 = false;
+            for (c, _) in input.tiers[k].options.iter().enumerate() {
+                if solution.replicas[k][c].iter().all(|&n| n == 0) {
+                    continue;
+                }
+                let config = &capacity[k][option_entries[k][c]].config;
+                fp8 |= config.precision == Precision::Fp8;
+                runs.push(format!(
+                    "{} with chunks of {} tokens in {}",
+                    config.label(),
+                    config.max_batched_tokens,
+                    config.precision.as_str().to_uppercase()
+                ));
+            }
+            let quality = if fp8 {
+                "FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide, and FP8 can be ruled out with `model.precision = \"bf16\"`"
+            } else {
+                "BF16 weights: the served model's own answer quality"
+            };
             format!(
-                "{}: {} at {} on the tier's own lengths (input mean {:.0}, p99 {}; output mean {:.0}, p99 {}), within-minute arrival CV {:.2}, p{} TTFT ≤ {} ms and TPOT ≤ {} ms; answer quality is that of the served model, the same on every GPU type",
+                "{}: {} on the tier's own lengths (input mean {:.0}, p99 {}; output mean {:.0}, p99 {}), within-minute arrival CV {:.2}, p{} TTFT ≤ {} ms and TPOT ≤ {} ms, fleets sized by simulating n replicas behind the router; runs {}; {}",
                 tier.name,
                 scenario.model.profile.name,
-                scenario.model.precision.to_uppercase(),
                 d.input_tokens.mean,
                 d.input_tokens.p99,
                 d.output_tokens.mean,
@@ -273,7 +306,9 @@ pub(super) fn questions(
                 d.within_minute_cv,
                 tier.percentile,
                 tier.ttft_ms,
-                tier.tpot_ms
+                tier.tpot_ms,
+                if runs.is_empty() { "nothing on GPUs".to_string() } else { runs.join(", ") },
+                quality
             )
         })
         .collect();
@@ -295,29 +330,35 @@ pub(super) fn questions(
             faster.profile.bf16_tflops *= SPEEDUP_FACTOR;
             faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * SPEEDUP_FACTOR);
             faster.profile.memory_bandwidth_tb_s *= SPEEDUP_FACTOR;
-            let (gpu, tp, b) = (
-                entry.config.gpu,
-                entry.config.tensor_parallel,
-                entry.config.max_batch,
-            );
             let (tier_k, demand_k) = (&scenario.tiers[k], &demand.tiers[k]);
-            let sped = match scenario.simulation.capacity {
-                CapacitySource::Simulated => simcap::evaluate(
+            // What the plan credits this configuration with at the busiest
+            // slot, before the replay rounds' factor.
+            let served = f64::from(n) * option.rps(busiest) / factors[k];
+            let after = match scenario.simulation.capacity {
+                CapacitySource::Simulated => simcap::fleet(
                     &simcap::Setting::of(scenario, options.cache_dir.as_deref()),
                     &faster,
-                    gpu,
-                    (tp, b),
+                    &entry.config,
                     tier_k,
                     demand_k,
-                ),
+                    served,
+                    None,
+                )
+                .map_or(n, |f| f.replicas_needed(served).min(n)),
                 CapacitySource::Analytic => {
-                    capacity::evaluate(&faster, gpu, &scenario.model, tp, b, tier_k, demand_k)
+                    match capacity::evaluate(
+                        &faster,
+                        &scenario.model,
+                        &entry.config,
+                        tier_k,
+                        demand_k,
+                    )
+                    .verdict
+                    {
+                        Verdict::Serves(s) => ((served / s.max_rps) - 1e-9).ceil() as u32,
+                        Verdict::Cannot { .. } => n,
+                    }
                 }
-            };
-            let served = f64::from(n) * option.max_rps;
-            let after = match sped.verdict {
-                Verdict::Serves(s) => ((served / (s.max_rps * factors[k])) - 1e-9).ceil() as u32,
-                Verdict::Cannot { .. } => n,
             };
             speedup.push(format!(
                 "{} on {}: {} at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {}{}",

@@ -4,8 +4,9 @@
 use super::SolveOptions;
 use crate::capacity::{CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
+use crate::fleet_capacity::FleetCapacity;
 use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, TierInput};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Simulation};
 
 /// Keeps, per tier and GPU type, the configurations not dominated by one
 /// with no more GPUs per replica and at least as much capacity per GPU.
@@ -41,11 +42,33 @@ pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option
     })
 }
 
-/// The MILP's input, and for each tier the capacity-entry index of each option.
+/// Replicas a slot whose peak is `peak_rps` needs: the fleet step function
+/// read at `peak_rps / factor` (a factor below 1 tightens, above 1 loosens),
+/// and never fewer than the stability ceiling allows
+/// (`max_utilisation` × saturated throughput per replica).
+pub(super) fn replicas_for(
+    fleet: &FleetCapacity,
+    peak_rps: f64,
+    factor: f64,
+    simulation: &Simulation,
+) -> u32 {
+    let stable_per_replica = simulation.max_utilisation * fleet.saturated_rps_per_replica;
+    let floor = if stable_per_replica > 0.0 {
+        (peak_rps / stable_per_replica - 1e-9).ceil().max(1.0) as u32
+    } else {
+        1
+    };
+    fleet.replicas_needed(peak_rps / factor).max(floor)
+}
+
+/// The MILP's input, and for each tier the capacity-entry index of each
+/// option: with capacity by simulation, the configurations that have a fleet
+/// step function; with the analytic model, those not dominated.
 pub(super) fn milp_input(
     scenario: &Scenario,
     demand: &Demand,
     capacity: &[Vec<CapacityEntry>],
+    (factors, gpu_share): (&[f64], &[Vec<f64>]),
     options: &SolveOptions,
 ) -> (MilpInput, Vec<Vec<usize>>) {
     let gpus = scenario
@@ -65,7 +88,15 @@ pub(super) fn milp_input(
         .enumerate()
         .map(|(k, tier)| {
             let d = &demand.tiers[k];
-            let kept = non_dominated(&capacity[k]);
+            let factor = factors[k];
+            let with_fleet: Vec<usize> = (0..capacity[k].len())
+                .filter(|&i| capacity[k][i].fleet.is_some())
+                .collect();
+            let kept = if with_fleet.is_empty() {
+                non_dominated(&capacity[k])
+            } else {
+                with_fleet
+            };
             let options = kept
                 .iter()
                 .map(|&i| {
@@ -73,10 +104,33 @@ pub(super) fn milp_input(
                     let Verdict::Serves(s) = &e.verdict else {
                         unreachable!("only serving entries are kept")
                     };
+                    let rps_by_slot = d
+                        .peak_rps
+                        .iter()
+                        .enumerate()
+                        .map(|(t, &peak)| {
+                            // The fleet is sized for the rate it serves: the
+                            // slot's peak less what the previous round sent
+                            // to the API (all of it in the first round).
+                            let share = gpu_share.get(k).and_then(|v| v.get(t)).copied();
+                            let served = match share {
+                                Some(x) if x > 0.0 => peak * x,
+                                _ => peak,
+                            };
+                            match &e.fleet {
+                                Some(f) if served > 0.0 => {
+                                    let n = replicas_for(f, served, factor, &scenario.simulation);
+                                    served / f64::from(n)
+                                }
+                                Some(_) => s.max_rps,
+                                None => s.max_rps * factor,
+                            }
+                        })
+                        .collect();
                     ConfigOption {
                         gpu: e.config.gpu,
                         gpus_per_replica: e.gpus_per_replica,
-                        max_rps: s.max_rps,
+                        rps_by_slot,
                     }
                 })
                 .collect();

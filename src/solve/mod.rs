@@ -1,7 +1,7 @@
 //! The `solve` pipeline: scenario → demand → capacity → MILP → plan → replay,
 //! re-solved with tighter capacity while a tier misses its target.
 
-use crate::capacity::{self, CapacityEntry, Verdict};
+use crate::capacity::{self, CapacityEntry};
 use crate::demand::{self, Demand};
 use crate::error::PlannerError;
 use crate::milp::{self, MilpError};
@@ -55,23 +55,38 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
     solve(&scenario, options)
 }
 
-/// Solves a validated scenario: capacity per configuration, the MILP, then
-/// (unless `simulation.verify = "off"`) a replay of the traces against the
-/// plan; a tier that misses its attainment target has its capacity
-/// coefficients multiplied by [`tightening`] and the MILP is solved again,
-/// up to `simulation.max_rounds` rounds in all.
+/// Solves a validated scenario: capacity per configuration (fleet step
+/// functions by simulation, or the queueing model), the MILP, then (unless
+/// `simulation.verify = "off"`) a replay of the traces against the plan.
+/// The replay loop works both ways: a tier under its target is tightened (its
+/// demand read from the step functions is divided by a factor below 1), a
+/// tier more than `attainment_margin_points` over it that holds more than one
+/// replica is loosened, and once a tier has both a factor that met and one
+/// that missed, the next factor bisects them. It stops when every tier sits
+/// in [target, target + margin] or after `simulation.max_rounds` rounds, and
+/// returns the cheapest plan whose replay met every target, else the last.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let verify = scenario.simulation.verify != VerifySlots::Off;
     let (demand, requests) = demand::build_keeping(scenario, progress, verify)?;
-    let capacity = capacity_table(scenario, &demand, options);
+    let mut factors = vec![1.0; scenario.tiers.len()];
+    let mut capacity = capacity_table(scenario, &demand, &factors, options);
     check_servable(scenario, &demand, &capacity)?;
     let replay = verify.then(|| replay::traces(scenario, &demand, requests));
-    let mut factors = vec![1.0; scenario.tiers.len()];
+    let mut brackets = vec![Bracket::default(); scenario.tiers.len()];
+    // Per tier and slot, the share of the peak the GPUs served in the last
+    // round (1 until a round sends some of it to the API).
+    let mut gpu_share: Vec<Vec<f64>> = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
     let mut rounds = Vec::new();
+    let mut best: Option<Plan> = None;
     loop {
-        let tightened = tighten(&capacity, &factors);
-        let mut plan = solve_once(scenario, &demand, tightened, &factors, options)?;
+        let mut plan = solve_once(
+            scenario,
+            &demand,
+            capacity.clone(),
+            (&factors, &gpu_share),
+            options,
+        )?;
         let Some(replay) = &replay else {
             return Ok(plan);
         };
@@ -84,13 +99,6 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             scenario.simulation.verify,
             progress,
         );
-        let failing: Vec<usize> = scenario
-            .tiers
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !v.tiers[&t.name].meets_target)
-            .map(|(k, _)| k)
-            .collect();
         rounds.push(Round {
             round: rounds.len() as u32 + 1,
             total_cost_usd: plan.total_cost_usd,
@@ -101,23 +109,173 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
                 .map(|t| (t.name.clone(), v.tiers[&t.name].attainment))
                 .collect(),
         });
-        if failing.is_empty() || rounds.len() as u32 >= scenario.simulation.max_rounds {
-            plan.questions.slo_met = slo_met_answer(scenario, &v);
-            plan.questions.cost_basis = cost_basis_answer(&v);
-            plan.verification = Some(v);
-            plan.rounds = rounds;
-            return Ok(plan);
-        }
-        for k in failing {
-            let tier = &scenario.tiers[k];
+        let met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
+        let mut next = factors.clone();
+        for (k, tier) in scenario.tiers.iter().enumerate() {
             let attainment = v.tiers[&tier.name].attainment;
-            factors[k] *= tightening(
+            let target = tier.percentile / 100.0;
+            let margin = scenario.simulation.attainment_margin_points / 100.0;
+            let held = max_replicas(&plan, &tier.name);
+            next[k] = brackets[k].next(
+                factors[k],
                 attainment,
-                tier.percentile / 100.0,
+                (target, margin),
+                held > 1,
                 scenario.simulation.tighten_factor,
             );
         }
+        plan.questions.slo_met = slo_met_answer(scenario, &v);
+        plan.questions.cost_basis = cost_basis_answer(&v);
+        plan.verification = Some(v);
+        if met
+            && best
+                .as_ref()
+                .is_none_or(|b| plan.total_cost_usd < b.total_cost_usd)
+        {
+            best = Some(plan.clone());
+        }
+        let shares: Vec<Vec<f64>> = scenario
+            .tiers
+            .iter()
+            .map(|t| {
+                plan.tiers[&t.name]
+                    .api_share_by_slot
+                    .iter()
+                    .map(|a| 1.0 - a)
+                    .collect()
+            })
+            .collect();
+        let settled = next == factors && shares_close(&shares, &gpu_share);
+        gpu_share = shares;
+        if settled || rounds.len() as u32 >= scenario.simulation.max_rounds {
+            let mut chosen = best.unwrap_or(plan);
+            chosen.rounds = rounds;
+            chosen.missed_targets = missed_targets(scenario, &chosen);
+            return Ok(chosen);
+        }
+        factors = next;
+        let need = need_rps(&demand, &factors);
+        if scenario.simulation.capacity == CapacitySource::Simulated {
+            simcap::extend_fleets(
+                &mut capacity,
+                scenario,
+                &demand.tiers,
+                &need,
+                options.cache_dir.as_deref(),
+                progress,
+            );
+        }
     }
+}
+
+/// The tiers whose replay missed their target, in words.
+fn missed_targets(scenario: &Scenario, plan: &Plan) -> Vec<String> {
+    let Some(v) = &plan.verification else {
+        return Vec::new();
+    };
+    scenario
+        .tiers
+        .iter()
+        .filter_map(|t| {
+            let r = &v.tiers[&t.name];
+            (!r.meets_target).then(|| {
+                format!(
+                    "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
+                    t.name,
+                    r.attainment * 100.0,
+                    t.percentile,
+                    t.percentile,
+                    t.ttft_ms,
+                    t.tpot_ms
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether two rounds' GPU shares agree within a percentage point in every
+/// slot (the fleet sizes read from the step functions then agree too).
+fn shares_close(a: &[Vec<f64>], b: &[Vec<f64>]) -> bool {
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .all(|(x, y)| (x - y).abs() <= 0.01)
+}
+
+/// Most replicas (all configurations together) a tier holds in any slot.
+fn max_replicas(plan: &Plan, tier: &str) -> u32 {
+    let Some(t) = plan.tiers.get(tier) else {
+        return 0;
+    };
+    let slots = t
+        .configurations
+        .iter()
+        .map(|c| c.replicas_by_slot.len())
+        .max()
+        .unwrap_or(0);
+    (0..slots)
+        .map(|s| t.configurations.iter().map(|c| c.replicas_by_slot[s]).sum())
+        .max()
+        .unwrap_or(0)
+}
+
+/// One tier's search for its capacity factor over the replay rounds: the
+/// largest factor whose replay met the target and the smallest that missed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bracket {
+    met: Option<f64>,
+    missed: Option<f64>,
+}
+
+impl Bracket {
+    /// The factor for the next round, after a replay at `factor` reached
+    /// `attainment`: tighten below `target` (by [`tightening`]), loosen by
+    /// 1 / `tighten_factor` above `target + margin` when `loosenable`, keep
+    /// it inside the band; between a factor that met and one that missed,
+    /// their geometric mean, until they are within 1% of each other (then
+    /// the factor that met).
+    pub fn next(
+        &mut self,
+        factor: f64,
+        attainment: f64,
+        (target, margin): (f64, f64),
+        loosenable: bool,
+        tighten_factor: f64,
+    ) -> f64 {
+        if attainment < target {
+            self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
+            // A factor that met in another round's context is no guide
+            // when this one, no larger, missed.
+            if self.met.is_some_and(|m| m >= factor) {
+                self.met = None;
+            }
+        } else {
+            self.met = Some(self.met.map_or(factor, |m| m.max(factor)));
+            if self.missed.is_some_and(|m| m <= factor) {
+                self.missed = None;
+            }
+            if attainment <= target + margin || !loosenable {
+                return factor;
+            }
+        }
+        match (self.met, self.missed) {
+            (Some(met), Some(missed)) if missed / met <= 1.01 => met,
+            (Some(met), Some(missed)) => (met * missed).sqrt(),
+            _ if attainment < target => factor * tightening(attainment, target, tighten_factor),
+            _ => factor / tighten_factor,
+        }
+    }
+}
+
+/// Per tier, the highest rate the step functions must reach: the busiest
+/// slot's peak over the tier's factor.
+fn need_rps(demand: &Demand, factors: &[f64]) -> Vec<f64> {
+    demand
+        .tiers
+        .iter()
+        .zip(factors)
+        .map(|(d, f)| d.peak_rps.iter().fold(0.0_f64, |m, &r| m.max(r)) / f)
+        .collect()
 }
 
 /// The factor a failing tier's capacity figures are multiplied by:
@@ -136,12 +294,14 @@ pub fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
 pub fn capacity_table(
     scenario: &Scenario,
     demand: &Demand,
+    factors: &[f64],
     options: &SolveOptions,
 ) -> Vec<Vec<CapacityEntry>> {
     match scenario.simulation.capacity {
         CapacitySource::Simulated => simcap::evaluate_all(
             scenario,
             &demand.tiers,
+            &need_rps(demand, factors),
             options.cache_dir.as_deref(),
             options.progress,
         ),
@@ -159,10 +319,11 @@ fn solve_once(
     scenario: &Scenario,
     demand: &Demand,
     capacity: Vec<Vec<CapacityEntry>>,
-    factors: &[f64],
+    (factors, gpu_share): (&[f64], &[Vec<f64>]),
     options: &SolveOptions,
 ) -> Result<Plan, PlannerError> {
-    let (input, option_entries) = milp_input(scenario, demand, &capacity, options);
+    let (input, option_entries) =
+        milp_input(scenario, demand, &capacity, (factors, gpu_share), options);
     let spinner = options.progress.spinner(&format!(
         "solving the MILP ({} slots, time limit {} s)",
         demand.slots, input.time_limit_s
@@ -184,27 +345,6 @@ fn solve_once(
     ))
 }
 
-/// The capacity table with each tier's requests/s per replica multiplied by
-/// its factor.
-fn tighten(capacity: &[Vec<CapacityEntry>], factors: &[f64]) -> Vec<Vec<CapacityEntry>> {
-    capacity
-        .iter()
-        .zip(factors)
-        .map(|(entries, &f)| {
-            entries
-                .iter()
-                .cloned()
-                .map(|mut e| {
-                    if let Verdict::Serves(s) = &mut e.verdict {
-                        s.max_rps *= f;
-                    }
-                    e
-                })
-                .collect()
-        })
-        .collect()
-}
-
 fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
     scenario
         .tiers
@@ -216,7 +356,7 @@ fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::tightening;
+    use super::{tightening, Bracket};
 
     #[test]
     fn tightening_grows_with_the_miss_rate() {
@@ -228,5 +368,28 @@ mod tests {
         // 7.1% missed: three steps.
         assert!(close(tightening(0.929, 0.99, 0.9), 0.729));
         assert!(close(tightening(0.0, 0.99, 0.9), 0.9f64.powi(7)));
+    }
+
+    #[test]
+    fn the_bracket_tightens_loosens_and_bisects() {
+        let band = (0.99, 0.005);
+        let mut b = Bracket::default();
+        // Far over the band with several replicas: loosen.
+        let f = b.next(1.0, 0.9999, band, true, 0.9);
+        assert!((f - 1.0 / 0.9).abs() < 1e-12);
+        // Over the band with one replica: keep.
+        assert_eq!(Bracket::default().next(1.0, 0.9999, band, false, 0.9), 1.0);
+        // Inside the band: keep.
+        assert_eq!(Bracket::default().next(1.0, 0.995, band, true, 0.9), 1.0);
+        // The loosened factor misses: bisect between 1 (met) and 1/0.9.
+        let g = b.next(f, 0.97, band, true, 0.9);
+        assert!((g - (1.0f64 * f).sqrt()).abs() < 1e-12);
+        // Met again at g, still over the band: bisect upward.
+        let h = b.next(g, 0.9995, band, true, 0.9);
+        assert!(h > g && h < f);
+        // A bracket narrower than 1% settles on the factor that met.
+        let mut narrow = Bracket::default();
+        narrow.next(1.0, 0.9999, band, true, 0.9);
+        assert_eq!(narrow.next(1.005, 0.98, band, true, 0.9), 1.0);
     }
 }
