@@ -244,7 +244,9 @@ pub fn evaluate(
         best_ttft_ms: None,
         best_tpot_ms: None,
     };
-    let perf = PerfModel::new(&offer.profile, &model.profile, tp);
+    let precision = crate::precision::Precision::parse(&model.precision)
+        .unwrap_or(crate::precision::Precision::Bf16);
+    let perf = PerfModel::new(&offer.profile, &model.profile, tp, precision);
     let kv_tokens = perf.kv_capacity_tokens();
     if kv_tokens <= 0.0 {
         return entry(cannot(format!(
@@ -374,6 +376,7 @@ mod tests {
             &crate::perf::tests::h100(),
             &crate::perf::tests::llama8b(),
             1,
+            crate::precision::Precision::Bf16,
         )
     }
 

@@ -31,7 +31,13 @@ pub fn replica_spec(
 ) -> Option<ReplicaSpec> {
     let offer = scenario.gpus.iter().find(|g| g.id == gpu_type)?;
     Some(ReplicaSpec::new(
-        PerfModel::new(&offer.profile, &scenario.model.profile, tensor_parallel),
+        PerfModel::new(
+            &offer.profile,
+            &scenario.model.profile,
+            tensor_parallel,
+            crate::precision::Precision::parse(&scenario.model.precision)
+                .unwrap_or(crate::precision::Precision::Bf16),
+        ),
         max_batch,
         scenario.simulation.max_batched_tokens,
     ))

@@ -111,7 +111,13 @@ pub fn evaluate(
         return analytic; // the model or the tier's requests do not fit in memory
     }
     let spec = ReplicaSpec::new(
-        PerfModel::new(&offer.profile, &setting.model.profile, tp),
+        PerfModel::new(
+            &offer.profile,
+            &setting.model.profile,
+            tp,
+            crate::precision::Precision::parse(&setting.model.precision)
+                .unwrap_or(crate::precision::Precision::Bf16),
+        ),
         max_batch,
         setting.simulation.max_batched_tokens,
     );
