@@ -7,16 +7,16 @@
 //!   η_att and the fixed time fitted.
 //! * Whole steps: every attention row whose token count has a layer row is a
 //!   step (a prefill of S tokens with one logit, or B decodes at context C):
-//!   measured = L × (the nine layer operators + attention) + embedding lookup
-//!   + final norm + LM head GEMM. The LM head was not timed: the per-operator
+//!   measured = L × (the nine layer operators + attention) plus the
+//!   embedding lookup, the final norm and the LM head GEMM. The LM head was not timed: the per-operator
 //!   fit's prediction for its shape stands in. Predicted = the GPU parts of
 //!   [`PerfModel::step_parts`] (GEMMs + attention + L τ_layer; one shard, so no
 //!   all-reduce, and no CPU overhead: the timings are CUDA-graph GPU time).
 //!   τ_layer is fitted here, on whole steps, with the layer and attention
 //!   fits' efficiencies: it carries the norms, rotary embedding, activation,
 //!   add and the attention kernel's own fixed time.
-//! * FP8 (`fp8.csv`): the FP8 time is `max(2 T K N / (η_c P g(T)), (K N + T K
-//!   + 2 T N) / (η_m BW)) + fixed` with the per-operator BF16 fit's factors;
+//! * FP8 (`fp8.csv`): the FP8 time is
+//!   `max(2 T K N / (η_c P g(T)), (K N + T K + 2 T N) / (η_m BW)) + fixed` with the per-operator BF16 fit's factors;
 //!   the gain `g(T) = a + b log2 T` (capped at the datasheet FP8/BF16 ratio)
 //!   is fitted minimising the mean |ln(predicted / measured)|.
 
