@@ -11,6 +11,7 @@
 
 use crate::error::PlannerError;
 use crate::perf::PerfModel;
+use crate::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::path::Path;
@@ -243,7 +244,7 @@ pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
         .iter()
         .map(|p| {
             let (gpu, model) = fp8_profiles(profiles_dir, p.gpu, p.model)?;
-            let perf = PerfModel::new(&gpu, &model, p.tensor_parallel);
+            let perf = PerfModel::new(&gpu, &model, p.tensor_parallel, Precision::Fp8);
             let (predicted, batch) = offline_throughput(
                 &perf,
                 p.gpus,
@@ -340,7 +341,10 @@ fn best_system_throughput(
     Ok([1u32, 2, 4, 8]
         .iter()
         .filter(|&&tp| tp <= system.gpus && tp <= gpu.gpus_per_node)
-        .map(|&tp| offline_throughput(&PerfModel::new(&gpu, &model, tp), system.gpus, isl, osl).0)
+        .map(|&tp| {
+            let perf = PerfModel::new(&gpu, &model, tp, Precision::Fp8);
+            offline_throughput(&perf, system.gpus, isl, osl).0
+        })
         .fold(0.0, f64::max))
 }
 

@@ -87,9 +87,7 @@ pub fn perf_model(
     tp: u32,
     precision: Precision,
 ) -> PerfModel {
-    let mut profile = model.profile.clone();
-    profile.bytes_per_weight = precision.bytes_per_weight();
-    PerfModel::new(&offer.profile, &profile, tp)
+    PerfModel::new(&offer.profile, &model.profile, tp, precision)
 }
 
 /// What one replica of a configuration achieves on a tier, and (capacity by
@@ -424,6 +422,7 @@ mod tests {
             &crate::perf::tests::h100(),
             &crate::perf::tests::llama8b(),
             1,
+            crate::precision::Precision::Bf16,
         )
     }
 

@@ -466,14 +466,14 @@ fn calibration_error_stays_within_the_stated_bound() {
     let max = errors.iter().copied().fold(0.0, f64::max);
     // The bound stated in docs/model.md.
     assert!(mean <= 0.20, "mean |error| {mean}");
-    assert!(max <= 0.50, "max |error| {max}");
+    assert!(max <= 0.55, "max |error| {max}");
 }
 
 #[test]
 fn help_teaches_the_commands() {
     let out = planner(&["--help"]);
     let text = stdout(&out);
-    for word in ["solve", "trace", "bench", "calibrate", "Exit codes"] {
+    for word in ["solve", "trace", "bench", "calibrate", "perf", "Exit codes"] {
         assert!(text.contains(word), "--help lacks {word}");
     }
 }
@@ -830,4 +830,241 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
         plan["total_cost_usd"].as_f64().unwrap() > rounds[0]["total_cost_usd"].as_f64().unwrap(),
         "meeting the target costs more than the first plan"
     );
+}
+
+#[test]
+fn h200_calibration_keeps_layers_and_whole_steps_close_and_the_profile_holds_it() {
+    let c = json(&planner(&[
+        "calibrate",
+        "--kernels",
+        "data/h200-measured",
+        "--format",
+        "json",
+    ]));
+    let layer = c["gpus"][0]["operators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["operator"].as_str().unwrap().starts_with("layer"))
+        .unwrap()
+        .clone();
+    // Stated in docs/model.md: 10.6% before, 3.7% after; kept under 5%.
+    assert!(
+        layer["mean_abs_error_after"].as_f64().unwrap() <= 0.05,
+        "{layer}"
+    );
+    let m = &c["measured"];
+    assert!(m["attention"]["mean_abs_error_after"].as_f64().unwrap() <= 0.16);
+    for s in m["steps"].as_array().unwrap() {
+        // Whole steps: 4.1% mean after the fit, every kind within 6%, and
+        // never worse than the single roofline by more than a point.
+        let after = s["mean_abs_error_after"].as_f64().unwrap();
+        assert!(after <= 0.06, "{s}");
+        let ratio = s["mean_ratio_after"].as_f64().unwrap();
+        assert!((0.95..=1.05).contains(&ratio), "{s}");
+    }
+    let all = m["steps"].as_array().unwrap().last().unwrap();
+    assert!(
+        all["mean_abs_error_after"].as_f64().unwrap()
+            < all["mean_abs_error_single_roofline"].as_f64().unwrap()
+    );
+    // FP8 gain: within 10% of the measured gains on average.
+    assert!(m["fp8"]["mean_abs_error_gain"].as_f64().unwrap() <= 0.10);
+    // The shipped profile and the perf model's FP8 gain are the fit.
+    let profile = std::fs::read_to_string("profiles/gpus/h200.toml").unwrap();
+    let fit = &m["profile_fit"];
+    for (key, tol) in [
+        ("compute_efficiency", 0.0051),
+        ("bandwidth_efficiency", 0.0051),
+        ("attention_efficiency", 0.0051),
+        ("layer_overhead_us", 0.51),
+    ] {
+        let shipped: f64 = profile
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("h200.toml has no {key}"))
+            .trim()
+            .parse()
+            .unwrap();
+        let fitted = fit[key].as_f64().unwrap();
+        assert!(
+            (shipped - fitted).abs() < tol,
+            "{key}: {shipped} vs {fitted}"
+        );
+    }
+    let gain = &m["fp8"]["fitted"];
+    let shipped = planner::perf::FP8_GEMM_GAIN;
+    assert!((gain["at_one_token"].as_f64().unwrap() - shipped.at_one_token).abs() < 0.0051);
+    assert!(
+        (gain["per_token_doubling"].as_f64().unwrap() - shipped.per_token_doubling).abs() < 0.0011
+    );
+}
+
+fn perf_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["perf", "--format", "json"];
+    all.extend_from_slice(args);
+    json(&planner(&all))
+}
+
+#[test]
+fn perf_parts_sum_to_the_step() {
+    for args in [
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--decode",
+            "256",
+            "--context",
+            "2000",
+        ][..],
+        &[
+            "--model",
+            "llama-3.1-70b",
+            "--gpu",
+            "h100-sxm",
+            "--tp",
+            "4",
+            "--prefill",
+            "2048",
+        ],
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "l40s",
+            "--precision",
+            "fp8",
+            "--prefill",
+            "512",
+            "--decode",
+            "32",
+            "--context",
+            "1000",
+        ],
+    ] {
+        let r = perf_json(args);
+        let parts = r["parts"].as_object().unwrap();
+        let keys: Vec<&str> = parts.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "gemm_ms",
+                "attention_ms",
+                "allreduce_ms",
+                "fixed_gpu_ms",
+                "cpu_overhead_ms"
+            ]
+        );
+        let sum: f64 = parts.values().map(|v| v.as_f64().unwrap()).sum();
+        let step = r["step_ms"].as_f64().unwrap();
+        assert!(
+            (sum - step).abs() < 1e-9 * step,
+            "{args:?}: {sum} vs {step}"
+        );
+    }
+}
+
+#[test]
+fn perf_numbers_respect_physical_bounds() {
+    let step = |args: &[&str]| perf_json(args);
+    // Llama 3.1 8B batch-1 decode on H200: the GEMMs read every weight but
+    // the embedding once, no faster than 15.0 GB / 4.8 TB/s = 3.13 ms.
+    let d = step(&[
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h200",
+        "--decode",
+        "1",
+        "--context",
+        "1000",
+    ]);
+    let gemm = d["parts"]["gemm_ms"].as_f64().unwrap();
+    assert!((3.13..3.13 / 0.8).contains(&gemm), "{gemm}");
+    // FP8 prefill: faster than BF16, at most twice as fast.
+    let prefill = |p: &str| {
+        step(&[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--precision",
+            p,
+            "--prefill",
+            "2048",
+        ])["step_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = prefill("bf16") / prefill("fp8");
+    assert!(ratio > 1.0 && ratio <= 2.0, "{ratio}");
+    // A 2,048-token prefill is no faster than its FLOPs at the dense peak.
+    let bf16 = prefill("bf16");
+    assert!(bf16 >= 2.0 * 8.03e9 * 2048.0 / 989e12 * 1e3, "{bf16}");
+}
+
+#[test]
+fn perf_refuses_what_it_cannot_answer() {
+    let fails = |args: &[&str], needle: &str| {
+        let mut all = vec!["perf"];
+        all.extend_from_slice(args);
+        let out = planner(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        err
+    };
+    insta::assert_snapshot!(
+        "perf_fp8_without_units",
+        fails(
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "a100-80gb",
+                "--precision",
+                "fp8",
+                "--prefill",
+                "128"
+            ],
+            "no FP8 units"
+        )
+    );
+    fails(
+        &["--model", "llama-3.1-8b", "--gpu", "h300", "--prefill", "1"],
+        "known: a100-80gb, b200",
+    );
+    fails(
+        &["--model", "llama-9", "--gpu", "h200", "--prefill", "1"],
+        "llama-3.1-8b",
+    );
+    fails(
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--tp",
+            "3",
+            "--prefill",
+            "1",
+        ],
+        "does not divide",
+    );
+    fails(
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--tp",
+            "16",
+            "--prefill",
+            "1",
+        ],
+        "at most --tp 8",
+    );
+    fails(&["--model", "llama-3.1-8b", "--gpu", "h200"], "no work");
 }

@@ -1,5 +1,6 @@
 //! The command line: one file per command group (`plan`: solve, capacity,
-//! bench; `simulate`; `goodput`; `trace`: stats, synth, shape; `calibrate`).
+//! bench; `simulate`; `goodput`; `trace`: stats, synth, shape; `calibrate`;
+//! `perf`).
 //! Parses arguments, runs the library, prints or writes the result only once
 //! it is complete, and maps errors to exit codes.
 
@@ -11,12 +12,14 @@ use std::path::{Path, PathBuf};
 
 mod calibrate;
 mod goodput;
+mod perf;
 mod plan;
 mod simulate;
 mod trace;
 
 pub use calibrate::CalibrateArgs;
 pub use goodput::GoodputArgs;
+pub use perf::PerfArgs;
 pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
 pub use simulate::{SimulateArgs, SlotChoice};
 pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
@@ -90,6 +93,17 @@ pub enum Command {
     /// Vidur's measured kernel timings before and after fitting the GPU
     /// profiles' efficiency factors and fixed time.
     Calibrate(CalibrateArgs),
+    /// Predict the time of one engine step and its parts.
+    ///
+    /// The step is P prompt tokens of one new sequence (--prefill P; the step
+    /// completes the prompt, so it yields one logit) plus B sequences
+    /// decoding one token each at C tokens of context (--decode B --context
+    /// C), on one replica of --tp GPUs. The figures are predictions of the
+    /// calibrated roofline (docs/model.md), not measurements: weight GEMMs,
+    /// attention, all-reduces and the fixed GPU time per layer are GPU time;
+    /// the CPU/engine overhead per step is added on top. Example:
+    /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000
+    Perf(PerfArgs),
 }
 
 /// Where and how a report is written.
@@ -130,6 +144,7 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Capacity(args) => plan::capacity(args),
         Command::Goodput(args) => goodput::goodput(args),
         Command::Calibrate(args) => calibrate::calibrate(args),
+        Command::Perf(args) => perf::perf(args),
     }
 }
 

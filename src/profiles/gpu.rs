@@ -3,6 +3,7 @@
 
 use super::check_positive;
 use crate::error::Problem;
+use crate::precision::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -32,8 +33,13 @@ pub struct GpuProfile {
     pub gpus_per_node: u32,
     /// Fraction of peak FLOPS that large GEMMs reach (prefill), 0-1.
     pub compute_efficiency: f64,
-    /// Fraction of peak bandwidth that decode reaches, 0-1.
+    /// Fraction of peak bandwidth that decode reaches, 0-1 (weights and KV
+    /// cache alike).
     pub bandwidth_efficiency: f64,
+    /// Fraction of the BF16 peak that attention reaches, 0-1; absent: the
+    /// same as `compute_efficiency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_efficiency: Option<f64>,
     /// Fixed engine overhead per step (scheduling, launch) in milliseconds.
     pub step_overhead_ms: f64,
     /// Fixed GPU time per transformer layer in microseconds (kernel tails,
@@ -57,14 +63,18 @@ fn default_usable_memory_fraction() -> f64 {
 }
 
 impl GpuProfile {
-    /// Peak dense FLOP/s for weights of `bytes_per_weight` bytes: FP8 units for
-    /// one-byte weights where the GPU has them, BF16 otherwise.
-    pub fn peak_flops(&self, bytes_per_weight: f64) -> f64 {
-        let tflops = match self.fp8_tflops {
-            Some(fp8) if bytes_per_weight <= 1.0 => fp8,
-            _ => self.bf16_tflops,
-        };
-        tflops * 1e12
+    /// Whether the GPU runs GEMMs at `precision`: every GPU runs BF16; FP8
+    /// needs FP8 units, which a profile states with `fp8_tflops`.
+    pub fn supports(&self, precision: Precision) -> bool {
+        match precision {
+            Precision::Bf16 => true,
+            Precision::Fp8 => self.fp8_tflops.is_some(),
+        }
+    }
+
+    /// Fraction of the BF16 peak that attention reaches.
+    pub fn attention_efficiency(&self) -> f64 {
+        self.attention_efficiency.unwrap_or(self.compute_efficiency)
     }
 
     /// Memory bandwidth in bytes/s.
@@ -92,6 +102,7 @@ impl GpuProfile {
         for (key, value) in [
             ("compute_efficiency", self.compute_efficiency),
             ("bandwidth_efficiency", self.bandwidth_efficiency),
+            ("attention_efficiency", self.attention_efficiency()),
             ("usable_memory_fraction", self.usable_memory_fraction),
         ] {
             if !(value > 0.0 && value <= 1.0) {

@@ -11,15 +11,22 @@ use std::path::Path;
 pub struct ModelProfile {
     /// Human-readable name, e.g. "Llama 3.1 70B".
     pub name: String,
-    /// All parameters, in billions (sets the weight memory).
+    /// All parameters, in billions (sets the weight memory), the input
+    /// embedding and the LM head included.
     pub params_billion: f64,
-    /// Parameters active per token, in billions (sets FLOPs and bytes read per
-    /// step); equals `params_billion` for dense models.
+    /// Parameters active per token, in billions; equals `params_billion` for
+    /// dense models. They split into the input embedding (vocabulary ×
+    /// hidden, a lookup: no GEMM), the LM head (vocabulary × hidden, a GEMM
+    /// only for the tokens that produce logits) and the layers' GEMM
+    /// parameters (the rest: 2 × them FLOPs per token through the weights).
     pub active_params_billion: f64,
     /// Transformer layers.
     pub layers: u32,
     /// Hidden size.
     pub hidden: u32,
+    /// Vocabulary size: rows of the input embedding and of the LM head (the
+    /// profiles' models keep the two separate, untied).
+    pub vocab_size: u32,
     /// Attention (query) heads.
     pub heads: u32,
     /// Key/value heads (grouped-query attention).
@@ -61,6 +68,23 @@ impl ModelProfile {
         self.active_params_billion * 1e9
     }
 
+    /// Parameters of the LM head (and as many in the input embedding):
+    /// vocabulary × hidden.
+    pub fn lm_head_params(&self) -> f64 {
+        f64::from(self.vocab_size) * f64::from(self.hidden)
+    }
+
+    /// GEMM parameters per token in the layers: active parameters minus the
+    /// input embedding and the LM head.
+    pub fn gemm_params(&self) -> f64 {
+        self.active_params() - 2.0 * self.lm_head_params()
+    }
+
+    /// GEMM parameters of all the layers (every expert of a mixture).
+    pub fn gemm_params_total(&self) -> f64 {
+        self.params_billion * 1e9 - 2.0 * self.lm_head_params()
+    }
+
     /// Checks ranges; returns every problem found.
     pub fn check(&self, file: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
@@ -69,6 +93,7 @@ impl ModelProfile {
         positive("active_params_billion", self.active_params_billion);
         positive("layers", f64::from(self.layers));
         positive("hidden", f64::from(self.hidden));
+        positive("vocab_size", f64::from(self.vocab_size));
         positive("heads", f64::from(self.heads));
         positive("kv_heads", f64::from(self.kv_heads));
         positive("head_dim", f64::from(self.head_dim));
@@ -80,6 +105,18 @@ impl ModelProfile {
                 file: file.to_path_buf(),
                 location: "active_params_billion".into(),
                 message: "`active_params_billion` cannot exceed `params_billion`".into(),
+            });
+        }
+        if self.gemm_params() <= 0.0 {
+            problems.push(Problem {
+                file: file.to_path_buf(),
+                location: "vocab_size".into(),
+                message: format!(
+                    "the embedding and LM head (2 × vocab_size × hidden = {:.3} billion) leave no \
+                     layer parameters in `active_params_billion` ({})",
+                    2.0 * self.lm_head_params() / 1e9,
+                    self.active_params_billion
+                ),
             });
         }
         problems
@@ -98,6 +135,7 @@ mod tests {
             active_params_billion: 70.55,
             layers: 80,
             hidden: 8192,
+            vocab_size: 128256,
             heads: 64,
             kv_heads: 8,
             head_dim: 128,

@@ -1,5 +1,6 @@
 //! `planner calibrate --kernels` as text.
 
+use crate::kernels::measured::MeasuredCalibration;
 use crate::kernels::KernelCalibration;
 use std::fmt::Write;
 
@@ -48,8 +49,13 @@ pub fn render(c: &KernelCalibration) -> String {
             g.unmodelled_share * 100.0
         );
     }
-    let _ = writeln!(o);
-    let _ = writeln!(o, "All-reduce (ring: hop + 2(n-1)/n x bytes / link)");
+    if let Some(m) = &c.measured {
+        measured(&mut o, m);
+    }
+    if !c.all_reduce.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "All-reduce (ring: hop + 2(n-1)/n x bytes / link)");
+    }
     for a in &c.all_reduce {
         let _ = writeln!(
             o,
@@ -65,11 +71,13 @@ pub fn render(c: &KernelCalibration) -> String {
             a.mean_abs_error_after * 100.0
         );
     }
-    let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "CPU overhead per step (schedule + sampler + input preparation + output processing)"
-    );
+    if !c.cpu_overhead.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "CPU overhead per step (schedule + sampler + input preparation + output processing)"
+        );
+    }
     for cpu in &c.cpu_overhead {
         let _ = writeln!(
             o,
@@ -78,4 +86,73 @@ pub fn render(c: &KernelCalibration) -> String {
         );
     }
     o
+}
+
+/// Attention, whole steps and FP8 of one device's own measurements.
+fn measured(o: &mut String, m: &MeasuredCalibration) {
+    let a = &m.attention;
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{} attention alone ({} rows): efficiency {:.3} → {:.3}, fixed {:.1} → {:.1} us per layer (bandwidth {:.3}); mean error {:.1}% → {:.1}%",
+        m.device,
+        a.rows,
+        a.before.compute,
+        a.fitted.compute,
+        a.before.fixed_us,
+        a.fitted.fixed_us,
+        a.fitted.bandwidth,
+        a.mean_abs_error_before * 100.0,
+        a.mean_abs_error_after * 100.0
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{} whole steps: L x (layer operators + attention) + embedding + final norm + LM head, GPU time",
+        m.device
+    );
+    let _ = writeln!(
+        o,
+        "  {:<40} {:>5} {:>15} {:>10} {:>13} {:>12} {:>10}",
+        "steps", "rows", "single roofline", "pred/meas", "split before", "split after", "pred/meas"
+    );
+    for s in &m.steps {
+        let _ = writeln!(
+            o,
+            "  {:<40} {:>5} {:>14.1}% {:>10.2} {:>12.1}% {:>11.1}% {:>10.2}",
+            s.steps,
+            s.rows,
+            s.mean_abs_error_single_roofline * 100.0,
+            s.mean_ratio_single_roofline,
+            s.mean_abs_error_before * 100.0,
+            s.mean_abs_error_after * 100.0,
+            s.mean_ratio_after
+        );
+    }
+    let p = &m.profile_fit;
+    let _ = writeln!(
+        o,
+        "  profile {}: compute_efficiency {:.3}, bandwidth_efficiency {:.3}, attention_efficiency {:.3}, layer_overhead_us {:.1}",
+        m.profile, p.compute_efficiency, p.bandwidth_efficiency, p.attention_efficiency, p.layer_overhead_us
+    );
+    let f = &m.fp8;
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{} FP8 GEMMs ({} rows): compute gain g(T) = {:.2} + {:.3} log2 T, capped at the FP8/BF16 peak ratio; mean error {:.1}% (FP8 time), {:.1}% (gain)",
+        m.device,
+        f.rows,
+        f.fitted.at_one_token,
+        f.fitted.per_token_doubling,
+        f.mean_abs_error_fp8_ms * 100.0,
+        f.mean_abs_error_gain * 100.0
+    );
+    let _ = writeln!(
+        o,
+        "  {:>8} {:>15} {:>10}",
+        "tokens", "measured gain", "g(T)"
+    );
+    for (t, measured, fitted) in &f.gain_by_tokens {
+        let _ = writeln!(o, "  {t:>8.0} {measured:>15.2} {fitted:>10.2}");
+    }
 }

@@ -366,7 +366,7 @@ mod tests {
 
     fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
         ReplicaSpec {
-            perf: PerfModel::new(&h100(), &llama8b(), 1),
+            perf: PerfModel::new(&h100(), &llama8b(), 1, crate::precision::Precision::Bf16),
             max_batch,
             max_batched_tokens: 2048,
             kv_capacity_tokens,
@@ -556,7 +556,7 @@ mod properties {
                 tier: 0,
                 label: "g".into(),
                 spec: ReplicaSpec {
-                    perf: PerfModel::new(&h100(), &llama8b(), 1),
+                    perf: PerfModel::new(&h100(), &llama8b(), 1, crate::precision::Precision::Bf16),
                     max_batch,
                     max_batched_tokens: budget,
                     kv_capacity_tokens: kv,

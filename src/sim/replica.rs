@@ -222,12 +222,18 @@ impl Replica {
                 tokens: batch as f64,
                 attention_pairs: self.context_sum as f64,
                 kv_read_tokens: self.context_sum as f64,
+                logit_tokens: batch as f64,
             };
             for &(id, chunk) in &self.chunks {
-                let (c, o) = (f64::from(chunk), f64::from(reqs.get(id).prefilled));
+                let r = reqs.get(id);
+                let (c, o) = (f64::from(chunk), f64::from(r.prefilled));
                 work.tokens += c;
                 work.attention_pairs += c * o + c * c / 2.0;
                 work.kv_read_tokens += o;
+                // Only the chunk that completes its prompt yields a logit.
+                if r.prefilled + chunk >= r.prefill_target {
+                    work.logit_tokens += 1.0;
+                }
             }
             (perf.step_s(&work), 1, None)
         };

@@ -19,6 +19,12 @@
 //!   |ln(predicted / measured)|); the profiled `size` is read as bytes.
 //! * CPU overhead per step (schedule, sampler, input preparation, output
 //!   processing) against the profile's `step_overhead_ms`.
+//!
+//! A folder with `attention.csv` and `fp8.csv` beside `compute/` (the H200's
+//! measured timings, `data/h200-measured`) adds attention alone, FP8 GEMMs and
+//! whole steps ([`measured`]).
+
+pub mod measured;
 
 use crate::error::{PlannerError, Problem};
 use crate::profiles::GpuProfile;
@@ -45,8 +51,14 @@ pub const LAYER_OPS: [&str; 9] = [
     "mlp_down_proj",
     "add",
 ];
-/// Which profile each Vidur device folder corresponds to.
-pub const DEVICES: [(&str, &str); 2] = [("h100", "h100-sxm"), ("a100", "a100-80gb")];
+/// The embedding lookup's column, where a file has it (once per step).
+const EMBEDDING_COLUMN: &str = "time_stats.emb.median";
+/// Which profile each device folder corresponds to.
+pub const DEVICES: [(&str, &str); 3] = [
+    ("h100", "h100-sxm"),
+    ("a100", "a100-80gb"),
+    ("h200", "h200"),
+];
 /// Which network folder calibrates each profile's all-reduce.
 pub const NETWORKS: [(&str, &str); 2] = [("h100_dgx", "h100-sxm"), ("a100_dgx", "a100-80gb")];
 
@@ -109,7 +121,7 @@ impl Efficiency {
 }
 
 /// Roofline milliseconds of (FLOPs, bytes) on `gpu`, plus the fixed time.
-fn roofline_ms(gpu: &GpuProfile, eff: Efficiency, flops: f64, bytes: f64) -> f64 {
+pub(crate) fn roofline_ms(gpu: &GpuProfile, eff: Efficiency, flops: f64, bytes: f64) -> f64 {
     let compute = flops / (eff.compute * gpu.bf16_tflops * 1e12);
     let memory = bytes / (eff.bandwidth * gpu.memory_bandwidth_tb_s * 1e12);
     compute.max(memory) * 1e3 + eff.fixed_us * 1e-3
@@ -127,7 +139,7 @@ fn layer_work(r: &LayerRow) -> (f64, f64, f64) {
 
 /// Minimises `loss` over a box by coordinate descent: each round searches
 /// every coordinate on its grid with the others fixed.
-fn coordinate_descent<const N: usize>(
+pub(crate) fn coordinate_descent<const N: usize>(
     start: [f64; N],
     grids: [&[f64]; N],
     loss: impl Fn(&[f64; N]) -> f64,
@@ -154,7 +166,7 @@ fn coordinate_descent<const N: usize>(
     x
 }
 
-fn grid(from: f64, to: f64, step: f64) -> Vec<f64> {
+pub(crate) fn grid(from: f64, to: f64, step: f64) -> Vec<f64> {
     let n = ((to - from) / step).round() as usize;
     (0..=n).map(|i| from + step * i as f64).collect()
 }
@@ -222,9 +234,12 @@ pub struct KernelCalibration {
     pub gpus: Vec<GpuCalibration>,
     pub all_reduce: Vec<AllReduceCalibration>,
     pub cpu_overhead: Vec<CpuOverhead>,
+    /// Attention, FP8 and whole steps, where the folder has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<measured::MeasuredCalibration>,
 }
 
-fn problem(path: &Path, location: String, message: String) -> PlannerError {
+pub(crate) fn problem(path: &Path, location: String, message: String) -> PlannerError {
     PlannerError::Data(Problem {
         file: path.to_path_buf(),
         location,
@@ -233,10 +248,10 @@ fn problem(path: &Path, location: String, message: String) -> PlannerError {
 }
 
 /// Column name → index.
-type Header = BTreeMap<String, usize>;
+pub(crate) type Header = BTreeMap<String, usize>;
 
 /// A CSV file as its header and rows of fields.
-fn read_csv(path: &Path) -> Result<(Header, Vec<Vec<String>>), PlannerError> {
+pub(crate) fn read_csv(path: &Path) -> Result<(Header, Vec<Vec<String>>), PlannerError> {
     let text = std::fs::read_to_string(path).map_err(|e| PlannerError::Io {
         path: path.to_path_buf(),
         source: e,
@@ -255,7 +270,7 @@ fn read_csv(path: &Path) -> Result<(Header, Vec<Vec<String>>), PlannerError> {
     Ok((header, rows))
 }
 
-fn field(
+pub(crate) fn field(
     path: &Path,
     header: &Header,
     row: &[String],
@@ -306,6 +321,9 @@ pub fn read_layers(dir: &Path, device: &str) -> Result<Vec<LayerRow>, PlannerErr
             for op in LAYER_OPS {
                 ms.insert(op, f(&format!("time_stats.{op}.median"))?);
             }
+            if header.contains_key(EMBEDDING_COLUMN) {
+                ms.insert("emb", f(EMBEDDING_COLUMN)?);
+            }
             let gated = header
                 .get("use_gated_mlp")
                 .and_then(|&c| row.get(c))
@@ -326,7 +344,7 @@ pub fn read_layers(dir: &Path, device: &str) -> Result<Vec<LayerRow>, PlannerErr
     Ok(rows)
 }
 
-fn abs_log_error(pred: f64, meas: f64) -> f64 {
+pub(crate) fn abs_log_error(pred: f64, meas: f64) -> f64 {
     (pred / meas).ln().abs()
 }
 
@@ -369,7 +387,7 @@ fn gemm_points(rows: &[LayerRow]) -> Vec<(f64, f64, f64)> {
 }
 
 /// (mean |rel error|, median |rel error|, mean ratio) of predictions.
-fn errors(pairs: &[(f64, f64)]) -> (f64, f64, f64) {
+pub(crate) fn errors(pairs: &[(f64, f64)]) -> (f64, f64, f64) {
     if pairs.is_empty() {
         return (0.0, 0.0, 0.0);
     }
@@ -441,7 +459,7 @@ pub fn calibrate_gpu(
     }
 }
 
-fn op_error(name: &str, before: &[(f64, f64)], after: &[(f64, f64)]) -> OpError {
+pub(crate) fn op_error(name: &str, before: &[(f64, f64)], after: &[(f64, f64)]) -> OpError {
     let (mean_before, ..) = errors(before);
     let (mean_after, median_after, ratio) = errors(after);
     OpError {
@@ -540,30 +558,72 @@ pub fn cpu_overhead(path: &Path) -> Result<CpuOverhead, PlannerError> {
     })
 }
 
-/// Runs every calibration against the profiles in `profiles_dir`.
+/// Runs every calibration the folder `dir` has data for against the
+/// profiles in `profiles_dir`: each device under `compute/`, each network
+/// under `network/`, the CPU overheads under `legacy/`, and, with
+/// `attention.csv` and `fp8.csv`, the measured calibration of [`measured`].
 pub fn calibrate(dir: &Path, profiles_dir: &Path) -> Result<KernelCalibration, PlannerError> {
+    let load = |profile: &str| {
+        crate::profiles::load_gpu(profiles_dir, profile)
+            .map_err(|p| PlannerError::Scenario(vec![p]))
+    };
     let mut gpus = Vec::new();
+    let mut rows_by_device = Vec::new();
     for (device, profile) in DEVICES {
-        let gpu = crate::profiles::load_gpu(profiles_dir, profile)
-            .map_err(|p| PlannerError::Scenario(vec![p]))?;
+        if !dir.join("compute").join(device).is_dir() {
+            continue;
+        }
+        let gpu = load(profile)?;
         let rows = read_layers(dir, device)?;
         gpus.push(calibrate_gpu(device, profile, &gpu, &rows));
+        rows_by_device.push((gpu, rows));
     }
     let mut all_reduce = Vec::new();
     for (network, profile) in NETWORKS {
-        let gpu = crate::profiles::load_gpu(profiles_dir, profile)
-            .map_err(|p| PlannerError::Scenario(vec![p]))?;
-        all_reduce.push(calibrate_all_reduce(dir, network, profile, &gpu)?);
+        if dir.join("network").join(network).is_dir() {
+            all_reduce.push(calibrate_all_reduce(
+                dir,
+                network,
+                profile,
+                &load(profile)?,
+            )?);
+        }
     }
     let cpu_overhead = ["a100_cpu_overheads.csv", "a40_cpu_overheads.csv"]
         .iter()
-        .map(|f| cpu_overhead(&dir.join("legacy").join(f)))
+        .map(|f| dir.join("legacy").join(f))
+        .filter(|f| f.exists())
+        .map(|f| cpu_overhead(&f))
         .collect::<Result<_, _>>()?;
+    let measured = if dir.join(measured::ATTENTION_FILE).exists() {
+        let (Some(g), [(gpu, rows)]) = (gpus.first(), rows_by_device.as_slice()) else {
+            return Err(problem(
+                &dir.join("compute"),
+                String::new(),
+                "attention.csv needs exactly one device folder under compute/ to belong to".into(),
+            ));
+        };
+        Some(measured::calibrate(dir, profiles_dir, g, gpu, rows)?)
+    } else {
+        None
+    };
+    if gpus.is_empty() {
+        return Err(problem(
+            dir,
+            String::new(),
+            format!(
+                "no kernel timings found: expected compute/<device>/<org>/<model>/mlp.csv \
+                 with a device among {}",
+                DEVICES.map(|d| d.0).join(", ")
+            ),
+        ));
+    }
     Ok(KernelCalibration {
         source: dir.display().to_string(),
         gpus,
         all_reduce,
         cpu_overhead,
+        measured,
     })
 }
 

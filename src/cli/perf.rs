@@ -1,0 +1,258 @@
+//! `planner perf`: the predicted time of one engine step and its parts.
+
+use super::emit;
+use crate::error::PlannerError;
+use crate::perf::{PerfModel, StepParts, StepWork};
+use crate::precision::Precision;
+use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
+use crate::report::{self, Format};
+use clap::Args;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct PerfArgs {
+    /// Model profile id (a file stem under PROFILES/models/), e.g. llama-3.1-8b.
+    #[arg(long)]
+    pub model: String,
+    /// GPU profile id (a file stem under PROFILES/gpus/), e.g. h200.
+    #[arg(long)]
+    pub gpu: String,
+    /// Tensor-parallel degree: GPUs in the replica. Must divide the model's
+    /// heads and be at most the GPU's gpus_per_node.
+    #[arg(long, default_value_t = 1)]
+    pub tp: u32,
+    /// Precision of the weights and their GEMMs: bf16 or fp8 (FP8 needs a
+    /// GPU with FP8 units; attention and the KV cache stay BF16).
+    #[arg(long, default_value = "bf16")]
+    pub precision: String,
+    /// Prompt tokens of one new sequence prefilled in the step (the step
+    /// completes it, so it yields one logit).
+    #[arg(long, value_name = "P")]
+    pub prefill: Option<u32>,
+    /// Sequences decoding one token each in the step (needs --context).
+    #[arg(long, value_name = "B", requires = "context")]
+    pub decode: Option<u32>,
+    /// Context of each decoding sequence, in tokens (needs --decode).
+    #[arg(long, value_name = "C", requires = "decode")]
+    pub context: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Folder holding gpus/ and models/.
+    #[arg(long, default_value = "profiles")]
+    pub profiles: PathBuf,
+}
+
+/// The parts of a step in milliseconds (they sum to `step_ms`).
+#[derive(Debug, Serialize)]
+struct PartsMs {
+    gemm_ms: f64,
+    attention_ms: f64,
+    allreduce_ms: f64,
+    fixed_gpu_ms: f64,
+    cpu_overhead_ms: f64,
+}
+
+/// What `planner perf --format json` prints.
+#[derive(Debug, Serialize)]
+struct PerfReport {
+    model: String,
+    gpu: String,
+    tp: u32,
+    precision: Precision,
+    prefill_tokens: u32,
+    decode_batch: u32,
+    context_tokens: u32,
+    step_ms: f64,
+    parts: PartsMs,
+}
+
+/// The profile ids (file stems) under `dir`, sorted.
+fn known_ids(dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            if path.extension()? != "toml" {
+                return None;
+            }
+            Some(path.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
+/// known ones.
+fn load<T>(
+    profiles: &Path,
+    kind: &str,
+    flag: &str,
+    id: &str,
+    read: fn(&Path, &str) -> Result<T, crate::error::Problem>,
+) -> Result<T, PlannerError> {
+    let dir = profiles.join(kind);
+    if !dir.join(format!("{id}.toml")).is_file() {
+        let known = known_ids(&dir);
+        return Err(PlannerError::Usage(if known.is_empty() {
+            format!(
+                "no profiles in {}: run from the repository root or pass --profiles DIR",
+                dir.display()
+            )
+        } else {
+            format!(
+                "unknown {flag} `{id}`; known: {} (files in {})",
+                known.join(", "),
+                dir.display()
+            )
+        }));
+    }
+    read(profiles, id).map_err(|p| PlannerError::Scenario(vec![p]))
+}
+
+/// Refuses what the model cannot answer, saying how to fix it.
+fn check(
+    args: &PerfArgs,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+    precision: Precision,
+) -> Result<(), PlannerError> {
+    let usage = |m: String| Err(PlannerError::Usage(m));
+    if args.tp == 0 || !model.heads.is_multiple_of(args.tp) {
+        return usage(format!(
+            "--tp {} does not divide {}'s {} attention heads; use a divisor such as 1, 2, 4 or 8",
+            args.tp, model.name, model.heads
+        ));
+    }
+    if args.tp > gpu.gpus_per_node {
+        return usage(format!(
+            "--tp {} is more than the {} GPUs of one {} node; use at most --tp {}",
+            args.tp, gpu.gpus_per_node, gpu.name, gpu.gpus_per_node
+        ));
+    }
+    if !gpu.supports(precision) {
+        return usage(format!(
+            "{} has no FP8 units (its profile has no fp8_tflops); use --precision bf16 or a GPU with FP8",
+            gpu.name
+        ));
+    }
+    let (prefill, decode) = (args.prefill.unwrap_or(0), args.decode.unwrap_or(0));
+    if prefill == 0 && decode == 0 {
+        return usage(
+            "no work in the step: give --prefill P (prompt tokens) and/or --decode B --context C"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn perf(args: PerfArgs) -> Result<(), PlannerError> {
+    let precision = Precision::parse(&args.precision).ok_or_else(|| {
+        PlannerError::Usage(format!(
+            "unknown --precision `{}`; accepted: bf16, fp8",
+            args.precision
+        ))
+    })?;
+    let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
+    let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
+    check(&args, &gpu, &model, precision)?;
+    let perf = PerfModel::new(&gpu, &model, args.tp, precision);
+    let (p, b, c) = (
+        f64::from(args.prefill.unwrap_or(0)),
+        f64::from(args.decode.unwrap_or(0)),
+        f64::from(args.context.unwrap_or(0)),
+    );
+    let work = StepWork {
+        tokens: p + b,
+        attention_pairs: p * p / 2.0 + b * c,
+        kv_read_tokens: b * c,
+        logit_tokens: if p > 0.0 { 1.0 } else { 0.0 } + b,
+    };
+    let parts = perf.step_parts(&work);
+    let report = PerfReport {
+        model: args.model.clone(),
+        gpu: args.gpu.clone(),
+        tp: args.tp,
+        precision,
+        prefill_tokens: args.prefill.unwrap_or(0),
+        decode_batch: args.decode.unwrap_or(0),
+        context_tokens: args.context.unwrap_or(0),
+        step_ms: parts.total_s() * 1e3,
+        parts: PartsMs {
+            gemm_ms: parts.gemm_s * 1e3,
+            attention_ms: parts.attention_s * 1e3,
+            allreduce_ms: parts.allreduce_s * 1e3,
+            fixed_gpu_ms: parts.fixed_gpu_s * 1e3,
+            cpu_overhead_ms: parts.cpu_overhead_s * 1e3,
+        },
+    };
+    let text = match args.format {
+        Format::Json => report::json::render(&report),
+        Format::Text => text(&report, &parts, &gpu, &model),
+    };
+    emit(&text, None)
+}
+
+fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfile) -> String {
+    let mut o = String::new();
+    let mut work = Vec::new();
+    if r.prefill_tokens > 0 {
+        work.push(format!(
+            "a {}-token prompt prefilled (one new sequence, one logit)",
+            r.prefill_tokens
+        ));
+    }
+    if r.decode_batch > 0 {
+        work.push(format!(
+            "{} sequence{} decoding at {} tokens of context",
+            r.decode_batch,
+            if r.decode_batch == 1 { "" } else { "s" },
+            r.context_tokens
+        ));
+    }
+    let _ = writeln!(
+        o,
+        "{} on {} x {} (TP {}), {}",
+        model.name,
+        r.tp,
+        gpu.name,
+        r.tp,
+        r.precision.as_str().to_uppercase()
+    );
+    let _ = writeln!(o, "step: {}", work.join(" + "));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
+    let rows = [
+        ("weight GEMMs", parts.gemm_s, "GPU: layers and LM head"),
+        ("attention", parts.attention_s, "GPU: BF16, KV cache read"),
+        (
+            "all-reduces",
+            parts.allreduce_s,
+            "GPU interconnect; 0 at TP 1",
+        ),
+        (
+            "fixed GPU time",
+            parts.fixed_gpu_s,
+            "GPU: layers x layer_overhead_us",
+        ),
+        (
+            "CPU/engine overhead",
+            parts.cpu_overhead_s,
+            "CPU: step_overhead_ms",
+        ),
+    ];
+    for (name, s, what) in rows {
+        let _ = writeln!(o, "    {name:<21} {:>10.3} ms   {what}", s * 1e3);
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Predictions of the calibrated roofline (docs/model.md), not measurements."
+    );
+    o
+}
