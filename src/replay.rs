@@ -12,7 +12,7 @@ use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::sim::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
-    SimResult, TierTally,
+    Scheduler, SimResult, TierTally,
 };
 use crate::traces::Request;
 use serde::Serialize;
@@ -34,6 +34,7 @@ pub fn replica_spec(
         PerfModel::new(&offer.profile, &scenario.model.profile, tensor_parallel),
         max_batch,
         scenario.simulation.max_batched_tokens,
+        Scheduler::default(),
     ))
 }
 

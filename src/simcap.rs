@@ -16,7 +16,7 @@ use crate::perf::PerfModel;
 use crate::progress::Progress;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use crate::sim::workload::renewal;
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, TierTally};
+use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Scheduler, TierTally};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
@@ -114,6 +114,7 @@ pub fn evaluate(
         PerfModel::new(&offer.profile, &setting.model.profile, tp),
         max_batch,
         setting.simulation.max_batched_tokens,
+        Scheduler::default(),
     );
     let key = cache_key(setting.simulation, &spec, tier, demand);
     let path = setting.cache_dir.map(|d| {

@@ -362,6 +362,7 @@ mod tests {
     use super::*;
     use crate::perf::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::scheduler::Scheduler;
     use crate::sim::workload::renewal;
 
     fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
@@ -370,6 +371,7 @@ mod tests {
             max_batch,
             max_batched_tokens: 2048,
             kv_capacity_tokens,
+            scheduler: Scheduler::DecodeFirstChunked,
             decode_runs,
         }
     }
@@ -420,6 +422,79 @@ mod tests {
         assert!((e2e - prefill_ms - decode_ms).abs() < 1e-6, "{e2e}");
         // One arrival, one slot start, the prefill step and one decode run.
         assert_eq!(r.events, 4);
+    }
+
+    fn prefill_first(mut spec: ReplicaSpec) -> ReplicaSpec {
+        spec.scheduler = Scheduler::PrefillFirst;
+        spec
+    }
+
+    /// Requests completed, in arrival order.
+    fn completed(f: &Fleet, arrivals: &[Arrival]) -> Vec<Completed> {
+        let mut done = Vec::new();
+        simulate_observed(f, 0..1, arrivals.to_vec(), 1, |_| {}, |c| done.push(*c));
+        done.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+        done
+    }
+
+    #[test]
+    fn prefill_first_prefills_a_prompt_longer_than_the_budget_in_one_step() {
+        let a = Arrival {
+            time_s: 1.0,
+            tier: 0,
+            input_tokens: 5000,
+            output_tokens: 1,
+        };
+        let whole = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
+        let r = simulate(&whole, 0..1, [a], 1, |_| {});
+        let prefill_ms = whole.groups[0].spec.perf.prefill_s(5000.0) * 1e3;
+        let ttft = r.tiers[0].ttft.quantile_ms(1.0);
+        assert!((ttft - prefill_ms).abs() < 1e-9, "{ttft} vs {prefill_ms}");
+        // Arrival, slot start, one step.
+        assert_eq!(r.events, 3);
+        // Chunked, it takes three steps of at most 2048 tokens.
+        let chunked = simulate(&fleet(spec(true, 8, 100_000), 1, 0.0), 0..1, [a], 1, |_| {});
+        assert_eq!(chunked.events, 5);
+    }
+
+    #[test]
+    fn prefill_first_stalls_decodes_while_it_prefills() {
+        let arrivals = [
+            Arrival {
+                time_s: 0.5,
+                tier: 0,
+                input_tokens: 1000,
+                output_tokens: 201,
+            },
+            Arrival {
+                time_s: 1.0,
+                tier: 0,
+                input_tokens: 4000,
+                output_tokens: 1,
+            },
+        ];
+        let f = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
+        let perf = &f.groups[0].spec.perf;
+        let done = completed(&f, &arrivals);
+        // The first request's 200 decode steps run at its own batch of one;
+        // the second prompt's prefill step sits between two of them.
+        let decode_ms: f64 = (0..200)
+            .map(|j| perf.decode_step_s(1.0, 1001.0 + f64::from(j)) * 1e3)
+            .sum();
+        let expected = (perf.prefill_s(1000.0) + perf.prefill_s(4000.0)) * 1e3 + decode_ms;
+        assert!(
+            (done[0].e2e_ms - expected).abs() < 1e-6,
+            "{} vs {expected}",
+            done[0].e2e_ms
+        );
+        // The second waits at most one decode step before its whole prefill.
+        let prefill_ms = perf.prefill_s(4000.0) * 1e3;
+        let ttft = done[1].ttft_ms;
+        assert!(ttft >= prefill_ms && ttft < prefill_ms + 20.0, "{ttft}");
+        // Decode-first, the first request's decode rides along with the
+        // chunks: it finishes sooner.
+        let chunked = completed(&fleet(spec(true, 8, 100_000), 1, 0.0), &arrivals);
+        assert!(chunked[0].e2e_ms < done[0].e2e_ms, "{}", chunked[0].e2e_ms);
     }
 
     #[test]
@@ -537,10 +612,16 @@ mod properties {
     use super::*;
     use crate::perf::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::scheduler::Scheduler;
     use crate::sim::workload::renewal;
     use proptest::prelude::*;
 
-    fn fleet(decode_runs: bool, max_batch: u32, kv: u64, budget: u32, replicas: u32) -> Fleet {
+    fn fleet(
+        scheduler: Scheduler,
+        decode_runs: bool,
+        (max_batch, kv, budget): (u32, u64, u32),
+        replicas: u32,
+    ) -> Fleet {
         Fleet {
             slot_s: 1e9,
             tiers: vec![FleetTier {
@@ -560,6 +641,7 @@ mod properties {
                     max_batch,
                     max_batched_tokens: budget,
                     kv_capacity_tokens: kv,
+                    scheduler,
                     decode_runs,
                 },
                 replicas_by_slot: vec![replicas],
@@ -571,10 +653,10 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 
-        /// Advancing decode steps in runs changes nothing a request sees:
-        /// the same requests meet the same limits, with the same
-        /// preemptions, as a simulation that steps one token at a time; and
-        /// every request is accounted for.
+        /// Under either scheduler, advancing decode steps in runs changes
+        /// nothing a request sees: the same requests meet the same limits,
+        /// with the same preemptions, as a simulation that steps one token at
+        /// a time; and every request is accounted for.
         #[test]
         fn decode_runs_are_exact(
             seed in 0u64..1000,
@@ -587,13 +669,16 @@ mod properties {
         ) {
             let lengths: Vec<(u32, u32)> = (0..32).map(|i| (50 + 173 * i, 1 + 37 * (i % 9))).collect();
             let arrivals = renewal(rate, cv, &lengths, 600, seed);
-            let a = simulate(&fleet(true, max_batch, kv, budget, replicas), 0..1, arrivals.clone(), seed, |_| {});
-            let b = simulate(&fleet(false, max_batch, kv, budget, replicas), 0..1, arrivals, seed, |_| {});
-            let (x, y) = (&a.tiers[0], &b.tiers[0]);
-            prop_assert_eq!(x.served_requests + x.unserved_requests, 600);
-            prop_assert_eq!((x.served_requests, x.met_ttft, x.met_tpot, x.met_both), (y.served_requests, y.met_ttft, y.met_tpot, y.met_both));
-            prop_assert_eq!(a.groups[0].preemptions, b.groups[0].preemptions);
-            prop_assert!((x.decode_s - y.decode_s).abs() <= 1e-6 * y.decode_s.max(1.0));
+            let replica = (max_batch, kv, budget);
+            for scheduler in Scheduler::ALL {
+                let a = simulate(&fleet(scheduler, true, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});
+                let b = simulate(&fleet(scheduler, false, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});
+                let (x, y) = (&a.tiers[0], &b.tiers[0]);
+                prop_assert_eq!(x.served_requests + x.unserved_requests, 600);
+                prop_assert_eq!((x.served_requests, x.met_ttft, x.met_tpot, x.met_both), (y.served_requests, y.met_ttft, y.met_tpot, y.met_both));
+                prop_assert_eq!(a.groups[0].preemptions, b.groups[0].preemptions);
+                prop_assert!((x.decode_s - y.decode_s).abs() <= 1e-6 * y.decode_s.max(1.0));
+            }
         }
     }
 }
