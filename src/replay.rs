@@ -11,7 +11,7 @@ use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::sim::{
-    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router,
     Scheduler, SimResult, TierTally,
 };
 use crate::traces::Request;
@@ -71,6 +71,7 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
         slot_s: f64::from(scenario.planning.slot_minutes) * 60.0,
         tiers,
         groups,
+        router: Router::default(),
     }
 }
 

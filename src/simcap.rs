@@ -16,7 +16,9 @@ use crate::perf::PerfModel;
 use crate::progress::Progress;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use crate::sim::workload::renewal;
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Scheduler, TierTally};
+use crate::sim::{
+    simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router, Scheduler, TierTally,
+};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
@@ -157,6 +159,7 @@ fn fleet_of_one(spec: &ReplicaSpec, tier: &Tier, demand: &TierDemand) -> Fleet {
             replicas_by_slot: vec![1],
             rps_per_replica: 1.0,
         }],
+        router: Router::default(),
     }
 }
 

@@ -6,18 +6,20 @@
 //!   slot. New replicas start empty; replicas beyond the count stop taking
 //!   requests and finish the ones they hold (drain).
 //! * A request of a tier goes to the API with the plan's API share for its
-//!   slot (seeded draw); otherwise the router sends it to the tier's up
-//!   replica with the least outstanding work per unit of capacity:
-//!   (prompt tokens not yet prefilled + requests in system × the tier's mean
-//!   output tokens) / the configuration's requests/s per replica; ties go to
-//!   the lowest index. A request finds no replica when the plan has none up
-//!   for its tier, or when its prompt plus output exceed every up replica's
-//!   KV cache; it is counted unserved (missing both limits).
+//!   slot (seeded draw); otherwise the [`Router`] sends it to one of the
+//!   tier's up replicas: by default the one with the least outstanding work
+//!   per unit of capacity ((prompt tokens not yet prefilled + requests in
+//!   system × the tier's mean output tokens) / the configuration's
+//!   requests/s per replica; ties go to the lowest index), or round robin.
+//!   A request finds no replica when the plan has none up for its tier, or
+//!   when its prompt plus output exceed every up replica's KV cache; it is
+//!   counted unserved (missing both limits).
 
 use super::events::{Event, EventQueue};
 use super::metrics::{GroupTally, Latency, Limits, SlotTally, TierTally};
 use super::replica::{Finished, Replica, ReplicaSpec};
 use super::request::{Arrival, InFlight, Slab};
+use super::router::Router;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::ops::Range;
@@ -50,6 +52,8 @@ pub struct Fleet {
     pub slot_s: f64,
     pub tiers: Vec<FleetTier>,
     pub groups: Vec<Group>,
+    /// How a request picks one of its tier's up replicas.
+    pub router: Router,
 }
 
 /// What a replay measured.
@@ -93,6 +97,9 @@ struct Run<'a> {
     groups: Vec<GroupState>,
     /// Per tier, the groups serving it.
     tier_groups: Vec<Vec<usize>>,
+    /// Per tier, the round-robin position: the index, among the tier's up
+    /// replicas in order, of the next one to try.
+    next_in_turn: Vec<usize>,
     current_slot: usize,
     queue: EventQueue,
     reqs: Slab,
@@ -124,6 +131,7 @@ impl<'a> Run<'a> {
                         .collect()
                 })
                 .collect(),
+            next_in_turn: vec![0; tiers],
             queue: EventQueue::default(),
             reqs: Slab::default(),
             rng: StdRng::seed_from_u64(seed),
@@ -184,9 +192,18 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
+    /// that the fleet's router picks.
+    fn route(&mut self, k: usize, need: u64) -> Option<usize> {
+        match self.fleet.router {
+            Router::LeastWork => self.route_least_work(k, need),
+            Router::RoundRobin => self.route_round_robin(k, need),
+        }
+    }
+
     /// The up replica of tier `k` with the least outstanding work per unit
     /// of capacity whose KV cache can hold `need` tokens.
-    fn route(&self, k: usize, need: u64) -> Option<usize> {
+    fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
         let mean_output = self.fleet.tiers[k].mean_output_tokens;
         let mut best: Option<(f64, usize)> = None;
         for &g in &self.tier_groups[k] {
@@ -207,6 +224,29 @@ impl<'a> Run<'a> {
             }
         }
         best.map(|(_, r)| r)
+    }
+
+    /// The next up replica of tier `k` in turn (groups in order, replicas by
+    /// rank) whose KV cache can hold `need` tokens.
+    fn route_round_robin(&mut self, k: usize, need: u64) -> Option<usize> {
+        let groups = &self.tier_groups[k];
+        let up: usize = groups.iter().map(|&g| self.groups[g].up).sum();
+        for i in 0..up {
+            let mut pos = (self.next_in_turn[k] + i) % up;
+            for &g in groups {
+                let state = &self.groups[g];
+                if pos >= state.up {
+                    pos -= state.up;
+                    continue;
+                }
+                if need <= self.fleet.groups[g].spec.kv_capacity_tokens {
+                    self.next_in_turn[k] = (self.next_in_turn[k] + i + 1) % up;
+                    return Some(state.replicas[pos]);
+                }
+                break;
+            }
+        }
+        None
     }
 
     /// A request arrives: to the API, to a replica, or unserved.
@@ -362,6 +402,7 @@ mod tests {
     use super::*;
     use crate::perf::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::router::Router;
     use crate::sim::scheduler::Scheduler;
     use crate::sim::workload::renewal;
 
@@ -395,6 +436,7 @@ mod tests {
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
             }],
+            router: Router::LeastWork,
         }
     }
 
@@ -495,6 +537,49 @@ mod tests {
         // chunks: it finishes sooner.
         let chunked = completed(&fleet(spec(true, 8, 100_000), 1, 0.0), &arrivals);
         assert!(chunked[0].e2e_ms < done[0].e2e_ms, "{}", chunked[0].e2e_ms);
+    }
+
+    #[test]
+    fn round_robin_takes_turns_where_least_work_takes_the_first_idle_replica() {
+        // Requests far apart: every replica is idle when each arrives.
+        let arrivals: Vec<Arrival> = (0..6)
+            .map(|i| Arrival {
+                time_s: 10.0 * f64::from(i),
+                tier: 0,
+                input_tokens: 100,
+                output_tokens: 10,
+            })
+            .collect();
+        let mut f = fleet(spec(true, 8, 100_000), 3, 0.0);
+        let busy = |f: &Fleet| -> Vec<bool> {
+            let r = simulate(f, 0..1, arrivals.clone(), 1, |_| {});
+            r.groups[0].replicas.iter().map(|&(_, b)| b > 0.0).collect()
+        };
+        assert_eq!(busy(&f), [true, false, false]);
+        f.router = Router::RoundRobin;
+        assert_eq!(busy(&f), [true, true, true]);
+    }
+
+    #[test]
+    fn round_robin_skips_replicas_too_small_for_the_request() {
+        let mut f = fleet(spec(true, 8, 1_000), 2, 0.0);
+        let mut big = f.groups[0].clone();
+        big.spec.kv_capacity_tokens = 100_000;
+        f.groups.push(big);
+        f.router = Router::RoundRobin;
+        let arrivals: Vec<Arrival> = (0..4)
+            .map(|i| Arrival {
+                time_s: 10.0 * f64::from(i),
+                tier: 0,
+                input_tokens: 5_000,
+                output_tokens: 10,
+            })
+            .collect();
+        let r = simulate(&f, 0..1, arrivals, 1, |_| {});
+        assert_eq!(r.tiers[0].served_requests, 4);
+        assert_eq!(r.groups[0].busy_s, 0.0);
+        let big: Vec<bool> = r.groups[1].replicas.iter().map(|&(_, b)| b > 0.0).collect();
+        assert_eq!(big, [true, true]);
     }
 
     #[test]
@@ -647,6 +732,7 @@ mod properties {
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
             }],
+            router: Router::LeastWork,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The replay simulator: a discrete-event model of a fleet of replicas, each
 //! running continuous batching ([`replica`]) under a step [`scheduler`],
-//! behind a router ([`fleet`]), fed by the scenario's traces ([`workload`]).
+//! behind a [`router`] ([`fleet`]), fed by the scenario's traces
+//! ([`workload`]).
 //! Semantics in `docs/simulator.md`.
 
 pub mod events;
@@ -9,6 +10,7 @@ pub mod histogram;
 pub mod metrics;
 pub mod replica;
 pub mod request;
+pub mod router;
 pub mod scheduler;
 pub mod workload;
 
@@ -16,4 +18,5 @@ pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group,
 pub use metrics::{Latency, Limits, TierTally};
 pub use replica::ReplicaSpec;
 pub use request::Arrival;
+pub use router::Router;
 pub use scheduler::Scheduler;
