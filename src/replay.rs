@@ -11,8 +11,8 @@ use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::sim::{
-    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router,
-    Scheduler, SimResult, TierTally,
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
+    SimResult, TierTally,
 };
 use crate::traces::Request;
 use serde::Serialize;
@@ -34,7 +34,7 @@ pub fn replica_spec(
         PerfModel::new(&offer.profile, &scenario.model.profile, tensor_parallel),
         max_batch,
         scenario.simulation.max_batched_tokens,
-        Scheduler::default(),
+        scenario.simulation.scheduler,
     ))
 }
 
@@ -71,7 +71,7 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
         slot_s: f64::from(scenario.planning.slot_minutes) * 60.0,
         tiers,
         groups,
-        router: Router::default(),
+        router: scenario.simulation.router,
     }
 }
 

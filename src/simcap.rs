@@ -16,9 +16,7 @@ use crate::perf::PerfModel;
 use crate::progress::Progress;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use crate::sim::workload::renewal;
-use crate::sim::{
-    simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router, Scheduler, TierTally,
-};
+use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router, TierTally};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
@@ -116,7 +114,7 @@ pub fn evaluate(
         PerfModel::new(&offer.profile, &setting.model.profile, tp),
         max_batch,
         setting.simulation.max_batched_tokens,
-        Scheduler::default(),
+        setting.simulation.scheduler,
     );
     let key = cache_key(setting.simulation, &spec, tier, demand);
     let path = setting.cache_dir.map(|d| {
@@ -258,10 +256,11 @@ fn cache_key(sim: &Simulation, spec: &ReplicaSpec, tier: &Tier, demand: &TierDem
         .flat_map(|&(i, o)| [i.to_le_bytes(), o.to_le_bytes()].concat())
         .collect();
     format!(
-        "{CACHE_VERSION}|{:?}|batch {}|tokens {}|kv {}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|seed {}",
+        "{CACHE_VERSION}|{:?}|batch {}|tokens {}|{}|kv {}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|seed {}",
         spec.perf,
         spec.max_batch,
         spec.max_batched_tokens,
+        spec.scheduler.name(),
         spec.kv_capacity_tokens,
         tier.ttft_ms,
         tier.tpot_ms,

@@ -7,6 +7,7 @@ mod validate;
 pub use validate::load;
 
 use crate::profiles::{GpuProfile, ModelProfile};
+use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -175,6 +176,10 @@ pub struct Simulation {
     pub max_rounds: u32,
     /// Factor applied to a failing tier's capacity coefficients per round.
     pub tighten_factor: f64,
+    /// How every replica fills its engine steps.
+    pub scheduler: Scheduler,
+    /// How a request picks one of its tier's replicas.
+    pub router: Router,
 }
 
 impl Default for Simulation {
@@ -187,6 +192,8 @@ impl Default for Simulation {
             verify: VerifySlots::Sample,
             max_rounds: 4,
             tighten_factor: 0.9,
+            scheduler: Scheduler::default(),
+            router: Router::default(),
         }
     }
 }

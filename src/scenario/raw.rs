@@ -119,4 +119,6 @@ pub struct RawSimulation {
     pub verify: Option<Spanned<String>>,
     pub max_rounds: Option<u32>,
     pub tighten_factor: Option<f64>,
+    pub scheduler: Option<Spanned<String>>,
+    pub router: Option<Spanned<String>>,
 }

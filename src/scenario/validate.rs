@@ -8,6 +8,7 @@ use super::{
 };
 use crate::error::{line_col, PlannerError, Problem};
 use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
+use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -314,6 +315,36 @@ impl Validator {
                 format!("`simulation.tighten_factor` must be in (0, 1), got {tighten_factor}"),
             );
         }
+        let scheduler = match r.scheduler.as_ref() {
+            None => d.scheduler,
+            Some(s) => Scheduler::from_name(s.get_ref()).unwrap_or_else(|| {
+                let accepted = Scheduler::ALL.map(|a| format!("\"{}\"", a.name()));
+                self.at_span(
+                    s,
+                    format!(
+                        "unknown scheduler `{}`; accepted: {}",
+                        s.get_ref(),
+                        accepted.join(", ")
+                    ),
+                );
+                d.scheduler
+            }),
+        };
+        let router = match r.router.as_ref() {
+            None => d.router,
+            Some(s) => Router::from_name(s.get_ref()).unwrap_or_else(|| {
+                let accepted = Router::ALL.map(|a| format!("\"{}\"", a.name()));
+                self.at_span(
+                    s,
+                    format!(
+                        "unknown router `{}`; accepted: {}",
+                        s.get_ref(),
+                        accepted.join(", ")
+                    ),
+                );
+                d.router
+            }),
+        };
         Simulation {
             seed: r.seed.unwrap_or(d.seed),
             max_batched_tokens,
@@ -322,6 +353,8 @@ impl Validator {
             verify,
             max_rounds,
             tighten_factor,
+            scheduler,
+            router,
         }
     }
 
