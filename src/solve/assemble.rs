@@ -11,10 +11,10 @@ use crate::plan::{
     total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, ModelSummary, Plan,
     Prices, Questions, SolverSummary, TierPlan,
 };
-use crate::replay::Verification;
 use crate::report::group_thousands;
 use crate::scenario::{CapacitySource, Scenario};
 use crate::simcap;
+use crate::verification::Verification;
 use std::collections::BTreeMap;
 
 pub(super) fn assemble(
