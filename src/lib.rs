@@ -20,7 +20,8 @@
 //! 7. [`plan`] assembles the chosen plan with its costs; [`baselines`] prices the
 //!    simple alternatives; [`plan_file`] writes and reads plans.
 //! 8. [`replay`] replays the traces against a plan in [`sim`], the discrete-event
-//!    simulator of continuous batching, and reports attainment and goodput.
+//!    simulator of continuous batching, and reports attainment and goodput as a
+//!    [`verification`], which the plan carries.
 //! 9. [`report`] renders results as text or JSON; [`goodput`] counts goodput
 //!    in measured per-request logs.
 //!
@@ -54,3 +55,4 @@ pub mod simcap;
 pub mod solve;
 pub mod stats;
 pub mod traces;
+pub mod verification;

@@ -7,6 +7,7 @@ use crate::demand::{Demand, TierDemand};
 use crate::milp::SolveStatus;
 use crate::precision::Precision;
 use crate::scenario::ApiOffer;
+use crate::verification::Verification;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -47,7 +48,7 @@ pub struct Plan {
     pub prices: Prices,
     pub questions: Questions,
     /// The replay of the traces against this plan (absent when switched off).
-    pub verification: Option<crate::replay::Verification>,
+    pub verification: Option<Verification>,
     /// Solve-and-replay rounds, the last being this plan.
     pub rounds: Vec<Round>,
 }

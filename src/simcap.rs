@@ -34,7 +34,7 @@ use crate::progress::Progress;
 use crate::roofline::RooflineBound;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use crate::sim::workload::renewal;
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, TierTally};
+use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router, TierTally};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -385,6 +385,7 @@ impl<'a> Search<'a> {
             config.perf(offer, setting.model),
             config.max_batch,
             config.max_batched_tokens,
+            setting.simulation.scheduler,
         );
         let roofline = RooflineBound::new(
             &offer.profile,
@@ -421,7 +422,7 @@ impl<'a> Search<'a> {
         let count = self.requests(n);
         let cv = self.demand.within_minute_cv.max(0.05);
         let arrivals = renewal(rate, cv, &self.demand.lengths, count, self.sim.seed);
-        let fleet = fleet_of(&self.spec, n, self.tier, self.demand);
+        let fleet = fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router);
         let mut result = simulate(&fleet, 0..1, arrivals, self.sim.seed, |_| {});
         let slots = f64::from(n) * f64::from(self.spec.max_batch);
         let bounded = (result.peak_in_flight as f64) <= slots + BACKLOG_SHARE * count as f64;
@@ -438,7 +439,7 @@ impl<'a> Search<'a> {
     fn saturated_rps(&self) -> f64 {
         let count = SATURATED_REQUESTS.max(4 * self.spec.max_batch as usize);
         let arrivals = renewal(1e9, 1.0, &self.demand.lengths, count, self.sim.seed);
-        let fleet = fleet_of(&self.spec, 1, self.tier, self.demand);
+        let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self.sim.router);
         let result = simulate(&fleet, 0..1, arrivals, self.sim.seed, |_| {});
         let busy_s = result.groups.first().map_or(0.0, |g| g.busy_s);
         let served = result.tiers[0].served_requests as f64;
@@ -604,9 +605,9 @@ impl<'a> Search<'a> {
     }
 }
 
-/// `n` identical replicas behind the router with no API, judged against
+/// `n` identical replicas behind `router` with no API, judged against
 /// `tier`.
-fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand) -> Fleet {
+fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router: Router) -> Fleet {
     Fleet {
         slot_s: 1e15,
         tiers: vec![FleetTier {
@@ -625,6 +626,7 @@ fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand) -> Fle
             replicas_by_slot: vec![n],
             rps_per_replica: 1.0,
         }],
+        router,
     }
 }
 
@@ -636,7 +638,7 @@ fn cache_key(sim: &Simulation, spec: &ReplicaSpec, tier: &Tier, demand: &TierDem
         .flat_map(|&(i, o)| [i.to_le_bytes(), o.to_le_bytes()].concat())
         .collect();
     format!(
-        "{CACHE_VERSION}|{:?}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|per replica {}|utilisation {:?}|seed {}",
+        "{CACHE_VERSION}|{:?}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|per replica {}|utilisation {:?}|router {:?}|seed {}",
         spec,
         tier.ttft_ms,
         tier.tpot_ms,
@@ -648,6 +650,7 @@ fn cache_key(sim: &Simulation, spec: &ReplicaSpec, tier: &Tier, demand: &TierDem
         sim.capacity_requests,
         sim.fleet_requests_per_replica,
         sim.max_utilisation,
+        sim.router,
         sim.seed
     )
 }

@@ -1068,3 +1068,52 @@ fn perf_refuses_what_it_cannot_answer() {
     );
     fails(&["--model", "llama-3.1-8b", "--gpu", "h200"], "no work");
 }
+
+/// `tests/fixtures/ok/code-burst.toml` with `[simulation]` `scheduler` and
+/// `router` set, replayed against its fixed eight-replica plan: the code
+/// tier's (TTFT p99, TPOT p99) in ms.
+fn code_burst(scheduler: &str, router: &str) -> (f64, f64) {
+    let dir = temp_dir(&format!("code-burst-{scheduler}-{router}"));
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+    let text = std::fs::read_to_string("tests/fixtures/ok/code-burst.toml")
+        .unwrap()
+        .replace("\"../../../", &format!("\"{root}"));
+    let scenario = dir.join("code-burst.toml");
+    std::fs::write(
+        &scenario,
+        format!("{text}scheduler = \"{scheduler}\"\nrouter = \"{router}\"\n"),
+    )
+    .unwrap();
+    let v = json(&planner(&[
+        "simulate",
+        scenario.to_str().unwrap(),
+        "--plan",
+        "tests/fixtures/ok/code-burst-plan.json",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let code = &v["verification"]["tiers"]["code"];
+    assert_eq!(code["served_requests"].as_u64(), Some(8819));
+    (
+        code["ttft_p99_ms"].as_f64().unwrap(),
+        code["tpot_p99_ms"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn prefill_first_stalls_decodes_and_round_robin_queues_bursts_on_the_code_trace() {
+    let (ttft, tpot) = code_burst("decode-first-chunked", "least-work");
+    // Whole-prompt prefill steps hold every decoding sequence back.
+    let (_, prefill_first_tpot) = code_burst("prefill-first", "least-work");
+    assert!(
+        prefill_first_tpot > 2.0 * tpot,
+        "{prefill_first_tpot} vs {tpot}"
+    );
+    // Taking turns ignores how much work each replica already holds.
+    let (round_robin_ttft, _) = code_burst("decode-first-chunked", "round-robin");
+    assert!(
+        round_robin_ttft > 1.25 * ttft,
+        "{round_robin_ttft} vs {ttft}"
+    );
+}

@@ -8,6 +8,7 @@ pub use validate::load;
 
 use crate::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
+use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -195,6 +196,10 @@ pub struct Simulation {
     /// Largest fleet simulated per configuration; above it the step function
     /// continues at the per-replica capacity of this fleet.
     pub fleet_max_replicas: u32,
+    /// How every replica fills its engine steps.
+    pub scheduler: Scheduler,
+    /// How a request picks one of its tier's replicas.
+    pub router: Router,
 }
 
 impl Default for Simulation {
@@ -210,6 +215,8 @@ impl Default for Simulation {
             max_utilisation: 0.95,
             fleet_requests_per_replica: 500,
             fleet_max_replicas: 48,
+            scheduler: Scheduler::default(),
+            router: Router::default(),
         }
     }
 }

@@ -9,6 +9,7 @@ use super::{
 use crate::error::{line_col, PlannerError, Problem};
 use crate::precision::Precision;
 use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
+use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -369,6 +370,36 @@ impl Validator {
                 format!("`simulation.fleet_max_replicas` must be in [1, 1024], got {fleet_max_replicas}"),
             );
         }
+        let scheduler = match r.scheduler.as_ref() {
+            None => d.scheduler,
+            Some(s) => Scheduler::from_name(s.get_ref()).unwrap_or_else(|| {
+                let accepted = Scheduler::ALL.map(|a| format!("\"{}\"", a.name()));
+                self.at_span(
+                    s,
+                    format!(
+                        "unknown scheduler `{}`; accepted: {}",
+                        s.get_ref(),
+                        accepted.join(", ")
+                    ),
+                );
+                d.scheduler
+            }),
+        };
+        let router = match r.router.as_ref() {
+            None => d.router,
+            Some(s) => Router::from_name(s.get_ref()).unwrap_or_else(|| {
+                let accepted = Router::ALL.map(|a| format!("\"{}\"", a.name()));
+                self.at_span(
+                    s,
+                    format!(
+                        "unknown router `{}`; accepted: {}",
+                        s.get_ref(),
+                        accepted.join(", ")
+                    ),
+                );
+                d.router
+            }),
+        };
         Simulation {
             seed: r.seed.unwrap_or(d.seed),
             capacity,
@@ -380,6 +411,8 @@ impl Validator {
             max_utilisation,
             fleet_requests_per_replica,
             fleet_max_replicas,
+            scheduler,
+            router,
         }
     }
 

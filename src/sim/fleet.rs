@@ -6,18 +6,20 @@
 //!   slot. New replicas start empty; replicas beyond the count stop taking
 //!   requests and finish the ones they hold (drain).
 //! * A request of a tier goes to the API with the plan's API share for its
-//!   slot (seeded draw); otherwise the router sends it to the tier's up
-//!   replica with the least outstanding work per unit of capacity:
-//!   (prompt tokens not yet prefilled + requests in system × the tier's mean
-//!   output tokens) / the configuration's requests/s per replica; ties go to
-//!   the lowest index. A request finds no replica when the plan has none up
-//!   for its tier, or when its prompt plus output exceed every up replica's
-//!   KV cache; it is counted unserved (missing both limits).
+//!   slot (seeded draw); otherwise the [`Router`] sends it to one of the
+//!   tier's up replicas: by default the one with the least outstanding work
+//!   per unit of capacity ((prompt tokens not yet prefilled + requests in
+//!   system × the tier's mean output tokens) / the configuration's
+//!   requests/s per replica; ties go to the lowest index), or round robin.
+//!   A request finds no replica when the plan has none up for its tier, or
+//!   when its prompt plus output exceed every up replica's KV cache; it is
+//!   counted unserved (missing both limits).
 
 use super::events::{Event, EventQueue};
 use super::metrics::{GroupTally, Latency, Limits, SlotTally, TierTally};
 use super::replica::{Finished, Replica, ReplicaSpec};
 use super::request::{Arrival, InFlight, Slab};
+use super::router::Router;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::ops::Range;
@@ -50,6 +52,8 @@ pub struct Fleet {
     pub slot_s: f64,
     pub tiers: Vec<FleetTier>,
     pub groups: Vec<Group>,
+    /// How a request picks one of its tier's up replicas.
+    pub router: Router,
 }
 
 /// What a replay measured.
@@ -93,6 +97,9 @@ struct Run<'a> {
     groups: Vec<GroupState>,
     /// Per tier, the groups serving it.
     tier_groups: Vec<Vec<usize>>,
+    /// Per tier, the round-robin position: the index, among the tier's up
+    /// replicas in order, of the next one to try.
+    next_in_turn: Vec<usize>,
     current_slot: usize,
     queue: EventQueue,
     reqs: Slab,
@@ -124,6 +131,7 @@ impl<'a> Run<'a> {
                         .collect()
                 })
                 .collect(),
+            next_in_turn: vec![0; tiers],
             queue: EventQueue::default(),
             reqs: Slab::default(),
             rng: StdRng::seed_from_u64(seed),
@@ -184,9 +192,18 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
+    /// that the fleet's router picks.
+    fn route(&mut self, k: usize, need: u64) -> Option<usize> {
+        match self.fleet.router {
+            Router::LeastWork => self.route_least_work(k, need),
+            Router::RoundRobin => self.route_round_robin(k, need),
+        }
+    }
+
     /// The up replica of tier `k` with the least outstanding work per unit
     /// of capacity whose KV cache can hold `need` tokens.
-    fn route(&self, k: usize, need: u64) -> Option<usize> {
+    fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
         let mean_output = self.fleet.tiers[k].mean_output_tokens;
         let mut best: Option<(f64, usize)> = None;
         for &g in &self.tier_groups[k] {
@@ -207,6 +224,29 @@ impl<'a> Run<'a> {
             }
         }
         best.map(|(_, r)| r)
+    }
+
+    /// The next up replica of tier `k` in turn (groups in order, replicas by
+    /// rank) whose KV cache can hold `need` tokens.
+    fn route_round_robin(&mut self, k: usize, need: u64) -> Option<usize> {
+        let groups = &self.tier_groups[k];
+        let up: usize = groups.iter().map(|&g| self.groups[g].up).sum();
+        for i in 0..up {
+            let mut pos = (self.next_in_turn[k] + i) % up;
+            for &g in groups {
+                let state = &self.groups[g];
+                if pos >= state.up {
+                    pos -= state.up;
+                    continue;
+                }
+                if need <= self.fleet.groups[g].spec.kv_capacity_tokens {
+                    self.next_in_turn[k] = (self.next_in_turn[k] + i + 1) % up;
+                    return Some(state.replicas[pos]);
+                }
+                break;
+            }
+        }
+        None
     }
 
     /// A request arrives: to the API, to a replica, or unserved.
@@ -362,6 +402,8 @@ mod tests {
     use super::*;
     use crate::perf::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::router::Router;
+    use crate::sim::scheduler::Scheduler;
     use crate::sim::workload::renewal;
 
     fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
@@ -370,6 +412,7 @@ mod tests {
             max_batch,
             max_batched_tokens: 2048,
             kv_capacity_tokens,
+            scheduler: Scheduler::DecodeFirstChunked,
             decode_runs,
         }
     }
@@ -393,6 +436,7 @@ mod tests {
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
             }],
+            router: Router::LeastWork,
         }
     }
 
@@ -420,6 +464,122 @@ mod tests {
         assert!((e2e - prefill_ms - decode_ms).abs() < 1e-6, "{e2e}");
         // One arrival, one slot start, the prefill step and one decode run.
         assert_eq!(r.events, 4);
+    }
+
+    fn prefill_first(mut spec: ReplicaSpec) -> ReplicaSpec {
+        spec.scheduler = Scheduler::PrefillFirst;
+        spec
+    }
+
+    /// Requests completed, in arrival order.
+    fn completed(f: &Fleet, arrivals: &[Arrival]) -> Vec<Completed> {
+        let mut done = Vec::new();
+        simulate_observed(f, 0..1, arrivals.to_vec(), 1, |_| {}, |c| done.push(*c));
+        done.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+        done
+    }
+
+    #[test]
+    fn prefill_first_prefills_a_prompt_longer_than_the_budget_in_one_step() {
+        let a = Arrival {
+            time_s: 1.0,
+            tier: 0,
+            input_tokens: 5000,
+            output_tokens: 1,
+        };
+        let whole = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
+        let r = simulate(&whole, 0..1, [a], 1, |_| {});
+        let prefill_ms = whole.groups[0].spec.perf.prefill_s(5000.0) * 1e3;
+        let ttft = r.tiers[0].ttft.quantile_ms(1.0);
+        assert!((ttft - prefill_ms).abs() < 1e-9, "{ttft} vs {prefill_ms}");
+        // Arrival, slot start, one step.
+        assert_eq!(r.events, 3);
+        // Chunked, it takes three steps of at most 2048 tokens.
+        let chunked = simulate(&fleet(spec(true, 8, 100_000), 1, 0.0), 0..1, [a], 1, |_| {});
+        assert_eq!(chunked.events, 5);
+    }
+
+    #[test]
+    fn prefill_first_stalls_decodes_while_it_prefills() {
+        let arrivals = [
+            Arrival {
+                time_s: 0.5,
+                tier: 0,
+                input_tokens: 1000,
+                output_tokens: 201,
+            },
+            Arrival {
+                time_s: 1.0,
+                tier: 0,
+                input_tokens: 4000,
+                output_tokens: 1,
+            },
+        ];
+        let f = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
+        let perf = &f.groups[0].spec.perf;
+        let done = completed(&f, &arrivals);
+        // The first request's 200 decode steps run at its own batch of one;
+        // the second prompt's prefill step sits between two of them.
+        let decode_ms: f64 = (0..200)
+            .map(|j| perf.decode_step_s(1.0, 1001.0 + f64::from(j)) * 1e3)
+            .sum();
+        let expected = (perf.prefill_s(1000.0) + perf.prefill_s(4000.0)) * 1e3 + decode_ms;
+        assert!(
+            (done[0].e2e_ms - expected).abs() < 1e-6,
+            "{} vs {expected}",
+            done[0].e2e_ms
+        );
+        // The second waits at most one decode step before its whole prefill.
+        let prefill_ms = perf.prefill_s(4000.0) * 1e3;
+        let ttft = done[1].ttft_ms;
+        assert!(ttft >= prefill_ms && ttft < prefill_ms + 20.0, "{ttft}");
+        // Decode-first, the first request's decode rides along with the
+        // chunks: it finishes sooner.
+        let chunked = completed(&fleet(spec(true, 8, 100_000), 1, 0.0), &arrivals);
+        assert!(chunked[0].e2e_ms < done[0].e2e_ms, "{}", chunked[0].e2e_ms);
+    }
+
+    #[test]
+    fn round_robin_takes_turns_where_least_work_takes_the_first_idle_replica() {
+        // Requests far apart: every replica is idle when each arrives.
+        let arrivals: Vec<Arrival> = (0..6)
+            .map(|i| Arrival {
+                time_s: 10.0 * f64::from(i),
+                tier: 0,
+                input_tokens: 100,
+                output_tokens: 10,
+            })
+            .collect();
+        let mut f = fleet(spec(true, 8, 100_000), 3, 0.0);
+        let busy = |f: &Fleet| -> Vec<bool> {
+            let r = simulate(f, 0..1, arrivals.clone(), 1, |_| {});
+            r.groups[0].replicas.iter().map(|&(_, b)| b > 0.0).collect()
+        };
+        assert_eq!(busy(&f), [true, false, false]);
+        f.router = Router::RoundRobin;
+        assert_eq!(busy(&f), [true, true, true]);
+    }
+
+    #[test]
+    fn round_robin_skips_replicas_too_small_for_the_request() {
+        let mut f = fleet(spec(true, 8, 1_000), 2, 0.0);
+        let mut big = f.groups[0].clone();
+        big.spec.kv_capacity_tokens = 100_000;
+        f.groups.push(big);
+        f.router = Router::RoundRobin;
+        let arrivals: Vec<Arrival> = (0..4)
+            .map(|i| Arrival {
+                time_s: 10.0 * f64::from(i),
+                tier: 0,
+                input_tokens: 5_000,
+                output_tokens: 10,
+            })
+            .collect();
+        let r = simulate(&f, 0..1, arrivals, 1, |_| {});
+        assert_eq!(r.tiers[0].served_requests, 4);
+        assert_eq!(r.groups[0].busy_s, 0.0);
+        let big: Vec<bool> = r.groups[1].replicas.iter().map(|&(_, b)| b > 0.0).collect();
+        assert_eq!(big, [true, true]);
     }
 
     #[test]
@@ -537,10 +697,16 @@ mod properties {
     use super::*;
     use crate::perf::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::scheduler::Scheduler;
     use crate::sim::workload::renewal;
     use proptest::prelude::*;
 
-    fn fleet(decode_runs: bool, max_batch: u32, kv: u64, budget: u32, replicas: u32) -> Fleet {
+    fn fleet(
+        scheduler: Scheduler,
+        decode_runs: bool,
+        (max_batch, kv, budget): (u32, u64, u32),
+        replicas: u32,
+    ) -> Fleet {
         Fleet {
             slot_s: 1e9,
             tiers: vec![FleetTier {
@@ -560,21 +726,23 @@ mod properties {
                     max_batch,
                     max_batched_tokens: budget,
                     kv_capacity_tokens: kv,
+                    scheduler,
                     decode_runs,
                 },
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
             }],
+            router: Router::LeastWork,
         }
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 
-        /// Advancing decode steps in runs changes nothing a request sees:
-        /// the same requests meet the same limits, with the same
-        /// preemptions, as a simulation that steps one token at a time; and
-        /// every request is accounted for.
+        /// Under either scheduler, advancing decode steps in runs changes
+        /// nothing a request sees: the same requests meet the same limits,
+        /// with the same preemptions, as a simulation that steps one token at
+        /// a time; and every request is accounted for.
         #[test]
         fn decode_runs_are_exact(
             seed in 0u64..1000,
@@ -587,13 +755,16 @@ mod properties {
         ) {
             let lengths: Vec<(u32, u32)> = (0..32).map(|i| (50 + 173 * i, 1 + 37 * (i % 9))).collect();
             let arrivals = renewal(rate, cv, &lengths, 600, seed);
-            let a = simulate(&fleet(true, max_batch, kv, budget, replicas), 0..1, arrivals.clone(), seed, |_| {});
-            let b = simulate(&fleet(false, max_batch, kv, budget, replicas), 0..1, arrivals, seed, |_| {});
-            let (x, y) = (&a.tiers[0], &b.tiers[0]);
-            prop_assert_eq!(x.served_requests + x.unserved_requests, 600);
-            prop_assert_eq!((x.served_requests, x.met_ttft, x.met_tpot, x.met_both), (y.served_requests, y.met_ttft, y.met_tpot, y.met_both));
-            prop_assert_eq!(a.groups[0].preemptions, b.groups[0].preemptions);
-            prop_assert!((x.decode_s - y.decode_s).abs() <= 1e-6 * y.decode_s.max(1.0));
+            let replica = (max_batch, kv, budget);
+            for scheduler in Scheduler::ALL {
+                let a = simulate(&fleet(scheduler, true, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});
+                let b = simulate(&fleet(scheduler, false, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});
+                let (x, y) = (&a.tiers[0], &b.tiers[0]);
+                prop_assert_eq!(x.served_requests + x.unserved_requests, 600);
+                prop_assert_eq!((x.served_requests, x.met_ttft, x.met_tpot, x.met_both), (y.served_requests, y.met_ttft, y.met_tpot, y.met_both));
+                prop_assert_eq!(a.groups[0].preemptions, b.groups[0].preemptions);
+                prop_assert!((x.decode_s - y.decode_s).abs() <= 1e-6 * y.decode_s.max(1.0));
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The replay simulator: a discrete-event model of a fleet of replicas, each
-//! running continuous batching ([`replica`]), behind a router ([`fleet`]),
-//! fed by the scenario's traces ([`workload`]). Semantics in
-//! `docs/simulator.md`.
+//! running continuous batching ([`replica`]) under a step [`scheduler`],
+//! behind a [`router`] ([`fleet`]), fed by the scenario's traces
+//! ([`workload`]).
+//! Semantics in `docs/simulator.md`.
 
 pub mod events;
 pub mod fleet;
@@ -9,9 +10,13 @@ pub mod histogram;
 pub mod metrics;
 pub mod replica;
 pub mod request;
+pub mod router;
+pub mod scheduler;
 pub mod workload;
 
 pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult};
 pub use metrics::{Latency, Limits, TierTally};
 pub use replica::ReplicaSpec;
 pub use request::Arrival;
+pub use router::Router;
+pub use scheduler::Scheduler;

@@ -1,10 +1,15 @@
-//! One replica running continuous batching as vLLM does (chunked prefill,
-//! decode-first scheduling):
+//! One replica running continuous batching, with the step scheduler of the
+//! engine it stands for ([`Scheduler`]):
 //!
-//! * each step, every decoding sequence gets one token; the remaining token
-//!   budget (`max_batched_tokens` minus the decodes) goes to prompts being
+//! * decode-first with chunked prefill (vLLM V1, SGLang): each step, every
+//!   decoding sequence gets one token; the remaining token budget
+//!   (`max_batched_tokens` minus the decodes) goes to prompts being
 //!   prefilled, oldest first, then to new admissions from the FIFO waiting
 //!   queue;
+//! * prefill-first (vLLM V0, TGI): when a waiting request can be admitted,
+//!   the step prefills whole prompts (as many as fit the token budget, a
+//!   longer prompt alone) and the decoding sequences wait; otherwise the step
+//!   only decodes;
 //! * a request is admitted while fewer than `max_batch` sequences run and the
 //!   KV cache can hold its whole prompt plus one token; otherwise it and the
 //!   requests behind it wait (first come, first served);
@@ -18,6 +23,7 @@
 //! that could be admitted cuts the run at the step in flight.
 
 use super::request::Slab;
+use super::scheduler::Scheduler;
 use crate::perf::{DecodeRun, PerfModel, StepWork};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -32,6 +38,8 @@ pub struct ReplicaSpec {
     pub max_batched_tokens: u32,
     /// KV-cache tokens the replica holds after its weights.
     pub kv_capacity_tokens: u64,
+    /// How each step is filled.
+    pub scheduler: Scheduler,
     /// Advance decode-only steps as runs (the default); `false` makes every
     /// step its own event, the reference the runs are tested against.
     pub decode_runs: bool,
@@ -39,13 +47,19 @@ pub struct ReplicaSpec {
 
 impl ReplicaSpec {
     /// A replica of `perf` whose KV cache is the memory left after weights.
-    pub fn new(perf: PerfModel, max_batch: u32, max_batched_tokens: u32) -> Self {
+    pub fn new(
+        perf: PerfModel,
+        max_batch: u32,
+        max_batched_tokens: u32,
+        scheduler: Scheduler,
+    ) -> Self {
         let kv_capacity_tokens = perf.kv_capacity_tokens().max(0.0).floor() as u64;
         ReplicaSpec {
             perf,
             max_batch,
             max_batched_tokens,
             kv_capacity_tokens,
+            scheduler,
             decode_runs: true,
         }
     }
@@ -80,7 +94,8 @@ pub struct Replica {
     decoding: Vec<u32>,
     /// (request, tokens) prefilled in the step in progress.
     chunks: Vec<(u32, u32)>,
-    /// Steps executed so far.
+    /// Decode steps executed so far (steps that gave every decoding sequence
+    /// a token).
     clock: u64,
     /// (step counter at which it finishes, request, epoch).
     finishes: BinaryHeap<Reverse<(u64, u32, u32)>>,
@@ -169,40 +184,11 @@ impl Replica {
     pub fn start_step(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec) -> Option<f64> {
         debug_assert!(self.step.is_none());
         self.preempt_to_fit(reqs, spec);
-        let batch = self.decoding.len() as u64;
-        let mut budget = u64::from(spec.max_batched_tokens).saturating_sub(batch);
         self.chunks.clear();
-        for &id in &self.prefilling {
-            if budget == 0 {
-                break;
-            }
-            let r = reqs.get(id);
-            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
-            self.chunks.push((id, chunk as u32));
-            budget -= chunk;
-        }
-        while budget > 0 {
-            let Some(&id) = self.waiting.front() else {
-                break;
-            };
-            let running = (self.prefilling.len() + self.decoding.len()) as u32;
-            let target = u64::from(reqs.get(id).prefill_target);
-            if running >= spec.max_batch || self.kv_used + target + 1 > spec.kv_capacity_tokens {
-                break;
-            }
-            self.waiting.pop_front();
-            let r = reqs.get_mut(id);
-            if r.admitted_s.is_nan() {
-                r.admitted_s = now;
-            }
-            r.admit_seq = self.next_admit_seq;
-            self.next_admit_seq += 1;
-            self.kv_used += target;
-            self.prefilling.push(id);
-            let chunk = target.min(budget);
-            self.chunks.push((id, chunk as u32));
-            budget -= chunk;
-        }
+        let batch = match spec.scheduler {
+            Scheduler::DecodeFirstChunked => self.schedule_decode_first_chunked(now, reqs, spec),
+            Scheduler::PrefillFirst => self.schedule_prefill_first(now, reqs, spec),
+        };
         if batch == 0 && self.chunks.is_empty() {
             return None;
         }
@@ -218,10 +204,12 @@ impl Replica {
             };
             (run.elapsed_s(steps), steps, Some(run))
         } else {
+            // The decoding sequences' context, when they take part.
+            let context = if batch > 0 { self.context_sum } else { 0 };
             let mut work = StepWork {
                 tokens: batch as f64,
-                attention_pairs: self.context_sum as f64,
-                kv_read_tokens: self.context_sum as f64,
+                attention_pairs: context as f64,
+                kv_read_tokens: context as f64,
                 logit_tokens: batch as f64,
             };
             for &(id, chunk) in &self.chunks {
@@ -260,7 +248,9 @@ impl Replica {
             self.busy_s += step.end_s - step.start_s;
             self.batch_s += step.batch as f64 * (step.end_s - step.start_s);
         }
-        self.clock += step.steps;
+        if step.batch > 0 {
+            self.clock += step.steps;
+        }
         self.context_sum += step.batch * step.steps;
         self.kv_used += step.batch * step.steps;
         for i in 0..self.chunks.len() {
@@ -309,6 +299,88 @@ impl Replica {
             }
             finished.push(Finished { id, finish_s: now });
         }
+    }
+
+    /// Decode-first with chunked prefill: every decoding sequence gets its
+    /// token; the rest of the budget goes to prompts being prefilled, oldest
+    /// first, then to admissions. Fills `chunks`; returns the decoding
+    /// sequences that get a token.
+    fn schedule_decode_first_chunked(
+        &mut self,
+        now: f64,
+        reqs: &mut Slab,
+        spec: &ReplicaSpec,
+    ) -> u64 {
+        let batch = self.decoding.len() as u64;
+        let mut budget = u64::from(spec.max_batched_tokens).saturating_sub(batch);
+        for &id in &self.prefilling {
+            if budget == 0 {
+                break;
+            }
+            let r = reqs.get(id);
+            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        while budget > 0 {
+            let Some((id, target)) = self.admit_head(now, reqs, spec, u64::MAX) else {
+                break;
+            };
+            let chunk = target.min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        batch
+    }
+
+    /// Prefill-first without chunking: when the queue's head can be
+    /// admitted, the step prefills whole prompts, as many as fit the budget
+    /// (the first one whatever its length), and decodes nothing; otherwise
+    /// every decoding sequence gets its token. Fills `chunks`; returns the
+    /// decoding sequences that get a token.
+    fn schedule_prefill_first(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec) -> u64 {
+        let mut budget = u64::from(spec.max_batched_tokens);
+        while let Some((id, target)) = self.admit_head(now, reqs, spec, budget) {
+            self.chunks.push((id, target as u32));
+            budget = budget.saturating_sub(target);
+        }
+        if self.chunks.is_empty() {
+            self.decoding.len() as u64
+        } else {
+            0
+        }
+    }
+
+    /// Admits the head of the waiting queue when fewer than `max_batch`
+    /// sequences run, the KV cache holds its prompt plus one token and,
+    /// unless it would be the step's first prefill, its prompt fits
+    /// `budget`; returns it and the tokens it must prefill.
+    fn admit_head(
+        &mut self,
+        now: f64,
+        reqs: &mut Slab,
+        spec: &ReplicaSpec,
+        budget: u64,
+    ) -> Option<(u32, u64)> {
+        let &id = self.waiting.front()?;
+        let running = (self.prefilling.len() + self.decoding.len()) as u32;
+        let target = u64::from(reqs.get(id).prefill_target);
+        if running >= spec.max_batch
+            || self.kv_used + target + 1 > spec.kv_capacity_tokens
+            || (!self.chunks.is_empty() && target > budget)
+        {
+            return None;
+        }
+        self.waiting.pop_front();
+        let r = reqs.get_mut(id);
+        if r.admitted_s.is_nan() {
+            r.admitted_s = now;
+        }
+        r.admit_seq = self.next_admit_seq;
+        self.next_admit_seq += 1;
+        self.kv_used += target;
+        self.prefilling.push(id);
+        Some((id, target))
     }
 
     /// Steps until the earliest decoding sequence finishes.

@@ -34,7 +34,8 @@ pub struct InFlight {
     pub admitted_s: f64,
     /// Order of admission on its replica (the latest is preempted first).
     pub admit_seq: u64,
-    /// Bumped on preemption, so stale finish entries are ignored.
+    /// Bumped on preemption, and on reuse of the request's slab slot, so
+    /// stale finish entries are ignored.
     pub epoch: u32,
     pub preemptions: u32,
 }
@@ -84,7 +85,11 @@ impl Slab {
     pub fn insert(&mut self, r: InFlight) -> u32 {
         match self.free.pop() {
             Some(id) => {
-                self.items[id as usize] = r;
+                // A finish entry left by the slot's previous request must not
+                // match the new one.
+                let slot = &mut self.items[id as usize];
+                let epoch = slot.epoch.wrapping_add(1);
+                *slot = InFlight { epoch, ..r };
                 id
             }
             None => {

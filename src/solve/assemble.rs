@@ -12,10 +12,10 @@ use crate::plan::{
     Prices, Questions, SolverSummary, TierPlan,
 };
 use crate::precision::Precision;
-use crate::replay::Verification;
 use crate::report::group_thousands;
 use crate::scenario::{CapacitySource, Scenario};
 use crate::simcap;
+use crate::verification::Verification;
 use std::collections::BTreeMap;
 
 pub(super) fn assemble(
