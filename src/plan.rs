@@ -100,8 +100,9 @@ pub struct ConfigUse {
     pub max_batched_tokens: u32,
     pub precision: Precision,
     pub gpus_per_replica: u32,
-    /// Requests/s one replica covers in the slot of the configuration's
-    /// largest fleet (the router's weight).
+    /// Requests/s one replica sustains in the configuration's largest fleet
+    /// (the fleet step function at that size over its replicas; the
+    /// router's weight).
     pub rps_per_replica: f64,
     /// Per slot, the requests/s each replica covers there (`mu[c,t]`: the
     /// slot's rate over the replicas the fleet step function says it needs).

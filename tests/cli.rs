@@ -444,12 +444,14 @@ fn calibration_error_stays_within_the_stated_bound() {
         "MLPerf server/offline errors {server_errors:?}"
     );
     // At the short length mix the replay simulator's server throughput is
-    // within 30% of every published system (docs/model.md).
+    // within 35% of every published system (docs/model.md): a fleet claims
+    // at most `max_utilisation` (95%) of its saturated throughput, which
+    // keeps the one-GPU B200 system 32% under its published figure.
     for r in report["mlperf_server_over_offline"].as_array().unwrap() {
         if r["input_tokens"] == 256 {
             let e = r["simulated_relative_error"].as_f64().unwrap();
             assert!(
-                e.abs() <= 0.30,
+                e.abs() <= 0.35,
                 "{}: simulated server error {e}",
                 r["system"]
             );
@@ -1116,4 +1118,44 @@ fn prefill_first_stalls_decodes_and_round_robin_queues_bursts_on_the_code_trace(
         round_robin_ttft > 1.25 * ttft,
         "{round_robin_ttft} vs {ttft}"
     );
+}
+
+#[test]
+fn no_capacity_figure_exceeds_the_roofline_ceiling() {
+    // Includes a batch tier whose TTFT limit is hours: stability, not
+    // latency, must bound it.
+    let plan = json(&planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let mut checked = 0;
+    for (tier, entries) in plan["capacity"].as_object().unwrap() {
+        for e in entries.as_array().unwrap() {
+            let Some(fleet) = e.get("fleet") else {
+                continue;
+            };
+            let roofline = fleet["roofline_rps_per_replica"].as_f64().unwrap();
+            let saturated = fleet["saturated_rps_per_replica"].as_f64().unwrap();
+            assert!(saturated > 0.0 && saturated <= roofline, "{tier}: {fleet}");
+            let mut last = 0.0;
+            for p in fleet["points"].as_array().unwrap() {
+                let n = p["replicas"].as_f64().unwrap();
+                let rps = p["max_rps"].as_f64().unwrap();
+                assert!(rps <= n * roofline * (1.0 + 1e-9), "{tier}: {p}");
+                assert!(rps <= n * saturated, "{tier}: {p}");
+                assert!(rps >= last, "{tier}: step function decreases at {p}");
+                let (lo, hi) = (
+                    p["attainment_low"].as_f64().unwrap(),
+                    p["attainment_high"].as_f64().unwrap(),
+                );
+                assert!(lo <= p["attainment"].as_f64().unwrap() && hi >= lo);
+                last = rps;
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no fleet step function in the plan");
 }

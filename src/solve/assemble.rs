@@ -61,6 +61,13 @@ pub(super) fn assemble(
             if replicas.iter().all(|&n| n == 0) {
                 continue;
             }
+            let entry = &capacity[k][option_entries[k][c]];
+            // What one replica of a fleet of `n` sustains: the step function's
+            // figure (not the slot's demand over its replicas).
+            let sustained = |n: u32, t: usize| match &entry.fleet {
+                Some(f) if n > 0 => f.capacity_rps(n) / f64::from(n) * factors[k],
+                _ => option.rps(t),
+            };
             let mut served = 0.0;
             for (t, &capacity_t) in capacity_by_slot.iter().enumerate() {
                 if capacity_t <= 0.0 {
@@ -69,13 +76,12 @@ pub(super) fn assemble(
                 let fraction = f64::from(replicas[t]) * option.rps(t) / capacity_t;
                 let on_gpus_rps = tier.mean_rps[t] * (1.0 - solution.api[k][t]) * fraction;
                 served += on_gpus_rps;
-                busy_gpu_hours += on_gpus_rps / option.rps(t)
+                busy_gpu_hours += on_gpus_rps / sustained(replicas[t], t)
                     * f64::from(option.gpus_per_replica)
                     * input.slot_hours;
             }
-            let entry = &capacity[k][option_entries[k][c]];
-            // The router's weight: what one replica covers in the slot where
-            // this configuration runs its largest fleet.
+            // The router's weight: what one replica sustains in the slot
+            // where this configuration runs its largest fleet.
             let busiest = (0..replicas.len())
                 .max_by_key(|&t| (replicas[t], std::cmp::Reverse(t)))
                 .unwrap_or(0);
@@ -87,7 +93,7 @@ pub(super) fn assemble(
                 max_batched_tokens: entry.config.max_batched_tokens,
                 precision: entry.config.precision,
                 gpus_per_replica: option.gpus_per_replica,
-                rps_per_replica: option.rps(busiest),
+                rps_per_replica: sustained(replicas[busiest], busiest),
                 rps_per_replica_by_slot: option.rps_by_slot.clone(),
                 share: if total_mean > 0.0 {
                     served / total_mean
