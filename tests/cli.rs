@@ -1159,3 +1159,29 @@ fn no_capacity_figure_exceeds_the_roofline_ceiling() {
     }
     assert!(checked > 0, "no fleet step function in the plan");
 }
+
+#[test]
+fn chunk_sizes_out_of_range_and_fp8_without_units_are_located() {
+    let dir = temp_dir("bad-configs");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/");
+    let text = std::fs::read_to_string("tests/fixtures/ok/tiny.toml")
+        .unwrap()
+        .replace("\"../../../", &format!("\"{root}../../../"))
+        .replace(
+            "profile = \"h100-sxm\"",
+            "profile = \"h100-sxm\"\nmax_batched_tokens = [32, 1000000]",
+        )
+        .replace(
+            "profile = \"l40s\"",
+            "profile = \"a100-80gb\"\nprecision = [\"fp8\"]",
+        );
+    let scenario = dir.join("bad-configs.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out = planner(&["solve", scenario.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("gpus[0].max_batched_tokens"), "{err}");
+    assert!(err.contains("chunk size 32 is outside"), "{err}");
+    assert!(err.contains("chunk size 1000000 is outside"), "{err}");
+    assert!(err.contains("`a100-80gb` has no FP8 units"), "{err}");
+}
