@@ -63,8 +63,10 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// tier more than `attainment_margin_points` over it that holds more than one
 /// replica is loosened, and once a tier has both a factor that met and one
 /// that missed, the next factor bisects them. It stops when every tier sits
-/// in [target, target + margin] or after `simulation.max_rounds` rounds, and
-/// returns the cheapest plan whose replay met every target, else the last.
+/// in [target, target + margin], when the next factors would change no
+/// fleet size (the same MILP again), or after `simulation.max_rounds`
+/// rounds, and returns the cheapest plan whose replay met every target,
+/// else the last.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let verify = scenario.simulation.verify != VerifySlots::Off;
@@ -79,14 +81,36 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     let mut gpu_share: Vec<Vec<f64>> = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
     let mut rounds = Vec::new();
     let mut best: Option<Plan> = None;
+    let mut last: Option<(Plan, Vec<Vec<Vec<f64>>>)> = None;
     loop {
+        let (input, option_entries) = milp_input(
+            scenario,
+            &demand,
+            &capacity,
+            (&factors, &gpu_share),
+            options,
+        );
+        let coverage = coverage_of(&input);
+        if let Some((plan, previous)) = &last {
+            // The new factors change no fleet size: the MILP would return
+            // the same plan, and its replay the same attainment.
+            if *previous == coverage {
+                return Ok(finish(scenario, best.unwrap_or(plan.clone()), rounds));
+            }
+        }
         let mut plan = solve_once(
             scenario,
             &demand,
             capacity.clone(),
-            (&factors, &gpu_share),
-            options,
+            (input, option_entries),
+            (&factors, options),
         )?;
+        if let Some((previous, _)) = last.take() {
+            // The MILP chose the same fleets again: so would the replay.
+            if same_fleets(&previous, &plan) {
+                return Ok(finish(scenario, best.unwrap_or(previous), rounds));
+            }
+        }
         let Some(replay) = &replay else {
             return Ok(plan);
         };
@@ -145,14 +169,14 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
                     .collect()
             })
             .collect();
-        let settled = next == factors && shares_close(&shares, &gpu_share);
+        // Every tier in its band, or no factor left to move while the GPU
+        // shares (which size the fleets) have settled.
+        let settled = next == factors && (met || shares_close(&shares, &gpu_share));
         gpu_share = shares;
         if settled || rounds.len() as u32 >= scenario.simulation.max_rounds {
-            let mut chosen = best.unwrap_or(plan);
-            chosen.rounds = rounds;
-            chosen.missed_targets = missed_targets(scenario, &chosen);
-            return Ok(chosen);
+            return Ok(finish(scenario, best.unwrap_or(plan), rounds));
         }
+        last = Some((plan, coverage));
         factors = next;
         let need = need_rps(&demand, &factors);
         if scenario.simulation.capacity == CapacitySource::Simulated {
@@ -166,6 +190,41 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             );
         }
     }
+}
+
+/// The chosen plan with the rounds that led to it and the targets it misses.
+fn finish(scenario: &Scenario, mut chosen: Plan, rounds: Vec<Round>) -> Plan {
+    chosen.rounds = rounds;
+    chosen.missed_targets = missed_targets(scenario, &chosen);
+    chosen
+}
+
+/// Whether two plans hold the same GPUs and replicas and send the same
+/// shares to the API in every slot.
+fn same_fleets(a: &Plan, b: &Plan) -> bool {
+    let fleets = |p: &Plan| {
+        p.tiers
+            .iter()
+            .map(|(name, t)| {
+                let configs: Vec<(String, Vec<u32>)> = t
+                    .configurations
+                    .iter()
+                    .map(|c| (c.config.clone(), c.replicas_by_slot.clone()))
+                    .collect();
+                (name.clone(), configs, t.api_share_by_slot.clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    a.reserved == b.reserved && a.on_demand == b.on_demand && fleets(a) == fleets(b)
+}
+
+/// What the MILP's coverage rows read: per tier and option, `mu[c,t]`.
+fn coverage_of(input: &milp::MilpInput) -> Vec<Vec<Vec<f64>>> {
+    input
+        .tiers
+        .iter()
+        .map(|t| t.options.iter().map(|o| o.rps_by_slot.clone()).collect())
+        .collect()
 }
 
 /// The tiers whose replay missed their target, in words.
@@ -314,16 +373,14 @@ pub fn capacity_table(
     }
 }
 
-/// One MILP solve on the given capacity table, assembled into a plan.
+/// One MILP solve of `input`, assembled into a plan.
 fn solve_once(
     scenario: &Scenario,
     demand: &Demand,
     capacity: Vec<Vec<CapacityEntry>>,
-    (factors, gpu_share): (&[f64], &[Vec<f64>]),
-    options: &SolveOptions,
+    (input, option_entries): (milp::MilpInput, Vec<Vec<usize>>),
+    (factors, options): (&[f64], &SolveOptions),
 ) -> Result<Plan, PlannerError> {
-    let (input, option_entries) =
-        milp_input(scenario, demand, &capacity, (factors, gpu_share), options);
     let spinner = options.progress.spinner(&format!(
         "solving the MILP ({} slots, time limit {} s)",
         demand.slots, input.time_limit_s
