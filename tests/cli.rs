@@ -1185,3 +1185,34 @@ fn chunk_sizes_out_of_range_and_fp8_without_units_are_located() {
     assert!(err.contains("chunk size 1000000 is outside"), "{err}");
     assert!(err.contains("`a100-80gb` has no FP8 units"), "{err}");
 }
+
+#[test]
+fn capacity_pairs_each_configuration_with_its_own_simulation() {
+    let report = json(&planner(&[
+        "capacity",
+        "scenarios/overnight-batch.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let mut fleets = 0;
+    for (tier, rows) in report.as_object().unwrap() {
+        for r in rows.as_array().unwrap() {
+            // A configuration whose weights or batch do not fit in memory
+            // cannot be simulated either.
+            let memory_bound =
+                r["analytic"]["status"] == "cannot" && r["analytic"]["best_ttft_ms"].is_null();
+            if memory_bound {
+                assert!(
+                    r["simulated"].is_null() || r["simulated"]["status"] == "cannot",
+                    "{tier}: {r}"
+                );
+            }
+            if r.get("fleet").is_some() {
+                assert_eq!(r["simulated"]["status"], "serves", "{tier}: {r}");
+                fleets += 1;
+            }
+        }
+    }
+    assert!(fleets > 0);
+}

@@ -1,7 +1,9 @@
 //! `planner capacity`: per tier and configuration, the requests/s one replica
-//! sustains under the tier's SLO by the queueing model and by the simulator.
+//! sustains under the tier's SLO by the queueing model and by the simulator,
+//! and the fleet step functions of the configurations the screen kept.
 
 use crate::capacity::{CapacityEntry, Verdict};
+use crate::fleet_capacity::FleetCapacity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -12,12 +14,18 @@ pub struct CapacityPair {
     pub config: String,
     pub gpus_per_replica: u32,
     pub analytic: Verdict,
-    pub simulated: Verdict,
+    /// `None` when the simulator's screen did not try this configuration
+    /// (batch caps are screened at one chunk size, chunk sizes at the best
+    /// batch cap).
+    pub simulated: Option<Verdict>,
     /// Simulated over analytic requests/s when both serve.
     pub simulated_over_analytic: Option<f64>,
+    /// Fleets of 1…N replicas, for the configurations the screen kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetCapacity>,
 }
 
-/// Pairs the two tables entry by entry (same configuration order).
+/// Pairs the two tables by configuration.
 pub fn pair(
     tiers: &[String],
     analytic: &[Vec<CapacityEntry>],
@@ -29,18 +37,21 @@ pub fn pair(
         .map(|(name, (a, s))| {
             let rows = a
                 .iter()
-                .zip(s)
-                .map(|(a, s)| CapacityPair {
-                    config: a.config.label(),
-                    gpus_per_replica: a.gpus_per_replica,
-                    simulated_over_analytic: match (&a.verdict, &s.verdict) {
-                        (Verdict::Serves(x), Verdict::Serves(y)) if x.max_rps > 0.0 => {
-                            Some(y.max_rps / x.max_rps)
-                        }
-                        _ => None,
-                    },
-                    analytic: a.verdict.clone(),
-                    simulated: s.verdict.clone(),
+                .map(|a| {
+                    let s = s.iter().find(|s| s.config == a.config);
+                    CapacityPair {
+                        config: a.config.label(),
+                        gpus_per_replica: a.gpus_per_replica,
+                        simulated_over_analytic: match (&a.verdict, s.map(|s| &s.verdict)) {
+                            (Verdict::Serves(x), Some(Verdict::Serves(y))) if x.max_rps > 0.0 => {
+                                Some(y.max_rps / x.max_rps)
+                            }
+                            _ => None,
+                        },
+                        analytic: a.verdict.clone(),
+                        simulated: s.map(|s| s.verdict.clone()),
+                        fleet: s.and_then(|s| s.fleet.clone()),
+                    }
                 })
                 .collect();
             (name.clone(), rows)
@@ -48,11 +59,38 @@ pub fn pair(
         .collect()
 }
 
-fn cell(v: &Verdict) -> String {
+fn cell(v: Option<&Verdict>) -> String {
     match v {
-        Verdict::Serves(s) => format!("{:>9.3} ({})", s.max_rps, s.binding),
-        Verdict::Cannot { .. } => "cannot".into(),
+        Some(Verdict::Serves(s)) => format!("{:>9.3} ({})", s.max_rps, s.binding),
+        Some(Verdict::Cannot { .. }) => "cannot".into(),
+        None => "not screened".into(),
     }
+}
+
+/// A step function in a line: the rate of n replicas at n = 1, 2, 4, 8, …
+/// and at the largest fleet, each with its attainment interval.
+fn fleet_line(f: &FleetCapacity) -> String {
+    let shown = f
+        .points
+        .iter()
+        .filter(|p| p.replicas.is_power_of_two() || p.replicas == f.max_replicas());
+    let cells: Vec<String> = shown
+        .map(|p| {
+            format!(
+                "n={} {:.2} [{:.1}–{:.1}%]",
+                p.replicas,
+                p.max_rps,
+                p.attainment_low * 100.0,
+                p.attainment_high * 100.0
+            )
+        })
+        .collect();
+    format!(
+        "saturated {:.2}, ceiling {:.2} req/s per replica; {}",
+        f.saturated_rps_per_replica,
+        f.roofline_rps_per_replica,
+        cells.join(", ")
+    )
 }
 
 pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> String {
@@ -65,25 +103,34 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{tier:<22} {:>22} {:>22} {:>9}",
+            "{tier:<30} {:>22} {:>22} {:>9}",
             "analytic (limit)", "simulated (limit)", "sim/ana"
         );
         for r in rows {
             if matches!(
                 (&r.analytic, &r.simulated),
-                (Verdict::Cannot { .. }, Verdict::Cannot { .. })
+                (Verdict::Cannot { .. }, Some(Verdict::Cannot { .. }) | None)
             ) {
                 continue;
             }
             let _ = writeln!(
                 o,
-                "  {:<20} {:>22} {:>22} {:>9}",
+                "  {:<28} {:>22} {:>22} {:>9}",
                 r.config,
-                cell(&r.analytic),
-                cell(&r.simulated),
+                cell(Some(&r.analytic)),
+                cell(r.simulated.as_ref()),
                 r.simulated_over_analytic
                     .map_or("—".to_string(), |x| format!("{x:.2}"))
             );
+        }
+        let _ = writeln!(
+            o,
+            "  fleets behind the router (req/s the fleet sustains, 95% interval of its attainment):"
+        );
+        for r in rows {
+            if let Some(f) = &r.fleet {
+                let _ = writeln!(o, "    {:<28} {}", r.config, fleet_line(f));
+            }
         }
     }
     o
