@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
-const CACHE_VERSION: &str = "simcap-3";
+const CACHE_VERSION: &str = "simcap-4";
 /// Bisection of a single replica: steps on log(rate), 2^-10 of the
 /// bracket's log width.
 const BISECTION_STEPS: u32 = 10;
@@ -308,9 +308,9 @@ pub fn evaluate(
     }
     let search = Search::new(setting, offer, config, tier, demand);
     let key = format!("screen|{}", search.key);
-    let verdict = cached(setting.cache_dir, &key, || search.single_replica());
+    let screen: Screen = cached(setting.cache_dir, &key, || search.single_replica());
     CapacityEntry {
-        verdict,
+        verdict: screen.verdict,
         ..analytic
     }
 }
@@ -349,8 +349,9 @@ pub fn fleet(
     }
     let f = fleet.get_or_insert_with(|| {
         let screen = format!("screen|{}", search.key);
-        let verdict = cached(setting.cache_dir, &screen, || search.single_replica());
-        search.start_fleet(verdict)
+        search.start_fleet(cached(setting.cache_dir, &screen, || {
+            search.single_replica()
+        }))
     });
     if f.points.is_empty() {
         return None;
@@ -361,6 +362,16 @@ pub fn fleet(
     }
     write_cached(setting.cache_dir, &key, &*f);
     fleet
+}
+
+/// What the single-replica screen found: the verdict, the saturated
+/// throughput it measured, and (when the replica serves) the first point of
+/// the fleet step function.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Screen {
+    verdict: Verdict,
+    saturated_rps: f64,
+    point: Option<FleetPoint>,
 }
 
 /// Everything one configuration's searches on one tier share.
@@ -488,15 +499,20 @@ impl<'a> Search<'a> {
     }
 
     /// Stage 1: bisection on one replica's rate.
-    fn single_replica(&self) -> Verdict {
+    fn single_replica(&self) -> Screen {
         let q = self.target();
         let tier = self.tier;
         let saturated = self.saturated_rps();
         let stable = self.stable_rps(1, saturated);
         let low = stable * LOW_RATE_FRACTION;
         let (ok, at_low) = self.passes(1, low);
+        let cannot = |verdict| Screen {
+            verdict,
+            saturated_rps: saturated,
+            point: None,
+        };
         if !ok || stable <= 0.0 {
-            return Verdict::Cannot {
+            return cannot(Verdict::Cannot {
                 reason: format!(
                     "even at {low:.3} req/s only {:.1}% of requests meet both limits (p{} TTFT {:.0} ms, limit {}; TPOT {:.1} ms, limit {})",
                     at_low.attainment() * 100.0,
@@ -508,7 +524,7 @@ impl<'a> Search<'a> {
                 ),
                 best_ttft_ms: Some(at_low.ttft.quantile_ms(q)),
                 best_tpot_ms: Some(at_low.tpot.quantile_ms(q)),
-            };
+            });
         }
         let (top_ok, top) = self.passes(1, stable);
         let (rate, tally, binding) = if top_ok {
@@ -536,29 +552,27 @@ impl<'a> Search<'a> {
         } else {
             0.0
         };
-        Verdict::Serves(Sustained {
-            max_rps: point.max_rps,
-            ttft_ms: tally.ttft.quantile_ms(q),
-            tpot_ms: tally.tpot.quantile_ms(q),
-            mean_batch,
-            binding: binding.into(),
-        })
+        Screen {
+            verdict: Verdict::Serves(Sustained {
+                max_rps: point.max_rps,
+                ttft_ms: tally.ttft.quantile_ms(q),
+                tpot_ms: tally.tpot.quantile_ms(q),
+                mean_batch,
+                binding: binding.into(),
+            }),
+            saturated_rps: saturated,
+            point: Some(point),
+        }
     }
 
-    /// A step function holding its first point (one replica), or none when
-    /// one replica cannot serve the tier.
-    fn start_fleet(&self, single: Verdict) -> FleetCapacity {
-        let saturated = self.saturated_rps();
-        let mut f = FleetCapacity {
-            points: Vec::new(),
-            saturated_rps_per_replica: saturated,
+    /// A step function holding the screen's point (one replica), or none
+    /// when one replica cannot serve the tier.
+    fn start_fleet(&self, screen: Screen) -> FleetCapacity {
+        FleetCapacity {
+            points: screen.point.into_iter().collect(),
+            saturated_rps_per_replica: screen.saturated_rps,
             roofline_rps_per_replica: self.roofline_rps,
-        };
-        if let Verdict::Serves(s) = single {
-            let (_, tally) = self.passes(1, s.max_rps);
-            f.points.push(self.point(1, s.max_rps, &tally, &s.binding));
         }
-        f
     }
 
     /// The next point of `f`: n = last + 1 replicas, searched upward from
@@ -568,41 +582,58 @@ impl<'a> Search<'a> {
         let last = f.points.last().expect("a started fleet has a point");
         let n = last.replicas + 1;
         let stable = self.stable_rps(n, f.saturated_rps_per_replica);
-        let (_, mut lo_tally) = self.passes(n, last.max_rps);
-        let mut lo = last.max_rps;
         let (top_ok, top) = self.passes(n, stable);
         if top_ok {
             return self.point(n, stable, &top, "stability");
         }
+        let mut b = RateBracket {
+            lo: last.max_rps,
+            lo_tally: None,
+            hi: stable,
+            hi_tally: top,
+            hi_bounded: true,
+        };
         // Gallop from the linear guess n/(n−1) × the last rate.
-        let mut step = (lo * f64::from(n) / f64::from(last.replicas) - lo).max(lo * 0.01);
-        let (mut hi, mut hi_tally, mut hi_bounded) = (stable, top, true);
+        let mut step = (b.lo * f64::from(n) / f64::from(last.replicas) - b.lo).max(b.lo * 0.01);
         loop {
-            let probe = lo + step;
-            if probe >= hi {
+            let rate = b.lo + step;
+            if rate >= b.hi || !self.probe(&mut b, n, rate) {
                 break;
             }
-            let (t, bounded) = self.run(n, probe);
-            if bounded && t.attainment() >= self.target() {
-                (lo, lo_tally) = (probe, t);
-                step *= 2.0;
-            } else {
-                (hi, hi_tally, hi_bounded) = (probe, t, bounded);
-                break;
-            }
+            step *= 2.0;
         }
-        while hi - lo > FLEET_RELATIVE_TOLERANCE * lo {
-            let mid = 0.5 * (lo + hi);
-            let (t, bounded) = self.run(n, mid);
-            if bounded && t.attainment() >= self.target() {
-                (lo, lo_tally) = (mid, t);
-            } else {
-                (hi, hi_tally, hi_bounded) = (mid, t, bounded);
-            }
+        while b.hi - b.lo > FLEET_RELATIVE_TOLERANCE * b.lo {
+            let rate = 0.5 * (b.lo + b.hi);
+            self.probe(&mut b, n, rate);
         }
-        let binding = self.binding(&hi_tally, hi_bounded);
-        self.point(n, lo, &lo_tally, binding)
+        let binding = self.binding(&b.hi_tally, b.hi_bounded);
+        // The last point's rate, if nothing above it passed: its tally at n.
+        let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(n, b.lo).0);
+        self.point(n, b.lo, &lo_tally, binding)
     }
+
+    /// Runs `n` replicas at `rate` and moves the bracket's end it falls on;
+    /// whether the rate was sustained.
+    fn probe(&self, b: &mut RateBracket, n: u32, rate: f64) -> bool {
+        let (t, bounded) = self.run(n, rate);
+        let ok = bounded && t.attainment() >= self.target();
+        if ok {
+            (b.lo, b.lo_tally) = (rate, Some(t));
+        } else {
+            (b.hi, b.hi_tally, b.hi_bounded) = (rate, t, bounded);
+        }
+        ok
+    }
+}
+
+/// A fleet point's search: the highest rate known sustained and the lowest
+/// known not, with the runs that showed it.
+struct RateBracket {
+    lo: f64,
+    lo_tally: Option<TierTally>,
+    hi: f64,
+    hi_tally: TierTally,
+    hi_bounded: bool,
 }
 
 /// `n` identical replicas behind `router` with no API, judged against
