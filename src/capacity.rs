@@ -277,6 +277,38 @@ pub fn poisson_quantile(mean: f64, q: f64, cap: f64) -> f64 {
     cap
 }
 
+/// Among the entries at `among`, those serving the tier and not dominated on
+/// their GPU type by one with no more GPUs per replica and at least as much
+/// single-replica capacity per GPU (ties go to the lower index), in index
+/// order.
+pub fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
+    let serving: Vec<(usize, u32, f64, usize)> = among
+        .iter()
+        .filter_map(|&i| {
+            let e = &entries[i];
+            match &e.verdict {
+                Verdict::Serves(s) => Some((i, e.gpus_per_replica, s.max_rps, e.config.gpu)),
+                Verdict::Cannot { .. } => None,
+            }
+        })
+        .collect();
+    let mut kept: Vec<usize> = serving
+        .iter()
+        .filter(|&&(i, p, mu, g)| {
+            !serving.iter().any(|&(j, q, nu, h)| {
+                j != i
+                    && h == g
+                    && q <= p
+                    && nu / f64::from(q) >= mu / f64::from(p)
+                    && (q < p || nu / f64::from(q) > mu / f64::from(p) || j < i)
+            })
+        })
+        .map(|&(i, ..)| i)
+        .collect();
+    kept.sort_unstable();
+    kept
+}
+
 /// Capacity of one configuration on one tier.
 pub fn evaluate(
     offer: &GpuOffer,

@@ -251,24 +251,7 @@ pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
         }
     }
     let kept: Vec<usize> = best.into_values().collect();
-    let per_gpu = |i: usize| serving_rps(&entries[i]) / f64::from(entries[i].gpus_per_replica);
-    let mut out: Vec<usize> = kept
-        .iter()
-        .copied()
-        .filter(|&i| {
-            !kept.iter().any(|&j| {
-                j != i
-                    && entries[j].config.gpu == entries[i].config.gpu
-                    && entries[j].gpus_per_replica <= entries[i].gpus_per_replica
-                    && per_gpu(j) >= per_gpu(i)
-                    && (entries[j].gpus_per_replica < entries[i].gpus_per_replica
-                        || per_gpu(j) > per_gpu(i)
-                        || j < i)
-            })
-        })
-        .collect();
-    out.sort_unstable();
-    out
+    capacity::non_dominated(entries, &kept)
 }
 
 /// What a capacity search runs with besides the configuration: the served

@@ -2,37 +2,11 @@
 //! dominated configurations pruned, API prices per request.
 
 use super::SolveOptions;
-use crate::capacity::{CapacityEntry, Verdict};
+use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
 use crate::fleet_capacity::FleetCapacity;
 use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, TierInput};
 use crate::scenario::{Scenario, Simulation};
-
-/// Keeps, per tier and GPU type, the configurations not dominated by one
-/// with no more GPUs per replica and at least as much capacity per GPU.
-pub(super) fn non_dominated(entries: &[CapacityEntry]) -> Vec<usize> {
-    let serving: Vec<(usize, u32, f64, usize)> = entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| match &e.verdict {
-            Verdict::Serves(s) => Some((i, e.gpus_per_replica, s.max_rps, e.config.gpu)),
-            Verdict::Cannot { .. } => None,
-        })
-        .collect();
-    serving
-        .iter()
-        .filter(|&&(i, p, mu, g)| {
-            !serving.iter().any(|&(j, q, nu, h)| {
-                j != i
-                    && h == g
-                    && q <= p
-                    && nu / f64::from(q) >= mu / f64::from(p)
-                    && (q < p || nu / f64::from(q) > mu / f64::from(p) || j < i)
-            })
-        })
-        .map(|&(i, ..)| i)
-        .collect()
-}
 
 pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option<f64> {
     scenario.api.as_ref().map(|a| {
@@ -93,7 +67,8 @@ pub(super) fn milp_input(
                 .filter(|&i| capacity[k][i].fleet.is_some())
                 .collect();
             let kept = if with_fleet.is_empty() {
-                non_dominated(&capacity[k])
+                let all: Vec<usize> = (0..capacity[k].len()).collect();
+                capacity::non_dominated(&capacity[k], &all)
             } else {
                 with_fleet
             };
