@@ -83,7 +83,6 @@ pub fn evaluate_all(
 ) -> Vec<Vec<CapacityEntry>> {
     let setting = Setting::of(scenario, cache_dir);
     let candidates = Config::candidates(&scenario.gpus);
-    let mut table: Vec<Vec<CapacityEntry>> = Vec::new();
     // Stage 1a: batch caps at the middle chunk size of each offer.
     let mut jobs = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {
@@ -120,17 +119,15 @@ pub fn evaluate_all(
         }
     }
     let screened_more = screen_jobs(scenario, demand, &setting, &candidates, &more, progress, 2);
-    table.resize(scenario.tiers.len(), Vec::new());
-    for ((k, _), e) in jobs
-        .iter()
-        .zip(screened)
-        .chain(more.iter().zip(screened_more))
-    {
-        table[*k].push(e);
-    }
     // Entries in candidate order, whatever the stage that produced them.
-    for entries in &mut table {
-        entries.sort_by_key(|e| candidate_index(&candidates, &e.config));
+    let by_job: BTreeMap<(usize, usize), CapacityEntry> = jobs
+        .into_iter()
+        .zip(screened)
+        .chain(more.into_iter().zip(screened_more))
+        .collect();
+    let mut table: Vec<Vec<CapacityEntry>> = vec![Vec::new(); scenario.tiers.len()];
+    for ((k, _), e) in by_job {
+        table[k].push(e);
     }
     extend_fleets(&mut table, scenario, demand, need_rps, cache_dir, progress);
     table
@@ -183,10 +180,6 @@ pub fn extend_fleets(
     for ((k, i), f) in fleet_jobs.into_iter().zip(fleets) {
         table[k][i].fleet = f.flatten();
     }
-}
-
-fn candidate_index(candidates: &[Config], c: &Config) -> usize {
-    candidates.iter().position(|x| x == c).unwrap_or(usize::MAX)
 }
 
 /// The chunk size screened first: the middle of the offer's list.
