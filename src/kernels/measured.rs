@@ -21,8 +21,8 @@
 //!   is fitted minimising the mean |ln(predicted / measured)|.
 
 use super::{
-    abs_log_error, coordinate_descent, errors, field, grid, problem, read_csv, roofline_ms,
-    Efficiency, GpuCalibration, LayerRow, LAYER_OPS,
+    abs_log_error, coordinate_descent, errors, field, grid, problem, read_csv, roofline_loss,
+    roofline_ms, Efficiency, GpuCalibration, LayerRow, LAYER_OPS,
 };
 use crate::error::PlannerError;
 use crate::perf::{Fp8Gain, PerfModel, StepWork};
@@ -273,12 +273,7 @@ pub fn calibrate(
             (f, b, r.ms)
         })
         .collect();
-    let attention_loss = |e: Efficiency| -> f64 {
-        points
-            .iter()
-            .map(|&(f, b, m)| abs_log_error(roofline_ms(gpu, e, f, b), m))
-            .sum()
-    };
+    let attention_loss = |e: Efficiency| roofline_loss(gpu, e, &points);
     let shares = grid(0.2, 1.0, 0.005);
     let fixed = grid(0.0, 100.0, 0.5);
     let [att_eff, att_fixed] =

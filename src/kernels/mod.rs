@@ -348,6 +348,15 @@ pub(crate) fn abs_log_error(pred: f64, meas: f64) -> f64 {
     (pred / meas).ln().abs()
 }
 
+/// Σ |ln(predicted / measured)| of the roofline with efficiencies `e` over
+/// (FLOPs, bytes, measured ms) points: what every fit here minimises.
+pub fn roofline_loss(gpu: &GpuProfile, e: Efficiency, points: &[(f64, f64, f64)]) -> f64 {
+    points
+        .iter()
+        .map(|&(f, b, m)| abs_log_error(roofline_ms(gpu, e, f, b), m))
+        .sum()
+}
+
 /// Fits (η_c, η_m, fixed µs) to (FLOPs, bytes, measured ms) points by
 /// coordinate descent on grids of 0.005 and 0.5 µs, minimising the mean
 /// |ln(predicted / measured)|.
@@ -357,13 +366,7 @@ pub fn fit(gpu: &GpuProfile, points: &[(f64, f64, f64)], start: Efficiency) -> E
         bandwidth: x[1],
         fixed_us: x[2],
     };
-    let loss = |x: &[f64; 3]| -> f64 {
-        let e = eff(x);
-        points
-            .iter()
-            .map(|&(f, b, m)| abs_log_error(roofline_ms(gpu, e, f, b), m))
-            .sum()
-    };
+    let loss = |x: &[f64; 3]| roofline_loss(gpu, eff(x), points);
     let shares = grid(0.2, 1.0, 0.005);
     let fixed = grid(0.0, 100.0, 0.5);
     eff(&coordinate_descent(
