@@ -1042,32 +1042,21 @@ fn perf_refuses_what_it_cannot_answer() {
         &["--model", "llama-9", "--gpu", "h200", "--prefill", "1"],
         "llama-3.1-8b",
     );
-    fails(
-        &[
-            "--model",
-            "llama-3.1-8b",
-            "--gpu",
-            "h200",
-            "--tp",
-            "3",
-            "--prefill",
-            "1",
-        ],
-        "does not divide",
-    );
-    fails(
-        &[
-            "--model",
-            "llama-3.1-8b",
-            "--gpu",
-            "h200",
-            "--tp",
-            "16",
-            "--prefill",
-            "1",
-        ],
-        "at most --tp 8",
-    );
+    for (tp, needle) in [("3", "does not divide"), ("16", "at most --tp 8")] {
+        fails(
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h200",
+                "--tp",
+                tp,
+                "--prefill",
+                "1",
+            ],
+            needle,
+        );
+    }
     fails(&["--model", "llama-3.1-8b", "--gpu", "h200"], "no work");
 }
 

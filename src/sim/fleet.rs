@@ -539,17 +539,22 @@ mod tests {
         assert!(chunked[0].e2e_ms < done[0].e2e_ms, "{}", chunked[0].e2e_ms);
     }
 
-    #[test]
-    fn round_robin_takes_turns_where_least_work_takes_the_first_idle_replica() {
-        // Requests far apart: every replica is idle when each arrives.
-        let arrivals: Vec<Arrival> = (0..6)
+    /// `n` requests 10 s apart, each `input` prompt tokens and 10 output.
+    fn spaced(n: u32, input: u32) -> Vec<Arrival> {
+        (0..n)
             .map(|i| Arrival {
                 time_s: 10.0 * f64::from(i),
                 tier: 0,
-                input_tokens: 100,
+                input_tokens: input,
                 output_tokens: 10,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn round_robin_takes_turns_where_least_work_takes_the_first_idle_replica() {
+        // Requests far apart: every replica is idle when each arrives.
+        let arrivals = spaced(6, 100);
         let mut f = fleet(spec(true, 8, 100_000), 3, 0.0);
         let busy = |f: &Fleet| -> Vec<bool> {
             let r = simulate(f, 0..1, arrivals.clone(), 1, |_| {});
@@ -567,14 +572,7 @@ mod tests {
         big.spec.kv_capacity_tokens = 100_000;
         f.groups.push(big);
         f.router = Router::RoundRobin;
-        let arrivals: Vec<Arrival> = (0..4)
-            .map(|i| Arrival {
-                time_s: 10.0 * f64::from(i),
-                tier: 0,
-                input_tokens: 5_000,
-                output_tokens: 10,
-            })
-            .collect();
+        let arrivals = spaced(4, 5_000);
         let r = simulate(&f, 0..1, arrivals, 1, |_| {});
         assert_eq!(r.tiers[0].served_requests, 4);
         assert_eq!(r.groups[0].busy_s, 0.0);
