@@ -241,7 +241,7 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(
         o,
-        "  capacity per replica (best configuration per GPU type and tier):"
+        "  capacity of one replica facing the whole tier (the screen; fleet step functions: `planner capacity`), best configuration per GPU type and tier:"
     );
     for (name, entries) in &plan.capacity {
         let mut best: std::collections::BTreeMap<&str, (f64, String)> =
