@@ -57,6 +57,15 @@ impl FleetCapacity {
         }
     }
 
+    /// The function up to its first point that sustains `rate_rps` (all of
+    /// it when none does).
+    pub fn up_to(mut self, rate_rps: f64) -> FleetCapacity {
+        if let Some(i) = self.points.iter().position(|p| p.max_rps >= rate_rps) {
+            self.points.truncate(i + 1);
+        }
+        self
+    }
+
     /// Fewest replicas whose fleet sustains `rate_rps` (0 for no demand).
     pub fn replicas_needed(&self, rate_rps: f64) -> u32 {
         if rate_rps <= 0.0 || self.points.is_empty() {
@@ -122,6 +131,8 @@ mod tests {
         assert_eq!(f.replicas_needed(8.1), 4);
         assert_eq!(f.replicas_needed(16.0), 6);
         assert_eq!(f.capacity_rps(6), 16.0);
+        assert_eq!(f.clone().up_to(4.0).points.len(), 2);
+        assert_eq!(f.clone().up_to(100.0).points.len(), 3);
         for rate in [0.5, 3.0, 7.9, 12.0, 40.0] {
             let n = f.replicas_needed(rate);
             assert!(f.capacity_rps(n) >= rate - 1e-9);

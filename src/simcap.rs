@@ -321,7 +321,7 @@ pub fn fleet(
         (a, b) => a.or(b),
     };
     if fleet.as_ref().is_some_and(enough) {
-        return fleet;
+        return fleet.map(|f| f.up_to(need_rps));
     }
     let f = fleet.get_or_insert_with(|| {
         let screen = format!("screen|{}", search.key);
@@ -337,7 +337,9 @@ pub fn fleet(
         f.points.push(next);
     }
     write_cached(setting.cache_dir, &key, &*f);
-    fleet
+    // The cache may hold a longer function than this need: return what a
+    // computation from scratch would, so the output never depends on it.
+    fleet.map(|f| f.up_to(need_rps))
 }
 
 /// What the single-replica screen found: the verdict, the saturated
