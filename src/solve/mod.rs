@@ -81,8 +81,19 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     let mut gpu_share: Vec<Vec<f64>> = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
     let mut rounds = Vec::new();
     let mut best: Option<Plan> = None;
-    let mut last: Option<(Plan, Vec<Vec<Vec<f64>>>)> = None;
+    let mut last: Option<Last> = None;
+    let mut silent_steps = 0;
     loop {
+        if scenario.simulation.capacity == CapacitySource::Simulated {
+            simcap::extend_fleets(
+                &mut capacity,
+                scenario,
+                &demand.tiers,
+                &need_rps(&demand, &factors),
+                options.cache_dir.as_deref(),
+                progress,
+            );
+        }
         let (input, option_entries) = milp_input(
             scenario,
             &demand,
@@ -91,26 +102,40 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             options,
         );
         let coverage = coverage_of(&input);
-        if let Some((plan, previous)) = &last {
-            // The new factors change no fleet size: the MILP would return
-            // the same plan, and its replay the same attainment.
-            if *previous == coverage {
-                return Ok(finish(scenario, best.unwrap_or(plan.clone()), rounds));
+        // The same MILP as the last round gives the same plan: skip it.
+        let solved = if last.as_ref().is_some_and(|l| l.coverage == coverage) {
+            None
+        } else {
+            Some(solve_once(
+                scenario,
+                &demand,
+                capacity.clone(),
+                (input, option_entries),
+                (&factors, options),
+            )?)
+        };
+        if let Some(l) = &last {
+            if solved.as_ref().is_none_or(|p| same_fleets(&l.plan, p)) {
+                // A step too small to change any fleet: its replay would
+                // repeat the last one. Step the moved tiers again, the same
+                // way, until the fleets change or the brackets stop them.
+                silent_steps += 1;
+                if silent_steps <= MAX_SILENT_STEPS
+                    && step_again(
+                        &mut factors,
+                        &l.factors,
+                        &brackets,
+                        scenario.simulation.tighten_factor,
+                    )
+                {
+                    continue;
+                }
+                let l = last.take().expect("checked");
+                return Ok(finish(scenario, best.unwrap_or(l.plan), rounds));
             }
         }
-        let mut plan = solve_once(
-            scenario,
-            &demand,
-            capacity.clone(),
-            (input, option_entries),
-            (&factors, options),
-        )?;
-        if let Some((previous, _)) = last.take() {
-            // The MILP chose the same fleets again: so would the replay.
-            if same_fleets(&previous, &plan) {
-                return Ok(finish(scenario, best.unwrap_or(previous), rounds));
-            }
-        }
+        silent_steps = 0;
+        let mut plan = solved.expect("a new MILP was solved");
         let Some(replay) = &replay else {
             return Ok(plan);
         };
@@ -176,20 +201,52 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
         if settled || rounds.len() as u32 >= scenario.simulation.max_rounds {
             return Ok(finish(scenario, best.unwrap_or(plan), rounds));
         }
-        last = Some((plan, coverage));
+        last = Some(Last {
+            plan,
+            coverage,
+            factors: factors.clone(),
+        });
         factors = next;
-        let need = need_rps(&demand, &factors);
-        if scenario.simulation.capacity == CapacitySource::Simulated {
-            simcap::extend_fleets(
-                &mut capacity,
-                scenario,
-                &demand.tiers,
-                &need,
-                options.cache_dir.as_deref(),
-                progress,
-            );
+    }
+}
+
+/// Most factor steps in a row that change no fleet before the loop stops.
+const MAX_SILENT_STEPS: u32 = 16;
+
+/// The last replayed round: its plan, what its MILP's coverage rows read,
+/// and the factors behind them.
+struct Last {
+    plan: Plan,
+    coverage: Vec<Vec<Vec<f64>>>,
+    factors: Vec<f64>,
+}
+
+/// Moves every tier whose factor changed since `replayed` one more step
+/// (`tighten`, or its inverse) in the same direction, unless that crosses a
+/// factor its bracket already knows the outcome of (or leaves [1e-3, 1e3]);
+/// whether any tier moved.
+fn step_again(factors: &mut [f64], replayed: &[f64], brackets: &[Bracket], tighten: f64) -> bool {
+    let mut moved = false;
+    for ((f, &r), b) in factors.iter_mut().zip(replayed).zip(brackets) {
+        let step = if *f < r {
+            tighten
+        } else if *f > r {
+            1.0 / tighten
+        } else {
+            continue;
+        };
+        let candidate = *f * step;
+        let crosses = if step < 1.0 {
+            b.met.is_some_and(|m| candidate <= m)
+        } else {
+            b.missed.is_some_and(|m| candidate >= m)
+        };
+        if !crosses && (1e-3..=1e3).contains(&candidate) {
+            *f = candidate;
+            moved = true;
         }
     }
+    moved
 }
 
 /// The chosen plan with the rounds that led to it and the targets it misses.
