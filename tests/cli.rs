@@ -81,6 +81,56 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
             v["goodput_output_tokens"].as_u64() <= v["output_tokens"].as_u64(),
             "{scenario}: {tier} goodput above output"
         );
+        // A tier of four or more replicas lands within a point of its
+        // target, unless its fleets are as large as stability requires
+        // (offered work at `max_utilisation` of their throughput), where
+        // the latency limits do not bind.
+        let configs = plan["tiers"][tier]["configurations"].as_array().unwrap();
+        let slots = plan["on_demand"].as_array().unwrap().len();
+        let largest = (0..slots)
+            .map(|s| {
+                configs
+                    .iter()
+                    .map(|c| c["replicas_by_slot"][s].as_u64().unwrap())
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0);
+        let over = v["attainment"].as_f64().unwrap() > v["target"].as_f64().unwrap() + 0.01;
+        if largest >= 4 && over {
+            for c in configs {
+                let entry = plan["capacity"][tier]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| {
+                        [
+                            "gpu_type",
+                            "tensor_parallel",
+                            "max_batch",
+                            "max_batched_tokens",
+                            "precision",
+                        ]
+                        .iter()
+                        .all(|k| e["config"][k] == c[k])
+                    })
+                    .expect("the configuration's capacity entry");
+                let n = c["replicas_by_slot"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .max()
+                    .unwrap() as usize;
+                let points = entry["fleet"]["points"].as_array().unwrap();
+                let point = &points[(n - 1).min(points.len() - 1)];
+                assert_eq!(
+                    point["binding"], "stability",
+                    "{scenario}: {tier} at {} is over its band: {point}",
+                    v["attainment"]
+                );
+            }
+        }
     }
     let total = plan["total_cost_usd"].as_f64().unwrap();
     assert!(total > 0.0);
@@ -1204,4 +1254,56 @@ fn capacity_pairs_each_configuration_with_its_own_simulation() {
         }
     }
     assert!(fleets > 0);
+}
+
+#[test]
+fn a_bursty_tier_meets_its_target_and_three_quarters_of_its_fleet_misses_it() {
+    // The Azure code trace: bursts of hundreds of requests a minute between
+    // empty minutes.
+    let dir = temp_dir("bursty-three-quarters");
+    let plan_path = dir.join("plan.json");
+    let plan = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/code-burst.toml",
+        "--format",
+        "json",
+        "--quiet",
+        "--plan-out",
+        plan_path.to_str().unwrap(),
+    ]));
+    let solved = &plan["verification"]["tiers"]["code"];
+    assert_eq!(solved["meets_target"], true, "{solved}");
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    let mut largest = 0;
+    for c in file["tiers"]["code"]["configurations"]
+        .as_array_mut()
+        .unwrap()
+    {
+        for n in c["replicas_by_slot"].as_array_mut().unwrap() {
+            let full = n.as_u64().unwrap();
+            largest = largest.max(full);
+            *n = serde_json::json!(full * 3 / 4);
+        }
+    }
+    assert!(largest >= 4, "a fleet of {largest} replicas");
+    let scaled = dir.join("three-quarters.json");
+    std::fs::write(&scaled, file.to_string()).unwrap();
+    let replay = json(&planner(&[
+        "simulate",
+        "tests/fixtures/ok/code-burst.toml",
+        "--plan",
+        scaled.to_str().unwrap(),
+        "--slots",
+        "sample",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let smaller = &replay["verification"]["tiers"]["code"];
+    assert_eq!(smaller["meets_target"], false, "{smaller}");
+    assert!(
+        smaller["attainment"].as_f64().unwrap() < solved["attainment"].as_f64().unwrap(),
+        "{smaller} vs {solved}"
+    );
 }
