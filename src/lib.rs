@@ -13,8 +13,10 @@
 //!    against measured kernel timings and by [`calibrate`] against published
 //!    throughput.
 //! 5. [`simcap`] finds, per configuration and tier, the highest arrival rate one
-//!    replica sustains while the tier's attainment target holds, by bisection in
-//!    the simulator; [`capacity`] is the closed-form queueing alternative.
+//!    replica, and then fleets of 1…N replicas behind the router
+//!    ([`fleet_capacity`]), sustain while the tier's attainment target holds, by
+//!    bisection in the simulator, never above the [`roofline`] ceiling;
+//!    [`capacity`] is the closed-form queueing alternative.
 //! 6. [`milp`] chooses reserved and on-demand GPUs, configurations and the API
 //!    share at minimum cost (good_lp + HiGHS).
 //! 7. [`plan`] assembles the chosen plan with its costs; [`baselines`] prices the
