@@ -22,7 +22,7 @@
 //! fleet's saturated throughput (measured by a run whose queue never
 //! empties), and the number of requests in flight did not grow beyond the
 //! batches plus a tenth of the run (a queue growing without bound). No figure
-//! may exceed the roofline ceiling ([`RooflineBound`]); that is asserted.
+//! may exceed the roofline ceiling ([`crate::roofline::RooflineBound`]); that is asserted.
 //!
 //! Results are cached on disk, keyed by every input of the search, so a
 //! repeated solve skips the simulation.
