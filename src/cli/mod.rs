@@ -30,13 +30,14 @@ pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
 /// TTFT/TPOT limits, an optional per-token API, demand from real request
 /// traces) and chooses, with a MILP, how many GPUs of which type to reserve,
 /// how many to rent per slot, which configuration serves each tier, and what
-/// to send to the API, at minimum cost. Per-replica capacity comes from a
-/// simulation of continuous batching on the traces' own lengths and
-/// burstiness, and every plan is replayed against the traces before it is
-/// printed.
+/// to send to the API, at minimum cost. Capacity comes from simulating fleets
+/// of 1…N replicas behind the router, with continuous batching on the
+/// traces' own lengths and burstiness, and every plan is replayed against the
+/// traces before it is printed.
 ///
 /// Exit codes: 0 success, 2 invalid input, 3 no plan meets the scenario,
-/// 4 solver or I/O failure.
+/// 4 solver or I/O failure, 5 the plan's own replay misses a tier's target
+/// (`solve --accept-miss` exits 0).
 #[derive(Debug, Parser)]
 #[command(
     name = "planner",
@@ -77,7 +78,7 @@ pub enum Command {
     /// planner goodput results.csv --ttft-ms 500 --tpot-ms 50
     /// --cost-per-hour 60000 --currency KRW
     Goodput(GoodputArgs),
-    /// Compare per-replica capacity by the queueing model and the simulator.
+    /// Compare one replica's capacity by the queueing model and the simulator, and show the fleet step functions.
     ///
     /// For every configuration and tier of the scenario: the requests/s one
     /// replica sustains under the tier's SLO by the closed-form queueing model
