@@ -11,6 +11,7 @@ use crate::progress::Progress;
 use crate::replay;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
 use crate::simcap;
+use crate::verification::Verification;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -62,11 +63,11 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// demand read from the step functions is divided by a factor below 1), a
 /// tier more than `attainment_margin_points` over it that holds more than one
 /// replica is loosened, and once a tier has both a factor that met and one
-/// that missed, the next factor bisects them. It stops when every tier sits
-/// in [target, target + margin], when the next factors would change no
-/// fleet size (the same MILP again), or after `simulation.max_rounds`
-/// rounds, and returns the cheapest plan whose replay met every target,
-/// else the last.
+/// that missed, the next factor bisects them; a step that changes no fleet
+/// is followed by another before anything is replayed again. It stops when
+/// every tier sits in [target, target + margin], when no step changes the
+/// fleets any more, or after `simulation.max_rounds` rounds, and returns the
+/// cheapest plan whose replay met every target, else the last.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let verify = scenario.simulation.verify != VerifySlots::Off;
@@ -159,20 +160,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
                 .collect(),
         });
         let met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
-        let mut next = factors.clone();
-        for (k, tier) in scenario.tiers.iter().enumerate() {
-            let attainment = v.tiers[&tier.name].attainment;
-            let target = tier.percentile / 100.0;
-            let margin = scenario.simulation.attainment_margin_points / 100.0;
-            let held = max_replicas(&plan, &tier.name);
-            next[k] = brackets[k].next(
-                factors[k],
-                attainment,
-                (target, margin),
-                held > 1,
-                scenario.simulation.tighten_factor,
-            );
-        }
+        let next = next_factors(scenario, &plan, &v, &factors, &mut brackets);
         plan.questions.slo_met = slo_met_answer(scenario, &v);
         plan.questions.cost_basis = cost_basis_answer(&v);
         plan.verification = Some(v);
@@ -183,17 +171,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
         {
             best = Some(plan.clone());
         }
-        let shares: Vec<Vec<f64>> = scenario
-            .tiers
-            .iter()
-            .map(|t| {
-                plan.tiers[&t.name]
-                    .api_share_by_slot
-                    .iter()
-                    .map(|a| 1.0 - a)
-                    .collect()
-            })
-            .collect();
+        let shares = gpu_shares(scenario, &plan);
         // Every tier in its band, or no factor left to move while the GPU
         // shares (which size the fleets) have settled.
         let settled = next == factors && (met || shares_close(&shares, &gpu_share));
@@ -208,6 +186,47 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
         });
         factors = next;
     }
+}
+
+/// Each tier's factor for the next round, from its bracket and the replay.
+fn next_factors(
+    scenario: &Scenario,
+    plan: &Plan,
+    v: &Verification,
+    factors: &[f64],
+    brackets: &mut [Bracket],
+) -> Vec<f64> {
+    let margin = scenario.simulation.attainment_margin_points / 100.0;
+    scenario
+        .tiers
+        .iter()
+        .zip(factors)
+        .zip(brackets)
+        .map(|((tier, &factor), bracket)| {
+            bracket.next(
+                factor,
+                v.tiers[&tier.name].attainment,
+                (tier.percentile / 100.0, margin),
+                max_replicas(plan, &tier.name) > 1,
+                scenario.simulation.tighten_factor,
+            )
+        })
+        .collect()
+}
+
+/// Per tier and slot, the share of the peak the plan serves on GPUs.
+fn gpu_shares(scenario: &Scenario, plan: &Plan) -> Vec<Vec<f64>> {
+    scenario
+        .tiers
+        .iter()
+        .map(|t| {
+            plan.tiers[&t.name]
+                .api_share_by_slot
+                .iter()
+                .map(|a| 1.0 - a)
+                .collect()
+        })
+        .collect()
 }
 
 /// Most factor steps in a row that change no fleet before the loop stops.
