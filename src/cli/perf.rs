@@ -69,24 +69,6 @@ struct PerfReport {
     parts: PartsMs,
 }
 
-/// The profile ids (file stems) under `dir`, sorted.
-fn known_ids(dir: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let path = e.path();
-            if path.extension()? != "toml" {
-                return None;
-            }
-            Some(path.file_stem()?.to_string_lossy().into_owned())
-        })
-        .collect();
-    ids.sort();
-    ids
-}
-
 /// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
 /// known ones.
 fn load<T>(
@@ -98,7 +80,7 @@ fn load<T>(
 ) -> Result<T, PlannerError> {
     let dir = profiles.join(kind);
     if !dir.join(format!("{id}.toml")).is_file() {
-        let known = known_ids(&dir);
+        let known = crate::profiles::known_ids(&dir);
         return Err(PlannerError::Usage(if known.is_empty() {
             format!(
                 "no profiles in {}: run from the repository root or pass --profiles DIR",

@@ -24,6 +24,25 @@ pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem
     read_toml_file(&profiles_dir.join("models").join(format!("{id}.toml"))).map(|(p, _)| p)
 }
 
+/// The profile ids (file stems of `*.toml`) in `dir`, sorted; empty when
+/// the folder cannot be read.
+pub fn known_ids(dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            if path.extension()? != "toml" {
+                return None;
+            }
+            Some(path.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Records a problem unless `value` is a finite positive number.
 pub(crate) fn check_positive(problems: &mut Vec<Problem>, file: &Path, key: &str, value: f64) {
     if !(value.is_finite() && value > 0.0) {

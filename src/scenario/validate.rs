@@ -194,7 +194,7 @@ impl Validator {
     {
         let file = dir.join(format!("{}.toml", id.get_ref()));
         if !file.is_file() {
-            let known = known_profiles(dir);
+            let known = crate::profiles::known_ids(dir);
             self.at_span(
                 id,
                 format!(
@@ -724,22 +724,4 @@ impl CheckedProfile for ModelProfile {
     fn check_profile(&self, file: &Path) -> Vec<Problem> {
         self.check(file)
     }
-}
-
-fn known_profiles(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let p = e.path();
-            if p.extension()? == "toml" {
-                Some(p.file_stem()?.to_string_lossy().into_owned())
-            } else {
-                None
-            }
-        })
-        .collect();
-    names.sort();
-    names
 }
