@@ -40,6 +40,7 @@ pub mod fleet_capacity;
 pub mod goodput;
 pub mod kernels;
 pub mod milp;
+pub mod output;
 pub mod parallel;
 pub mod perf;
 pub mod plan;

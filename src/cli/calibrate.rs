@@ -28,7 +28,7 @@ pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
             Format::Json => report::json::render(&c),
             Format::Text => report::kernels_text::render(&c),
         };
-        return emit(&text, None);
+        return emit(&text);
     }
     let points = crate::calibrate::compare(&args.profiles)?;
     let cache = crate::simcap::default_cache_dir();
@@ -41,5 +41,5 @@ pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
         })),
         Format::Text => report::calibration_text::render(&points, &ratios, &server),
     };
-    emit(&text, None)
+    emit(&text)
 }

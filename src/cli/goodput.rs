@@ -101,5 +101,5 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         Format::Text => report::goodput_text::render(&r),
         Format::Json => report::json::render(&r),
     };
-    emit(&text, None)
+    emit(&text)
 }

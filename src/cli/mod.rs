@@ -7,8 +7,7 @@
 use crate::error::{PlannerError, EXIT_OK};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 mod calibrate;
 mod goodput;
@@ -149,42 +148,7 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
     }
 }
 
-fn tmp_path(out: &Path) -> PathBuf {
-    let mut name = out
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".partial");
-    out.with_file_name(name)
-}
-
-fn write_atomically(path: &Path, text: &str) -> Result<(), PlannerError> {
-    let tmp = tmp_path(path);
-    let io = |e| PlannerError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    };
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
-}
-
-/// Writes the finished output to `out` (atomically) or standard output; a
-/// closed pipe is not an error.
-fn emit(text: &str, out: Option<&Path>) -> Result<(), PlannerError> {
-    match out {
-        Some(path) => write_atomically(path, text),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(PlannerError::Io {
-                    path: PathBuf::from("<stdout>"),
-                    source: e,
-                }),
-                _ => Ok(()),
-            }
-        }
-    }
+/// Writes a finished report to standard output.
+fn emit(text: &str) -> Result<(), PlannerError> {
+    crate::output::emit_stdout(text)
 }

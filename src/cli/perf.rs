@@ -177,7 +177,7 @@ pub(super) fn perf(args: PerfArgs) -> Result<(), PlannerError> {
         Format::Json => report::json::render(&report),
         Format::Text => text(&report, &parts, &gpu, &model),
     };
-    emit(&text, None)
+    emit(&text)
 }
 
 fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfile) -> String {

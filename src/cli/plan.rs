@@ -2,6 +2,7 @@
 
 use super::{emit, OutputArgs};
 use crate::error::PlannerError;
+use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::report::{self, Format};
@@ -69,8 +70,15 @@ pub struct BenchArgs {
 }
 
 pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
+    let mut outputs = Outputs::prepare([
+        Output::optional("--out", args.output.out.as_deref()),
+        Output::optional("--plan-out", args.plan_out.as_deref()),
+        Output::optional("--solver-log", args.solver_log.as_deref()),
+    ])?;
     let mut options = SolveOptions {
-        solver_log: args.solver_log.clone(),
+        solver_log: outputs
+            .has("--solver-log")
+            .then(|| outputs.temp_path("--solver-log")),
         ..SolveOptions::new(Progress::new(args.output.quiet))
     };
     if args.no_cache {
@@ -82,11 +90,17 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         Format::Text => report::text::render(&plan),
         Format::Json => report::json::render(&plan),
     };
-    if let Some(path) = &args.plan_out {
+    if outputs.has("--plan-out") {
         let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
-        emit(&report::json::render(&file), Some(path))?;
+        outputs.write_text("--plan-out", &report::json::render(&file))?;
     }
-    emit(&text, args.output.out.as_deref())?;
+    if outputs.has("--out") {
+        outputs.write_text("--out", &text)?;
+        outputs.commit()?;
+    } else {
+        outputs.commit()?;
+        emit(&text)?;
+    }
     if !plan.missed_targets.is_empty() && !args.accept_miss {
         return Err(PlannerError::TargetMissed(plan.missed_targets.clone()));
     }
@@ -121,10 +135,15 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
         Format::Text => report::capacity_text::render(&scenario.name, &pairs),
         Format::Json => report::json::render(&pairs),
     };
-    emit(&text, None)
+    emit(&text)
 }
 
 pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
+    let mut outputs =
+        Outputs::prepare([Output::optional("--solver-log", args.solver_log.as_deref())])?;
+    let solver_log = outputs
+        .has("--solver-log")
+        .then(|| outputs.temp_path("--solver-log"));
     let mut lines = Vec::new();
     for i in 0..args.repeat.max(1) {
         let t0 = Instant::now();
@@ -133,7 +152,7 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
         let demand = crate::demand::build(&scenario, Progress::hidden())?;
         let t2 = Instant::now();
         let options = SolveOptions {
-            solver_log: args.solver_log.clone(),
+            solver_log: solver_log.clone(),
             warm_start: !args.no_warm_start,
             cache_dir: if args.no_cache {
                 None
@@ -165,5 +184,6 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             plan.total_cost_usd
         ));
     }
-    emit(&(lines.join("\n") + "\n"), None)
+    outputs.commit()?;
+    emit(&(lines.join("\n") + "\n"))
 }

@@ -1,7 +1,8 @@
 //! `planner simulate`: a plan replayed against the scenario's traces.
 
-use super::{emit, tmp_path, OutputArgs};
+use super::{emit, OutputArgs};
 use crate::error::PlannerError;
+use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::report::{self, Format};
@@ -46,6 +47,10 @@ pub enum SlotChoice {
 }
 
 pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
+    let mut outputs = Outputs::prepare([
+        Output::optional("--out", args.output.out.as_deref()),
+        Output::optional("--requests-out", args.requests_out.as_deref()),
+    ])?;
     let progress = Progress::new(args.output.quiet);
     let mut scenario = crate::scenario::load(&args.scenario)?;
     if let Some(seed) = args.seed {
@@ -86,7 +91,7 @@ pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         }
         (Some(range), Some(path)) => {
             let names: Vec<&str> = scenario.tiers.iter().map(|t| t.name.as_str()).collect();
-            let mut log = RequestLog::create(path)?;
+            let mut log = RequestLog::create(outputs.writer("--requests-out"), path)?;
             let v = crate::replay::verify_range(
                 &scenario,
                 &demand,
@@ -122,30 +127,33 @@ pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
             "verification": v,
         })),
     };
-    emit(&text, args.output.out.as_deref())
+    if outputs.has("--out") {
+        outputs.write_text("--out", &text)?;
+        outputs.commit()
+    } else {
+        outputs.commit()?;
+        emit(&text)
+    }
 }
 
-/// The per-request CSV of `simulate --requests-out`, written to a temporary
-/// file and renamed into place only when complete.
-struct RequestLog {
+/// The per-request CSV of `simulate --requests-out`, streamed into the
+/// output's temporary file; the first write error is kept and reported at the end.
+struct RequestLog<'a, W: Write> {
     path: PathBuf,
-    tmp: PathBuf,
-    out: std::io::BufWriter<std::fs::File>,
+    out: &'a mut W,
     error: Option<std::io::Error>,
 }
 
-impl RequestLog {
-    fn create(path: &Path) -> Result<Self, PlannerError> {
-        let tmp = tmp_path(path);
-        let io = |source| PlannerError::Io {
-            path: tmp.clone(),
-            source,
-        };
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
-        writeln!(out, "arrival_s,ttft_ms,e2e_ms,output_tokens,tier").map_err(io)?;
+impl<'a, W: Write> RequestLog<'a, W> {
+    fn create(out: &'a mut W, path: &Path) -> Result<Self, PlannerError> {
+        writeln!(out, "arrival_s,ttft_ms,e2e_ms,output_tokens,tier").map_err(|source| {
+            PlannerError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
         Ok(RequestLog {
             path: path.to_path_buf(),
-            tmp,
             out,
             error: None,
         })
@@ -170,17 +178,12 @@ impl RequestLog {
     }
 
     fn finish(mut self) -> Result<(), PlannerError> {
-        let result = match self.error.take() {
-            Some(e) => Err(e),
-            None => self.out.flush(),
-        }
-        .and_then(|()| std::fs::rename(&self.tmp, &self.path));
-        result.map_err(|source| {
-            let _ = std::fs::remove_file(&self.tmp);
-            PlannerError::Io {
+        match self.error.take() {
+            Some(source) => Err(PlannerError::Io {
                 path: self.path.clone(),
                 source,
-            }
-        })
+            }),
+            None => Ok(()),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! `planner trace stats|synth|shape`.
 
-use super::{emit, tmp_path, write_atomically};
+use super::emit;
 use crate::error::PlannerError;
+use crate::output::{Output, Outputs};
 use crate::progress::Progress;
 use crate::report::{self, Format};
 use crate::shape::read_rate_curve;
@@ -9,7 +10,6 @@ use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
 use crate::traces::{read_all, ReaderOptions, TraceFormat};
 use clap::{Args, Subcommand, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
@@ -122,10 +122,11 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
         Format::Text => report::trace_text::render(&args.file.display().to_string(), &s),
         Format::Json => report::json::render(&s),
     };
-    emit(&text, None)
+    emit(&text)
 }
 
 pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
+    let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let bad = |m: String| PlannerError::Usage(m);
     if !(args.cv > 0.0 && args.cv.is_finite()) {
         return Err(bad(format!("--cv must be positive, got {}", args.cv)));
@@ -180,28 +181,25 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
         lengths,
     };
     let bar = Progress::new(args.quiet).steps("writing", 1000);
-    let tmp = tmp_path(&args.out);
     let io = |e| PlannerError::Io {
         path: args.out.clone(),
         source: e,
     };
-    let file = std::fs::File::create(&tmp).map_err(io)?;
-    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-    let n = write_trace(&spec, &mut writer, |f| {
+    let n = write_trace(&spec, outputs.writer("--out"), |f| {
         bar.set_position((f * 1000.0) as u64)
     })
     .map_err(io)?;
-    writer.flush().map_err(io)?;
-    drop(writer);
-    std::fs::rename(&tmp, &args.out).map_err(io)?;
+    outputs.commit()?;
     bar.finish_and_clear();
     eprintln!("wrote {n} requests to {}", args.out.display());
     Ok(())
 }
 
 pub(super) fn shape(args: ShapeArgs) -> Result<(), PlannerError> {
+    let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let curve = read_rate_curve(&args.input)?;
-    write_atomically(&args.out, &curve.to_servegen_csv())?;
+    outputs.write_text("--out", &curve.to_servegen_csv())?;
+    outputs.commit()?;
     eprintln!(
         "summed {} client series into {} windows of {} s: {}",
         curve.clients,
