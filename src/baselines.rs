@@ -163,7 +163,7 @@ pub fn compute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::milp::{ConfigOption, GpuType, TierInput};
+    use crate::milp::{ConfigOption, GpuType, Purchase, TierInput, TierRules};
 
     #[test]
     fn single_type_reserves_the_best_level() {
@@ -174,6 +174,7 @@ mod tests {
                 reserved_usd_per_gpu_hour: Some(1.0),
                 on_demand_usd_per_gpu_hour: Some(3.0),
                 max_gpus: None,
+                purchase: Purchase::default(),
             }],
             tiers: vec![TierInput {
                 name: "t".into(),
@@ -181,6 +182,7 @@ mod tests {
                 mean_rps: vec![1.0; 4],
                 options: vec![ConfigOption::uniform(0, 1, 1.0, 4)],
                 api: None,
+                rules: TierRules::default(),
             }],
             api_max_tokens_per_minute: None,
             mip_gap: 0.0,

@@ -401,6 +401,7 @@ fn server_throughput(
         reserved_term: String::new(),
         price_source: String::new(),
         max_gpus: None,
+        purchase: Default::default(),
         tensor_parallel: vec![],
         max_batch: vec![],
         max_batched_tokens: vec![],
@@ -412,6 +413,7 @@ fn server_throughput(
         tpot_ms: 200.0,
         percentile: 99.0,
         api_allowed: false,
+        rules: Default::default(),
     };
     let lengths = |v: u32| LengthStats {
         mean: f64::from(v),

@@ -465,6 +465,7 @@ mod tests {
             tpot_ms,
             percentile: 99.0,
             api_allowed: false,
+            rules: Default::default(),
         }
     }
 
@@ -516,6 +517,7 @@ mod tests {
             reserved_term: String::new(),
             price_source: String::new(),
             max_gpus: None,
+            purchase: Default::default(),
             tensor_parallel: vec![1],
             max_batch: vec![64],
             max_batched_tokens: vec![8192],

@@ -308,6 +308,11 @@ fn every_problem_is_reported_at_once() {
 }
 
 #[test]
+fn purchase_and_tier_rules_are_checked() {
+    insta::assert_snapshot!("purchase_rules", bad("purchase-rules", 2));
+}
+
+#[test]
 fn unreachable_ttft_names_the_tier_and_the_best_figure() {
     insta::assert_snapshot!("infeasible_ttft", bad("infeasible-ttft", 3));
 }

@@ -19,7 +19,9 @@
 //! mean[k,t] × slot seconds × API price per request.
 
 mod heuristic;
+mod links;
 mod model;
+mod slot_rules;
 
 use good_lp::{Solution, SolverModel};
 use model::{build, map_error, solve_built, Mode};
@@ -31,6 +33,42 @@ pub struct GpuType {
     pub reserved_usd_per_gpu_hour: Option<f64>,
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     pub max_gpus: Option<u32>,
+    /// How the type is bought: unit size and on-demand minimum rental.
+    pub purchase: Purchase,
+}
+
+/// How a GPU type is bought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Purchase {
+    /// `unit[g]`: GPUs per purchase unit (a whole node, or 1 for single
+    /// GPUs); reserved and on-demand counts are whole units.
+    pub unit_gpus: u32,
+    /// `min_rental[g]`: slots an on-demand unit stays rented once started
+    /// (1: no link between slots).
+    pub min_rental_slots: u32,
+}
+
+impl Default for Purchase {
+    fn default() -> Self {
+        Purchase {
+            unit_gpus: 1,
+            min_rental_slots: 1,
+        }
+    }
+}
+
+/// Per-tier rules beyond covering demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TierRules {
+    /// `max_configs[k]`: most configurations the tier may use over the
+    /// horizon.
+    pub max_configurations: Option<u32>,
+    /// `headroom[k]`: replicas of any one configuration the tier may lose in
+    /// a slot and still cover its peak (1 = N+1).
+    pub headroom_replicas: u32,
+    /// `deadline[k]`: later slots a slot's volume may be served in (a batch
+    /// tier); its coverage is then by mean rate, not the busiest minute.
+    pub deadline_slots: Option<usize>,
 }
 
 /// One way to serve a tier: a configuration and, per slot, the requests/s
@@ -82,6 +120,7 @@ pub struct TierInput {
     pub options: Vec<ConfigOption>,
     /// `None` when the tier may not use the API.
     pub api: Option<ApiTerms>,
+    pub rules: TierRules,
 }
 
 /// Everything the MILP needs.
@@ -125,6 +164,25 @@ impl MilpInput {
     /// Hours in the horizon.
     pub fn horizon_hours(&self) -> f64 {
         self.slots() as f64 * self.slot_hours
+    }
+
+    /// Whether a purchase unit, a minimum rental or a tier rule is in force:
+    /// the rounding heuristic knows none of them, so the MILP then runs
+    /// without its warm start.
+    pub fn has_purchase_rules(&self) -> bool {
+        self.gpus.iter().any(|g| g.purchase != Purchase::default())
+            || self.tiers.iter().any(|t| t.rules != TierRules::default())
+    }
+
+    /// Whether constraints link slots beyond the reserved counts (minimum
+    /// rentals, deadlines, configuration limits): then only the whole model
+    /// over every slot at once is exact.
+    pub fn links_slots(&self) -> bool {
+        self.gpus.iter().any(|g| g.purchase.min_rental_slots > 1)
+            || self
+                .tiers
+                .iter()
+                .any(|t| t.rules.deadline_slots.is_some() || t.rules.max_configurations.is_some())
     }
 }
 
@@ -229,7 +287,7 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
 /// The heuristic plan is returned if the full MILP finds none better in its
 /// time limit.
 pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
-    if !input.warm_start {
+    if !input.warm_start || input.has_purchase_rules() {
         let bare = Mode {
             integer: true,
             fixed_reserved: None,
@@ -253,7 +311,11 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     let lp = relaxed.problem.solve().map_err(map_error)?;
     let value = |v: &Option<good_lp::Variable>| v.map_or(0.0, |v| lp.value(v));
     let relaxation = heuristic::Relaxation {
-        reserved: reserved_vars.iter().map(value).collect(),
+        reserved: reserved_vars
+            .iter()
+            .zip(&input.gpus)
+            .map(|(v, g)| value(v) * f64::from(g.purchase.unit_gpus))
+            .collect(),
         replicas: replica_vars
             .iter()
             .map(|tier| {
@@ -299,10 +361,22 @@ pub fn total(input: &MilpInput, s: &MilpSolution) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn tiny(peaks: Vec<f64>) -> MilpInput {
+    /// One GPU type, rented at 1 USD/GPU-hour or reserved at
+    /// `reserved_usd`, one option of 1 GPU covering 1 request/s, slots of an
+    /// hour.
+    pub(super) fn one_type(peaks: Vec<f64>, reserved_usd: Option<f64>) -> MilpInput {
+        let mut input = tiny(peaks);
+        input.gpus.truncate(1);
+        input.gpus[0].reserved_usd_per_gpu_hour = reserved_usd;
+        input.gpus[0].on_demand_usd_per_gpu_hour = Some(1.0);
+        input.tiers[0].options = vec![ConfigOption::uniform(0, 1, 1.0, input.slots())];
+        input
+    }
+
+    pub(super) fn tiny(peaks: Vec<f64>) -> MilpInput {
         let slots = peaks.len();
         MilpInput {
             slot_hours: 1.0,
@@ -312,12 +386,14 @@ mod tests {
                     reserved_usd_per_gpu_hour: Some(2.0),
                     on_demand_usd_per_gpu_hour: Some(4.0),
                     max_gpus: None,
+                    purchase: Purchase::default(),
                 },
                 GpuType {
                     id: "small".into(),
                     reserved_usd_per_gpu_hour: Some(0.6),
                     on_demand_usd_per_gpu_hour: Some(1.0),
                     max_gpus: Some(6),
+                    purchase: Purchase::default(),
                 },
             ],
             tiers: vec![TierInput {
@@ -329,6 +405,7 @@ mod tests {
                     ConfigOption::uniform(1, 1, 1.2, slots),
                 ],
                 api: None,
+                rules: TierRules::default(),
             }],
             api_max_tokens_per_minute: None,
             mip_gap: 0.0,
@@ -407,7 +484,7 @@ mod tests {
         assert!(s.api[0].iter().all(|&a| a <= 0.5 + 1e-6), "{:?}", s.api);
     }
 
-    fn covered(input: &MilpInput, s: &MilpSolution) -> bool {
+    pub(super) fn covered(input: &MilpInput, s: &MilpSolution) -> bool {
         input.tiers.iter().enumerate().all(|(k, tier)| {
             tier.peak_rps.iter().enumerate().all(|(t, &peak)| {
                 let by_replicas: f64 = tier

@@ -1,17 +1,34 @@
 //! Building the MILP in good_lp and reading HiGHS's answer back as whole
 //! GPUs and replicas. The names follow `docs/model.md`.
 
-use super::{MilpError, MilpInput, MilpSolution, SolveStatus, TierInput};
+use super::links::{add_link_constraints, LinkVars};
+use super::slot_rules::SlotVars;
+use super::{MilpError, MilpInput, MilpSolution, Purchase, SolveStatus, TierInput};
 use good_lp::solvers::highs::{highs, HighsProblem};
 use good_lp::{
     constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
     SolverModel, Variable, WithInitialSolution,
 };
 
+/// The variables every model has: `reserved[g]` and `on_demand[g,t]` (in
+/// purchase units), `replicas[k,c,t]`, `api[k,t]`.
+pub(super) struct Vars {
+    pub reserved: Vec<Option<Variable>>,
+    /// `[t][g]`
+    pub on_demand: Vec<Vec<Option<Variable>>>,
+    /// `[k][c][t]`
+    pub replicas: Vec<Vec<Vec<Option<Variable>>>>,
+    /// `[k][t]`
+    pub api: Vec<Vec<Option<Variable>>>,
+}
+
 /// The variables of one built model.
 pub(super) struct Built {
     pub problem: HighsProblem,
+    /// In purchase units.
     pub reserved: Vec<Option<Variable>>,
+    /// `[t][g]`, in purchase units.
+    pub on_demand: Vec<Vec<Option<Variable>>>,
     /// `[k][c][t]`
     pub replicas: Vec<Vec<Vec<Option<Variable>>>>,
     /// `[k][t]`
@@ -43,26 +60,32 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
     let mut objective = Expression::with_capacity(input.gpus.len() * (slots + 1));
     let mut initial: Vec<(Variable, f64)> = Vec::new();
     let int = |def: good_lp::VariableDefinition| if mode.integer { def.integer() } else { def };
+    // `reserved[g]` and `on_demand[g,t]` count purchase units of
+    // `unit[g]` GPUs.
     let reserved: Vec<Option<Variable>> = input
         .gpus
         .iter()
         .enumerate()
         .map(|(g, gpu)| {
+            let unit = f64::from(gpu.purchase.unit_gpus);
             gpu.reserved_usd_per_gpu_hour.map(|price| {
                 let def = match mode.fixed_reserved {
-                    Some(fixed) => variable().min(f64::from(fixed[g])).max(f64::from(fixed[g])),
+                    Some(fixed) => {
+                        let units = (f64::from(fixed[g]) / unit).ceil();
+                        variable().min(units).max(units)
+                    }
                     None => {
                         let def = int(variable()).min(0);
                         match gpu.max_gpus {
-                            Some(max) => def.max(f64::from(max)),
+                            Some(max) => def.max((f64::from(max) / unit).floor()),
                             None => def,
                         }
                     }
                 };
                 let v = vars.add(def);
-                objective.add_mul(price * horizon, v);
+                objective.add_mul(price * unit * horizon, v);
                 if let Some(w) = mode.warm_start {
-                    initial.push((v, f64::from(w.reserved[g])));
+                    initial.push((v, f64::from(w.reserved[g]) / unit));
                 }
                 v
             })
@@ -75,11 +98,17 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
                 .iter()
                 .enumerate()
                 .map(|(g, gpu)| {
+                    let unit = f64::from(gpu.purchase.unit_gpus);
+                    // Whole units once a unit holds several GPUs or a rental
+                    // outlasts its slot; otherwise whole replicas make the
+                    // count whole already.
+                    let whole = gpu.purchase != Purchase::default();
                     gpu.on_demand_usd_per_gpu_hour.map(|price| {
-                        let v = vars.add(variable().min(0));
-                        objective.add_mul(price * input.slot_hours, v);
+                        let def = variable().min(0);
+                        let v = vars.add(if whole { int(def) } else { def });
+                        objective.add_mul(price * unit * input.slot_hours, v);
                         if let Some(w) = mode.warm_start {
-                            initial.push((v, f64::from(w.on_demand[t][g])));
+                            initial.push((v, f64::from(w.on_demand[t][g]) / unit));
                         }
                         v
                     })
@@ -96,7 +125,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
                 .map(|c| {
                     (0..slots)
                         .map(|t| {
-                            (tier.peak_rps.get(t).copied().unwrap_or(0.0) > 0.0).then(|| {
+                            serves_in(tier, t).then(|| {
                                 let v = vars.add(int(variable()).min(0));
                                 if let Some(w) = mode.warm_start {
                                     initial.push((v, f64::from(w.replicas[k][c][t])));
@@ -117,8 +146,8 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
             (0..slots)
                 .map(|t| {
                     let terms = tier.api?;
-                    let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
-                    (peak > 0.0).then(|| {
+                    let demand = arrivals_in(tier, t);
+                    (demand > 0.0).then(|| {
                         let v = vars.add(variable().min(0).max(1));
                         let mean = tier.mean_rps.get(t).copied().unwrap_or(0.0);
                         objective
@@ -132,6 +161,14 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
                 .collect()
         })
         .collect();
+    let core = Vars {
+        reserved,
+        on_demand,
+        replicas,
+        api,
+    };
+    let links = LinkVars::add(input, &core, &mut vars, mode.integer);
+    let slot_vars = SlotVars::add(input, &core, &mut vars, mode.integer);
 
     let mut problem = vars
         .minimise(objective)
@@ -160,68 +197,135 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
             .set_option("mip_heuristic_run_zi_round", false)
             .set_option("mip_heuristic_run_shifting", false);
     }
-
-    for (k, tier) in input.tiers.iter().enumerate() {
-        for t in 0..slots {
-            let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
-            if peak <= 0.0 {
-                continue;
-            }
-            let mut covered = Expression::with_capacity(tier.options.len() + 1);
-            for (c, option) in tier.options.iter().enumerate() {
-                if let Some(v) = replicas[k][c][t] {
-                    covered.add_mul(option.rps(t), v);
-                }
-            }
-            if let Some(v) = api[k][t] {
-                covered.add_mul(peak, v);
-            }
-            problem.add_constraint(constraint!(covered >= peak));
-            if mode.integer && api[k][t].is_none() {
-                add_rounding_cuts(&mut problem, tier, &replicas[k], t, peak);
-            }
-        }
-    }
     for t in 0..slots {
-        for (g, gpu) in input.gpus.iter().enumerate() {
-            let mut used = Expression::with_capacity(8);
-            for (k, tier) in input.tiers.iter().enumerate() {
-                for (c, option) in tier.options.iter().enumerate() {
-                    if option.gpu == g {
-                        if let Some(v) = replicas[k][c][t] {
-                            used.add_mul(f64::from(option.gpus_per_replica), v);
-                        }
-                    }
-                }
-            }
-            let mut owned = Expression::with_capacity(2);
-            if let Some(r) = reserved[g] {
-                owned.add_mul(1.0, r);
-            }
-            if let Some(o) = on_demand[t][g] {
-                owned.add_mul(1.0, o);
-            }
-            if let Some(max) = gpu.max_gpus {
-                problem.add_constraint(constraint!(owned.clone() <= f64::from(max)));
-            }
-            problem.add_constraint(constraint!(used <= owned));
-        }
-        if let Some(limit) = input.api_max_tokens_per_minute {
-            let mut tokens = Expression::with_capacity(input.tiers.len());
-            for (k, tier) in input.tiers.iter().enumerate() {
-                if let (Some(v), Some(terms)) = (api[k][t], tier.api) {
-                    tokens.add_mul(tier.peak_rps[t] * terms.tokens_per_request * 60.0, v);
-                }
-            }
-            problem.add_constraint(constraint!(tokens <= limit));
-        }
+        add_slot_constraints(&mut problem, input, &core, &slot_vars, t, mode.integer);
     }
+    add_link_constraints(&mut problem, input, &core, &links);
+    let Vars {
+        reserved,
+        on_demand,
+        replicas,
+        api,
+    } = core;
     Ok(Built {
         problem,
         reserved,
+        on_demand,
         replicas,
         api,
     })
+}
+
+/// Whether tier `tier` may run replicas in slot `t`: a slot with demand, or
+/// any slot of a deadline tier (its volume may arrive from earlier slots).
+pub(super) fn serves_in(tier: &TierInput, t: usize) -> bool {
+    tier.rules.deadline_slots.is_some() || tier.peak_rps.get(t).copied().unwrap_or(0.0) > 0.0
+}
+
+/// What arrives in slot `t`: the busiest-minute rate that sizes an ordinary
+/// tier, the mean rate (the volume) of a deadline tier.
+pub(super) fn arrivals_in(tier: &TierInput, t: usize) -> f64 {
+    let rates = if tier.rules.deadline_slots.is_some() {
+        &tier.mean_rps
+    } else {
+        &tier.peak_rps
+    };
+    rates.get(t).copied().unwrap_or(0.0)
+}
+
+/// `M[k,c,t]`: more replicas of option `c` than tier `k` could ever use in
+/// slot `t` (alone they would cover all it may have to serve there, plus its
+/// headroom).
+pub(super) fn replica_bound(tier: &TierInput, c: usize, t: usize) -> f64 {
+    let demand = match tier.rules.deadline_slots {
+        // Everything that arrives in slot t or the `d` slots before it.
+        Some(d) => (t.saturating_sub(d)..=t)
+            .map(|u| tier.mean_rps.get(u).copied().unwrap_or(0.0))
+            .sum(),
+        None => tier.peak_rps.get(t).copied().unwrap_or(0.0),
+    };
+    let mu = tier.options[c].rps(t);
+    if mu <= 0.0 {
+        return 0.0;
+    }
+    (demand / mu - 1e-9).ceil().max(0.0) + f64::from(tier.rules.headroom_replicas)
+}
+
+/// The rows of slot `t` alone: `coverage[k,t]` of every tier without a
+/// deadline (with its rounding cuts and `headroom[k,c,t]` rows), `gpus[g,t]`,
+/// `quota[g,t]` and `api_rate[t]`.
+fn add_slot_constraints(
+    problem: &mut HighsProblem,
+    input: &MilpInput,
+    v: &Vars,
+    slot_vars: &SlotVars,
+    t: usize,
+    integer: bool,
+) {
+    for (k, tier) in input.tiers.iter().enumerate() {
+        let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
+        if peak <= 0.0 || tier.rules.deadline_slots.is_some() {
+            continue;
+        }
+        let mut covered = Expression::with_capacity(tier.options.len() + 1);
+        for (c, option) in tier.options.iter().enumerate() {
+            if let Some(r) = v.replicas[k][c][t] {
+                covered.add_mul(option.rps(t), r);
+            }
+        }
+        if let Some(a) = v.api[k][t] {
+            covered.add_mul(peak, a);
+        }
+        let headroom = f64::from(tier.rules.headroom_replicas);
+        if headroom > 0.0 {
+            for (c, option) in tier.options.iter().enumerate() {
+                if let (Some(z), Some(r)) = (slot_vars.runs[k][c][t], v.replicas[k][c][t]) {
+                    let most = replica_bound(tier, c, t);
+                    problem.add_constraint(constraint!(r <= most * z));
+                    let mut after_loss = covered.clone();
+                    after_loss.add_mul(-headroom * option.rps(t), z);
+                    problem.add_constraint(constraint!(after_loss >= peak));
+                }
+            }
+        }
+        problem.add_constraint(constraint!(covered >= peak));
+        if integer && v.api[k][t].is_none() {
+            add_rounding_cuts(problem, tier, &v.replicas[k], t, peak);
+        }
+    }
+    for (g, gpu) in input.gpus.iter().enumerate() {
+        let unit = f64::from(gpu.purchase.unit_gpus);
+        let mut used = Expression::with_capacity(8);
+        for (k, tier) in input.tiers.iter().enumerate() {
+            for (c, option) in tier.options.iter().enumerate() {
+                if option.gpu == g {
+                    if let Some(r) = v.replicas[k][c][t] {
+                        used.add_mul(f64::from(option.gpus_per_replica), r);
+                    }
+                }
+            }
+        }
+        let mut owned = Expression::with_capacity(2);
+        if let Some(r) = v.reserved[g] {
+            owned.add_mul(unit, r);
+        }
+        if let Some(o) = v.on_demand[t][g] {
+            owned.add_mul(unit, o);
+        }
+        if let Some(max) = gpu.max_gpus {
+            problem.add_constraint(constraint!(owned.clone() <= f64::from(max)));
+        }
+        problem.add_constraint(constraint!(used <= owned));
+    }
+    if let Some(limit) = input.api_max_tokens_per_minute {
+        let mut tokens = Expression::with_capacity(input.tiers.len());
+        for (k, tier) in input.tiers.iter().enumerate() {
+            if let (Some(a), Some(terms)) = (v.api[k][t], tier.api) {
+                tokens.add_mul(arrivals_in(tier, t) * terms.tokens_per_request * 60.0, a);
+            }
+        }
+        problem.add_constraint(constraint!(tokens <= limit));
+    }
 }
 
 /// Chvátal–Gomory cuts of a tier's coverage row: for integer replicas,
@@ -259,9 +363,9 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
     let Built {
         problem,
         reserved,
+        on_demand,
         replicas,
         api,
-        ..
     } = built;
     let slots = input.slots();
     let solution = problem.solve().map_err(map_error)?;
@@ -271,7 +375,11 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         SolutionStatus::TimeLimit => SolveStatus::TimeLimit,
     };
     let whole = |v: Option<Variable>| v.map_or(0, |v| solution.value(v).round().max(0.0) as u32);
-    let reserved_n: Vec<u32> = reserved.iter().map(|&v| whole(v)).collect();
+    let reserved_n: Vec<u32> = reserved
+        .iter()
+        .zip(&input.gpus)
+        .map(|(&v, g)| whole(v) * g.purchase.unit_gpus)
+        .collect();
     let replicas_n: Vec<Vec<Vec<u32>>> = replicas
         .iter()
         .map(|tier| {
@@ -295,11 +403,44 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         api: api_share,
         status,
     };
-    // Rented GPUs: what the whole replicas occupy beyond the reserved ones.
-    for t in 0..slots {
-        for g in 0..input.gpus.len() {
-            plan.on_demand[t][g] = plan.gpus_used(input, g, t).saturating_sub(plan.reserved[g]);
+    // Rented GPUs: what the whole replicas occupy beyond the reserved ones,
+    // in whole units, and never less than the model rents (a unit held
+    // through its minimum rental).
+    for (t, held) in on_demand.iter().enumerate() {
+        for (g, gpu) in input.gpus.iter().enumerate() {
+            let unit = gpu.purchase.unit_gpus;
+            let needed = plan.gpus_used(input, g, t).saturating_sub(plan.reserved[g]);
+            plan.on_demand[t][g] = if gpu.purchase == Purchase::default() {
+                needed
+            } else {
+                needed.div_ceil(unit).max(whole(held[g])) * unit
+            };
         }
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::one_type;
+    use super::super::{solve, total};
+
+    #[test]
+    fn a_purchase_unit_buys_whole_nodes() {
+        let mut input = one_type(vec![3.0, 5.0], None);
+        let single = solve(&input).unwrap();
+        assert_eq!(single.on_demand, vec![vec![3], vec![5]]);
+        input.gpus[0].purchase.unit_gpus = 4;
+        let nodes = solve(&input).unwrap();
+        assert_eq!(nodes.on_demand, vec![vec![4], vec![8]]);
+        assert!((total(&input, &nodes) - 12.0).abs() < 1e-9);
+        // Reserved GPUs come in whole nodes too: one node reserved at 0.6
+        // for both hours (4.8) and one rented for the second (4) beat two
+        // reserved (9.6) and renting only (12).
+        input.gpus[0].reserved_usd_per_gpu_hour = Some(0.6);
+        let reserved = solve(&input).unwrap();
+        assert_eq!(reserved.reserved, vec![4]);
+        assert_eq!(reserved.on_demand, vec![vec![0], vec![4]]);
+        assert!((total(&input, &reserved) - 8.8).abs() < 1e-9);
+    }
 }

@@ -97,6 +97,8 @@ pub struct GpuOffer {
     pub price_source: String,
     /// Most GPUs of this type available in any slot (quota).
     pub max_gpus: Option<u32>,
+    /// How the type is bought: unit size and minimum on-demand rental.
+    pub purchase: PurchaseTerms,
     /// Tensor-parallel degrees to consider.
     pub tensor_parallel: Vec<u32>,
     /// Batch-size caps to consider.
@@ -106,6 +108,34 @@ pub struct GpuOffer {
     pub max_batched_tokens: Vec<u32>,
     /// Weight precisions to consider.
     pub precision: Vec<Precision>,
+}
+
+/// How a GPU type is bought.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PurchaseTerms {
+    /// GPUs per purchase unit: a whole node of N GPUs, or 1 (single GPUs).
+    /// Reserved and on-demand counts are whole units.
+    pub unit_gpus: u32,
+    /// Hours an on-demand unit stays rented once started; 0 rents by the
+    /// slot.
+    pub min_rental_hours: f64,
+}
+
+impl Default for PurchaseTerms {
+    fn default() -> Self {
+        PurchaseTerms {
+            unit_gpus: 1,
+            min_rental_hours: 0.0,
+        }
+    }
+}
+
+impl PurchaseTerms {
+    /// Slots an on-demand unit stays rented once started (at least 1).
+    pub fn min_rental_slots(&self, slot_minutes: u32) -> u32 {
+        let slot_hours = f64::from(slot_minutes) / 60.0;
+        ((self.min_rental_hours / slot_hours - 1e-9).ceil().max(1.0)) as u32
+    }
 }
 
 /// A per-token API offer for the same model.
@@ -131,6 +161,39 @@ pub struct Tier {
     pub percentile: f64,
     /// Whether part of this tier may be sent to the API.
     pub api_allowed: bool,
+    /// Configuration limit, headroom and deadline (all off by default).
+    #[serde(flatten)]
+    pub rules: ServingRules,
+}
+
+/// Optional rules of a tier's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ServingRules {
+    /// Most configurations the tier may use over the horizon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_configurations: Option<u32>,
+    /// Replicas of any one configuration the tier may lose in a slot and
+    /// still cover its peak (1 = N+1).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub headroom_replicas: u32,
+    /// Hours a request may wait before it must be complete (a batch tier):
+    /// the plan may serve a slot's volume in later slots within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_hours: Option<f64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl ServingRules {
+    /// Later slots a slot's volume may move to: whole slots within the
+    /// deadline, less the arrival slot itself.
+    pub fn deadline_slots(&self, slot_minutes: u32) -> Option<usize> {
+        let slot_hours = f64::from(slot_minutes) / 60.0;
+        self.deadline_hours
+            .map(|h| ((h / slot_hours + 1e-9).floor() as usize).saturating_sub(1))
+    }
 }
 
 /// One trace feeding one tier.

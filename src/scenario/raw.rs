@@ -61,6 +61,10 @@ pub struct RawGpuOffer {
     #[serde(default)]
     pub max_gpus: Option<u32>,
     #[serde(default)]
+    pub purchase_unit_gpus: Option<u32>,
+    #[serde(default)]
+    pub min_rental_hours: Option<f64>,
+    #[serde(default)]
     pub tensor_parallel: Option<Vec<u32>>,
     #[serde(default)]
     pub max_batch: Option<Vec<u32>>,
@@ -90,6 +94,12 @@ pub struct RawTier {
     pub percentile: f64,
     #[serde(default)]
     pub api_allowed: Option<bool>,
+    #[serde(default)]
+    pub max_configurations: Option<u32>,
+    #[serde(default)]
+    pub headroom_replicas: Option<u32>,
+    #[serde(default)]
+    pub deadline_hours: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

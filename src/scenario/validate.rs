@@ -3,8 +3,8 @@
 
 use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawTier};
 use super::{
-    ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, Scenario,
-    ServedModel, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
+    ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, PurchaseTerms,
+    Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
 };
 use crate::error::{line_col, PlannerError, Problem};
 use crate::precision::Precision;
@@ -23,6 +23,21 @@ pub const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
 
 /// Smallest chunk size accepted.
 pub const MIN_BATCHED_TOKENS: u32 = 64;
+
+/// Largest purchase unit accepted (GPUs per node or bundle).
+pub const MAX_PURCHASE_UNIT_GPUS: u32 = 64;
+
+/// Longest minimum on-demand rental accepted (a year).
+pub const MAX_MIN_RENTAL_HOURS: f64 = 8760.0;
+
+/// Most configurations a tier's limit may allow.
+pub const MAX_CONFIGURATIONS: u32 = 64;
+
+/// Most replicas of headroom a tier may ask for.
+pub const MAX_HEADROOM_REPLICAS: u32 = 8;
+
+/// Longest deadline accepted (four weeks).
+pub const MAX_DEADLINE_HOURS: f64 = 672.0;
 
 /// Scenario-wide settings that pin a configuration dimension of every offer.
 struct Pins {
@@ -140,7 +155,7 @@ impl Validator {
                 price_source: a.price_source.clone(),
             }
         });
-        let tiers = self.tiers(&raw.tiers);
+        let tiers = self.tiers(&raw.tiers, planning.slot_minutes);
         let demand = self.demand(&raw.demand, &tiers);
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
         let simulation = self.simulation(raw.simulation.as_ref());
@@ -479,6 +494,7 @@ impl Validator {
                 list.clone()
             }
         };
+        let purchase = self.purchase(i, g, &tensor_parallel);
         let max_batched_tokens = self.chunk_sizes(i, g, pins);
         let precision = self.precisions(i, g, &profile, pins);
         Some(GpuOffer {
@@ -492,11 +508,55 @@ impl Validator {
                 .unwrap_or_else(|| "not stated".into()),
             price_source: g.price_source.clone(),
             max_gpus: g.max_gpus,
+            purchase,
             tensor_parallel,
             max_batch,
             max_batched_tokens,
             precision,
         })
+    }
+
+    /// The purchase unit and minimum rental of offer `i`. A unit of N > 1
+    /// GPUs is a node: it must hold whole tensor-parallel groups (every
+    /// degree divides N), since a group split across nodes would run its
+    /// all-reduces over the network.
+    fn purchase(&mut self, i: usize, g: &RawGpuOffer, tensor_parallel: &[u32]) -> PurchaseTerms {
+        let d = PurchaseTerms::default();
+        let unit_gpus = g.purchase_unit_gpus.unwrap_or(d.unit_gpus);
+        let key = format!("gpus[{i}].purchase_unit_gpus");
+        if !(1..=MAX_PURCHASE_UNIT_GPUS).contains(&unit_gpus) {
+            self.at_key(
+                &key,
+                format!("`purchase_unit_gpus` must be in [1, {MAX_PURCHASE_UNIT_GPUS}] (1 buys single GPUs, N a node of N GPUs), got {unit_gpus}"),
+            );
+        } else if unit_gpus > 1 {
+            for &tp in tensor_parallel {
+                if tp > 0 && !unit_gpus.is_multiple_of(tp) {
+                    self.at_key(
+                        &key,
+                        format!("a node of {unit_gpus} GPUs does not hold whole tensor-parallel groups of {tp} GPUs (a group must not span nodes): use a node size that is a multiple of {tp}, or drop {tp} from `gpus[{i}].tensor_parallel`"),
+                    );
+                }
+            }
+        }
+        let min_rental_hours = g.min_rental_hours.unwrap_or(d.min_rental_hours);
+        if !(min_rental_hours.is_finite()
+            && (0.0..=MAX_MIN_RENTAL_HOURS).contains(&min_rental_hours))
+        {
+            self.at_key(
+                format!("gpus[{i}].min_rental_hours"),
+                format!("`min_rental_hours` must be in [0, {MAX_MIN_RENTAL_HOURS}] hours, got {min_rental_hours}"),
+            );
+        } else if min_rental_hours > 0.0 && g.on_demand_usd_per_gpu_hour.is_none() {
+            self.at_key(
+                format!("gpus[{i}].min_rental_hours"),
+                "`min_rental_hours` applies to on-demand rentals, and this GPU type has no `on_demand_usd_per_gpu_hour`",
+            );
+        }
+        PurchaseTerms {
+            unit_gpus,
+            min_rental_hours,
+        }
     }
 
     /// The chunk sizes an offer tries: its own list, else the scenario-wide
@@ -584,7 +644,52 @@ impl Validator {
         }
     }
 
-    fn tiers(&mut self, raw: &[RawTier]) -> Vec<Tier> {
+    /// A tier's configuration limit, headroom and deadline.
+    fn serving_rules(&mut self, i: usize, t: &RawTier, slot_minutes: u32) -> ServingRules {
+        let key = |k: &str| format!("tiers[{i}].{k}");
+        if let Some(n) = t.max_configurations {
+            if !(1..=MAX_CONFIGURATIONS).contains(&n) {
+                self.at_key(
+                    key("max_configurations"),
+                    format!("`max_configurations` must be in [1, {MAX_CONFIGURATIONS}], got {n}"),
+                );
+            }
+        }
+        let headroom_replicas = t.headroom_replicas.unwrap_or(0);
+        if headroom_replicas > MAX_HEADROOM_REPLICAS {
+            self.at_key(
+                key("headroom_replicas"),
+                format!("`headroom_replicas` must be in [0, {MAX_HEADROOM_REPLICAS}] (1 = N+1), got {headroom_replicas}"),
+            );
+        }
+        if let Some(h) = t.deadline_hours {
+            let slot_hours = f64::from(slot_minutes) / 60.0;
+            if !(h.is_finite() && h <= MAX_DEADLINE_HOURS) {
+                self.at_key(
+                    key("deadline_hours"),
+                    format!("`deadline_hours` must be at most {MAX_DEADLINE_HOURS} hours, got {h}"),
+                );
+            } else if h < slot_hours {
+                self.at_key(
+                    key("deadline_hours"),
+                    format!("`deadline_hours` = {h} is shorter than a planning slot ({slot_hours} h): the plan moves volume between whole slots, so give a deadline of at least {slot_hours} h or shorten `planning.slot_minutes`"),
+                );
+            }
+            if headroom_replicas > 0 {
+                self.at_key(
+                    key("headroom_replicas"),
+                    "a tier with `deadline_hours` is sized on its volume, not its peak: remove `headroom_replicas` or the deadline",
+                );
+            }
+        }
+        ServingRules {
+            max_configurations: t.max_configurations,
+            headroom_replicas,
+            deadline_hours: t.deadline_hours,
+        }
+    }
+
+    fn tiers(&mut self, raw: &[RawTier], slot_minutes: u32) -> Vec<Tier> {
         if raw.is_empty() {
             self.at_key(
                 "tiers",
@@ -618,6 +723,7 @@ impl Validator {
                     tpot_ms: t.tpot_ms,
                     percentile: t.percentile,
                     api_allowed: t.api_allowed.unwrap_or(true),
+                    rules: self.serving_rules(i, t, slot_minutes),
                 }
             })
             .collect()

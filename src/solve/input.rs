@@ -5,7 +5,7 @@ use super::SolveOptions;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
 use crate::fleet_capacity::FleetCapacity;
-use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, TierInput};
+use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, Purchase, TierInput, TierRules};
 use crate::scenario::{Scenario, Simulation};
 
 pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option<f64> {
@@ -53,6 +53,10 @@ pub(super) fn milp_input(
             reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
             on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
             max_gpus: g.max_gpus,
+            purchase: Purchase {
+                unit_gpus: g.purchase.unit_gpus,
+                min_rental_slots: g.purchase.min_rental_slots(scenario.planning.slot_minutes),
+            },
         })
         .collect();
     let mut option_entries = Vec::new();
@@ -63,6 +67,11 @@ pub(super) fn milp_input(
         .map(|(k, tier)| {
             let d = &demand.tiers[k];
             let factor = factors[k];
+            let deadline_slots = tier.rules.deadline_slots(scenario.planning.slot_minutes);
+            // A deadline tier's replicas serve a volume the MILP places: each
+            // is sized at the per-replica rate of the fleet its busiest mean
+            // slot needs, in every slot.
+            let busiest_mean = d.mean_rps.iter().copied().fold(0.0, f64::max);
             let with_fleet: Vec<usize> = (0..capacity[k].len())
                 .filter(|&i| capacity[k][i].fleet.is_some())
                 .collect();
@@ -89,6 +98,7 @@ pub(super) fn milp_input(
                             // to the API (all of it in the first round).
                             let share = gpu_share.get(k).and_then(|v| v.get(t)).copied();
                             let served = match share {
+                                _ if deadline_slots.is_some() => busiest_mean,
                                 Some(x) if x > 0.0 => peak * x,
                                 _ => peak,
                             };
@@ -124,6 +134,11 @@ pub(super) fn milp_input(
                 mean_rps: d.mean_rps.clone(),
                 options,
                 api,
+                rules: TierRules {
+                    max_configurations: tier.rules.max_configurations,
+                    headroom_replicas: tier.rules.headroom_replicas,
+                    deadline_slots,
+                },
             }
         })
         .collect();

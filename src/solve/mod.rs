@@ -207,7 +207,7 @@ fn next_factors(
                 factor,
                 v.tiers[&tier.name].attainment,
                 (tier.percentile / 100.0, margin),
-                max_replicas(plan, &tier.name) > 1,
+                max_replicas(plan, &tier.name) > 1 && tier.rules.headroom_replicas == 0,
                 scenario.simulation.tighten_factor,
             )
         })
