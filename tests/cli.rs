@@ -1435,3 +1435,61 @@ fn simulate_with_the_same_file_twice_is_refused() {
     assert_eq!(entries(&dir), Vec::<String>::new());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn set_changes_the_scenario_for_one_run() {
+    let base = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let set = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "gpus[0].reserved_usd_per_gpu_hour=1",
+        "--set",
+        "tiers[0].ttft_ms=2500.5",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(
+        set["prices"]["gpus"]["h100-sxm"]["reserved_usd_per_gpu_hour"],
+        1.0
+    );
+    assert_eq!(set["slo"]["chat"]["ttft_ms"], 2500.5);
+    assert_eq!(
+        base["prices"]["gpus"]["h100-sxm"]["reserved_usd_per_gpu_hour"],
+        2.0
+    );
+}
+
+#[test]
+fn bad_set_keys_and_values_are_named() {
+    let run = |sets: &[&str]| {
+        let mut args = vec!["solve", "tests/fixtures/ok/tiny.toml", "--quiet"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let out = planner(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stdout(&out).is_empty());
+        stderr(&out)
+    };
+    let message = [
+        run(&[
+            "gpus[5].max_gpus=4",
+            "tiers[0].ttft_ms=fast",
+            "tiers[0].name.first=x",
+        ]),
+        run(&["gpus[1].colour=red"]),
+        run(&["gpus[1].max_gpus=2.5"]),
+        run(&["tiers[0].ttft_ms=-5"]),
+        run(&["demand[0]scale=2"]),
+    ]
+    .join("\n");
+    insta::assert_snapshot!("bad_set", message);
+}

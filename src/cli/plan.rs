@@ -6,6 +6,7 @@ use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::report::{self, Format};
+use crate::scenario::Override;
 use crate::solve::SolveOptions;
 use clap::Args;
 use std::path::PathBuf;
@@ -15,6 +16,11 @@ use std::time::Instant;
 pub struct SolveArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
+    /// Change one value of the scenario for this run (repeatable), e.g.
+    /// `--set api.usd_per_million_output_tokens=0.6 --set demand[1].scale=6`;
+    /// checked like the file.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Write HiGHS's log to this file.
@@ -84,7 +90,8 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     if args.no_cache {
         options.cache_dir = None;
     }
-    let scenario = crate::scenario::load(&args.scenario)?;
+    let overrides = parse_overrides(&args.set)?;
+    let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
     let plan = crate::solve::solve(&scenario, &options)?;
     let text = match args.output.format {
         Format::Text => report::text::render(&plan),
@@ -105,6 +112,23 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         return Err(PlannerError::TargetMissed(plan.missed_targets.clone()));
     }
     Ok(())
+}
+
+/// Parses every `--set KEY=VALUE`; all malformed ones are reported together.
+pub(super) fn parse_overrides(args: &[String]) -> Result<Vec<Override>, PlannerError> {
+    let mut overrides = Vec::new();
+    let mut errors = Vec::new();
+    for arg in args {
+        match Override::parse(arg) {
+            Ok(o) => overrides.push(o),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(overrides)
+    } else {
+        Err(PlannerError::Usage(errors.join("\n")))
+    }
 }
 
 pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {

@@ -1,10 +1,13 @@
-//! Scenario files: the raw TOML form ([`raw`]), its validation ([`validate`]),
+//! Scenario files: the raw TOML form ([`raw`]), command-line changes to it
+//! ([`overrides`]), its validation ([`validate`]),
 //! and the checked [`Scenario`] the rest of the pipeline reads.
 
+pub mod overrides;
 pub mod raw;
 mod validate;
 
-pub use validate::load;
+pub use overrides::Override;
+pub use validate::{load, load_with};
 
 use crate::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};

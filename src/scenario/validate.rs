@@ -1,6 +1,7 @@
 //! Raw scenario → [`Scenario`]: resolves profile references and file paths,
 //! applies defaults, and collects every problem instead of stopping at the first.
 
+use super::overrides::{self, Override};
 use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawTier};
 use super::{
     ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, PurchaseTerms,
@@ -8,7 +9,7 @@ use super::{
 };
 use crate::error::{line_col, PlannerError, Problem};
 use crate::precision::Precision;
-use crate::profiles::{read_toml_file, GpuProfile, ModelProfile};
+use crate::profiles::{parse_toml, read_toml_file, GpuProfile, ModelProfile};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
@@ -48,8 +49,38 @@ struct Pins {
 
 /// Reads, resolves and checks the scenario at `path`.
 pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
-    let (raw, text) =
-        read_toml_file::<RawScenario>(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
+    load_with(path, &[])
+}
+
+/// Reads the scenario at `path`, applies `overrides` (`--set KEY=VALUE`) to
+/// the parsed document, then resolves and checks it like a file: a problem
+/// on a line an override wrote names its `--set` key.
+pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
+    if overrides.is_empty() {
+        let (raw, text) =
+            read_toml_file::<RawScenario>(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
+        return validate(path, raw, text);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        PlannerError::Scenario(vec![Problem {
+            file: path.to_path_buf(),
+            location: String::new(),
+            message: format!("cannot read the file: {e}"),
+        }])
+    })?;
+    let edited = overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
+    let locate = |p: Problem| edited.locate(p, overrides);
+    let raw = parse_toml::<RawScenario>(path, &edited.text)
+        .map_err(|p| PlannerError::Scenario(vec![locate(p)]))?;
+    validate(path, raw, edited.text.clone()).map_err(|e| match e {
+        PlannerError::Scenario(problems) => {
+            PlannerError::Scenario(problems.into_iter().map(locate).collect())
+        }
+        other => other,
+    })
+}
+
+fn validate(path: &Path, raw: RawScenario, text: String) -> Result<Scenario, PlannerError> {
     let mut v = Validator {
         file: path.to_path_buf(),
         text,
