@@ -1485,7 +1485,7 @@ fn bad_set_keys_and_values_are_named() {
             "tiers[0].ttft_ms=fast",
             "tiers[0].name.first=x",
         ]),
-        run(&["gpus[1].colour=red"]),
+        run(&["model.colour=red"]),
         run(&["gpus[1].max_gpus=2.5"]),
         run(&["tiers[0].ttft_ms=-5"]),
         run(&["demand[0]scale=2"]),
