@@ -20,7 +20,8 @@
 //! 6. [`milp`] chooses reserved and on-demand GPUs, configurations and the API
 //!    share at minimum cost (good_lp + HiGHS).
 //! 7. [`plan`] assembles the chosen plan with its costs; [`baselines`] prices the
-//!    simple alternatives; [`plan_file`] writes and reads plans.
+//!    simple alternatives; [`unit_costs`] states its cost per token and
+//!    [`commitment`] what its reservations commit to per year; [`plan_file`] writes and reads plans.
 //! 8. [`replay`] replays the traces against a plan in [`sim`], the discrete-event
 //!    simulator of continuous batching, and reports attainment and goodput as a
 //!    [`verification`], which the plan carries.
@@ -34,6 +35,7 @@ pub mod baselines;
 pub mod calibrate;
 pub mod capacity;
 pub mod cli;
+pub mod commitment;
 pub mod demand;
 pub mod error;
 pub mod fleet_capacity;
@@ -58,4 +60,5 @@ pub mod simcap;
 pub mod solve;
 pub mod stats;
 pub mod traces;
+pub mod unit_costs;
 pub mod verification;

@@ -38,6 +38,11 @@ pub struct Plan {
     pub cost_per_1k_output_tokens_usd: f64,
     /// Output tokens over the horizon (mean rates × slot length × mean output).
     pub output_tokens: f64,
+    /// USD per 1M tokens per tier and in total, beside the API's price for
+    /// the same tokens.
+    pub unit_costs: crate::unit_costs::UnitCosts,
+    /// What the reserved GPUs commit to, in USD per year.
+    pub commitment: crate::commitment::Commitment,
     /// Mean traffic served on GPUs over the SLO capacity paid for (0-1).
     pub gpu_utilisation: f64,
     pub baselines: BTreeMap<String, Baseline>,

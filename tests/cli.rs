@@ -66,6 +66,36 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
     ] {
         assert!(plan.get(key).is_some(), "{scenario}: missing key `{key}`");
     }
+    // Tiers' costs add up to the total; the commitment is a year of the
+    // reserved GPUs at their reserved price.
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    let tier_sum: f64 = plan["unit_costs"]["tiers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (tier_sum - total).abs() <= 1e-6 * total.max(1.0),
+        "{scenario}: {tier_sum} vs {total}"
+    );
+    let yearly: f64 = plan["reserved"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(gpu, n)| {
+            n.as_f64().unwrap()
+                * plan["prices"]["gpus"][gpu]["reserved_usd_per_gpu_hour"]
+                    .as_f64()
+                    .unwrap_or(0.0)
+                * 8760.0
+        })
+        .sum();
+    let committed = plan["commitment"]["usd_per_year"].as_f64().unwrap();
+    assert!(
+        (yearly - committed).abs() <= 1e-6 * yearly.max(1.0),
+        "{scenario}"
+    );
     // The plan was replayed; a tier below its target only after the last
     // allowed round.
     let rounds = plan["rounds"].as_array().unwrap();
@@ -590,12 +620,12 @@ fn goodput_reproduces_the_worked_example() {
     };
     let text_a = stdout(&run(&a, "text"));
     assert!(
-        text_a.contains("100.0 KRW (all output), 105.3 KRW (SLO-met output only)"),
+        text_a.contains("100.00 KRW (all output), 105.26 KRW (SLO-met output only)"),
         "{text_a}"
     );
     let text_b = stdout(&run(&b, "text"));
     assert!(
-        text_b.contains("66.7 KRW (all output), 133.3 KRW (SLO-met output only)"),
+        text_b.contains("66.67 KRW (all output), 133.33 KRW (SLO-met output only)"),
         "{text_b}"
     );
     let ja = json(&run(&a, "json"));
@@ -610,6 +640,23 @@ fn goodput_reproduces_the_worked_example() {
     assert_eq!(per_1k(&ja, "cost_per_1k_goodput_tokens"), 105.26);
     assert_eq!(per_1k(&jb, "cost_per_1k_goodput_tokens"), 133.33);
     insta::assert_snapshot!("goodput_text", text_a.replace(a.to_str().unwrap(), "a.csv"));
+    // A realistic hourly price over a short log is a small amount, printed
+    // with its significant digits rather than rounded to 0.0.
+    let short = planner(&[
+        "goodput",
+        a.to_str().unwrap(),
+        "--ttft-ms",
+        "1000",
+        "--tpot-ms",
+        "50",
+        "--cost-per-hour",
+        "3.6",
+        "--duration-s",
+        "36",
+    ]);
+    let text = stdout(&short);
+    assert!(text.contains("  cost 0.0360 USD\n"), "{text}");
+    assert!(!text.contains(" 0.0 "), "{text}");
 }
 
 #[test]

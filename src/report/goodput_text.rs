@@ -1,6 +1,6 @@
 //! `planner goodput` as text.
 
-use super::group_thousands;
+use super::{group_thousands, money};
 use crate::goodput::{Goodput, GoodputReport};
 use std::fmt::Write;
 
@@ -57,9 +57,8 @@ fn section(o: &mut String, title: &str, g: &Goodput, currency: &str) {
         );
     }
     if let Some(cost) = g.cost {
-        let fmt =
-            |v: Option<f64>| v.map_or("n/a (no such tokens)".to_string(), |v| format!("{v:.1}"));
-        let _ = writeln!(o, "  cost {cost:.1} {currency}");
+        let fmt = |v: Option<f64>| v.map_or("n/a (no such tokens)".to_string(), money);
+        let _ = writeln!(o, "  cost {} {currency}", money(cost));
         let _ = writeln!(
             o,
             "  cost per 1,000 output tokens: {} {currency} (all output), {} {currency} (SLO-met output only)",

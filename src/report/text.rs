@@ -36,6 +36,34 @@ fn percentile_of(plan: &Plan, tier: &str) -> f64 {
     plan.slo.get(tier).map_or(0.0, |s| s.percentile)
 }
 
+/// The yearly commitment of the reserved GPUs, per GPU type.
+fn commitment_lines(o: &mut String, plan: &Plan) {
+    let c = &plan.commitment;
+    if c.gpu_types.is_empty() {
+        let _ = writeln!(
+            o,
+            "  reservation commitment   {:>14}   (nothing reserved)",
+            "0"
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  reservation commitment   {:>14}   per year (reserved GPUs × reserved price × 8,760 h, paid used or not)",
+        usd(c.usd_per_year)
+    );
+    for (gpu, line) in &c.gpu_types {
+        let _ = writeln!(
+            o,
+            "    {gpu:<22} {:>14}   {} GPUs × {:.3} USD/GPU-h; term: {}",
+            usd(line.usd_per_year),
+            line.gpus,
+            line.reserved_usd_per_gpu_hour,
+            line.term
+        );
+    }
+}
+
 /// The plan as aligned text.
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
@@ -95,9 +123,10 @@ pub fn render(plan: &Plan) -> String {
         "    API                    {:>14}",
         usd(plan.costs.api_usd)
     );
+    commitment_lines(o, plan);
     let _ = writeln!(
         o,
-        "  per 1,000 output tokens  {:>14.5}   (all {:.3e} output tokens of the horizon)",
+        "  per 1,000 output tokens  {:>14.5}   (total cost over all {:.3e} output tokens of the horizon, SLO met or not)",
         plan.cost_per_1k_output_tokens_usd, plan.output_tokens
     );
     let _ = writeln!(
@@ -110,6 +139,8 @@ pub fn render(plan: &Plan) -> String {
         "  sent to the API          {:>13.1}%   of requests",
         plan.api_share * 100.0
     );
+    let _ = writeln!(o);
+    super::unit_costs_text::render(o, &plan.unit_costs, plan.prices.api.is_some());
     let _ = writeln!(o);
     let _ = writeln!(o, "GPUS");
     let _ = writeln!(

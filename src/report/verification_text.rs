@@ -50,6 +50,10 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
             if t.meets_target { "" } else { "  MISSES TARGET" }
         );
     }
+    let _ = writeln!(
+        o,
+        "    USD/1k out: the replayed slots' cost per 1,000 output tokens (all of them); USD/1k good: per 1,000 SLO-met output tokens (of requests meeting both limits)"
+    );
     for (name, t) in &v.tiers {
         let worst = t.worst_slot.map_or(String::new(), |(s, a)| {
             format!("; worst slot {s} at {:.2}%", a * 100.0)

@@ -142,7 +142,7 @@ pub(super) fn assemble(
             .iter()
             .map(|t| t.options.len() * t.peak_rps.iter().filter(|&&r| r > 0.0).count())
             .sum::<usize>();
-    Plan {
+    let mut plan = Plan {
         scenario: scenario.name.clone(),
         missed_targets: Vec::new(),
         model: ModelSummary {
@@ -198,6 +198,8 @@ pub(super) fn assemble(
             0.0
         },
         output_tokens,
+        unit_costs: Default::default(),
+        commitment: Default::default(),
         gpu_utilisation: if provisioned_gpu_hours > 0.0 {
             busy_gpu_hours / provisioned_gpu_hours
         } else {
@@ -254,7 +256,10 @@ pub(super) fn assemble(
         },
         verification: None,
         rounds: Vec::new(),
-    }
+    };
+    plan.unit_costs = crate::unit_costs::of(&plan);
+    plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus);
+    plan
 }
 
 pub(super) fn replicas_and_gpus(replicas: u32, gpus_per_replica: u32) -> String {

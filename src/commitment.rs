@@ -1,0 +1,98 @@
+//! What a plan's reservations commit the buyer to, in money.
+//!
+//! A reserved GPU is paid for every hour of its term whether used or not, so
+//! the plan's reserved counts are a yearly commitment of reserved GPUs ×
+//! reserved price × 8,760 hours, per GPU type. The horizon the plan was
+//! solved on (a day, a week) says nothing about that figure; the report
+//! prints it beside the horizon's cost.
+
+use crate::plan::GpuPrice;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Hours in a (non-leap) year of reservation.
+pub const HOURS_PER_YEAR: f64 = 8760.0;
+
+/// The reservation commitment of one GPU type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CommitmentLine {
+    /// GPUs reserved.
+    pub gpus: u32,
+    pub reserved_usd_per_gpu_hour: f64,
+    /// The reservation's terms as the scenario states them.
+    pub term: String,
+    /// gpus × price × 8,760 h.
+    pub usd_per_year: f64,
+}
+
+/// The plan's reservation commitment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Commitment {
+    /// GPU type → its commitment (types with reserved GPUs only).
+    pub gpu_types: BTreeMap<String, CommitmentLine>,
+    /// Sum over GPU types, USD per year.
+    pub usd_per_year: f64,
+}
+
+/// The yearly commitment of `reserved` GPUs (type → count) at the reserved
+/// prices in `prices`.
+pub fn of(reserved: &BTreeMap<String, u32>, prices: &BTreeMap<String, GpuPrice>) -> Commitment {
+    let mut gpu_types = BTreeMap::new();
+    for (gpu, &gpus) in reserved {
+        let Some(price) = prices.get(gpu) else {
+            continue;
+        };
+        let Some(usd_per_gpu_hour) = price.reserved_usd_per_gpu_hour else {
+            continue;
+        };
+        if gpus == 0 {
+            continue;
+        }
+        gpu_types.insert(
+            gpu.clone(),
+            CommitmentLine {
+                gpus,
+                reserved_usd_per_gpu_hour: usd_per_gpu_hour,
+                term: price.reserved_term.clone(),
+                usd_per_year: f64::from(gpus) * usd_per_gpu_hour * HOURS_PER_YEAR,
+            },
+        );
+    }
+    Commitment {
+        usd_per_year: gpu_types.values().map(|l| l.usd_per_year).sum(),
+        gpu_types,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn price(reserved: Option<f64>) -> GpuPrice {
+        GpuPrice {
+            reserved_usd_per_gpu_hour: reserved,
+            reserved_term: "1 year".into(),
+            on_demand_usd_per_gpu_hour: Some(2.0),
+            max_gpus: None,
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn reserved_gpus_times_price_times_a_year() {
+        let reserved = BTreeMap::from([
+            ("mi300x".to_string(), 48),
+            ("h100".to_string(), 0),
+            ("l40s".to_string(), 4),
+        ]);
+        let prices = BTreeMap::from([
+            ("mi300x".to_string(), price(Some(1.20))),
+            ("h100".to_string(), price(Some(2.0))),
+            ("l40s".to_string(), price(None)),
+        ]);
+        let c = of(&reserved, &prices);
+        assert_eq!(c.gpu_types.len(), 1);
+        assert!((c.gpu_types["mi300x"].usd_per_year - 504_576.0).abs() < 1e-6);
+        assert!((c.usd_per_year - 504_576.0).abs() < 1e-6);
+    }
+}
