@@ -157,8 +157,25 @@ pub fn compute(
             },
         },
     );
+    if input.has_purchase_rules() {
+        for name in [
+            "all-on-demand",
+            "all-reserved-for-peak",
+            "best-single-gpu-type",
+        ] {
+            if let Some(b) = out.get_mut(name) {
+                b.description.push_str(UNRULED);
+            }
+        }
+    }
     out
 }
+
+/// Appended to the GPU alternatives' descriptions when the scenario has
+/// purchase units, minimum rentals or tier rules, which they do not follow
+/// (so they may cost less than a plan that does).
+pub const UNRULED: &str =
+    "; priced without the purchase units, minimum rentals and tier rules the plan follows";
 
 #[cfg(test)]
 mod tests {

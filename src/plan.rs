@@ -45,6 +45,10 @@ pub struct Plan {
     pub commitment: crate::commitment::Commitment,
     /// Mean traffic served on GPUs over the SLO capacity paid for (0-1).
     pub gpu_utilisation: f64,
+    /// Reserved GPU-hours no replica occupies, with and without the
+    /// deadline tiers' replicas (present when a tier has a deadline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_reserved: Option<IdleReserved>,
     pub baselines: BTreeMap<String, Baseline>,
     pub solver: SolverSummary,
     pub demand_method: String,
@@ -56,6 +60,17 @@ pub struct Plan {
     pub verification: Option<Verification>,
     /// Solve-and-replay rounds, the last being this plan.
     pub rounds: Vec<Round>,
+}
+
+/// Reserved GPU-hours left idle by the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleReserved {
+    /// Σ over slots and GPU types of (reserved − GPUs the replicas occupy,
+    /// at least 0) × slot hours.
+    pub gpu_hours: f64,
+    /// The same with the deadline tiers' replicas taken out of the plan:
+    /// the difference is what the batch volume fills.
+    pub gpu_hours_without_deadline_tiers: f64,
 }
 
 /// One solve-and-replay round.

@@ -64,6 +64,7 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
             },
             api_share_by_slot: planned.api_share_by_slot.clone(),
             mean_output_tokens: demand.tiers[k].output_tokens.mean,
+            deadline_s: tier.rules.deadline_hours.map(|h| h * 3600.0),
         });
     }
     Fleet {
@@ -155,6 +156,24 @@ pub fn verify(
     let seed = scenario.simulation.seed;
     let (slots, result, method) = match mode {
         VerifySlots::All | VerifySlots::Off => {
+            return verify_range(
+                scenario,
+                demand,
+                plan,
+                replay,
+                0..demand.slots,
+                progress,
+                |_| {},
+            );
+        }
+        // A deadline tier's volume crosses slots: only a continuous replay
+        // carries its backlog from one slot to the next.
+        VerifySlots::Sample
+            if scenario
+                .tiers
+                .iter()
+                .any(|t| t.rules.deadline_hours.is_some()) =>
+        {
             return verify_range(
                 scenario,
                 demand,
@@ -361,6 +380,7 @@ fn report(
                 api_requests: t.api_requests,
                 served_requests: t.served_requests,
                 unserved_requests: t.unserved_requests,
+                late_requests: tier.rules.deadline_hours.map(|_| t.late),
                 met_ttft: t.met_ttft,
                 met_tpot: t.met_tpot,
                 met_both: t.met_both,

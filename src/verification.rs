@@ -34,6 +34,10 @@ pub struct TierVerification {
     pub api_requests: u64,
     pub served_requests: u64,
     pub unserved_requests: u64,
+    /// Requests of a deadline tier completed after arrival + deadline
+    /// (absent for tiers without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_requests: Option<u64>,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,

@@ -170,15 +170,28 @@ pub fn render(plan: &Plan) -> String {
         );
     }
     on_demand_grid(o, plan);
+    if let Some(idle) = &plan.idle_reserved {
+        let _ = writeln!(
+            o,
+            "  idle reserved GPU-hours  {:.1}; {:.1} without the deadline tiers' replicas (their volume fills {:.1})",
+            idle.gpu_hours,
+            idle.gpu_hours_without_deadline_tiers,
+            idle.gpu_hours_without_deadline_tiers - idle.gpu_hours
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "TIERS");
     for (name, tier) in &plan.tiers {
         let d = &plan.demand[name];
         let peak = d.peak_rps.iter().copied().fold(0.0, f64::max);
         let slo = &plan.slo[name];
+        let deadline = slo
+            .rules
+            .deadline_hours
+            .map_or(String::new(), |h| format!(", done within {h} h of arrival"));
         let _ = writeln!(
             o,
-            "  {name}: p{} TTFT ≤ {} ms and TPOT ≤ {} ms; busiest slot {peak:.2} req/s",
+            "  {name}: p{} TTFT ≤ {} ms and TPOT ≤ {} ms{deadline}; busiest slot {peak:.2} req/s",
             slo.percentile, slo.ttft_ms, slo.tpot_ms
         );
         for c in &tier.configurations {

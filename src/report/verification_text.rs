@@ -55,9 +55,15 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         "    USD/1k out: the replayed slots' cost per 1,000 output tokens (all of them); USD/1k good: per 1,000 SLO-met output tokens (of requests meeting both limits)"
     );
     for (name, t) in &v.tiers {
-        let worst = t.worst_slot.map_or(String::new(), |(s, a)| {
+        let mut worst = t.worst_slot.map_or(String::new(), |(s, a)| {
             format!("; worst slot {s} at {:.2}%", a * 100.0)
         });
+        if let Some(late) = t.late_requests {
+            worst.push_str(&format!(
+                "; {} finished after their deadline",
+                group_thousands(late as i64)
+            ));
+        }
         let _ = writeln!(
             o,
             "    {name}: {} of {} requests met TTFT and TPOT ({} TTFT, {} TPOT), {} to the API (counted as met), {} unserved; {} of {} output tokens SLO-met{worst}",

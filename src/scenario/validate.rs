@@ -491,9 +491,14 @@ impl Validator {
         let profile: GpuProfile = self.profile(&g.profile, &profiles_dir.join("gpus"), "GPU")?;
         let node = profile.gpus_per_node;
         let tensor_parallel = match &g.tensor_parallel {
+            // Those that fit a node and, with a purchase unit, divide it.
             None => (0..=node.ilog2())
                 .map(|e| 1 << e)
                 .filter(|tp| *tp <= node)
+                .filter(|tp| match g.purchase_unit_gpus {
+                    Some(unit) if unit > 1 => unit.is_multiple_of(*tp),
+                    _ => true,
+                })
                 .collect(),
             Some(list) => {
                 for tp in list {

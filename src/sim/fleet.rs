@@ -33,6 +33,10 @@ pub struct FleetTier {
     pub api_share_by_slot: Vec<f64>,
     /// Mean output tokens (the router's estimate of a request's decode work).
     pub mean_output_tokens: f64,
+    /// A batch tier's deadline in seconds: its requests wait in the tier's
+    /// backlog until a replica has a free batch place, and one completed
+    /// later than arrival + deadline misses. `None`: routed on arrival.
+    pub deadline_s: Option<f64>,
 }
 
 /// Identical replicas serving one tier.
@@ -101,6 +105,9 @@ struct Run<'a> {
     /// replicas in order, of the next one to try.
     next_in_turn: Vec<usize>,
     current_slot: usize,
+    /// Per tier, requests of a deadline tier waiting for a free batch place,
+    /// oldest first.
+    backlog: Vec<std::collections::VecDeque<Arrival>>,
     queue: EventQueue,
     reqs: Slab,
     rng: StdRng,
@@ -132,6 +139,7 @@ impl<'a> Run<'a> {
                 })
                 .collect(),
             next_in_turn: vec![0; tiers],
+            backlog: vec![std::collections::VecDeque::new(); tiers],
             queue: EventQueue::default(),
             reqs: Slab::default(),
             rng: StdRng::seed_from_u64(seed),
@@ -190,6 +198,73 @@ impl<'a> Run<'a> {
                 self.replicas[r].up_s += slot_s;
             }
         }
+        let now = s as f64 * slot_s;
+        for k in 0..self.fleet.tiers.len() {
+            self.release_backlog(k, now);
+        }
+    }
+
+    /// The up replica of deadline tier `k` with a free batch place, whose KV
+    /// cache can hold `need` tokens, with the least outstanding work per
+    /// unit of capacity.
+    fn route_with_room(&self, k: usize, need: u64) -> Option<usize> {
+        let mean_output = self.fleet.tiers[k].mean_output_tokens;
+        let mut best: Option<(f64, usize)> = None;
+        for &g in &self.tier_groups[k] {
+            let group = &self.fleet.groups[g];
+            if need > group.spec.kv_capacity_tokens {
+                continue;
+            }
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                let rep = &self.replicas[r];
+                if rep.in_system >= group.spec.max_batch {
+                    continue;
+                }
+                let work =
+                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
+                let score = work / group.rps_per_replica.max(1e-12);
+                if best.is_none_or(|(b, _)| score < b) {
+                    best = Some((score, r));
+                }
+            }
+        }
+        best.map(|(_, r)| r)
+    }
+
+    /// Hands the oldest waiting requests of deadline tier `k` to replicas
+    /// with a free batch place, while there are some (and the horizon has
+    /// not ended).
+    fn release_backlog(&mut self, k: usize, now: f64) {
+        if now > self.horizon_end_s {
+            return;
+        }
+        while let Some(a) = self.backlog[k].front().copied() {
+            let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+            let Some(r) = self.route_with_room(k, need) else {
+                return;
+            };
+            self.backlog[k].pop_front();
+            self.dispatch(now, a, r);
+        }
+    }
+
+    /// Queues arrival `a` on replica `r` at `now`; a request released from
+    /// a backlog starts its TTFT and TPOT clocks at `now` and remembers how
+    /// long it waited.
+    fn dispatch(&mut self, now: f64, a: Arrival, r: usize) {
+        let mut q = InFlight::new(&a);
+        q.held_s = (now - a.time_s).max(0.0);
+        q.arrival_s = a.time_s + q.held_s;
+        let id = self.reqs.insert(q);
+        let spec = self.spec(r);
+        let rep = &mut self.replicas[r];
+        let end = match rep.enqueue(now, id, &self.reqs, spec) {
+            Some(end) => Some(end),
+            None if !rep.is_busy() => rep.start_step(now, &mut self.reqs, spec),
+            None => None,
+        };
+        self.schedule(r, end);
     }
 
     /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
@@ -269,19 +344,28 @@ impl<'a> Run<'a> {
         let row = self.slot_row(a.time_s);
         self.result.slots[row][k].on_gpus += 1;
         let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+        if self.fleet.tiers[k].deadline_s.is_some() {
+            let fits_somewhere = self.tier_groups[k]
+                .iter()
+                .any(|&g| need <= self.fleet.groups[g].spec.kv_capacity_tokens);
+            if !fits_somewhere {
+                self.result.tiers[k].unserved_requests += 1;
+                return;
+            }
+            match self.route_with_room(k, need) {
+                Some(r) if self.backlog[k].is_empty() => self.dispatch(now, a, r),
+                _ => {
+                    self.backlog[k].push_back(a);
+                    self.release_backlog(k, now);
+                }
+            }
+            return;
+        }
         let Some(r) = self.route(k, need) else {
             self.result.tiers[k].unserved_requests += 1;
             return;
         };
-        let id = self.reqs.insert(InFlight::new(&a));
-        let spec = self.spec(r);
-        let rep = &mut self.replicas[r];
-        let end = match rep.enqueue(now, id, &self.reqs, spec) {
-            Some(end) => Some(end),
-            None if !rep.is_busy() => rep.start_step(now, &mut self.reqs, spec),
-            None => None,
-        };
-        self.schedule(r, end);
+        self.dispatch(now, a, r);
     }
 
     /// Replica `r`'s step ends: record what finished, start the next step.
@@ -304,9 +388,14 @@ impl<'a> Run<'a> {
                 queue_ms: (q.admitted_s - q.arrival_s) * 1e3,
             };
             let limits = self.fleet.tiers[k].limits;
-            let met = latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
-            self.result.tiers[k].record(latency, q.output_tokens, limits);
-            let row = self.slot_row(q.arrival_s);
+            // A deadline counts from arrival, before any wait in the backlog.
+            let on_time = self.fleet.tiers[k]
+                .deadline_s
+                .is_none_or(|d| f.finish_s - (q.arrival_s - q.held_s) <= d);
+            let met =
+                on_time && latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
+            self.result.tiers[k].record_on_time(latency, q.output_tokens, limits, on_time);
+            let row = self.slot_row(q.arrival_s - q.held_s);
             self.result.slots[row][k].met_both += u64::from(met);
             on_completed(&Completed {
                 arrival_s: q.arrival_s,
@@ -319,10 +408,18 @@ impl<'a> Run<'a> {
         }
         let end = self.replicas[r].start_step(now, &mut self.reqs, spec);
         self.schedule(r, end);
+        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        if self.fleet.tiers[k].deadline_s.is_some() {
+            self.release_backlog(k, now);
+        }
     }
 
-    /// The totals, with each replica's busy and up time.
+    /// The totals, with each replica's busy and up time; requests still in a
+    /// backlog when the replay ends were never served.
     fn finish(mut self) -> SimResult {
+        for (k, waiting) in self.backlog.iter().enumerate() {
+            self.result.tiers[k].unserved_requests += waiting.len() as u64;
+        }
         for rep in &self.replicas {
             let tally = &mut self.result.groups[rep.spec];
             if tally.replicas.len() <= rep.rank {
@@ -428,6 +525,7 @@ mod tests {
                 },
                 api_share_by_slot: vec![api_share],
                 mean_output_tokens: 200.0,
+                deadline_s: None,
             }],
             groups: vec![Group {
                 tier: 0,
@@ -464,6 +562,45 @@ mod tests {
         assert!((e2e - prefill_ms - decode_ms).abs() < 1e-6, "{e2e}");
         // One arrival, one slot start, the prefill step and one decode run.
         assert_eq!(r.events, 4);
+    }
+
+    #[test]
+    fn a_deadline_tier_waits_for_the_slot_that_serves_it_and_misses_past_its_deadline() {
+        // Ten requests in the first (10-minute) slot, which has no replica;
+        // the next slot has one, with room for all of them.
+        let mut f = fleet(spec(true, 16, 1_000_000), 0, 0.0);
+        f.slot_s = 600.0;
+        f.tiers[0].limits.ttft_ms = 60_000.0;
+        f.tiers[0].api_share_by_slot = vec![0.0, 0.0];
+        f.groups[0].replicas_by_slot = vec![0, 1];
+        let arrivals: Vec<Arrival> = (0..10)
+            .map(|i| Arrival {
+                time_s: 1.0 + f64::from(i),
+                tier: 0,
+                input_tokens: 500,
+                output_tokens: 50,
+            })
+            .collect();
+        // Without a deadline they find no replica and are lost.
+        let routed = simulate(&f, 0..2, arrivals.clone(), 1, |_| {});
+        assert_eq!(routed.tiers[0].unserved_requests, 10);
+        // With an hour's deadline they wait for slot 1 and all meet it.
+        f.tiers[0].deadline_s = Some(3600.0);
+        let held = simulate(&f, 0..2, arrivals.clone(), 1, |_| {});
+        let t = &held.tiers[0];
+        assert_eq!((t.served_requests, t.met_both, t.late), (10, 10, 0));
+        assert_eq!(
+            held.slots[0][0].met_both, 10,
+            "counted in their arrival slot"
+        );
+        // With five minutes they are served ten minutes late: all miss.
+        f.tiers[0].deadline_s = Some(300.0);
+        let late = simulate(&f, 0..2, arrivals.clone(), 1, |_| {});
+        let t = &late.tiers[0];
+        assert_eq!((t.served_requests, t.met_both, t.late), (10, 0, 10));
+        // Replayed alone, the first slot never gets a replica: unserved.
+        let alone = simulate(&f, 0..1, arrivals, 1, |_| {});
+        assert_eq!(alone.tiers[0].unserved_requests, 10);
     }
 
     fn prefill_first(mut spec: ReplicaSpec) -> ReplicaSpec {
@@ -715,6 +852,7 @@ mod properties {
                 },
                 api_share_by_slot: vec![0.0],
                 mean_output_tokens: 100.0,
+                deadline_s: None,
             }],
             groups: vec![Group {
                 tier: 0,

@@ -49,6 +49,8 @@ pub struct TierTally {
     pub unserved_requests: u64,
     /// Completed on a replica.
     pub served_requests: u64,
+    /// Completed after their tier's deadline (deadline tiers only).
+    pub late: u64,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,
@@ -67,13 +69,26 @@ pub struct TierTally {
 impl TierTally {
     /// Records one completed request.
     pub fn record(&mut self, latency: Latency, output_tokens: u32, limits: Limits) {
+        self.record_on_time(latency, output_tokens, limits, true);
+    }
+
+    /// Records one completed request of a tier with a deadline: one finished
+    /// after it (`on_time` false) misses even when both limits hold.
+    pub fn record_on_time(
+        &mut self,
+        latency: Latency,
+        output_tokens: u32,
+        limits: Limits,
+        on_time: bool,
+    ) {
         self.served_requests += 1;
         self.output_tokens += u64::from(output_tokens);
         let ttft_ok = latency.ttft_ms <= limits.ttft_ms;
         let tpot_ok = latency.tpot_ms <= limits.tpot_ms;
         self.met_ttft += u64::from(ttft_ok);
         self.met_tpot += u64::from(tpot_ok);
-        if ttft_ok && tpot_ok {
+        self.late += u64::from(!on_time);
+        if ttft_ok && tpot_ok && on_time {
             self.met_both += 1;
             self.goodput_output_tokens += u64::from(output_tokens);
         }
@@ -103,6 +118,7 @@ impl TierTally {
         self.api_output_tokens += o.api_output_tokens;
         self.unserved_requests += o.unserved_requests;
         self.served_requests += o.served_requests;
+        self.late += o.late;
         self.met_ttft += o.met_ttft;
         self.met_tpot += o.met_tpot;
         self.met_both += o.met_both;

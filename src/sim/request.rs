@@ -15,7 +15,11 @@ pub struct Arrival {
 /// A request inside the fleet.
 #[derive(Debug, Clone, Copy)]
 pub struct InFlight {
+    /// When the request reached its replica (its arrival, or its release
+    /// from a deadline tier's backlog).
     pub arrival_s: f64,
+    /// Seconds it waited in a deadline tier's backlog before `arrival_s`.
+    pub held_s: f64,
     pub tier: u16,
     pub input_tokens: u32,
     pub output_tokens: u32,
@@ -46,6 +50,7 @@ impl InFlight {
         let input = a.input_tokens.max(1);
         InFlight {
             arrival_s: a.time_s,
+            held_s: 0.0,
             tier: a.tier,
             input_tokens: input,
             output_tokens: a.output_tokens.max(1),

@@ -312,6 +312,7 @@ fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router
             },
             api_share_by_slot: vec![0.0],
             mean_output_tokens: demand.output_tokens.mean,
+            deadline_s: None,
         }],
         groups: vec![Group {
             tier: 0,

@@ -8,8 +8,8 @@ use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::Demand;
 use crate::milp::{self, MilpInput};
 use crate::plan::{
-    total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, ModelSummary, Plan,
-    Prices, Questions, SolverSummary, TierPlan,
+    total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, IdleReserved,
+    ModelSummary, Plan, Prices, Questions, SolverSummary, TierPlan,
 };
 use crate::precision::Precision;
 use crate::report::group_thousands;
@@ -55,6 +55,28 @@ pub(super) fn assemble(
                     .sum()
             })
             .collect();
+        // Requests/s served on GPUs in each slot: what arrives there, less
+        // the API's share; a deadline tier's volume spread over its slots in
+        // proportion to the capacity the plan runs there.
+        let arriving_on_gpus: Vec<f64> = (0..tier.mean_rps.len())
+            .map(|t| tier.mean_rps[t] * (1.0 - solution.api[k][t]))
+            .collect();
+        let on_gpus_by_slot: Vec<f64> = if tier.rules.deadline_slots.is_some() {
+            let volume: f64 = arriving_on_gpus.iter().sum();
+            let capacity: f64 = capacity_by_slot.iter().sum();
+            capacity_by_slot
+                .iter()
+                .map(|c| {
+                    if capacity > 0.0 {
+                        volume * c / capacity
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        } else {
+            arriving_on_gpus
+        };
         let mut configurations = Vec::new();
         for (c, option) in tier.options.iter().enumerate() {
             let replicas = &solution.replicas[k][c];
@@ -74,7 +96,7 @@ pub(super) fn assemble(
                     continue;
                 }
                 let fraction = f64::from(replicas[t]) * option.rps(t) / capacity_t;
-                let on_gpus_rps = tier.mean_rps[t] * (1.0 - solution.api[k][t]) * fraction;
+                let on_gpus_rps = on_gpus_by_slot[t] * fraction;
                 served += on_gpus_rps;
                 busy_gpu_hours += on_gpus_rps / sustained(replicas[t], t)
                     * f64::from(option.gpus_per_replica)
@@ -127,6 +149,11 @@ pub(super) fn assemble(
             .flatten()
             .map(|&o| f64::from(o) * input.slot_hours)
             .sum::<f64>();
+    let idle_reserved = input
+        .tiers
+        .iter()
+        .any(|t| t.rules.deadline_slots.is_some())
+        .then(|| idle_reserved_gpu_hours(input, solution));
     let api_prices: Vec<Option<f64>> = demand
         .tiers
         .iter()
@@ -205,6 +232,7 @@ pub(super) fn assemble(
         } else {
             0.0
         },
+        idle_reserved,
         baselines: baselines::compute(input, &api_prices),
         solver: SolverSummary {
             status: solution.status,
@@ -430,4 +458,43 @@ pub(super) fn cost_basis_answer(v: &Verification) -> String {
         "over the replayed slots, each slot's GPU spend allocated to tiers by the GPUs they occupy, plus their API spend: {}",
         tiers.join("; ")
     )
+}
+
+/// Reserved GPU-hours no replica occupies, with every tier's replicas and
+/// with the deadline tiers' taken out.
+fn idle_reserved_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> IdleReserved {
+    let idle = |with_deadline_tiers: bool| -> f64 {
+        (0..input.slots())
+            .map(|t| {
+                input
+                    .gpus
+                    .iter()
+                    .enumerate()
+                    .map(|(g, _)| {
+                        let used: u32 = input
+                            .tiers
+                            .iter()
+                            .zip(&solution.replicas)
+                            .filter(|(tier, _)| {
+                                with_deadline_tiers || tier.rules.deadline_slots.is_none()
+                            })
+                            .flat_map(|(tier, replicas)| {
+                                tier.options
+                                    .iter()
+                                    .zip(replicas)
+                                    .filter(|(o, _)| o.gpu == g)
+                                    .map(|(o, n)| o.gpus_per_replica * n[t])
+                            })
+                            .sum();
+                        f64::from(solution.reserved[g].saturating_sub(used))
+                    })
+                    .sum::<f64>()
+                    * input.slot_hours
+            })
+            .sum()
+    };
+    IdleReserved {
+        gpu_hours: idle(true),
+        gpu_hours_without_deadline_tiers: idle(false),
+    }
 }
