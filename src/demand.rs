@@ -137,10 +137,17 @@ pub fn build_keeping(
             let options = ReaderOptions {
                 format: source.format,
                 skip_bad_rows: false,
+                max_context_tokens: Some(scenario.model.profile.max_context_tokens),
             };
             let keep_into = keep.then_some(&mut kept[j]);
+            // `solve` has no --skip-bad-rows: the message must not suggest it.
             let (format, summary, acc) =
-                accumulate_keeping(&source.trace, options, progress, keep_into)?;
+                accumulate_keeping(&source.trace, options, progress, keep_into).map_err(
+                    |mut e| {
+                        e.skippable = false;
+                        e
+                    },
+                )?;
             series.push((minute_series(&acc, slot_minutes), source.scale));
             sources.push(SourceSummary {
                 trace: source.trace.display().to_string(),
@@ -195,6 +202,16 @@ pub fn build_keeping(
         });
     }
     let slots = tiers.iter().map(|t| t.peak_rps.len()).max().unwrap_or(0);
+    if slots as u64 > crate::scenario::MAX_SLOTS {
+        return Err(PlannerError::Scenario(vec![Problem {
+            file: scenario.path.clone(),
+            location: "planning.slot_minutes".into(),
+            message: format!(
+                "the traces span {slots} slots of {slot_minutes} minutes, more than the {} a plan may have; use longer slots, or traces covering a shorter period",
+                crate::scenario::MAX_SLOTS
+            ),
+        }]));
+    }
     for t in &mut tiers {
         t.peak_rps.resize(slots, 0.0);
         t.mean_rps.resize(slots, 0.0);

@@ -71,6 +71,9 @@ pub enum PlannerError {
     Usage(String),
     /// The plan's own replay misses a tier's target.
     TargetMissed(Vec<String>),
+    /// A figure of the result came out infinite, NaN, or a negative cost or
+    /// latency: an input lies at the edge of what the model can compute.
+    Figure(crate::finite::BadFigure),
 }
 
 impl PlannerError {
@@ -83,7 +86,8 @@ impl PlannerError {
             | PlannerError::Trace(_)
             | PlannerError::Shape(_)
             | PlannerError::Data(_)
-            | PlannerError::Usage(_) => EXIT_BAD_INPUT,
+            | PlannerError::Usage(_)
+            | PlannerError::Figure(_) => EXIT_BAD_INPUT,
             PlannerError::Infeasible(_) => EXIT_INFEASIBLE,
             PlannerError::Solver(_) | PlannerError::Io { .. } => EXIT_FAILURE,
             PlannerError::TargetMissed(_) => EXIT_TARGET_MISSED,
@@ -104,6 +108,10 @@ impl fmt::Display for PlannerError {
             PlannerError::Solver(msg) => write!(f, "the MILP solver failed: {msg}"),
             PlannerError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             PlannerError::Usage(msg) => write!(f, "{msg}"),
+            PlannerError::Figure(bad) => write!(
+                f,
+                "the result's {bad}, so nothing was printed or written; an input it is computed from is too large or too small: bring the prices, rates, durations and limits it depends on into their documented ranges (docs/scenario-format.md)"
+            ),
             PlannerError::TargetMissed(misses) => write!(
                 f,
                 "the plan's replay misses its target: {}. The report was written; loosen the tier's limits, allow more `simulation.max_rounds`, or pass --accept-miss to exit 0 with this plan",

@@ -186,8 +186,7 @@ pub fn read_log(path: &Path) -> Result<ResultLog, PlannerError> {
             message,
         }])
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| fail(String::new(), format!("cannot read the log: {e}")))?;
+    let text = crate::text::read_text(path).map_err(|e| fail(e.location(), e.message))?;
     if text.trim_start().starts_with('{') {
         read_vllm_json(path, &text)
     } else {
@@ -284,10 +283,26 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     )
 }
 
+/// Longest latency a log may hold, in ms (about 11.6 days).
+pub const MAX_LATENCY_MS: f64 = 1e9;
+
+/// Latest arrival a log may hold, in seconds (about 3,170 years after its clock's zero).
+pub const MAX_ARRIVAL_S: f64 = 1e11;
+
+/// Longest duration a log or `--duration-s` may state, in seconds (10 years).
+pub const MAX_DURATION_S: f64 = 315_360_000.0;
+
 /// The checks every request must pass.
 fn check(r: &RequestResult) -> Result<(), String> {
-    if r.ttft_ms < 0.0 || r.e2e_ms < 0.0 || r.arrival_s.is_some_and(|a| a < 0.0) {
+    let finite =
+        r.ttft_ms.is_finite() && r.e2e_ms.is_finite() && r.arrival_s.is_none_or(f64::is_finite);
+    if !finite || r.ttft_ms < 0.0 || r.e2e_ms < 0.0 || r.arrival_s.is_some_and(|a| a < 0.0) {
         return Err("negative time: arrival_s, ttft_ms and e2e_ms must be ≥ 0".into());
+    }
+    if r.e2e_ms > MAX_LATENCY_MS || r.arrival_s.is_some_and(|a| a > MAX_ARRIVAL_S) {
+        return Err(format!(
+            "a time out of range: ttft_ms and e2e_ms must be at most {MAX_LATENCY_MS:e} ms and arrival_s at most {MAX_ARRIVAL_S:e} s"
+        ));
     }
     if r.output_tokens == 0 {
         return Err("zero output tokens: a completed request has at least one; drop failed requests or count them separately".into());
@@ -368,6 +383,19 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
             continue;
         }
         let ttft_ms = parsed.ttfts[i] * 1e3;
+        if let Some(bad) = parsed.itls[i]
+            .iter()
+            .position(|g| !(g.is_finite() && *g >= 0.0))
+        {
+            problems.push(problem(
+                format!("itls[{i}][{bad}]"),
+                format!(
+                    "an inter-token latency must be a non-negative number of seconds, got {}",
+                    parsed.itls[i][bad]
+                ),
+            ));
+            continue;
+        }
         let r = RequestResult {
             arrival_s: None,
             ttft_ms,
@@ -379,6 +407,14 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
         match check(&r) {
             Ok(()) => requests.push(r),
             Err(m) => problems.push(problem(format!("request {i}"), m)),
+        }
+    }
+    if let Some(d) = parsed.duration {
+        if !(d.is_finite() && d > 0.0 && d <= MAX_DURATION_S) {
+            problems.push(problem(
+                "duration".into(),
+                format!("`duration` must be in (0, {MAX_DURATION_S}] seconds, got {d}"),
+            ));
         }
     }
     finish(

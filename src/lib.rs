@@ -32,12 +32,14 @@
 //! tier misses its target on replay; [`cli`] is the command-line front end.
 
 pub mod baselines;
+pub mod bounds;
 pub mod calibrate;
 pub mod capacity;
 pub mod cli;
 pub mod commitment;
 pub mod demand;
 pub mod error;
+pub mod finite;
 pub mod fleet_capacity;
 pub mod goodput;
 pub mod kernels;
@@ -59,6 +61,7 @@ pub mod sim;
 pub mod simcap;
 pub mod solve;
 pub mod stats;
+pub mod text;
 pub mod traces;
 pub mod unit_costs;
 pub mod verification;

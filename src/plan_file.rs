@@ -6,13 +6,61 @@
 use crate::error::{PlannerError, Problem};
 use crate::plan::Plan;
 use crate::precision::Precision;
-use crate::scenario::Scenario;
+use crate::scenario::{GpuOffer, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Version of the plan-file format.
 pub const PLAN_FORMAT: u32 = 1;
+
+/// Most GPUs of one type a plan may hold in a slot when the scenario sets no
+/// `max_gpus` (the largest `max_gpus` a scenario accepts).
+pub const MAX_GPUS_PER_TYPE: u64 = 100_000;
+
+/// What a planned configuration uses that `offer` does not offer, as
+/// (key, problem) pairs.
+fn not_offered(offer: &GpuOffer, c: &PlannedConfig) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let id = &offer.id;
+    if !offer.tensor_parallel.contains(&c.tensor_parallel) {
+        out.push((
+            "tensor_parallel",
+            format!(
+                "tensor parallel {} is not offered for `{id}`; the scenario offers {:?}",
+                c.tensor_parallel, offer.tensor_parallel
+            ),
+        ));
+    }
+    if !offer.max_batch.contains(&c.max_batch) {
+        out.push((
+            "max_batch",
+            format!(
+                "max batch {} is not offered for `{id}`; the scenario offers {:?}",
+                c.max_batch, offer.max_batch
+            ),
+        ));
+    }
+    if !offer.max_batched_tokens.contains(&c.max_batched_tokens) {
+        out.push((
+            "max_batched_tokens",
+            format!(
+                "a chunk of {} tokens is not offered for `{id}`; the scenario offers {:?}",
+                c.max_batched_tokens, offer.max_batched_tokens
+            ),
+        ));
+    }
+    if !offer.precision.contains(&c.precision) {
+        out.push((
+            "precision",
+            format!(
+                "precision {:?} is not offered for `{id}`; the scenario offers {:?}",
+                c.precision, offer.precision
+            ),
+        ));
+    }
+    out
+}
 
 /// A plan, as written to disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,8 +162,7 @@ impl PlanFile {
                 message,
             }])
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| problem(String::new(), format!("cannot read the plan file: {e}")))?;
+        let text = crate::text::read_text(path).map_err(|e| problem(e.location(), e.message))?;
         let mut de = serde_json::Deserializer::from_str(&text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let inner = e.inner();
@@ -245,20 +292,19 @@ impl PlanFile {
             }
             for (c, config) in tier.configurations.iter().enumerate() {
                 let at = |k: &str| format!("tiers.{name}.configurations[{c}].{k}");
-                if !known(&config.gpu_type) {
-                    add(
+                match scenario.gpus.iter().find(|g| g.id == config.gpu_type) {
+                    None => add(
                         at("gpu_type"),
                         format!(
                             "unknown GPU type `{}`; the scenario offers: {list}",
                             config.gpu_type
                         ),
-                    );
-                }
-                if config.tensor_parallel == 0 || config.max_batch == 0 {
-                    add(
-                        at("tensor_parallel"),
-                        "tensor_parallel and max_batch must be at least 1".into(),
-                    );
+                    ),
+                    Some(offer) => {
+                        for (key, problem) in not_offered(offer, config) {
+                            add(at(key), problem);
+                        }
+                    }
                 }
                 if !(config.rps_per_replica.is_finite() && config.rps_per_replica > 0.0) {
                     add(
@@ -278,17 +324,51 @@ impl PlanFile {
                 }
             }
         }
+        for offer in &scenario.gpus {
+            let id = offer.id.as_str();
+            let reserved = self.reserved.get(id).copied().unwrap_or(0);
+            if reserved > 0 && offer.reserved_usd_per_gpu_hour.is_none() {
+                add(
+                    format!("reserved.{id}"),
+                    format!("{reserved} {id} GPUs reserved, but the scenario offers no reserved price for `{id}`"),
+                );
+            }
+            let limit = offer.max_gpus.map_or(MAX_GPUS_PER_TYPE, u64::from);
+            for (t, slot) in self.on_demand.iter().enumerate() {
+                let rented = slot.get(id).copied().unwrap_or(0);
+                if rented > 0 && offer.on_demand_usd_per_gpu_hour.is_none() {
+                    add(
+                        format!("on_demand[{t}].{id}"),
+                        format!("{rented} {id} GPUs rented in slot {t}, but the scenario offers no on-demand price for `{id}`"),
+                    );
+                }
+                let held = u64::from(reserved) + u64::from(rented);
+                if held > limit {
+                    add(
+                        format!("on_demand[{t}].{id}"),
+                        format!(
+                            "slot {t} holds {held} {id} GPUs (reserved + on demand), more than {}",
+                            match offer.max_gpus {
+                                Some(m) => format!("the scenario's `max_gpus = {m}`"),
+                                None =>
+                                    format!("the {MAX_GPUS_PER_TYPE} a plan may hold of one type"),
+                            }
+                        ),
+                    );
+                }
+            }
+        }
         if problems.is_empty() {
             for (t, slot) in self.on_demand.iter().enumerate() {
                 for id in &offered {
-                    let held = self.reserved.get(*id).copied().unwrap_or(0)
-                        + slot.get(*id).copied().unwrap_or(0);
-                    let used: u32 = self
+                    let held = u64::from(self.reserved.get(*id).copied().unwrap_or(0))
+                        + u64::from(slot.get(*id).copied().unwrap_or(0));
+                    let used: u64 = self
                         .tiers
                         .values()
                         .flat_map(|tier| &tier.configurations)
                         .filter(|c| c.gpu_type == *id)
-                        .map(|c| c.replicas_by_slot[t] * c.tensor_parallel)
+                        .map(|c| u64::from(c.replicas_by_slot[t]) * u64::from(c.tensor_parallel))
                         .sum();
                     if used > held {
                         problems.push(Problem {

@@ -83,10 +83,8 @@ pub fn read_rate_curve(path: &Path) -> Result<RateCurve, PlannerError> {
     // window start -> (sum of rates, sum of rate x cv)
     let mut windows: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for file in &files {
-        let text = std::fs::read_to_string(file).map_err(|e| PlannerError::Io {
-            path: file.clone(),
-            source: e,
-        })?;
+        let text = crate::text::read_text(file)
+            .map_err(|e| shape_error(file, &e.location(), e.message))?;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -124,6 +122,18 @@ fn shape_error(file: &Path, location: &str, message: String) -> PlannerError {
     })
 }
 
+/// Latest window start of a rate curve (400 days, as for traces).
+pub const MAX_CURVE_S: f64 = 400.0 * 86_400.0;
+
+/// Shortest window of a rate curve: with the 400-day limit, at most 576,000 windows.
+pub const MIN_WINDOW_S: u64 = 60;
+
+/// Highest rate one row may state, in requests/s.
+pub const MAX_RATE_RPS: f64 = 1e7;
+
+/// Highest interarrival CV one row may state.
+pub const MAX_CV: f64 = 1e6;
+
 fn parse_row(line: &str) -> Result<(u64, f64, f64), String> {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     if fields.len() != 6 {
@@ -147,9 +157,15 @@ fn parse_row(line: &str) -> Result<(u64, f64, f64), String> {
             fields[0]
         ));
     }
-    if !(rate >= 0.0 && rate.is_finite() && cv >= 0.0 && cv.is_finite()) {
+    if start > MAX_CURVE_S {
         return Err(format!(
-            "rate and cv must be non-negative, got {rate} and {cv}"
+            "window start {} s is more than 400 days after the curve's start; a rate curve covers at most {MAX_CURVE_S} s",
+            fields[0]
+        ));
+    }
+    if !((0.0..=MAX_RATE_RPS).contains(&rate) && (0.0..=MAX_CV).contains(&cv)) {
+        return Err(format!(
+            "rate must be in [0, {MAX_RATE_RPS:e}] requests/s and cv in [0, {MAX_CV:e}], got {rate} and {cv}"
         ));
     }
     Ok((start as u64, rate, cv))
@@ -160,6 +176,11 @@ fn infer_window(windows: &BTreeMap<u64, (f64, f64)>) -> Result<u32, String> {
     let step = starts.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(600);
     if step == 0 || starts.iter().any(|s| s % step != 0) {
         return Err("window starts are not multiples of one window length".into());
+    }
+    if step < MIN_WINDOW_S {
+        return Err(format!(
+            "windows of {step} s are shorter than the {MIN_WINDOW_S} s a rate curve may use"
+        ));
     }
     u32::try_from(step).map_err(|_| "window length too large".to_string())
 }

@@ -1386,7 +1386,10 @@ fn chunk_sizes_out_of_range_and_fp8_without_units_are_located() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("gpus[0].max_batched_tokens"), "{err}");
-    assert!(err.contains("chunk size 32 is outside"), "{err}");
+    assert!(
+        err.contains("must be in [64, 1048576] tokens, got 32"),
+        "{err}"
+    );
     assert!(err.contains("chunk size 1000000 is outside"), "{err}");
     assert!(err.contains("`a100-80gb` has no FP8 units"), "{err}");
 }
@@ -1639,4 +1642,224 @@ fn bad_set_keys_and_values_are_named() {
     ]
     .join("\n");
     insta::assert_snapshot!("bad_set", message);
+}
+
+// Hardened inputs: one fixture per way an input once crashed, hung, left a
+// file behind or printed nonsense. Each is refused with exit 2, nothing on
+// standard output, and a message that locates the problem.
+
+const HARDENED: &str = "tests/fixtures/hardened";
+
+/// Runs `args`; expects exit 2, an empty stdout, and every `expected` piece
+/// in the message. Returns the message.
+fn refused(args: &[&str], expected: &[&str]) -> String {
+    let out = planner(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+    for piece in expected {
+        assert!(err.contains(piece), "{args:?}: `{piece}` not in: {err}");
+    }
+    err
+}
+
+#[test]
+fn a_token_count_near_2_pow_32_is_refused_with_its_line_not_allocated() {
+    let trace = format!("{HARDENED}/traces/token-count-near-2-32.csv");
+    refused(
+        &["trace", "stats", &trace, "--quiet"],
+        &[
+            "token-count-near-2-32.csv:2:",
+            "longer than the 10000000 tokens",
+        ],
+    );
+}
+
+#[test]
+fn a_servegen_window_start_far_in_the_future_is_refused_with_its_line() {
+    let dir = temp_dir("far-window");
+    let curve = format!("{HARDENED}/traces/servegen-window-start-far-future.csv");
+    let out = dir.join("curve.csv");
+    refused(
+        &["trace", "shape", &curve, "--out", out.to_str().unwrap()],
+        &["servegen-window-start-far-future.csv:2:", "400 days"],
+    );
+    assert_eq!(entries(&dir), Vec::<String>::new());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn trace_synth_refuses_4294967295_days_and_a_cv_of_1e_300_before_writing() {
+    let dir = temp_dir("synth-bounds");
+    let out = dir.join("t.csv");
+    let out = out.to_str().unwrap();
+    let tiny = "tests/fixtures/traces/tiny.csv";
+    let base = [
+        "trace",
+        "synth",
+        "--quiet",
+        "--lengths-from",
+        tiny,
+        "--out",
+        out,
+    ];
+    for (extra, expected) in [
+        (
+            ["--days", "4294967295"],
+            "`--days` must be in [1, 366] days",
+        ),
+        (["--cv", "1e-300"], "`--cv` must be in"),
+        (["--mean-rps", "1e308"], "`--mean-rps` must be in"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        refused(&args, &[expected]);
+    }
+    let mut args = base.to_vec();
+    args.extend(["--days", "366", "--mean-rps", "100000"]);
+    refused(&args, &["more than the 2e8 a synthetic trace may hold"]);
+    assert_eq!(entries(&dir), Vec::<String>::new());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn capacity_requests_4294967295_is_refused_with_its_key() {
+    let scenario = format!("{HARDENED}/capacity-requests-4294967295.toml");
+    refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "simulation.capacity_requests",
+            "[500, 50000] requests, got 4294967295",
+        ],
+    );
+}
+
+#[test]
+fn a_plan_of_4294967295_replicas_does_not_wrap_past_the_gpu_check() {
+    let plan = format!("{HARDENED}/plans/replicas-4294967295.json");
+    refused(
+        &[
+            "simulate",
+            "tests/fixtures/ok/tiny.toml",
+            "--plan",
+            &plan,
+            "--quiet",
+        ],
+        &["on_demand[0].l40s", "4294967295 l40s GPUs"],
+    );
+}
+
+#[test]
+fn a_plan_using_a_configuration_the_scenario_does_not_offer_is_refused() {
+    let plan = format!("{HARDENED}/plans/tensor-parallel-3-max-batch-100000.json");
+    refused(
+        &["simulate", "tests/fixtures/ok/tiny.toml", "--plan", &plan, "--quiet"],
+        &[
+            "tiers.chat.configurations[0].tensor_parallel: tensor parallel 3 is not offered for `l40s`",
+            "tiers.chat.configurations[0].max_batch: max batch 100000 is not offered",
+        ],
+    );
+}
+
+#[test]
+fn two_rows_399_days_apart_in_1_minute_slots_are_refused_not_planned() {
+    let scenario = format!("{HARDENED}/slots-399-days-of-1-minute.toml");
+    refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "planning.slot_minutes",
+            "more than the 2000 a plan may have",
+        ],
+    );
+}
+
+#[test]
+fn solver_settings_and_prices_out_of_range_are_all_named_by_key() {
+    let scenario = format!("{HARDENED}/solver-settings-and-prices-out-of-range.toml");
+    refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "has 4 problems",
+            "planning.time_limit_s",
+            "planning.threads",
+            "demand[0].scale",
+            "api.usd_per_million_input_tokens",
+        ],
+    );
+}
+
+#[test]
+fn a_gpu_profile_with_a_negative_hop_latency_and_a_nan_efficiency_is_refused() {
+    let scenario = format!("{HARDENED}/gpu-profile-negative-hop-latency-and-nan-efficiency.toml");
+    refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "negative-hop-latency.toml:hop_latency_us: `hop_latency_us` must be in [0, 1000] µs, got -8",
+            "negative-hop-latency.toml:compute_efficiency: `compute_efficiency` must be in (0, 1], got NaN",
+        ],
+    );
+    refused(
+        &[
+            "perf",
+            "--profiles",
+            &format!("{HARDENED}/profiles"),
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "negative-hop-latency",
+            "--decode",
+            "8",
+            "--context",
+            "100",
+        ],
+        &["hop_latency_us"],
+    );
+}
+
+#[test]
+fn a_prompt_longer_than_the_models_context_is_refused_with_its_trace_line() {
+    let scenario = format!("{HARDENED}/prompt-longer-than-context.toml");
+    let err = refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "prompt-longer-than-context.csv:3:",
+            "200000 input + 50 output tokens does not fit the model's context of 131072 tokens",
+        ],
+    );
+    assert!(
+        !err.contains("--skip-bad-rows"),
+        "solve has no --skip-bad-rows: {err}"
+    );
+}
+
+#[test]
+fn goodput_refuses_a_duration_of_1e308_and_a_vllm_duration_of_minus_30() {
+    let log = format!("{HARDENED}/logs/vllm-duration-negative.json");
+    refused(
+        &["goodput", &log, "--ttft-ms", "500", "--tpot-ms", "50"],
+        &["vllm-duration-negative.json:duration", "got -30"],
+    );
+    let dir = temp_dir("goodput-1e308");
+    let csv = dir.join("log.csv");
+    std::fs::write(
+        &csv,
+        "arrival_s,ttft_ms,e2e_ms,output_tokens\n0,100,300,5\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "goodput",
+            csv.to_str().unwrap(),
+            "--ttft-ms",
+            "500",
+            "--tpot-ms",
+            "50",
+            "--cost-per-hour",
+            "10",
+            "--duration-s",
+            "1e308",
+        ],
+        &["`--duration-s` must be in (0, 315360000] s, got 1e308"],
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,6 +1,6 @@
 //! `planner calibrate`: the latency model against published and measured figures.
 
-use super::emit;
+use super::{emit, finite};
 use crate::error::PlannerError;
 use crate::report::{self, Format};
 use clap::Args;
@@ -24,6 +24,7 @@ pub struct CalibrateArgs {
 pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
     if let Some(dir) = &args.kernels {
         let c = crate::kernels::calibrate(dir, &args.profiles)?;
+        finite(&c)?;
         let text = match args.format {
             Format::Json => report::json::render(&c),
             Format::Text => report::kernels_text::render(&c),
@@ -33,6 +34,7 @@ pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
     let points = crate::calibrate::compare(&args.profiles)?;
     let cache = crate::simcap::default_cache_dir();
     let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles, cache.as_deref())?;
+    finite(&(&points, &ratios, &server))?;
     let text = match args.format {
         Format::Json => report::json::render(&serde_json::json!({
             "published_points": points,

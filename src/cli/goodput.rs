@@ -1,11 +1,20 @@
 //! `planner goodput`: goodput and cost of SLO-met output in a measured log.
 
-use super::emit;
+use super::{emit, finite};
+use crate::bounds::Bound;
 use crate::error::PlannerError;
 use crate::goodput::{CostBasis, LimitSource, SloLimits};
 use crate::report::{self, Format};
 use clap::Args;
 use std::path::PathBuf;
+
+/// The accepted range of `goodput`'s numeric options.
+pub const GOODPUT_BOUNDS: &[Bound] = &[
+    Bound::positive("--ttft-ms", 600_000.0, "ms"),
+    Bound::positive("--tpot-ms", 60_000.0, "ms"),
+    Bound::positive("--cost-per-hour", 1e12, "per hour"),
+    Bound::positive("--duration-s", crate::goodput::MAX_DURATION_S, "s"),
+];
 
 #[derive(Debug, Args)]
 pub struct GoodputArgs {
@@ -52,10 +61,10 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         ("--cost-per-hour", args.cost_per_hour),
         ("--duration-s", args.duration_s),
     ] {
-        if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-            return Err(PlannerError::Usage(format!(
-                "{name} must be a positive number"
-            )));
+        if let Some(message) =
+            value.and_then(|v| crate::bounds::find(GOODPUT_BOUNDS, name).check(name, v))
+        {
+            return Err(PlannerError::Usage(message));
         }
     }
     let limits = match tiers {
@@ -97,6 +106,7 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         cost,
         &args.currency,
     );
+    finite(&r)?;
     let text = match args.format {
         Format::Text => report::goodput_text::render(&r),
         Format::Json => report::json::render(&r),

@@ -148,6 +148,12 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
     }
 }
 
+/// Refuses a result holding a non-finite figure, or a negative cost or
+/// latency, before anything is printed or written.
+fn finite<T: serde::Serialize + ?Sized>(result: &T) -> Result<(), PlannerError> {
+    crate::finite::check(result).map_err(PlannerError::Figure)
+}
+
 /// Writes a finished report to standard output.
 fn emit(text: &str) -> Result<(), PlannerError> {
     crate::output::emit_stdout(text)

@@ -1,6 +1,6 @@
 //! `planner perf`: the predicted time of one engine step and its parts.
 
-use super::emit;
+use super::{emit, finite};
 use crate::error::PlannerError;
 use crate::perf::{PerfModel, StepParts, StepWork};
 use crate::precision::Precision;
@@ -173,6 +173,7 @@ pub(super) fn perf(args: PerfArgs) -> Result<(), PlannerError> {
             cpu_overhead_ms: parts.cpu_overhead_s * 1e3,
         },
     };
+    finite(&report)?;
     let text = match args.format {
         Format::Json => report::json::render(&report),
         Format::Text => text(&report, &parts, &gpu, &model),

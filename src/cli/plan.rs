@@ -1,6 +1,6 @@
 //! `planner solve`, `planner capacity` and `planner bench`.
 
-use super::{emit, OutputArgs};
+use super::{emit, finite, OutputArgs};
 use crate::error::PlannerError;
 use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
@@ -93,6 +93,7 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
     let plan = crate::solve::solve(&scenario, &options)?;
+    finite(&plan)?;
     let text = match args.output.format {
         Format::Text => report::text::render(&plan),
         Format::Json => report::json::render(&plan),
@@ -155,6 +156,7 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
         crate::simcap::evaluate_all(&scenario, &demand.tiers, &need, cache.as_deref(), progress);
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
     let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    finite(&pairs)?;
     let text = match args.format {
         Format::Text => report::capacity_text::render(&scenario.name, &pairs),
         Format::Json => report::json::render(&pairs),

@@ -1,6 +1,6 @@
 //! `planner simulate`: a plan replayed against the scenario's traces.
 
-use super::{emit, OutputArgs};
+use super::{emit, finite, OutputArgs};
 use crate::error::PlannerError;
 use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
@@ -105,6 +105,7 @@ pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
             v
         }
     };
+    finite(&v)?;
     let wall_s = started.elapsed().as_secs_f64();
     if !args.output.quiet {
         eprintln!(

@@ -1,6 +1,7 @@
 //! `planner trace stats|synth|shape`.
 
-use super::emit;
+use super::{emit, finite};
+use crate::bounds::Bound;
 use crate::error::PlannerError;
 use crate::output::{Output, Outputs};
 use crate::progress::Progress;
@@ -65,6 +66,16 @@ pub struct StatsArgs {
     pub quiet: bool,
 }
 
+/// The accepted range of `trace synth`'s numeric options.
+pub const SYNTH_BOUNDS: &[Bound] = &[
+    Bound::closed("--days", 1.0, 366.0, "days"),
+    Bound::positive("--mean-rps", 100_000.0, "requests/s"),
+    Bound::closed("--cv", 0.05, 10.0, ""),
+];
+
+/// Most requests a synthetic trace may hold (days × 86,400 × mean rate).
+pub const MAX_SYNTH_REQUESTS: f64 = 2e8;
+
 #[derive(Debug, Args)]
 pub struct SynthArgs {
     /// Where to write the trace.
@@ -109,6 +120,7 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
     let options = ReaderOptions {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
+        max_context_tokens: None,
     };
     let (_, summary, acc) = accumulate(&args.file, options, Progress::new(args.quiet))?;
     if let Some((line, why)) = &summary.first_skipped {
@@ -118,6 +130,7 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
         );
     }
     let s = acc.summary(summary.skipped_rows);
+    finite(&s)?;
     let text = match args.format {
         Format::Text => report::trace_text::render(&args.file.display().to_string(), &s),
         Format::Json => report::json::render(&s),
@@ -128,17 +141,21 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
 pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let bad = |m: String| PlannerError::Usage(m);
-    if !(args.cv > 0.0 && args.cv.is_finite()) {
-        return Err(bad(format!("--cv must be positive, got {}", args.cv)));
+    for (key, value) in [
+        ("--cv", args.cv),
+        ("--mean-rps", args.mean_rps),
+        ("--days", f64::from(args.days)),
+    ] {
+        if let Some(message) = crate::bounds::find(SYNTH_BOUNDS, key).check(key, value) {
+            return Err(bad(message));
+        }
     }
-    if !(args.mean_rps > 0.0 && args.mean_rps.is_finite()) {
+    let rows = f64::from(args.days) * 86_400.0 * args.mean_rps;
+    if rows > MAX_SYNTH_REQUESTS {
         return Err(bad(format!(
-            "--mean-rps must be positive, got {}",
-            args.mean_rps
+            "--days {} at --mean-rps {} make about {rows:.3e} requests, more than the {MAX_SYNTH_REQUESTS:e} a synthetic trace may hold (about 10 GB); lower either",
+            args.days, args.mean_rps
         )));
-    }
-    if args.days == 0 {
-        return Err(bad("--days must be at least 1".into()));
     }
     let start =
         crate::traces::timestamp::parse_timestamp(format!("{} 00:00:00", args.start).as_bytes())

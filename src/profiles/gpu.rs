@@ -1,11 +1,30 @@
 //! A GPU profile: memory, bandwidth, dense FLOPS, interconnect and the
 //! efficiency factors of the roofline model.
 
-use super::check_positive;
+use super::check_bound;
+use crate::bounds::Bound;
 use crate::error::Problem;
 use crate::precision::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The accepted range of every number in a GPU profile (a GPU of today
+/// lies well inside each).
+pub const GPU_BOUNDS: &[Bound] = &[
+    Bound::positive("memory_gb", 1_024.0, "GB"),
+    Bound::positive("memory_bandwidth_tb_s", 100.0, "TB/s"),
+    Bound::positive("bf16_tflops", 100_000.0, "TFLOP/s"),
+    Bound::positive("fp8_tflops", 100_000.0, "TFLOP/s"),
+    Bound::positive("interconnect_gb_s", 10_000.0, "GB/s"),
+    Bound::closed("hop_latency_us", 0.0, 1_000.0, "µs"),
+    Bound::closed("gpus_per_node", 1.0, 64.0, "GPUs"),
+    Bound::positive("compute_efficiency", 1.0, ""),
+    Bound::positive("bandwidth_efficiency", 1.0, ""),
+    Bound::positive("attention_efficiency", 1.0, ""),
+    Bound::closed("step_overhead_ms", 0.0, 1_000.0, "ms"),
+    Bound::closed("layer_overhead_us", 0.0, 10_000.0, "µs"),
+    Bound::positive("usable_memory_fraction", 1.0, ""),
+];
 
 /// One GPU type, as read from `profiles/gpus/<id>.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -90,41 +109,25 @@ impl GpuProfile {
     /// Checks ranges; returns every problem found.
     pub fn check(&self, file: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let mut positive = |key: &str, value: f64| check_positive(&mut problems, file, key, value);
-        positive("memory_gb", self.memory_gb);
-        positive("memory_bandwidth_tb_s", self.memory_bandwidth_tb_s);
-        positive("bf16_tflops", self.bf16_tflops);
-        positive("interconnect_gb_s", self.interconnect_gb_s);
-        positive("gpus_per_node", f64::from(self.gpus_per_node));
+        let mut bound =
+            |key: &str, value: f64| check_bound(&mut problems, file, GPU_BOUNDS, key, value);
+        bound("memory_gb", self.memory_gb);
+        bound("memory_bandwidth_tb_s", self.memory_bandwidth_tb_s);
+        bound("bf16_tflops", self.bf16_tflops);
         if let Some(fp8) = self.fp8_tflops {
-            positive("fp8_tflops", fp8);
+            bound("fp8_tflops", fp8);
         }
-        for (key, value) in [
-            ("compute_efficiency", self.compute_efficiency),
-            ("bandwidth_efficiency", self.bandwidth_efficiency),
-            ("attention_efficiency", self.attention_efficiency()),
-            ("usable_memory_fraction", self.usable_memory_fraction),
-        ] {
-            if !(value > 0.0 && value <= 1.0) {
-                problems.push(Problem {
-                    file: file.to_path_buf(),
-                    location: key.to_string(),
-                    message: format!("`{key}` must be in (0, 1], got {value}"),
-                });
-            }
+        bound("interconnect_gb_s", self.interconnect_gb_s);
+        bound("hop_latency_us", self.hop_latency_us);
+        bound("gpus_per_node", f64::from(self.gpus_per_node));
+        bound("compute_efficiency", self.compute_efficiency);
+        bound("bandwidth_efficiency", self.bandwidth_efficiency);
+        if let Some(e) = self.attention_efficiency {
+            bound("attention_efficiency", e);
         }
-        for (key, value) in [
-            ("step_overhead_ms", self.step_overhead_ms),
-            ("layer_overhead_us", self.layer_overhead_us),
-        ] {
-            if !(value >= 0.0 && value.is_finite()) {
-                problems.push(Problem {
-                    file: file.to_path_buf(),
-                    location: key.to_string(),
-                    message: format!("`{key}` must be zero or positive, got {value}"),
-                });
-            }
-        }
+        bound("step_overhead_ms", self.step_overhead_ms);
+        bound("layer_overhead_us", self.layer_overhead_us);
+        bound("usable_memory_fraction", self.usable_memory_fraction);
         problems
     }
 }

@@ -8,20 +8,27 @@ mod model;
 mod toml_file;
 
 pub use gpu::GpuProfile;
-pub use model::ModelProfile;
+pub use gpu::GPU_BOUNDS;
+pub use model::{ModelProfile, MODEL_BOUNDS};
 pub use toml_file::{parse_toml, read_toml_file};
 
 use crate::error::Problem;
 use std::path::Path;
 
-/// Reads `<profiles_dir>/gpus/<id>.toml`.
+/// Reads and checks `<profiles_dir>/gpus/<id>.toml`.
 pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
-    read_toml_file(&profiles_dir.join("gpus").join(format!("{id}.toml"))).map(|(p, _)| p)
+    let file = profiles_dir.join("gpus").join(format!("{id}.toml"));
+    let (profile, _): (GpuProfile, _) = read_toml_file(&file)?;
+    first_of(profile.check(&file))?;
+    Ok(profile)
 }
 
-/// Reads `<profiles_dir>/models/<id>.toml`.
+/// Reads and checks `<profiles_dir>/models/<id>.toml`.
 pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
-    read_toml_file(&profiles_dir.join("models").join(format!("{id}.toml"))).map(|(p, _)| p)
+    let file = profiles_dir.join("models").join(format!("{id}.toml"));
+    let (profile, _): (ModelProfile, _) = read_toml_file(&file)?;
+    first_of(profile.check(&file))?;
+    Ok(profile)
 }
 
 /// The profile ids (file stems of `*.toml`) in `dir`, sorted; empty when
@@ -43,13 +50,35 @@ pub fn known_ids(dir: &Path) -> Vec<String> {
     ids
 }
 
-/// Records a problem unless `value` is a finite positive number.
-pub(crate) fn check_positive(problems: &mut Vec<Problem>, file: &Path, key: &str, value: f64) {
-    if !(value.is_finite() && value > 0.0) {
+/// Records a problem unless `value` lies within the row of `table` for `key`.
+pub(crate) fn check_bound(
+    problems: &mut Vec<Problem>,
+    file: &Path,
+    table: &[crate::bounds::Bound],
+    key: &str,
+    value: f64,
+) {
+    if let Some(message) = crate::bounds::find(table, key).check(key, value) {
         problems.push(Problem {
             file: file.to_path_buf(),
             location: key.to_string(),
-            message: format!("`{key}` must be a positive number, got {value}"),
+            message,
         });
     }
+}
+
+/// The first of `problems` as one, saying how many more there are.
+fn first_of(mut problems: Vec<Problem>) -> Result<(), Problem> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let more = problems.len() - 1;
+    let mut first = problems.swap_remove(0);
+    if more > 0 {
+        first.message = format!(
+            "{} (and {more} more problems in this profile)",
+            first.message
+        );
+    }
+    Err(first)
 }

@@ -1,9 +1,25 @@
 //! A model profile: the transformer shape the latency model needs.
 
-use super::check_positive;
+use super::check_bound;
+use crate::bounds::Bound;
 use crate::error::Problem;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The accepted range of every number in a model profile.
+pub const MODEL_BOUNDS: &[Bound] = &[
+    Bound::positive("params_billion", 100_000.0, "billion"),
+    Bound::positive("active_params_billion", 100_000.0, "billion"),
+    Bound::closed("layers", 1.0, 1_000.0, ""),
+    Bound::closed("hidden", 1.0, 1_048_576.0, ""),
+    Bound::closed("vocab_size", 1.0, 10_000_000.0, "tokens"),
+    Bound::closed("heads", 1.0, 4_096.0, ""),
+    Bound::closed("kv_heads", 1.0, 4_096.0, ""),
+    Bound::closed("head_dim", 1.0, 4_096.0, ""),
+    Bound::positive("bytes_per_weight", 8.0, "bytes"),
+    Bound::positive("kv_bytes_per_element", 8.0, "bytes"),
+    Bound::closed("max_context_tokens", 1.0, 10_000_000.0, "tokens"),
+];
 
 /// One served model, as read from `profiles/models/<id>.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -88,18 +104,29 @@ impl ModelProfile {
     /// Checks ranges; returns every problem found.
     pub fn check(&self, file: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let mut positive = |key: &str, value: f64| check_positive(&mut problems, file, key, value);
-        positive("params_billion", self.params_billion);
-        positive("active_params_billion", self.active_params_billion);
-        positive("layers", f64::from(self.layers));
-        positive("hidden", f64::from(self.hidden));
-        positive("vocab_size", f64::from(self.vocab_size));
-        positive("heads", f64::from(self.heads));
-        positive("kv_heads", f64::from(self.kv_heads));
-        positive("head_dim", f64::from(self.head_dim));
-        positive("bytes_per_weight", self.bytes_per_weight);
-        positive("kv_bytes_per_element", self.kv_bytes_per_element);
-        positive("max_context_tokens", f64::from(self.max_context_tokens));
+        let mut bound =
+            |key: &str, value: f64| check_bound(&mut problems, file, MODEL_BOUNDS, key, value);
+        bound("params_billion", self.params_billion);
+        bound("active_params_billion", self.active_params_billion);
+        bound("layers", f64::from(self.layers));
+        bound("hidden", f64::from(self.hidden));
+        bound("vocab_size", f64::from(self.vocab_size));
+        bound("heads", f64::from(self.heads));
+        bound("kv_heads", f64::from(self.kv_heads));
+        bound("head_dim", f64::from(self.head_dim));
+        bound("bytes_per_weight", self.bytes_per_weight);
+        bound("kv_bytes_per_element", self.kv_bytes_per_element);
+        bound("max_context_tokens", f64::from(self.max_context_tokens));
+        if self.kv_heads > self.heads {
+            problems.push(Problem {
+                file: file.to_path_buf(),
+                location: "kv_heads".into(),
+                message: format!(
+                    "`kv_heads` ({}) cannot exceed `heads` ({}): grouped-query attention shares each KV head among query heads",
+                    self.kv_heads, self.heads
+                ),
+            });
+        }
         if self.active_params_billion > self.params_billion {
             problems.push(Problem {
                 file: file.to_path_buf(),

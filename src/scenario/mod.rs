@@ -7,7 +7,7 @@ pub mod raw;
 mod validate;
 
 pub use overrides::Override;
-pub use validate::{load, load_with};
+pub use validate::{load, load_with, MAX_SLOTS, SCENARIO_BOUNDS};
 
 use crate::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};

@@ -7,6 +7,7 @@ use super::{
     ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, PurchaseTerms,
     Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
 };
+use crate::bounds::{self, Bound};
 use crate::error::{line_col, PlannerError, Problem};
 use crate::precision::Precision;
 use crate::profiles::{parse_toml, read_toml_file, GpuProfile, ModelProfile};
@@ -39,6 +40,60 @@ pub const MAX_HEADROOM_REPLICAS: u32 = 8;
 
 /// Longest deadline accepted (four weeks).
 pub const MAX_DEADLINE_HOURS: f64 = 672.0;
+/// Most planning slots a scenario may have (traces or rate-curve days divided
+/// by `planning.slot_minutes`): the MILP and the replay grow with them.
+pub const MAX_SLOTS: u64 = 2_000;
+
+/// The accepted range of every number in a scenario, by key. A number that
+/// sizes memory or time (slots, requests, replicas, threads, days) has an
+/// upper bound; prices and latencies have the physical range of a serving
+/// fleet. Add a row here for every new numeric key and read it with
+/// [`Validator::bounded`].
+pub const SCENARIO_BOUNDS: &[Bound] = &[
+    Bound::closed("planning.slot_minutes", 1.0, 1440.0, "minutes"),
+    Bound::open("planning.peak_quantile", 0.0, 1.0),
+    Bound::half_open("planning.mip_gap", 0.0, 1.0),
+    Bound::positive("planning.time_limit_s", 86_400.0, "s"),
+    Bound::closed("planning.threads", 1.0, 64.0, "threads"),
+    Bound::positive(
+        "gpus[].on_demand_usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::positive(
+        "gpus[].reserved_usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::closed("gpus[].max_gpus", 1.0, 100_000.0, "GPUs"),
+    Bound::closed("gpus[].max_batch", 1.0, 4_096.0, "sequences"),
+    Bound::closed("gpus[].max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
+    Bound::positive("api.usd_per_million_input_tokens", 10_000.0, "USD"),
+    Bound::positive("api.usd_per_million_output_tokens", 10_000.0, "USD"),
+    Bound::positive("api.max_tokens_per_minute", 1e12, "tokens per minute"),
+    Bound::positive("tiers[].ttft_ms", 600_000.0, "ms"),
+    Bound::positive("tiers[].tpot_ms", 60_000.0, "ms"),
+    Bound::positive("tiers[].percentile", 100.0, ""),
+    Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
+    Bound::closed("shape.days", 1.0, 366.0, "days"),
+    Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
+    Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
+    Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
+    Bound::open("simulation.tighten_factor", 0.0, 1.0),
+    Bound::positive(
+        "simulation.attainment_margin_points",
+        100.0,
+        "percentage points",
+    ),
+    Bound::open("simulation.max_utilisation", 0.0, 1.0),
+    Bound::closed(
+        "simulation.fleet_requests_per_replica",
+        100.0,
+        100_000.0,
+        "requests",
+    ),
+    Bound::closed("simulation.fleet_max_replicas", 1.0, 1_024.0, "replicas"),
+];
 
 /// Scenario-wide settings that pin a configuration dimension of every offer.
 struct Pins {
@@ -119,15 +174,15 @@ impl Validator {
         });
     }
 
-    fn positive(&mut self, key: &str, value: f64) -> bool {
-        if value.is_finite() && value > 0.0 {
-            true
-        } else {
-            self.at_key(
-                key,
-                format!("`{key}` must be a positive number, got {value}"),
-            );
-            false
+    /// Checks `value` against the row of [`SCENARIO_BOUNDS`] for `key`
+    /// (indices in `key` are ignored for the lookup and kept in the message).
+    fn bounded(&mut self, key: &str, value: f64) -> bool {
+        match bounds::find(SCENARIO_BOUNDS, key).check(key, value) {
+            None => true,
+            Some(message) => {
+                self.at_key(key, message);
+                false
+            }
         }
     }
 
@@ -167,16 +222,16 @@ impl Validator {
             })
             .collect();
         let api = raw.api.as_ref().map(|a| {
-            self.positive(
+            self.bounded(
                 "api.usd_per_million_input_tokens",
                 a.usd_per_million_input_tokens,
             );
-            self.positive(
+            self.bounded(
                 "api.usd_per_million_output_tokens",
                 a.usd_per_million_output_tokens,
             );
             if let Some(limit) = a.max_tokens_per_minute {
-                self.positive("api.max_tokens_per_minute", limit);
+                self.bounded("api.max_tokens_per_minute", limit);
             }
             ApiOffer {
                 name: a.name.clone(),
@@ -190,6 +245,15 @@ impl Validator {
         let demand = self.demand(&raw.demand, &tiers);
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
         let simulation = self.simulation(raw.simulation.as_ref());
+        if let Some(shape) = &shape {
+            let slots = u64::from(shape.days) * 1440 / u64::from(planning.slot_minutes.max(1));
+            if slots > MAX_SLOTS {
+                self.at_key(
+                    "planning.slot_minutes",
+                    format!("{} days of the rate curve in {}-minute slots make {slots} slots, more than the {MAX_SLOTS} a plan may have; use longer slots or fewer `shape.days`", shape.days, planning.slot_minutes),
+                );
+            }
+        }
         Some(Scenario {
             name: raw.name.clone(),
             description: raw.description.clone().unwrap_or_default(),
@@ -273,7 +337,9 @@ impl Validator {
     fn planning(&mut self, raw: &RawScenario) -> Planning {
         let p = raw.planning.as_ref();
         let slot_minutes = p.and_then(|p| p.slot_minutes).unwrap_or(60);
-        if slot_minutes == 0 || 1440 % slot_minutes != 0 {
+        if self.bounded("planning.slot_minutes", f64::from(slot_minutes))
+            && 1440 % slot_minutes != 0
+        {
             self.at_key(
                 "planning.slot_minutes",
                 format!("`planning.slot_minutes` must divide a day (1440) evenly, e.g. 15, 30, 60, 120; got {slot_minutes}"),
@@ -287,12 +353,7 @@ impl Validator {
                 "mean" => PeakStatistic::Mean,
                 "quantile-minute" => {
                     let q = quantile.unwrap_or(0.95);
-                    if !(q > 0.0 && q < 1.0) {
-                        self.at_key(
-                            "planning.peak_quantile",
-                            format!("`planning.peak_quantile` must be in (0, 1), got {q}"),
-                        );
-                    }
+                    self.bounded("planning.peak_quantile", q);
                     PeakStatistic::QuantileMinute { quantile: q }
                 }
                 other => {
@@ -302,18 +363,11 @@ impl Validator {
             },
         };
         let mip_gap = p.and_then(|p| p.mip_gap).unwrap_or(0.01);
-        if !(0.0..1.0).contains(&mip_gap) {
-            self.at_key(
-                "planning.mip_gap",
-                format!("`planning.mip_gap` must be in [0, 1), got {mip_gap}"),
-            );
-        }
+        self.bounded("planning.mip_gap", mip_gap);
         let time_limit_s = p.and_then(|p| p.time_limit_s).unwrap_or(60.0);
-        self.positive("planning.time_limit_s", time_limit_s);
+        self.bounded("planning.time_limit_s", time_limit_s);
         let threads = p.and_then(|p| p.threads).unwrap_or(1);
-        if threads == 0 {
-            self.at_key("planning.threads", "`planning.threads` must be at least 1");
-        }
+        self.bounded("planning.threads", f64::from(threads));
         Planning {
             slot_minutes,
             peak_statistic,
@@ -326,12 +380,7 @@ impl Validator {
     /// `simulation.max_batched_tokens`: one chunk size for every offer.
     fn chunk_pin(&mut self, raw: Option<&RawSimulation>) -> Option<u32> {
         let pinned = raw?.max_batched_tokens?;
-        if pinned < MIN_BATCHED_TOKENS {
-            self.at_key(
-                "simulation.max_batched_tokens",
-                format!("`simulation.max_batched_tokens` must be at least {MIN_BATCHED_TOKENS} tokens, got {pinned}"),
-            );
-        }
+        self.bounded("simulation.max_batched_tokens", f64::from(pinned));
         Some(pinned)
     }
 
@@ -350,12 +399,7 @@ impl Validator {
             },
         };
         let capacity_requests = r.capacity_requests.unwrap_or(d.capacity_requests);
-        if capacity_requests < 500 {
-            self.at_key(
-                "simulation.capacity_requests",
-                format!("`simulation.capacity_requests` must be at least 500 (a percentile needs samples), got {capacity_requests}"),
-            );
-        }
+        self.bounded("simulation.capacity_requests", f64::from(capacity_requests));
         let verify = match r.verify.as_ref() {
             None => d.verify,
             Some(s) => {
@@ -371,51 +415,35 @@ impl Validator {
             }
         };
         let max_rounds = r.max_rounds.unwrap_or(d.max_rounds);
-        if max_rounds == 0 {
-            self.at_key(
-                "simulation.max_rounds",
-                "`simulation.max_rounds` must be at least 1",
-            );
-        }
+        self.bounded("simulation.max_rounds", f64::from(max_rounds));
         let tighten_factor = r.tighten_factor.unwrap_or(d.tighten_factor);
-        if !(tighten_factor > 0.0 && tighten_factor < 1.0) {
-            self.at_key(
-                "simulation.tighten_factor",
-                format!("`simulation.tighten_factor` must be in (0, 1), got {tighten_factor}"),
-            );
-        }
+        self.bounded("simulation.tighten_factor", tighten_factor);
         let attainment_margin_points = r
             .attainment_margin_points
             .unwrap_or(d.attainment_margin_points);
-        if !(attainment_margin_points > 0.0 && attainment_margin_points <= 100.0) {
-            self.at_key(
-                "simulation.attainment_margin_points",
-                format!("`simulation.attainment_margin_points` must be in (0, 100] percentage points, got {attainment_margin_points}"),
-            );
-        }
+        self.bounded(
+            "simulation.attainment_margin_points",
+            attainment_margin_points,
+        );
         let max_utilisation = r.max_utilisation.unwrap_or(d.max_utilisation);
-        if !(max_utilisation > 0.0 && max_utilisation < 1.0) {
+        if !self.bounded("simulation.max_utilisation", max_utilisation) {
             self.at_key(
                 "simulation.max_utilisation",
-                format!("`simulation.max_utilisation` must be in (0, 1): a queue fed at or above its service rate grows without bound; got {max_utilisation}"),
+                "a queue fed at or above its service rate grows without bound",
             );
         }
         let fleet_requests_per_replica = r
             .fleet_requests_per_replica
             .unwrap_or(d.fleet_requests_per_replica);
-        if !(100..=100_000).contains(&fleet_requests_per_replica) {
-            self.at_key(
-                "simulation.fleet_requests_per_replica",
-                format!("`simulation.fleet_requests_per_replica` must be in [100, 100000], got {fleet_requests_per_replica}"),
-            );
-        }
+        self.bounded(
+            "simulation.fleet_requests_per_replica",
+            f64::from(fleet_requests_per_replica),
+        );
         let fleet_max_replicas = r.fleet_max_replicas.unwrap_or(d.fleet_max_replicas);
-        if !(1..=1024).contains(&fleet_max_replicas) {
-            self.at_key(
-                "simulation.fleet_max_replicas",
-                format!("`simulation.fleet_max_replicas` must be in [1, 1024], got {fleet_max_replicas}"),
-            );
-        }
+        self.bounded(
+            "simulation.fleet_max_replicas",
+            f64::from(fleet_max_replicas),
+        );
         let scheduler = match r.scheduler.as_ref() {
             None => d.scheduler,
             Some(s) => Scheduler::from_name(s.get_ref()).unwrap_or_else(|| {
@@ -471,10 +499,10 @@ impl Validator {
     ) -> Option<GpuOffer> {
         let key = |k: &str| format!("gpus[{i}].{k}");
         if let Some(price) = g.on_demand_usd_per_gpu_hour {
-            self.positive(&key("on_demand_usd_per_gpu_hour"), price);
+            self.bounded(&key("on_demand_usd_per_gpu_hour"), price);
         }
         if let Some(price) = g.reserved_usd_per_gpu_hour {
-            self.positive(&key("reserved_usd_per_gpu_hour"), price);
+            self.bounded(&key("reserved_usd_per_gpu_hour"), price);
         }
         if g.on_demand_usd_per_gpu_hour.is_none() && g.reserved_usd_per_gpu_hour.is_none() {
             self.at_key(
@@ -482,11 +510,8 @@ impl Validator {
                 "a GPU type needs an on-demand or a reserved price (or both)",
             );
         }
-        if g.max_gpus == Some(0) {
-            self.at_key(
-                key("max_gpus"),
-                "`max_gpus` must be at least 1; remove the GPU type to exclude it",
-            );
+        if let Some(n) = g.max_gpus {
+            self.bounded(&key("max_gpus"), f64::from(n));
         }
         let profile: GpuProfile = self.profile(&g.profile, &profiles_dir.join("gpus"), "GPU")?;
         let node = profile.gpus_per_node;
@@ -521,11 +546,14 @@ impl Validator {
         let max_batch = match &g.max_batch {
             None => DEFAULT_MAX_BATCH.to_vec(),
             Some(list) => {
-                if list.is_empty() || list.contains(&0) {
+                if list.is_empty() {
                     self.at_key(
                         key("max_batch"),
-                        "`max_batch` must list batch caps of at least 1",
+                        "`max_batch` must list at least one batch cap",
                     );
+                }
+                for &b in list {
+                    self.bounded(&key("max_batch"), f64::from(b));
                 }
                 list.clone()
             }
@@ -610,7 +638,7 @@ impl Validator {
                     );
                 }
                 for &c in list {
-                    if c < MIN_BATCHED_TOKENS || context.is_some_and(|ctx| c > ctx) {
+                    if self.bounded(&key, f64::from(c)) && context.is_some_and(|ctx| c > ctx) {
                         self.at_key(
                             &key,
                             format!(
@@ -742,17 +770,9 @@ impl Validator {
                         format!("tier `{}` is defined twice", t.name.get_ref()),
                     );
                 }
-                self.positive(&format!("tiers[{i}].ttft_ms"), t.ttft_ms);
-                self.positive(&format!("tiers[{i}].tpot_ms"), t.tpot_ms);
-                if !(t.percentile > 0.0 && t.percentile <= 100.0) {
-                    self.at_key(
-                        format!("tiers[{i}].percentile"),
-                        format!(
-                            "`percentile` must be in (0, 100], e.g. 99 or 90; got {}",
-                            t.percentile
-                        ),
-                    );
-                }
+                self.bounded(&format!("tiers[{i}].ttft_ms"), t.ttft_ms);
+                self.bounded(&format!("tiers[{i}].tpot_ms"), t.tpot_ms);
+                self.bounded(&format!("tiers[{i}].percentile"), t.percentile);
                 Tier {
                     name: t.name.get_ref().clone(),
                     ttft_ms: t.ttft_ms,
@@ -792,7 +812,7 @@ impl Validator {
                     },
                 };
                 let scale = d.scale.unwrap_or(1.0);
-                self.positive(&format!("demand[{i}].scale"), scale);
+                self.bounded(&format!("demand[{i}].scale"), scale);
                 let tier = tier?;
                 fed[tier] = true;
                 Some(DemandSource { tier, trace, format, scale })
@@ -831,9 +851,7 @@ impl Validator {
             );
         }
         let days = s.days.unwrap_or(7);
-        if days == 0 {
-            self.at_key("shape.days", "`shape.days` must be at least 1");
-        }
+        self.bounded("shape.days", f64::from(days));
         let anchor = match s.anchor.as_ref().map(|a| a.get_ref().as_str()) {
             None | Some("peak") => ShapeAnchor::Peak,
             Some("mean") => ShapeAnchor::Mean,

@@ -12,6 +12,10 @@ pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions};
 
 use serde::Serialize;
 
+/// Most tokens one request may hold on either side (10 million, beyond any
+/// served model's context): a row naming more is refused with its line.
+pub const MAX_TOKENS_PER_REQUEST: u32 = 10_000_000;
+
 /// One request of a trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {

@@ -15,6 +15,9 @@ pub struct ReaderOptions {
     pub format: Option<TraceFormat>,
     /// Skip and count bad rows instead of failing on the first.
     pub skip_bad_rows: bool,
+    /// Refuse (or skip) a request whose input plus output tokens exceed
+    /// this context, as a server running the model would.
+    pub max_context_tokens: Option<u32>,
 }
 
 /// What a read went through.
@@ -97,7 +100,22 @@ pub fn read_trace(
             TraceFormat::Mooncake => parse_mooncake_row(row),
         };
         let checked = parsed.and_then(|request| {
-            if request.arrival_s < last_arrival {
+            let most = super::MAX_TOKENS_PER_REQUEST;
+            if !request.arrival_s.is_finite() {
+                Err(format!("arrival time {} is not a finite number", request.arrival_s))
+            } else if request.input_tokens > most || request.output_tokens > most {
+                Err(format!(
+                    "a request of {} input and {} output tokens is longer than the {most} tokens a trace row may hold",
+                    request.input_tokens, request.output_tokens
+                ))
+            } else if let Some(context) = options.max_context_tokens.filter(|&c| {
+                u64::from(request.input_tokens) + u64::from(request.output_tokens) > u64::from(c)
+            }) {
+                Err(format!(
+                    "a request of {} input + {} output tokens does not fit the model's context of {context} tokens; a server running the model would refuse it. Drop such rows from the trace, or plan for a model with a longer context",
+                    request.input_tokens, request.output_tokens
+                ))
+            } else if request.arrival_s < last_arrival {
                 Err(format!(
                     "arrival time {:.6} s is earlier than the previous row's {:.6} s: traces must be sorted by time",
                     request.arrival_s, last_arrival

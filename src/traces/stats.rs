@@ -6,7 +6,7 @@
 use super::timestamp::format_utc;
 use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
 use crate::progress::Progress;
-use crate::stats::{percentile_histogram, percentile_sorted, RunningMoments};
+use crate::stats::RunningMoments;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -78,12 +78,15 @@ pub struct TraceAccumulator {
     first_s: Option<f64>,
     last_s: f64,
     base_second: i64,
-    per_second: Vec<u32>,
+    /// (second since the epoch or trace start, arrivals in it) for every
+    /// second holding an arrival, in time order: memory in proportion to the
+    /// requests, not to the span.
+    per_second: Vec<(i64, u32)>,
     per_minute_input: Vec<u64>,
     per_minute_output: Vec<u64>,
     interarrival: RunningMoments,
-    input_hist: Vec<u64>,
-    output_hist: Vec<u64>,
+    input_hist: LengthHistogram,
+    output_hist: LengthHistogram,
     input_sum: u128,
     output_sum: u128,
     sample: Vec<(u32, u32)>,
@@ -104,8 +107,8 @@ impl TraceAccumulator {
             per_minute_input: Vec::new(),
             per_minute_output: Vec::new(),
             interarrival: RunningMoments::default(),
-            input_hist: Vec::new(),
-            output_hist: Vec::new(),
+            input_hist: LengthHistogram::default(),
+            output_hist: LengthHistogram::default(),
             input_sum: 0,
             output_sum: 0,
             sample: Vec::with_capacity(LENGTH_SAMPLE_SIZE),
@@ -129,8 +132,11 @@ impl TraceAccumulator {
             self.interarrival.push(r.arrival_s - self.last_s);
         }
         self.last_s = r.arrival_s;
-        let second = (r.arrival_s.floor() as i64 - self.base_second) as usize;
-        bump(&mut self.per_second, second, 1u32);
+        let second = r.arrival_s.floor() as i64;
+        match self.per_second.last_mut() {
+            Some((s, count)) if *s == second => *count += 1,
+            _ => self.per_second.push((second, 1)),
+        }
         let minute = (r.arrival_s.floor() as i64).div_euclid(60) - self.base_second.div_euclid(60);
         bump(
             &mut self.per_minute_input,
@@ -142,8 +148,8 @@ impl TraceAccumulator {
             minute as usize,
             u64::from(r.output_tokens),
         );
-        bump(&mut self.input_hist, r.input_tokens as usize, 1);
-        bump(&mut self.output_hist, r.output_tokens as usize, 1);
+        self.input_hist.add(r.input_tokens);
+        self.output_hist.add(r.output_tokens);
         self.input_sum += u128::from(r.input_tokens);
         self.output_sum += u128::from(r.output_tokens);
         self.seen += 1;
@@ -174,11 +180,28 @@ impl TraceAccumulator {
     pub fn window_counts(&self, window_s: i64) -> (i64, Vec<u64>) {
         let first_window = self.base_second.div_euclid(window_s);
         let mut counts: Vec<u64> = Vec::new();
-        for (i, &c) in self.per_second.iter().enumerate() {
-            let w = (self.base_second + i as i64).div_euclid(window_s) - first_window;
+        for &(second, c) in &self.per_second {
+            let w = second.div_euclid(window_s) - first_window;
             bump(&mut counts, w as usize, u64::from(c));
         }
         (first_window * window_s, counts)
+    }
+
+    /// The windows of `window_s` seconds holding arrivals, as (index from the
+    /// first window, arrivals), in order, and the number of windows from the
+    /// first to the last (empty ones included).
+    fn sparse_windows(&self, window_s: i64) -> (Vec<(i64, u64)>, u64) {
+        let first_window = self.base_second.div_euclid(window_s);
+        let mut out: Vec<(i64, u64)> = Vec::new();
+        for &(second, c) in &self.per_second {
+            let w = second.div_euclid(window_s) - first_window;
+            match out.last_mut() {
+                Some((last, n)) if *last == w => *n += u64::from(c),
+                _ => out.push((w, u64::from(c))),
+            }
+        }
+        let windows = out.last().map_or(0, |&(w, _)| w as u64 + 1);
+        (out, windows)
     }
 
     /// The fixed-seed sample of (input tokens, output tokens) pairs.
@@ -225,15 +248,18 @@ impl TraceAccumulator {
     }
 
     fn within_minute_dispersion(&self) -> (f64, f64) {
-        let first_minute = self.base_second.div_euclid(60);
+        // Only minutes holding arrivals count, so only they are built.
         let mut minutes: Vec<[u32; 60]> = Vec::new();
-        for (i, &c) in self.per_second.iter().enumerate() {
-            let abs = self.base_second + i as i64;
-            let m = (abs.div_euclid(60) - first_minute) as usize;
-            if m >= minutes.len() {
-                minutes.resize(m + 1, [0; 60]);
+        let mut current = None;
+        for &(second, c) in &self.per_second {
+            let m = second.div_euclid(60);
+            if current != Some(m) {
+                current = Some(m);
+                minutes.push([0; 60]);
             }
-            minutes[m][abs.rem_euclid(60) as usize] = c;
+            if let Some(last) = minutes.last_mut() {
+                last[second.rem_euclid(60) as usize] = c;
+            }
         }
         minutes
             .iter()
@@ -303,26 +329,93 @@ impl TraceAccumulator {
     }
 
     fn windows(&self, window_s: i64) -> WindowStats {
-        let (start, counts) = self.window_counts(window_s);
-        let mut sorted: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
+        let start = self.base_second.div_euclid(window_s) * window_s;
+        let (held, windows) = self.sparse_windows(window_s);
+        let mut sorted: Vec<f64> = held.iter().map(|&(_, c)| c as f64).collect();
         sorted.sort_by(f64::total_cmp);
-        let n = counts.len().max(1) as f64;
-        let mean = counts.iter().sum::<u64>() as f64 / n;
-        let (busiest, max) =
-            counts.iter().enumerate().fold(
-                (0, 0),
-                |best, (i, &c)| if c > best.1 { (i, c) } else { best },
-            );
+        let empty = windows - held.len() as u64;
+        let n = windows.max(1) as f64;
+        let mean = held.iter().map(|&(_, c)| c).sum::<u64>() as f64 / n;
+        let (busiest, max) = held.iter().fold(
+            (0, 0),
+            |best, &(i, c)| if c > best.1 { (i, c) } else { best },
+        );
         WindowStats {
             window_s: window_s as u64,
-            windows: counts.len() as u64,
+            windows,
             mean,
-            p50: percentile_sorted(&sorted, 0.5),
-            p99: percentile_sorted(&sorted, 0.99),
+            p50: percentile_with_zeros(&sorted, empty, 0.5),
+            p99: percentile_with_zeros(&sorted, empty, 0.99),
             max: max as f64,
             peak_to_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
-            busiest_start: self.label(start + busiest as i64 * window_s),
+            busiest_start: self.label(start + busiest * window_s),
         }
+    }
+}
+
+/// Nearest-rank percentile of `sorted` values together with `zeros` more
+/// values of 0 (the empty windows), without building them.
+fn percentile_with_zeros(sorted: &[f64], zeros: u64, q: f64) -> f64 {
+    let total = sorted.len() as u64 + zeros;
+    if total == 0 {
+        return 0.0;
+    }
+    let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+    if rank <= zeros {
+        0.0
+    } else {
+        sorted[(rank - zeros - 1) as usize]
+    }
+}
+
+/// Counts of token lengths: dense below [`DENSE_LENGTHS`], sparse above, so
+/// one very long request costs one entry, not memory in proportion to its length.
+#[derive(Debug, Clone, Default)]
+struct LengthHistogram {
+    dense: Vec<u64>,
+    sparse: std::collections::BTreeMap<u32, u64>,
+}
+
+/// Lengths counted in the dense part of a [`LengthHistogram`].
+const DENSE_LENGTHS: u32 = 1 << 16;
+
+impl LengthHistogram {
+    fn add(&mut self, tokens: u32) {
+        if tokens < DENSE_LENGTHS {
+            bump(&mut self.dense, tokens as usize, 1);
+        } else {
+            *self.sparse.entry(tokens).or_insert(0) += 1;
+        }
+    }
+
+    /// (value, count) in increasing value.
+    fn counts(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.dense
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(v, &c)| (v as u64, c))
+            .chain(self.sparse.iter().map(|(&v, &c)| (u64::from(v), c)))
+    }
+
+    fn percentile(&self, q: f64) -> u64 {
+        let total: u64 = self.counts().map(|(_, c)| c).sum();
+        if total == 0 {
+            return 0;
+        }
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for (value, count) in self.counts() {
+            seen += count;
+            if seen >= rank {
+                return value;
+            }
+        }
+        self.max()
+    }
+
+    fn max(&self) -> u64 {
+        self.counts().last().map_or(0, |(v, _)| v)
     }
 }
 
@@ -381,13 +474,13 @@ pub struct LengthStats {
 }
 
 impl LengthStats {
-    fn from_histogram(hist: &[u64], mean: f64) -> Self {
+    fn from_histogram(hist: &LengthHistogram, mean: f64) -> Self {
         LengthStats {
             mean,
-            p50: percentile_histogram(hist, 0.5),
-            p90: percentile_histogram(hist, 0.9),
-            p99: percentile_histogram(hist, 0.99),
-            max: hist.len().saturating_sub(1) as u64,
+            p50: hist.percentile(0.5),
+            p90: hist.percentile(0.9),
+            p99: hist.percentile(0.99),
+            max: hist.max(),
         }
     }
 }
@@ -474,5 +567,50 @@ mod tests {
         assert_eq!(s.interarrival_cv, 0.0);
         assert!(s.within_minute_cv < 0.5, "{}", s.within_minute_cv);
         assert_eq!(acc.length_sample().len(), 100);
+    }
+}
+
+#[cfg(test)]
+mod sparse_tests {
+    use super::*;
+
+    fn req(t: f64, i: u32) -> Request {
+        Request {
+            arrival_s: t,
+            input_tokens: i,
+            output_tokens: 1,
+        }
+    }
+
+    #[test]
+    fn two_rows_a_year_apart_hold_two_seconds_of_memory() {
+        let mut acc = TraceAccumulator::new(Clock::Utc);
+        acc.push(req(0.0, 10));
+        acc.push(req(365.0 * 86_400.0, 4_000_000));
+        assert_eq!(acc.per_second.len(), 2);
+        let s = acc.summary(0);
+        assert_eq!(s.per_second.windows, 365 * 86_400 + 1);
+        assert_eq!((s.per_second.p50, s.per_second.max), (0.0, 1.0));
+        assert_eq!(s.per_hour.windows, 365 * 24 + 1);
+        assert_eq!(s.input_tokens.max, 4_000_000);
+        assert_eq!(s.input_tokens.p50, 10);
+    }
+
+    #[test]
+    fn sparse_windows_match_the_dense_counts() {
+        let mut acc = TraceAccumulator::new(Clock::Utc);
+        for t in [3.2, 3.9, 7.0, 61.0, 61.5, 200.0, 200.1, 200.2] {
+            acc.push(req(t, 1));
+        }
+        for w in [1, 60, 3600] {
+            let (_, dense) = acc.window_counts(w);
+            let s = acc.windows(w);
+            let mut sorted: Vec<f64> = dense.iter().map(|&c| c as f64).collect();
+            sorted.sort_by(f64::total_cmp);
+            assert_eq!(s.windows, dense.len() as u64);
+            assert_eq!(s.p50, crate::stats::percentile_sorted(&sorted, 0.5));
+            assert_eq!(s.p99, crate::stats::percentile_sorted(&sorted, 0.99));
+            assert_eq!(s.max, *dense.iter().max().unwrap() as f64);
+        }
     }
 }
