@@ -32,11 +32,23 @@ pub struct Commitment {
     pub gpu_types: BTreeMap<String, CommitmentLine>,
     /// Sum over GPU types, USD per year.
     pub usd_per_year: f64,
+    /// Set when GPUs were reserved on a horizon shorter than a day: the
+    /// counts then rest on part of one day's pattern.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_horizon_warning: Option<String>,
 }
 
+/// Shortest horizon, in hours, whose reservations the report does not warn
+/// about.
+pub const MIN_RESERVATION_HORIZON_HOURS: f64 = 24.0;
+
 /// The yearly commitment of `reserved` GPUs (type → count) at the reserved
-/// prices in `prices`.
-pub fn of(reserved: &BTreeMap<String, u32>, prices: &BTreeMap<String, GpuPrice>) -> Commitment {
+/// prices in `prices`, chosen on a horizon of `horizon_hours`.
+pub fn of(
+    reserved: &BTreeMap<String, u32>,
+    prices: &BTreeMap<String, GpuPrice>,
+    horizon_hours: f64,
+) -> Commitment {
     let mut gpu_types = BTreeMap::new();
     for (gpu, &gpus) in reserved {
         let Some(price) = prices.get(gpu) else {
@@ -58,9 +70,17 @@ pub fn of(reserved: &BTreeMap<String, u32>, prices: &BTreeMap<String, GpuPrice>)
             },
         );
     }
+    let short_horizon_warning = (!gpu_types.is_empty()
+        && horizon_hours < MIN_RESERVATION_HORIZON_HOURS)
+        .then(|| {
+            format!(
+                "reservations chosen on a horizon of {horizon_hours:.2} h, shorter than a day: a commitment paid every hour of the year rests on part of one day's traffic; plan over at least a day (a [shape] rate curve with `days` ≥ 1)"
+            )
+        });
     Commitment {
         usd_per_year: gpu_types.values().map(|l| l.usd_per_year).sum(),
         gpu_types,
+        short_horizon_warning,
     }
 }
 
@@ -90,9 +110,13 @@ mod tests {
             ("h100".to_string(), price(Some(2.0))),
             ("l40s".to_string(), price(None)),
         ]);
-        let c = of(&reserved, &prices);
+        let c = of(&reserved, &prices, 168.0);
+        assert_eq!(c.short_horizon_warning, None);
         assert_eq!(c.gpu_types.len(), 1);
         assert!((c.gpu_types["mi300x"].usd_per_year - 504_576.0).abs() < 1e-6);
         assert!((c.usd_per_year - 504_576.0).abs() < 1e-6);
+        assert!(of(&reserved, &prices, 1.0).short_horizon_warning.is_some());
+        let none = BTreeMap::from([("mi300x".to_string(), 0)]);
+        assert_eq!(of(&none, &prices, 1.0).short_horizon_warning, None);
     }
 }

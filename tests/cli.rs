@@ -349,6 +349,40 @@ fn a_deadline_tier_fills_idle_reserved_gpus_and_cuts_the_cost() {
 }
 
 #[test]
+fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
+    let quiet = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(quiet["commitment"].get("short_horizon_warning").is_none());
+    // Renting made dear, the four one-minute slots reserve an H100.
+    let args = [
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "gpus[0].on_demand_usd_per_gpu_hour=100",
+        "--set",
+        "gpus[1].on_demand_usd_per_gpu_hour=100",
+    ];
+    let text = planner(&args);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert!(
+        stdout(&text)
+            .contains("WARNING: reservations chosen on a horizon of 0.07 h, shorter than a day"),
+        "{}",
+        stdout(&text)
+    );
+    let plan = json(&planner(
+        &[&args[..], &["--format", "json", "--quiet"]].concat(),
+    ));
+    assert_eq!(plan["reserved"]["h100-sxm"], 1);
+    assert!(plan["commitment"]["short_horizon_warning"].is_string());
+}
+
+#[test]
 fn overnight_batch_scenario_solves() {
     let plan = check_shipped("scenarios/overnight-batch.toml");
     assert_eq!(plan["horizon_hours"], 48.0);

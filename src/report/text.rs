@@ -62,6 +62,9 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
             line.term
         );
     }
+    if let Some(warning) = &c.short_horizon_warning {
+        let _ = writeln!(o, "  WARNING: {warning}");
+    }
 }
 
 /// The plan as aligned text.

@@ -286,7 +286,7 @@ pub(super) fn assemble(
         rounds: Vec::new(),
     };
     plan.unit_costs = crate::unit_costs::of(&plan);
-    plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus);
+    plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
     plan
 }
 
