@@ -78,7 +78,7 @@ pub fn of(
             )
         });
     Commitment {
-        usd_per_year: gpu_types.values().map(|l| l.usd_per_year).sum(),
+        usd_per_year: gpu_types.values().fold(0.0, |sum, l| sum + l.usd_per_year),
         gpu_types,
         short_horizon_warning,
     }

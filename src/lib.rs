@@ -62,6 +62,7 @@ pub mod simcap;
 pub mod solve;
 pub mod stats;
 pub mod text;
+pub mod sweep;
 pub mod traces;
 pub mod unit_costs;
 pub mod verification;

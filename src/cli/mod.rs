@@ -14,6 +14,7 @@ mod goodput;
 mod perf;
 mod plan;
 mod simulate;
+mod sweep;
 mod trace;
 
 pub use calibrate::CalibrateArgs;
@@ -21,6 +22,7 @@ pub use goodput::GoodputArgs;
 pub use perf::PerfArgs;
 pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
 pub use simulate::{SimulateArgs, SlotChoice};
+pub use sweep::SweepArgs;
 pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
 
 /// Capacity planner for LLM inference serving.
@@ -56,6 +58,18 @@ pub enum Command {
     ///
     /// Example: planner solve scenarios/peak.toml --format json --out plan.json
     Solve(SolveArgs),
+    /// Solve the scenario for every combination of swept values, with break-evens.
+    ///
+    /// Each `--set KEY=V1,V2,…` is an axis; every combination is a variant,
+    /// solved like `planner solve --set` (variants share the capacity cache).
+    /// One row per variant: total cost, cost per month, the reservation
+    /// commitment per year, reserved GPUs by type, peak rented GPUs, API
+    /// share, cost per 1M tokens per tier and replayed attainment. Where a
+    /// decision (a tier to the API, a GPU type reserved) changes between
+    /// neighbouring numeric values, the break-even is narrowed by bisection.
+    /// Example: planner sweep scenarios/peak.toml
+    /// --set api.usd_per_million_output_tokens=0.4,0.6,0.88 --set demand[1].scale=2,4
+    Sweep(SweepArgs),
     /// Read, summarise and generate request traces.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -136,6 +150,7 @@ pub fn main_with_exit_code() -> i32 {
 pub fn run(cli: Cli) -> Result<(), PlannerError> {
     match cli.command {
         Command::Solve(args) => plan::solve(args),
+        Command::Sweep(args) => sweep::sweep(args),
         Command::Trace(TraceCommand::Stats(args)) => trace::stats(args),
         Command::Trace(TraceCommand::Synth(args)) => trace::synth(args),
         Command::Trace(TraceCommand::Shape(args)) => trace::shape(args),

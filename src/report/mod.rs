@@ -2,9 +2,12 @@
 
 pub mod calibration_text;
 pub mod capacity_text;
+pub mod csv;
 pub mod goodput_text;
 pub mod json;
 pub mod kernels_text;
+pub mod sweep_csv;
+pub mod sweep_text;
 pub mod text;
 pub mod trace_text;
 pub mod unit_costs_text;
@@ -17,6 +20,17 @@ pub enum Format {
     Text,
     /// Pretty-printed JSON with stable key order.
     Json,
+}
+
+/// Output format of `sweep`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned text for a person.
+    Text,
+    /// Pretty-printed JSON with stable key order.
+    Json,
+    /// Comma-separated values for a spreadsheet: one line per variant.
+    Csv,
 }
 
 /// `1234567.891` → `1,234,568`; `12.3456` → `12.35` (two decimals below 1,000).

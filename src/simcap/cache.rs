@@ -107,7 +107,11 @@ pub(super) fn write_cached<T: Serialize>(dir: Option<&Path>, key: &str, value: &
     let Ok(text) = serde_json::to_string(&cached) else {
         return;
     };
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // One temporary name per write, so threads of one process (a sweep's
+    // variants) never write into each other's file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

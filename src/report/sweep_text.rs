@@ -1,0 +1,194 @@
+//! `planner sweep` as text: one row per variant, then the break-evens.
+
+use super::{significant, usd};
+use crate::sweep::{BreakEven, Sweep};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// `16 h100-sxm + 32 mi300x`, or `—` for none.
+fn gpus(counts: &BTreeMap<String, u32>) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(g, n)| format!("{n} {g}"))
+        .collect();
+    if parts.is_empty() {
+        "—".into()
+    } else {
+        parts.join(" + ")
+    }
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// The sweep as aligned text.
+pub fn render(s: &Sweep) -> String {
+    let mut o = String::new();
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    let _ = writeln!(
+        o,
+        "planner sweep — scenario `{}`: {} variant{} of {}",
+        s.scenario,
+        s.rows.len(),
+        if s.rows.len() == 1 { "" } else { "s" },
+        keys.join(" × ")
+    );
+    if !s.fixed.is_empty() {
+        let fixed: Vec<String> = s
+            .fixed
+            .iter()
+            .map(|f| format!("{}={}", f.key, f.value))
+            .collect();
+        let _ = writeln!(o, "every variant also sets {}", fixed.join(", "));
+    }
+    let _ = writeln!(o);
+    // Columns: each swept key, then the figures.
+    let mut header: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    header.extend(
+        [
+            "total USD",
+            "USD/month",
+            "commit USD/yr",
+            "reserved",
+            "peak rented",
+            "API",
+            "USD/1M tok",
+        ]
+        .map(String::from),
+    );
+    for t in &s.tiers {
+        header.push(format!("{t} USD/1M"));
+        header.push(format!("{t} met"));
+    }
+    let mut table: Vec<Vec<String>> = vec![header];
+    for row in &s.rows {
+        let mut cells: Vec<String> = row.settings.iter().map(|x| x.value.clone()).collect();
+        match (&row.figures, &row.error) {
+            (Some(f), _) => {
+                cells.push(usd(f.total_cost_usd));
+                cells.push(usd(f.cost_per_month_usd));
+                cells.push(usd(f.commitment_usd_per_year));
+                cells.push(gpus(&f.reserved));
+                cells.push(gpus(&f.peak_on_demand));
+                cells.push(percent(Some(f.api_share)));
+                cells.push(significant(f.usd_per_million_tokens, 3));
+                for t in &s.tiers {
+                    let tier = f.tiers.get(t);
+                    cells.push(
+                        tier.map_or("—".into(), |x| significant(x.usd_per_million_tokens, 3)),
+                    );
+                    cells.push(tier.map_or("—".into(), |x| {
+                        let mark = if x.meets_target == Some(false) {
+                            " MISS"
+                        } else {
+                            ""
+                        };
+                        format!("{}{mark}", percent(x.attainment))
+                    }));
+                }
+            }
+            (None, error) => {
+                let reason = error.as_deref().unwrap_or("no plan");
+                let first = reason.lines().next().unwrap_or(reason);
+                cells.push(format!("no plan: {first}"));
+            }
+        }
+        table.push(cells);
+    }
+    let columns = table.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            table
+                .iter()
+                .filter(|r| r.len() > c && r.len() == columns)
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in &table {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if r.len() < columns && c + 1 == r.len() {
+                    cell.clone()
+                } else if c < keys.len() || c == keys.len() + 3 || c == keys.len() + 4 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "  {}", cells.join("  ").trim_end());
+    }
+    let _ = writeln!(
+        o,
+        "  USD/1M tok: cost per 1M input + output tokens; peak rented: most on-demand GPUs in any slot; met: replayed attainment of both limits"
+    );
+    let _ = writeln!(o);
+    render_break_evens(&mut o, s);
+    o
+}
+
+fn render_break_evens(o: &mut String, s: &Sweep) {
+    let _ = writeln!(
+        o,
+        "BREAK-EVEN (where a decision changes between neighbouring swept values, narrowed by bisection)"
+    );
+    if s.break_evens.is_empty() {
+        let numeric = s.axes.iter().any(|a| a.numeric() && a.values.len() > 1);
+        let _ = writeln!(
+            o,
+            "  none: {}",
+            if numeric {
+                "no tier's API use and no GPU type's reservation changes between neighbouring values"
+            } else {
+                "no swept key has two or more numeric values"
+            }
+        );
+        return;
+    }
+    for b in &s.break_evens {
+        let _ = writeln!(o, "  {}", sentence(b));
+    }
+}
+
+/// One break-even in words.
+pub fn sentence(b: &BreakEven) -> String {
+    let with = if b.with.is_empty() {
+        String::new()
+    } else {
+        let w: Vec<String> = b
+            .with
+            .iter()
+            .map(|x| format!("{}={}", x.key, x.value))
+            .collect();
+        format!(" (with {})", w.join(", "))
+    };
+    let narrowed = if b.probes.is_empty() {
+        "between the swept values".to_string()
+    } else {
+        format!(
+            "{} bisection solve{} from {}–{}",
+            b.probes.len(),
+            if b.probes.len() == 1 { "" } else { "s" },
+            b.swept_low,
+            b.swept_high
+        )
+    };
+    format!(
+        "{}{with}: between {} and {} ({narrowed}). At {}: {} ({} USD); at {}: {} ({} USD)",
+        b.key,
+        b.low,
+        b.high,
+        b.low,
+        b.below,
+        usd(b.low_cost_usd),
+        b.high,
+        b.above,
+        usd(b.high_cost_usd)
+    )
+}
