@@ -4,7 +4,7 @@
 use crate::baselines::Baseline;
 use crate::capacity::CapacityEntry;
 use crate::demand::{Demand, TierDemand};
-use crate::milp::SolveStatus;
+use crate::milp::{Method, SolveStatus};
 use crate::precision::Precision;
 use crate::scenario::ApiOffer;
 use crate::verification::Verification;
@@ -136,6 +136,13 @@ pub struct ConfigUse {
 #[derive(Debug, Clone, Serialize)]
 pub struct SolverSummary {
     pub status: SolveStatus,
+    /// How the MILP was solved: `monolithic` or `decomposed`.
+    pub method: Method,
+    /// A proven lower bound on the optimum's cost, USD.
+    pub lower_bound_usd: f64,
+    /// (cost − lower bound) / cost: how far from the optimum the plan is
+    /// proven to be at most.
+    pub proven_gap: f64,
     pub mip_gap_tolerance: f64,
     pub time_limit_s: f64,
     pub threads: u32,

@@ -4,7 +4,7 @@
 //! re-set the reserved counts to what the plan uses and round again.
 
 use super::model::{build, solve_built, Mode};
-use super::{cost_usd, MilpInput, MilpSolution, SolveStatus};
+use super::{cost_usd, Method, MilpInput, MilpSolution, SolveStatus};
 
 /// The LP relaxation's values, indexed like [`MilpSolution`].
 #[derive(Debug, Clone)]
@@ -93,6 +93,8 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
             .collect(),
         api: input.tiers.iter().map(|_| vec![0.0; slots]).collect(),
         status: SolveStatus::TimeLimit,
+        lower_bound_usd: f64::NEG_INFINITY,
+        method: Method::Monolithic,
     };
     for t in 0..slots {
         let mut used = vec![0u32; input.gpus.len()];
@@ -206,6 +208,8 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
             .map(|_| Vec::with_capacity(slots))
             .collect(),
         status: SolveStatus::Optimal,
+        lower_bound_usd: f64::NEG_INFINITY,
+        method: Method::Monolithic,
     };
     for slot in solved {
         let slot = slot?;
@@ -224,15 +228,8 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
 }
 
 /// Slot `t` alone, exactly, with `reserved` fixed.
-fn solve_slot(input: &MilpInput, reserved: &[u32], t: usize) -> Option<MilpSolution> {
-    let mut one = input.clone();
-    one.mip_gap = 0.0;
-    one.threads = 1;
-    one.log_file = None;
-    for tier in &mut one.tiers {
-        tier.peak_rps = vec![tier.peak_rps.get(t).copied().unwrap_or(0.0)];
-        tier.mean_rps = vec![tier.mean_rps.get(t).copied().unwrap_or(0.0)];
-    }
+pub(super) fn solve_slot(input: &MilpInput, reserved: &[u32], t: usize) -> Option<MilpSolution> {
+    let one = input.one_slot(t);
     let mode = Mode {
         integer: true,
         fixed_reserved: Some(reserved),
@@ -245,6 +242,11 @@ fn solve_slot(input: &MilpInput, reserved: &[u32], t: usize) -> Option<MilpSolut
 /// largest R such that the slots using at least R GPUs, rented on demand,
 /// would cost more than reserving the R-th GPU for the whole horizon.
 pub fn reserved_levels(input: &MilpInput, plan: &MilpSolution) -> Vec<u32> {
+    levels_for_usage(input, |t, g| plan.reserved[g] + plan.on_demand[t][g])
+}
+
+/// [`reserved_levels`] for the GPUs `held(t, g)` in each slot.
+pub fn levels_for_usage(input: &MilpInput, held: impl Fn(usize, usize) -> u32) -> Vec<u32> {
     let slots = input.slots();
     let horizon = input.horizon_hours();
     input
@@ -255,9 +257,7 @@ pub fn reserved_levels(input: &MilpInput, plan: &MilpSolution) -> Vec<u32> {
             let Some(reserved_price) = gpu.reserved_usd_per_gpu_hour else {
                 return 0;
             };
-            let mut usage: Vec<u32> = (0..slots)
-                .map(|t| plan.reserved[g] + plan.on_demand[t][g])
-                .collect();
+            let mut usage: Vec<u32> = (0..slots).map(|t| held(t, g)).collect();
             usage.sort_unstable_by(|a, b| b.cmp(a));
             let Some(on_demand_price) = gpu.on_demand_usd_per_gpu_hour else {
                 return usage.first().copied().unwrap_or(0);

@@ -18,13 +18,16 @@
 //! on_demand[g,t] × on-demand price × slot hours + Σ_{k,t} api[k,t] ×
 //! mean[k,t] × slot seconds × API price per request.
 
+pub mod decomposed;
 mod heuristic;
+mod lagrangian;
 mod links;
 mod model;
+mod monolithic;
+mod outer_search;
+mod relaxation;
 mod slot_rules;
-
-use good_lp::{Solution, SolverModel};
-use model::{build, map_error, solve_built, Mode};
+pub mod slot_search;
 
 /// One GPU type as the MILP sees it.
 #[derive(Debug, Clone)]
@@ -138,6 +141,23 @@ pub struct MilpInput {
     /// Start the MILP from the rounding heuristic's plan (steps 1-2 of
     /// [`solve`]); `false` hands HiGHS the bare model.
     pub warm_start: bool,
+    /// How to solve it.
+    pub method: Method,
+}
+
+/// How the MILP is solved (`planning.milp_method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Decomposed when the slots are linked only by the reserved counts,
+    /// monolithic otherwise.
+    #[default]
+    Auto,
+    /// The whole model in HiGHS.
+    Monolithic,
+    /// Reserved counts by an outer search, each slot solved exactly, and a
+    /// Lagrangian lower bound ([`decomposed`]).
+    Decomposed,
 }
 
 impl SolveStatus {
@@ -184,6 +204,50 @@ impl MilpInput {
                 .iter()
                 .any(|t| t.rules.deadline_slots.is_some() || t.rules.max_configurations.is_some())
     }
+
+    /// Slot `t` alone, as a one-slot input to be solved exactly on one
+    /// thread (its demand and its options' `mu[c,t]`).
+    pub fn one_slot(&self, t: usize) -> MilpInput {
+        let at = |v: &[f64]| vec![v.get(t).copied().unwrap_or(0.0)];
+        MilpInput {
+            slot_hours: self.slot_hours,
+            gpus: self.gpus.clone(),
+            tiers: self
+                .tiers
+                .iter()
+                .map(|tier| TierInput {
+                    name: tier.name.clone(),
+                    peak_rps: at(&tier.peak_rps),
+                    mean_rps: at(&tier.mean_rps),
+                    options: tier
+                        .options
+                        .iter()
+                        .map(|o| ConfigOption {
+                            gpu: o.gpu,
+                            gpus_per_replica: o.gpus_per_replica,
+                            rps_by_slot: at(&o.rps_by_slot),
+                        })
+                        .collect(),
+                    api: tier.api,
+                    rules: tier.rules,
+                })
+                .collect(),
+            api_max_tokens_per_minute: self.api_max_tokens_per_minute,
+            mip_gap: 0.0,
+            time_limit_s: self.time_limit_s,
+            threads: 1,
+            log_file: None,
+            warm_start: false,
+            method: Method::Monolithic,
+        }
+    }
+
+    /// Whether the decomposed method applies: nothing links the slots but
+    /// the reserved counts ([`Self::links_slots`]), and no purchase unit or
+    /// tier rule is in force (the slot search models neither).
+    pub fn decomposable(&self) -> bool {
+        !self.links_slots() && !self.has_purchase_rules()
+    }
 }
 
 /// How the solver ended.
@@ -210,6 +274,10 @@ pub struct MilpSolution {
     /// `api[k][t]`: share of the slot's traffic sent to the API.
     pub api: Vec<Vec<f64>>,
     pub status: SolveStatus,
+    /// A proven lower bound on the optimum's cost, in USD.
+    pub lower_bound_usd: f64,
+    /// The method that solved it (never `auto`).
+    pub method: Method,
 }
 
 impl MilpSolution {
@@ -278,79 +346,18 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
     (reserved, on_demand, api)
 }
 
-/// Solves the MILP.
-///
-/// Steps: (1) the LP relaxation; (2) a whole-number plan by rounding it
-/// ([`heuristic::round`]), with reserved counts re-set a few times to the level
-/// where one more reserved GPU would cost more than the on-demand hours it
-/// saves; (3) the full MILP, started from the best such plan, closes the gap.
-/// The heuristic plan is returned if the full MILP finds none better in its
-/// time limit.
+/// Solves the MILP by the method `input.method` names ([`Method`]); with
+/// `auto`, decomposed when [`MilpInput::decomposable`], monolithic
+/// otherwise (and so for `decomposed` on such a model).
 pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
-    if !input.warm_start || input.has_purchase_rules() {
-        let bare = Mode {
-            integer: true,
-            fixed_reserved: None,
-            warm_start: None,
-        };
-        return solve_built(input, build(input, bare)?);
-    }
-    let relaxed = build(
-        input,
-        Mode {
-            integer: false,
-            fixed_reserved: None,
-            warm_start: None,
-        },
-    )?;
-    let (reserved_vars, replica_vars, api_vars) = (
-        relaxed.reserved.clone(),
-        relaxed.replicas.clone(),
-        relaxed.api.clone(),
-    );
-    let lp = relaxed.problem.solve().map_err(map_error)?;
-    let value = |v: &Option<good_lp::Variable>| v.map_or(0.0, |v| lp.value(v));
-    let relaxation = heuristic::Relaxation {
-        reserved: reserved_vars
-            .iter()
-            .zip(&input.gpus)
-            .map(|(v, g)| value(v) * f64::from(g.purchase.unit_gpus))
-            .collect(),
-        replicas: replica_vars
-            .iter()
-            .map(|tier| {
-                tier.iter()
-                    .map(|opt| opt.iter().map(value).collect())
-                    .collect()
-            })
-            .collect(),
-        api: api_vars
-            .iter()
-            .map(|tier| tier.iter().map(value).collect())
-            .collect(),
+    let decompose = match input.method {
+        Method::Monolithic => false,
+        Method::Auto | Method::Decomposed => input.decomposable(),
     };
-    let warm = heuristic::best_rounding(input, &relaxation);
-    let full = build(
-        input,
-        Mode {
-            integer: true,
-            fixed_reserved: None,
-            warm_start: warm.as_ref(),
-        },
-    )?;
-    match solve_built(input, full) {
-        Ok(best) => match &warm {
-            Some(w) if total(input, w) < total(input, &best) - 1e-9 => Ok(MilpSolution {
-                status: best.status,
-                ..w.clone()
-            }),
-            _ => Ok(best),
-        },
-        Err(MilpError::Solver(_)) if warm.is_some() => Ok(MilpSolution {
-            status: SolveStatus::TimeLimit,
-            ..warm.expect("checked")
-        }),
-        Err(e) => Err(e),
+    if decompose {
+        decomposed::solve(input)
+    } else {
+        monolithic::solve(input)
     }
 }
 
@@ -413,6 +420,7 @@ pub(super) mod tests {
             threads: 1,
             log_file: None,
             warm_start: true,
+            method: Method::Auto,
         }
     }
 
@@ -453,7 +461,7 @@ pub(super) mod tests {
             vec![0.5, 0.5, 9.0, 2.0],
             vec![14.0, 13.0, 1.0],
         ] {
-            let input = tiny(peaks.clone());
+            let input = with_method(tiny(peaks.clone()), Method::Monolithic, 0.0);
             let s = solve(&input).unwrap();
             let (r, o, a) = cost_usd(&input, &s);
             let expected = brute_force(&input);
@@ -513,8 +521,13 @@ pub(super) mod tests {
             factor in 1.0f64..1.8,
             with_api in proptest::bool::ANY,
         ) {
-            let mut small = tiny(peaks.clone());
-            let mut large = tiny(peaks.iter().map(|p| p * factor).collect());
+            // HiGHS on the bare model, to optimality: started from the
+            // heuristic's plan it has stopped as "optimal" above a cheaper
+            // plan (docs/model.md §4).
+            let mut small = with_method(tiny(peaks.clone()), Method::Monolithic, 0.0);
+            let mut large = with_method(tiny(peaks.iter().map(|p| p * factor).collect()), Method::Monolithic, 0.0);
+            small.warm_start = false;
+            large.warm_start = false;
             if with_api {
                 for input in [&mut small, &mut large] {
                     input.tiers[0].api = Some(ApiTerms { usd_per_request: 0.001, tokens_per_request: 1000.0 });
@@ -540,10 +553,129 @@ pub(super) mod tests {
         }
     }
 
+    fn with_method(mut input: MilpInput, method: Method, mip_gap: f64) -> MilpInput {
+        input.method = method;
+        input.mip_gap = mip_gap;
+        input
+    }
+
+    #[test]
+    fn the_decomposed_bound_and_plan_bracket_the_brute_force_optimum() {
+        for peaks in [
+            vec![3.0, 11.0, 6.5],
+            vec![0.5, 0.5, 9.0, 2.0],
+            vec![14.0, 13.0, 1.0],
+            vec![7.0; 6],
+        ] {
+            let input = with_method(tiny(peaks.clone()), Method::Decomposed, 0.0);
+            let s = solve(&input).unwrap();
+            assert_eq!(s.method, Method::Decomposed);
+            let optimum = brute_force(&input);
+            let cost = total(&input, &s);
+            assert!(
+                s.lower_bound_usd <= optimum + 1e-6 && optimum <= cost + 1e-6,
+                "peaks {peaks:?}: bound {} ≤ optimum {optimum} ≤ cost {cost}",
+                s.lower_bound_usd
+            );
+            if s.status != SolveStatus::TimeLimit {
+                assert!(
+                    (cost - optimum).abs() < 1e-6,
+                    "{peaks:?}: {cost} vs {optimum}"
+                );
+            }
+        }
+    }
+
+    fn two_tiers(peaks: &[(f64, f64)], with_api: bool, quota: bool) -> MilpInput {
+        let mut input = tiny(peaks.iter().map(|p| p.0).collect());
+        let slots = peaks.len();
+        let second = peaks.iter().map(|p| p.1).collect::<Vec<f64>>();
+        input.tiers.push(TierInput {
+            name: "u".into(),
+            mean_rps: second.iter().map(|p| p * 0.6).collect(),
+            peak_rps: second,
+            options: vec![
+                ConfigOption {
+                    gpu: 0,
+                    gpus_per_replica: 4,
+                    rps_by_slot: (0..slots).map(|t| 9.0 + t as f64).collect(),
+                },
+                ConfigOption::uniform(1, 2, 2.1, slots),
+            ],
+            api: None,
+            rules: TierRules::default(),
+        });
+        if with_api {
+            input.tiers[0].api = Some(ApiTerms {
+                usd_per_request: 0.0008,
+                tokens_per_request: 1000.0,
+            });
+            input.api_max_tokens_per_minute = Some(300_000.0);
+        }
+        if !quota {
+            input.gpus[1].max_gpus = None;
+        }
+        input
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Each method's proven bound is below the other's plan, and both
+        /// plans are within the gap of each other.
+        #[test]
+        fn decomposed_and_monolithic_agree_within_the_gap(
+            peaks in proptest::collection::vec((0.0f64..18.0, 0.0f64..30.0), 1..6),
+            with_api in proptest::bool::ANY,
+            quota in proptest::bool::ANY,
+        ) {
+            let base = two_tiers(&peaks, with_api, quota);
+            let gap = 0.01;
+            // HiGHS on the bare model: its stopping rule is then a proof.
+            let mut bare = with_method(base.clone(), Method::Monolithic, gap);
+            bare.warm_start = false;
+            let m = solve(&bare);
+            let d = solve(&with_method(base.clone(), Method::Decomposed, gap));
+            match (m, d) {
+                (Ok(m), Ok(d)) => {
+                    let (cm, cd) = (total(&base, &m), total(&base, &d));
+                    proptest::prop_assert!(m.lower_bound_usd <= cm + 1e-6 && d.lower_bound_usd <= cd + 1e-6);
+                    proptest::prop_assert!(m.lower_bound_usd <= cd + 1e-6, "monolithic bound {} over decomposed plan {cd}", m.lower_bound_usd);
+                    proptest::prop_assert!(d.lower_bound_usd <= cm + 1e-6, "decomposed bound {} over monolithic plan {cm}", d.lower_bound_usd);
+                    if d.status != SolveStatus::TimeLimit && m.status != SolveStatus::TimeLimit {
+                        proptest::prop_assert!(cd <= cm * (1.0 + gap) + 1e-6 && cm <= cd * (1.0 + gap) + 1e-6, "{cd} vs {cm}");
+                    }
+                    proptest::prop_assert!(covered(&base, &d));
+                }
+                (Err(MilpError::Infeasible), Err(MilpError::Infeasible)) => {}
+                (m, d) => proptest::prop_assert!(false, "monolithic {m:?}, decomposed {d:?}"),
+            }
+        }
+
+        /// More demand never costs less: the larger scenario's plan costs at
+        /// least the smaller one's proven bound.
+        #[test]
+        fn more_demand_never_costs_less_than_the_bound(
+            peaks in proptest::collection::vec((0.0f64..18.0, 0.0f64..30.0), 1..6),
+            factor in 1.0f64..1.8,
+            with_api in proptest::bool::ANY,
+        ) {
+            let small = with_method(two_tiers(&peaks, with_api, false), Method::Decomposed, 0.01);
+            let grown: Vec<(f64, f64)> = peaks.iter().map(|p| (p.0 * factor, p.1 * factor)).collect();
+            let large = with_method(two_tiers(&grown, with_api, false), Method::Decomposed, 0.01);
+            let a = solve(&small).unwrap();
+            let b = solve(&large).unwrap();
+            proptest::prop_assert!(total(&large, &b) >= a.lower_bound_usd - 1e-6);
+            proptest::prop_assert!(b.lower_bound_usd <= total(&large, &b) + 1e-6);
+        }
+    }
+
     #[test]
     fn quota_can_make_it_infeasible() {
-        let mut input = tiny(vec![100.0]);
-        input.gpus[0].max_gpus = Some(2);
-        assert_eq!(solve(&input), Err(MilpError::Infeasible));
+        for method in [Method::Monolithic, Method::Decomposed] {
+            let mut input = with_method(tiny(vec![100.0]), method, 0.01);
+            input.gpus[0].max_gpus = Some(2);
+            assert_eq!(solve(&input), Err(MilpError::Infeasible));
+        }
     }
 }

@@ -3,11 +3,11 @@
 
 use super::links::{add_link_constraints, LinkVars};
 use super::slot_rules::SlotVars;
-use super::{MilpError, MilpInput, MilpSolution, Purchase, SolveStatus, TierInput};
+use super::{Method, MilpError, MilpInput, MilpSolution, Purchase, SolveStatus, TierInput};
 use good_lp::solvers::highs::{highs, HighsProblem};
 use good_lp::{
-    constraint, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
-    SolverModel, Variable, WithInitialSolution,
+    constraint, constraint::ConstraintReference, variable, Expression, ProblemVariables,
+    ResolutionError, Solution, SolutionStatus, SolverModel, Variable, WithInitialSolution,
 };
 
 /// The variables every model has: `reserved[g]` and `on_demand[g,t]` (in
@@ -33,6 +33,10 @@ pub(super) struct Built {
     pub replicas: Vec<Vec<Vec<Option<Variable>>>>,
     /// `[k][t]`
     pub api: Vec<Vec<Option<Variable>>>,
+    /// The objective, to evaluate a solution by.
+    pub objective: Expression,
+    /// `gpus[g,t]` rows, `[t][g]` (their duals price a GPU in a slot).
+    pub gpu_rows: Vec<Vec<ConstraintReference>>,
 }
 
 /// How to build the model.
@@ -170,6 +174,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
     let links = LinkVars::add(input, &core, &mut vars, mode.integer);
     let slot_vars = SlotVars::add(input, &core, &mut vars, mode.integer);
 
+    let objective_kept = objective.clone();
     let mut problem = vars
         .minimise(objective)
         .using(highs)
@@ -197,8 +202,16 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
             .set_option("mip_heuristic_run_zi_round", false)
             .set_option("mip_heuristic_run_shifting", false);
     }
+    let mut gpu_rows = Vec::with_capacity(slots);
     for t in 0..slots {
-        add_slot_constraints(&mut problem, input, &core, &slot_vars, t, mode.integer);
+        gpu_rows.push(add_slot_constraints(
+            &mut problem,
+            input,
+            &core,
+            &slot_vars,
+            t,
+            mode.integer,
+        ));
     }
     add_link_constraints(&mut problem, input, &core, &links);
     let Vars {
@@ -213,6 +226,8 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
         on_demand,
         replicas,
         api,
+        objective: objective_kept,
+        gpu_rows,
     })
 }
 
@@ -261,7 +276,8 @@ fn add_slot_constraints(
     slot_vars: &SlotVars,
     t: usize,
     integer: bool,
-) {
+) -> Vec<ConstraintReference> {
+    let mut gpu_rows = Vec::with_capacity(input.gpus.len());
     for (k, tier) in input.tiers.iter().enumerate() {
         let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
         if peak <= 0.0 || tier.rules.deadline_slots.is_some() {
@@ -315,7 +331,7 @@ fn add_slot_constraints(
         if let Some(max) = gpu.max_gpus {
             problem.add_constraint(constraint!(owned.clone() <= f64::from(max)));
         }
-        problem.add_constraint(constraint!(used <= owned));
+        gpu_rows.push(problem.add_constraint(constraint!(used <= owned)));
     }
     if let Some(limit) = input.api_max_tokens_per_minute {
         let mut tokens = Expression::with_capacity(input.tiers.len());
@@ -326,6 +342,7 @@ fn add_slot_constraints(
         }
         problem.add_constraint(constraint!(tokens <= limit));
     }
+    gpu_rows
 }
 
 /// Chvátal–Gomory cuts of a tier's coverage row: for integer replicas,
@@ -366,6 +383,8 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         on_demand,
         replicas,
         api,
+        objective,
+        ..
     } = built;
     let slots = input.slots();
     let solution = problem.solve().map_err(map_error)?;
@@ -373,6 +392,16 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         SolutionStatus::Optimal => SolveStatus::Optimal,
         SolutionStatus::GapLimit => SolveStatus::GapLimit,
         SolutionStatus::TimeLimit => SolveStatus::TimeLimit,
+    };
+    // HiGHS stops at the gap when its bound is within `mip_gap` of its own
+    // plan's objective (or 1e-6 USD of it); at the time limit it proves
+    // nothing this can read back.
+    let lower_bound_usd = match status {
+        SolveStatus::Optimal | SolveStatus::GapLimit => {
+            let objective = solution.eval(&objective);
+            objective - (input.mip_gap * objective.abs()).max(1e-6)
+        }
+        SolveStatus::TimeLimit => f64::NEG_INFINITY,
     };
     let whole = |v: Option<Variable>| v.map_or(0, |v| solution.value(v).round().max(0.0) as u32);
     let reserved_n: Vec<u32> = reserved
@@ -402,6 +431,8 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         replicas: replicas_n,
         api: api_share,
         status,
+        lower_bound_usd,
+        method: Method::Monolithic,
     };
     // Rented GPUs: what the whole replicas occupy beyond the reserved ones,
     // in whole units, and never less than the model rents (a unit held

@@ -3,6 +3,7 @@
 
 use super::usd;
 use crate::capacity::Verdict;
+use crate::milp::Method;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 
@@ -99,6 +100,17 @@ pub fn render(plan: &Plan) -> String {
         plan.horizon_hours,
         plan.solver.status.describe(plan.solver.mip_gap_tolerance),
         plan.solver.integer_variables
+    );
+    let _ = writeln!(
+        o,
+        "  {} method: proven within {}% of the optimum (no plan costs less than {} USD)",
+        match plan.solver.method {
+            Method::Decomposed => "decomposed",
+            Method::Monolithic | Method::Auto => "monolithic",
+        },
+        // Rounded toward what is proven: the gap up, the bound down.
+        (plan.solver.proven_gap * 10_000.0).ceil() / 100.0,
+        floor_usd(plan.solver.lower_bound_usd),
     );
     let _ = writeln!(o);
     let _ = writeln!(
@@ -347,4 +359,16 @@ pub fn render(plan: &Plan) -> String {
         );
     }
     out
+}
+
+/// `amount` rounded down as [`usd`] shows it: whole dollars from 1,000 on,
+/// cents from 1, four decimals below.
+fn floor_usd(amount: f64) -> String {
+    if amount.abs() >= 1000.0 {
+        usd(amount.floor())
+    } else if amount.abs() >= 1.0 {
+        usd((amount * 100.0).floor() / 100.0)
+    } else {
+        format!("{:.4}", (amount * 10_000.0).floor() / 10_000.0)
+    }
 }

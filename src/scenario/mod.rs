@@ -58,6 +58,8 @@ pub struct Planning {
     pub time_limit_s: f64,
     /// Solver threads (1 gives reproducible output).
     pub threads: u32,
+    /// How the MILP is solved.
+    pub milp_method: crate::milp::Method,
 }
 
 /// The per-slot arrival-rate statistic that sizes capacity.

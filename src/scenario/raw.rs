@@ -45,6 +45,7 @@ pub struct RawPlanning {
     pub mip_gap: Option<f64>,
     pub time_limit_s: Option<f64>,
     pub threads: Option<u32>,
+    pub milp_method: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::bounds::{self, Bound};
 use crate::error::{line_col, PlannerError, Problem};
+use crate::milp::Method;
 use crate::precision::Precision;
 use crate::profiles::{parse_toml, read_toml_file, GpuProfile, ModelProfile};
 use crate::sim::{Router, Scheduler};
@@ -368,12 +369,25 @@ impl Validator {
         self.bounded("planning.time_limit_s", time_limit_s);
         let threads = p.and_then(|p| p.threads).unwrap_or(1);
         self.bounded("planning.threads", f64::from(threads));
+        let milp_method = match p.and_then(|p| p.milp_method.as_ref()) {
+            None => Method::Auto,
+            Some(s) => match s.get_ref().as_str() {
+                "auto" => Method::Auto,
+                "monolithic" => Method::Monolithic,
+                "decomposed" => Method::Decomposed,
+                other => {
+                    self.at_span(s, format!("unknown MILP method `{other}`; accepted: \"auto\", \"monolithic\", \"decomposed\""));
+                    Method::Auto
+                }
+            },
+        };
         Planning {
             slot_minutes,
             peak_statistic,
             mip_gap,
             time_limit_s,
             threads,
+            milp_method,
         }
     }
 

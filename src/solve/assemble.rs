@@ -236,6 +236,13 @@ pub(super) fn assemble(
         baselines: baselines::compute(input, &api_prices),
         solver: SolverSummary {
             status: solution.status,
+            method: solution.method,
+            lower_bound_usd: solution.lower_bound_usd.min(total),
+            proven_gap: if total > 0.0 {
+                ((total - solution.lower_bound_usd) / total).max(0.0)
+            } else {
+                0.0
+            },
             mip_gap_tolerance: input.mip_gap,
             time_limit_s: input.time_limit_s,
             threads: input.threads,

@@ -152,6 +152,7 @@ pub(super) fn milp_input(
         threads: scenario.planning.threads,
         log_file: options.solver_log.clone(),
         warm_start: options.warm_start,
+        method: scenario.planning.milp_method,
     };
     (input, option_entries)
 }

@@ -1,0 +1,169 @@
+//! The decomposed method's outer search over the reserved counts: each
+//! candidate `reserved` is priced exactly, `F(reserved) = Σ_g reserved[g] ×
+//! P[g] + Σ_t f_t(reserved)`, where `f_t` is slot `t`'s cheapest on-demand
+//! and API cost with those GPUs held ([`slot_search`]); candidates come from
+//! the re-levelling rule and from moves of one GPU type at a time.
+
+use super::heuristic::levels_for_usage;
+use super::slot_search::{self, Pricing, SlotOutcome, SlotPlan};
+use super::MilpInput;
+use std::collections::BTreeMap;
+
+/// One priced candidate.
+#[derive(Debug, Clone)]
+pub struct Priced {
+    pub cost_usd: f64,
+    pub slots: Vec<SlotPlan>,
+}
+
+/// The candidates priced so far and the cheapest of them.
+pub struct OuterSearch<'a> {
+    input: &'a MilpInput,
+    /// `None`: some slot cannot be covered with those counts.
+    priced: BTreeMap<Vec<u32>, Option<f64>>,
+    best: Option<(Vec<u32>, Priced)>,
+}
+
+impl<'a> OuterSearch<'a> {
+    pub fn new(input: &'a MilpInput) -> Self {
+        OuterSearch {
+            input,
+            priced: BTreeMap::new(),
+            best: None,
+        }
+    }
+
+    /// The cheapest candidate so far.
+    pub fn best(&self) -> Option<&(Vec<u32>, Priced)> {
+        self.best.as_ref()
+    }
+
+    pub fn best_usd(&self) -> f64 {
+        self.best.as_ref().map_or(f64::INFINITY, |b| b.1.cost_usd)
+    }
+
+    /// `F(reserved)`, each slot solved on the available cores (once per
+    /// candidate); `None` when a slot cannot be covered.
+    pub fn price(&mut self, reserved: &[u32]) -> Option<f64> {
+        if let Some(&known) = self.priced.get(reserved) {
+            return known;
+        }
+        let input = self.input;
+        let slots: Vec<usize> = (0..input.slots()).collect();
+        let solved = crate::parallel::map_in_order(&slots, |&t| {
+            slot_search::solve_exact(input, t, Pricing::Reserved(reserved))
+        });
+        let plans: Option<Vec<SlotPlan>> = solved
+            .into_iter()
+            .map(|s| match s {
+                Some(Ok(plan)) => Some(plan),
+                Some(Err(SlotOutcome::Infeasible | SlotOutcome::NodeLimit)) | None => None,
+            })
+            .collect();
+        let cost = plans.map(|plans| {
+            let reservation: f64 = input
+                .gpus
+                .iter()
+                .zip(reserved)
+                .map(|(g, &n)| {
+                    f64::from(n)
+                        * g.reserved_usd_per_gpu_hour.unwrap_or(0.0)
+                        * input.horizon_hours()
+                })
+                .sum();
+            let slots_usd: f64 = plans.iter().map(|p| p.cost_usd).sum();
+            Priced {
+                cost_usd: reservation + slots_usd,
+                slots: plans,
+            }
+        });
+        let usd = cost.as_ref().map(|c| c.cost_usd);
+        if let Some(c) = cost {
+            if c.cost_usd < self.best_usd() - 1e-9 {
+                self.best = Some((reserved.to_vec(), c));
+            }
+        }
+        self.priced.insert(reserved.to_vec(), usd);
+        usd
+    }
+
+    /// Prices `reserved`, then the levels its slot plans suggest
+    /// ([`levels_for_usage`]), up to `rounds` times, until they settle or
+    /// until `keep_going` says stop.
+    pub fn relevel(
+        &mut self,
+        mut reserved: Vec<u32>,
+        rounds: usize,
+        keep_going: impl Fn(&Self) -> bool,
+    ) {
+        for _ in 0..rounds {
+            if !keep_going(self) {
+                return;
+            }
+            if self.price(&reserved).is_none() {
+                return;
+            }
+            let Some(plans) = self.slots_of(&reserved) else {
+                return;
+            };
+            let next = levels_for_usage(self.input, |t, g| plans[t].gpus_used[g].max(reserved[g]));
+            if next == reserved {
+                return;
+            }
+            reserved = next;
+        }
+    }
+
+    /// The slot plans of a priced candidate, when it is the best one.
+    fn slots_of(&self, reserved: &[u32]) -> Option<Vec<SlotPlan>> {
+        match &self.best {
+            Some((r, p)) if r == reserved => Some(p.slots.clone()),
+            _ => {
+                // Not the best: its plans were not kept; price its slots
+                // again only for their usage.
+                let input = self.input;
+                let slots: Vec<usize> = (0..input.slots()).collect();
+                crate::parallel::map_in_order(&slots, |&t| {
+                    slot_search::solve_exact(input, t, Pricing::Reserved(reserved)).ok()
+                })
+                .into_iter()
+                .map(Option::flatten)
+                .collect()
+            }
+        }
+    }
+
+    /// Moves one GPU type's reserved count at a time from the best candidate,
+    /// by ±1 and ±`wide`, keeping any that is cheaper, until none is or
+    /// `keep_going` says stop.
+    pub fn local_search(&mut self, wide: u32, keep_going: impl Fn(&Self) -> bool) {
+        loop {
+            let Some((start, _)) = self.best.clone() else {
+                return;
+            };
+            let before = self.best_usd();
+            for g in 0..self.input.gpus.len() {
+                let gpu = &self.input.gpus[g];
+                if gpu.reserved_usd_per_gpu_hour.is_none() {
+                    continue;
+                }
+                for delta in [1i64, -1, i64::from(wide), -i64::from(wide)] {
+                    if !keep_going(self) {
+                        return;
+                    }
+                    let n = i64::from(start[g]) + delta;
+                    let max = gpu.max_gpus.map_or(i64::MAX, i64::from);
+                    if n < 0 || n > max {
+                        continue;
+                    }
+                    let mut candidate = start.clone();
+                    candidate[g] = n as u32;
+                    self.price(&candidate);
+                }
+            }
+            if self.best_usd() >= before - 1e-9 {
+                return;
+            }
+        }
+    }
+}
