@@ -54,6 +54,8 @@ pub enum PlannerError {
     Log(Vec<Problem>),
     /// A trace file could not be read.
     Trace(crate::traces::TraceError),
+    /// An aggregate demand folder is invalid; every problem found is listed.
+    Aggregate(Vec<Problem>),
     /// A rate-curve (shape) file could not be read.
     Shape(Problem),
     /// A reference data file (kernel timings) could not be read.
@@ -84,6 +86,7 @@ impl PlannerError {
             | PlannerError::Plan(_)
             | PlannerError::Log(_)
             | PlannerError::Trace(_)
+            | PlannerError::Aggregate(_)
             | PlannerError::Shape(_)
             | PlannerError::Data(_)
             | PlannerError::Usage(_)
@@ -102,6 +105,7 @@ impl fmt::Display for PlannerError {
             PlannerError::Plan(problems) => list(f, "the plan", problems),
             PlannerError::Log(problems) => list(f, "the request log", problems),
             PlannerError::Trace(e) => write!(f, "{e}"),
+            PlannerError::Aggregate(problems) => list(f, "the aggregate", problems),
             PlannerError::Shape(p) => write!(f, "rate curve: {p}"),
             PlannerError::Data(p) => write!(f, "reference data: {p}"),
             PlannerError::Infeasible(msg) => write!(f, "no plan meets the scenario: {msg}"),

@@ -31,6 +31,7 @@
 //! [`solve`] runs stages 1-9 in order, re-solving with tighter capacity when a
 //! tier misses its target on replay; [`cli`] is the command-line front end.
 
+pub mod aggregate;
 pub mod baselines;
 pub mod bounds;
 pub mod calibrate;
@@ -61,8 +62,8 @@ pub mod sim;
 pub mod simcap;
 pub mod solve;
 pub mod stats;
-pub mod text;
 pub mod sweep;
+pub mod text;
 pub mod traces;
 pub mod unit_costs;
 pub mod verification;

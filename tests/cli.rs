@@ -653,6 +653,101 @@ fn shape_sums_client_series() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+// ---- aggregate demand -------------------------------------------------------
+
+fn read_dir_text(dir: &Path) -> String {
+    ["minutes", "lengths", "pairs"]
+        .iter()
+        .map(|n| {
+            let p = dir.join(format!("{n}.csv"));
+            format!("== {n}.csv\n{}", std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn trace_aggregate_writes_the_three_tables() {
+    let dir = temp_dir("agg-tiny");
+    let out = dir.join("agg");
+    let o = planner(&[
+        "trace",
+        "aggregate",
+        "tests/fixtures/traces/tiny.csv",
+        "batch=tests/fixtures/traces/tiny.jsonl",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("tiny_aggregate", read_dir_text(&out));
+    // No temporary files are left behind.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn trace_aggregate_counts_every_request_of_the_trace() {
+    let dir = temp_dir("agg-code");
+    let trace = "data/azure-llm-2023/AzureLLMInferenceTrace_code.csv";
+    for format in ["csv", "parquet"] {
+        let out = dir.join(format);
+        let o = planner(&[
+            "trace",
+            "aggregate",
+            trace,
+            "--out",
+            out.to_str().unwrap(),
+            "--table-format",
+            format,
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(out.join(format!("minutes.{format}")).is_file());
+    }
+    let minutes = std::fs::read_to_string(dir.join("csv/minutes.csv")).unwrap();
+    let stats = json(&planner(&["trace", "stats", trace, "--format", "json"]));
+    let column = |k: usize| -> u64 {
+        minutes
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(k).unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(column(3), stats["requests"].as_u64().unwrap());
+    let rows = minutes.lines().count() as u64 - 1;
+    assert_eq!(rows, stats["per_minute"]["windows"].as_u64().unwrap());
+    // The busiest second is the trace's busiest second.
+    let busiest = minutes
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap().parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(busiest, stats["per_second"]["max"].as_f64().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn trace_aggregate_checks_its_output_folder_first() {
+    let dir = temp_dir("agg-out");
+    let file = dir.join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = planner(&[
+        "trace",
+        "aggregate",
+        "tests/fixtures/traces/tiny.csv",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a folder"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn calibration_error_stays_within_the_stated_bound() {
     let report = json(&planner(&["calibrate", "--format", "json"]));

@@ -1,5 +1,5 @@
 //! The command line: one file per command group (`plan`: solve, capacity,
-//! bench; `simulate`; `goodput`; `trace`: stats, synth, shape; `calibrate`;
+//! bench; `simulate`; `goodput`; `trace`: stats, synth, shape, aggregate; `calibrate`;
 //! `perf`).
 //! Parses arguments, runs the library, prints or writes the result only once
 //! it is complete, and maps errors to exit codes.
@@ -16,6 +16,7 @@ mod plan;
 mod simulate;
 mod sweep;
 mod trace;
+mod trace_aggregate;
 
 pub use calibrate::CalibrateArgs;
 pub use goodput::GoodputArgs;
@@ -24,6 +25,7 @@ pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
 pub use simulate::{SimulateArgs, SlotChoice};
 pub use sweep::SweepArgs;
 pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
+pub use trace_aggregate::{AggregateArgs, TableFormat};
 
 /// Capacity planner for LLM inference serving.
 ///
@@ -154,6 +156,7 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Trace(TraceCommand::Stats(args)) => trace::stats(args),
         Command::Trace(TraceCommand::Synth(args)) => trace::synth(args),
         Command::Trace(TraceCommand::Shape(args)) => trace::shape(args),
+        Command::Trace(TraceCommand::Aggregate(args)) => trace_aggregate::aggregate(args),
         Command::Bench(args) => plan::bench(args),
         Command::Simulate(args) => simulate::simulate(args),
         Command::Capacity(args) => plan::capacity(args),

@@ -28,6 +28,13 @@ pub enum TraceCommand {
     Synth(SynthArgs),
     /// Sum a folder of ServeGen per-client rate files into one curve file.
     Shape(ShapeArgs),
+    /// Aggregate demand tables (per tier: minutes, length histograms, length
+    /// pairs) of per-request traces, in one streaming pass.
+    ///
+    /// Memory grows with the minutes spanned, not the rows. The same tables
+    /// come from sql/aggregate.sql on a warehouse; docs/aggregate-format.md.
+    /// Example: planner trace aggregate chat=data/mooncake/conversation_trace.jsonl --out agg
+    Aggregate(super::trace_aggregate::AggregateArgs),
 }
 
 /// Trace format names for the command line.
@@ -39,7 +46,7 @@ pub enum FormatArg {
 }
 
 impl FormatArg {
-    fn to_format(self) -> Option<TraceFormat> {
+    pub(super) fn to_format(self) -> Option<TraceFormat> {
         match self {
             FormatArg::Auto => None,
             FormatArg::Azure => Some(TraceFormat::Azure),

@@ -1,0 +1,198 @@
+//! The aggregate of per-request traces, one request at a time. Memory holds
+//! one 60-second counter row per tier and minute spanned (about 300 bytes;
+//! 3 MB for a week of one tier), whatever the number of requests; traces of
+//! one tier may overlap in time and come in any order.
+
+use super::bins::{coarse_bin, fine_bin, COARSE_BINS};
+use super::{Aggregate, MinuteRow, TierAggregate};
+use crate::traces::stats::MAX_SPAN_S;
+use crate::traces::Request;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone)]
+struct MinuteCounters {
+    per_second: [u32; 60],
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+#[derive(Debug, Clone)]
+struct TierBuilder {
+    minutes: BTreeMap<i64, MinuteCounters>,
+    lengths: TierAggregate,
+}
+
+/// Builds an [`Aggregate`] from requests tagged with their tier.
+#[derive(Debug, Clone, Default)]
+pub struct AggregateBuilder {
+    tiers: BTreeMap<String, TierBuilder>,
+}
+
+impl AggregateBuilder {
+    /// An empty aggregate.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one request of `tier`.
+    pub fn push(&mut self, tier: &str, r: &Request) {
+        if !self.tiers.contains_key(tier) {
+            self.tiers.insert(
+                tier.to_string(),
+                TierBuilder {
+                    minutes: BTreeMap::new(),
+                    lengths: TierAggregate::empty(tier),
+                },
+            );
+        }
+        let t = self.tiers.get_mut(tier).expect("inserted above");
+        let second = r.arrival_s.floor() as i64;
+        let minute = t
+            .minutes
+            .entry(second.div_euclid(60) * 60)
+            .or_insert(MinuteCounters {
+                per_second: [0; 60],
+                input_tokens: 0,
+                output_tokens: 0,
+            });
+        minute.per_second[second.rem_euclid(60) as usize] += 1;
+        minute.input_tokens += u64::from(r.input_tokens);
+        minute.output_tokens += u64::from(r.output_tokens);
+        let (i, o) = (r.input_tokens, r.output_tokens);
+        let lengths = &mut t.lengths;
+        for (hist, n) in [(&mut lengths.input, i), (&mut lengths.output, o)] {
+            let bin = &mut hist[fine_bin(n) as usize];
+            bin.requests += 1;
+            bin.tokens += u64::from(n);
+        }
+        lengths.pairs[(coarse_bin(i) * COARSE_BINS + coarse_bin(o)) as usize] += 1;
+    }
+
+    /// The first tier whose minutes span more than 400 days, with its span in
+    /// days (a stray timestamp would otherwise make a huge table).
+    pub fn too_long(&self) -> Option<(&str, f64)> {
+        self.tiers.iter().find_map(|(name, t)| {
+            let first = *t.minutes.keys().next()?;
+            let last = *t.minutes.keys().next_back()?;
+            ((last - first) as f64 > MAX_SPAN_S)
+                .then(|| (name.as_str(), (last - first) as f64 / 86_400.0))
+        })
+    }
+
+    /// The aggregate: every minute from each tier's first to its last, empty
+    /// minutes included with zero counts.
+    pub fn finish(self) -> Aggregate {
+        let tiers = self
+            .tiers
+            .into_values()
+            .map(|t| {
+                let mut out = t.lengths;
+                let (Some(&first), Some(&last)) =
+                    (t.minutes.keys().next(), t.minutes.keys().next_back())
+                else {
+                    return out;
+                };
+                out.minutes = (first..=last)
+                    .step_by(60)
+                    .map(|minute_s| match t.minutes.get(&minute_s) {
+                        None => MinuteRow {
+                            minute_s,
+                            ..MinuteRow::default()
+                        },
+                        Some(m) => MinuteRow {
+                            minute_s,
+                            requests: m.per_second.iter().map(|&c| u64::from(c)).sum(),
+                            input_tokens: m.input_tokens,
+                            output_tokens: m.output_tokens,
+                            busiest_second: m.per_second.iter().copied().max().map_or(0, u64::from),
+                            second_sq_sum: m
+                                .per_second
+                                .iter()
+                                .map(|&c| u64::from(c) * u64::from(c))
+                                .sum(),
+                        },
+                    })
+                    .collect();
+                out
+            })
+            .collect();
+        Aggregate { tiers }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::BinTotal;
+
+    fn req(t: f64, i: u32, o: u32) -> Request {
+        Request {
+            arrival_s: t,
+            input_tokens: i,
+            output_tokens: o,
+        }
+    }
+
+    #[test]
+    fn minutes_are_contiguous_and_count_seconds() {
+        let mut b = AggregateBuilder::new();
+        // Minute 60: three in second 61, one in 62; minute 120 empty; one at 185.
+        for t in [61.0, 61.5, 61.9, 62.2, 185.0] {
+            b.push("a", &req(t, 10, 3));
+        }
+        let agg = b.finish();
+        let m = &agg.tiers[0].minutes;
+        assert_eq!(m.len(), 3);
+        assert_eq!(
+            m[0],
+            MinuteRow {
+                minute_s: 60,
+                requests: 4,
+                input_tokens: 40,
+                output_tokens: 12,
+                busiest_second: 3,
+                second_sq_sum: 10,
+            }
+        );
+        assert_eq!(m[1].requests, 0);
+        assert_eq!(m[2].minute_s, 180);
+        assert_eq!(
+            agg.tiers[0].input[9],
+            BinTotal {
+                requests: 5,
+                tokens: 50
+            }
+        );
+        assert_eq!(agg.tiers[0].requests(), 5);
+    }
+
+    #[test]
+    fn overlapping_traces_of_a_tier_add_second_by_second() {
+        let mut one = AggregateBuilder::new();
+        let mut two = AggregateBuilder::new();
+        let times = [0.1, 0.2, 5.0, 59.9];
+        for t in times {
+            one.push("a", &req(t, 1, 1));
+        }
+        // The same requests split over two "files", the second one earlier.
+        for t in &times[2..] {
+            two.push("a", &req(*t, 1, 1));
+        }
+        for t in &times[..2] {
+            two.push("a", &req(*t, 1, 1));
+        }
+        assert_eq!(one.finish(), two.finish());
+    }
+
+    #[test]
+    fn tiers_are_kept_apart_and_sorted() {
+        let mut b = AggregateBuilder::new();
+        b.push("z", &req(0.0, 1, 1));
+        b.push("a", &req(0.0, 5000, 1));
+        let agg = b.finish();
+        assert_eq!(agg.tiers[0].tier, "a");
+        assert_eq!(agg.tiers[1].requests(), 1);
+        let cell = (crate::aggregate::bins::coarse_bin(5000) * COARSE_BINS + 1) as usize;
+        assert_eq!(agg.tiers[0].pairs[cell], 1);
+    }
+}

@@ -1,0 +1,268 @@
+//! Requests drawn from an aggregate, for the capacity search and the replay.
+//!
+//! Lengths: a coarse (input, output) cell in proportion to the pairs; in each
+//! axis a fine bin inside that cell in proportion to the fine histogram (so
+//! every fine bin keeps its share); a length inside the fine bin, uniform on
+//! the widest interval centred on the bin's mean (tokens / requests) that the
+//! bin holds, so each bin keeps its mean.
+//!
+//! Arrivals of a minute: its request count spread over its 60 clock seconds
+//! with the minute's within-minute dispersion D = Σc²/n − n/60 (variance over
+//! mean of the per-second counts c; 59/60 for a Poisson stream's multinomial
+//! spread). When D > 59/60 the seconds' weights are drawn from a symmetric
+//! Dirichlet of concentration k = (n − D′)/(60·(D′ − 1)) with D′ = D·60/59,
+//! whose multinomial counts have expected dispersion D; otherwise a share D′
+//! of the requests go to random seconds and the rest round-robin, more
+//! regular than Poisson. Within a second, times are uniform.
+
+use super::bins::{coarse_of_fine, fine_range, COARSE_BINS};
+use super::{MinuteRow, TierAggregate};
+use rand::distributions::Distribution;
+use rand::Rng;
+use statrs::distribution::Gamma;
+
+/// Cumulative weights for drawing an index in proportion to its weight.
+#[derive(Debug, Clone, Default)]
+struct Weighted {
+    items: Vec<u32>,
+    cumulative: Vec<u64>,
+}
+
+impl Weighted {
+    fn push(&mut self, item: u32, weight: u64) {
+        if weight > 0 {
+            let total = self.cumulative.last().copied().unwrap_or(0);
+            self.items.push(item);
+            self.cumulative.push(total + weight);
+        }
+    }
+
+    fn draw(&self, rng: &mut impl Rng) -> Option<u32> {
+        let total = *self.cumulative.last()?;
+        let x = rng.gen_range(0..total);
+        let i = self.cumulative.partition_point(|&c| c <= x);
+        Some(self.items[i])
+    }
+}
+
+/// One axis's fine bins: (lo, hi, mean tokens), and per coarse bin the fine
+/// bins inside it weighted by requests.
+#[derive(Debug, Clone)]
+struct Axis {
+    bins: Vec<(u32, Option<u32>, f64)>,
+    by_coarse: Vec<Weighted>,
+}
+
+impl Axis {
+    fn new(hist: &[super::BinTotal]) -> Self {
+        let mut by_coarse = vec![Weighted::default(); COARSE_BINS as usize];
+        let bins = hist
+            .iter()
+            .enumerate()
+            .map(|(b, total)| {
+                let (lo, hi) = fine_range(b as u32).expect("a fine bin");
+                by_coarse[coarse_of_fine(b as u32) as usize].push(b as u32, total.requests);
+                let mean = if total.requests > 0 {
+                    total.tokens as f64 / total.requests as f64
+                } else {
+                    f64::from(lo)
+                };
+                (lo, hi, mean)
+            })
+            .collect();
+        Axis { bins, by_coarse }
+    }
+
+    fn draw(&self, coarse: u32, rng: &mut impl Rng) -> u32 {
+        let Some(bin) = self.by_coarse[coarse as usize].draw(rng) else {
+            return 0;
+        };
+        let (lo, hi, mean) = self.bins[bin as usize];
+        let lo = f64::from(lo);
+        let top = hi.map_or(f64::INFINITY, |h| f64::from(h - 1));
+        let half = (mean - lo).min(top - mean).max(0.0);
+        let x = mean + (2.0 * rng.gen::<f64>() - 1.0) * half;
+        x.round().clamp(lo, top.min(f64::from(u32::MAX))) as u32
+    }
+}
+
+/// Draws (input, output) token pairs from a tier's aggregate.
+#[derive(Debug, Clone)]
+pub struct LengthSampler {
+    cells: Weighted,
+    input: Axis,
+    output: Axis,
+}
+
+impl LengthSampler {
+    /// The sampler of `tier`'s lengths.
+    pub fn new(tier: &TierAggregate) -> Self {
+        let mut cells = Weighted::default();
+        for (cell, &n) in tier.pairs.iter().enumerate() {
+            cells.push(cell as u32, n);
+        }
+        LengthSampler {
+            cells,
+            input: Axis::new(&tier.input),
+            output: Axis::new(&tier.output),
+        }
+    }
+
+    /// One (input tokens, output tokens) pair; (0, 0) for an empty tier.
+    pub fn draw(&self, rng: &mut impl Rng) -> (u32, u32) {
+        let Some(cell) = self.cells.draw(rng) else {
+            return (0, 0);
+        };
+        let input = self.input.draw(cell / COARSE_BINS, rng);
+        let output = self.output.draw(cell % COARSE_BINS, rng);
+        (input, output)
+    }
+}
+
+/// The within-minute dispersion D = Σc²/n − n/60 of a minute (0 when empty).
+pub fn dispersion(m: &MinuteRow) -> f64 {
+    if m.requests == 0 {
+        return 0.0;
+    }
+    let n = m.requests as f64;
+    m.second_sq_sum as f64 / n - n / 60.0
+}
+
+/// Arrival offsets in seconds from the minute's start, sorted, for the
+/// minute's request count and dispersion (see the module documentation).
+pub fn minute_offsets(m: &MinuteRow, rng: &mut impl Rng) -> Vec<f64> {
+    let n = m.requests;
+    if n == 0 {
+        return Vec::new();
+    }
+    let d = dispersion(m) * 60.0 / 59.0;
+    let mut seconds: Vec<u32> = Vec::with_capacity(n as usize);
+    if d > 1.0 {
+        let k = ((n as f64 - d) / (60.0 * (d - 1.0))).max(1e-9);
+        let weights: Vec<f64> = match Gamma::new(k, 1.0) {
+            Ok(g) => (0..60).map(|_| g.sample(rng)).collect(),
+            Err(_) => vec![0.0; 60],
+        };
+        let total: f64 = weights.iter().sum();
+        if total > 0.0 && total.is_finite() {
+            let mut cumulative = Vec::with_capacity(60);
+            let mut acc = 0.0;
+            for w in &weights {
+                acc += w / total;
+                cumulative.push(acc);
+            }
+            for _ in 0..n {
+                let x = rng.gen::<f64>();
+                seconds.push(cumulative.partition_point(|&c| c <= x).min(59) as u32);
+            }
+        } else {
+            let s = rng.gen_range(0..60);
+            seconds.resize(n as usize, s);
+        }
+    } else {
+        let start = rng.gen_range(0..60u32);
+        for i in 0..n {
+            if rng.gen::<f64>() < d {
+                seconds.push(rng.gen_range(0..60));
+            } else {
+                seconds.push((start + (i as u32 % 60)) % 60);
+            }
+        }
+    }
+    let mut offsets: Vec<f64> = seconds
+        .into_iter()
+        .map(|s| f64::from(s) + rng.gen::<f64>())
+        .collect();
+    offsets.sort_by(f64::total_cmp);
+    offsets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::AggregateBuilder;
+    use crate::traces::Request;
+    use rand::rngs::StdRng;
+    use rand::SeedableRng;
+
+    fn minute(n: u64, sq: u64) -> MinuteRow {
+        MinuteRow {
+            minute_s: 0,
+            requests: n,
+            busiest_second: n,
+            second_sq_sum: sq,
+            ..MinuteRow::default()
+        }
+    }
+
+    fn measured_dispersion(offsets: &[f64]) -> f64 {
+        let mut c = [0u64; 60];
+        for o in offsets {
+            c[*o as usize] += 1;
+        }
+        let n = offsets.len() as u64;
+        dispersion(&MinuteRow {
+            requests: n,
+            second_sq_sum: c.iter().map(|x| x * x).sum(),
+            ..MinuteRow::default()
+        })
+    }
+
+    #[test]
+    fn minutes_keep_their_count_and_dispersion() {
+        let mut rng = StdRng::seed_from_u64(1);
+        // 600 requests: Poisson-like (D ≈ 1), bursty (D = 9), very regular.
+        for (sq, target) in [(6600, 1.0), (11_400, 9.0), (6000, 0.0)] {
+            let m = minute(600, sq);
+            assert!((dispersion(&m) - target).abs() < 1e-9);
+            let runs: Vec<f64> = (0..200)
+                .map(|_| {
+                    let o = minute_offsets(&m, &mut rng);
+                    assert_eq!(o.len(), 600);
+                    assert!(o.iter().all(|t| (0.0..60.0).contains(t)));
+                    measured_dispersion(&o)
+                })
+                .collect();
+            let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+            assert!(
+                (mean - target).abs() < 0.15 * target.max(1.0),
+                "D {target}: mean {mean}"
+            );
+        }
+    }
+
+    #[test]
+    fn sampled_lengths_keep_each_bins_share_and_mean() {
+        let mut b = AggregateBuilder::new();
+        for i in 0..10_000u32 {
+            let input = 100 + (i * 37) % 4000;
+            let output = if input > 2000 {
+                20 + i % 7
+            } else {
+                300 + i % 50
+            };
+            b.push(
+                "t",
+                &Request {
+                    arrival_s: f64::from(i),
+                    input_tokens: input,
+                    output_tokens: output,
+                },
+            );
+        }
+        let agg = b.finish();
+        let t = &agg.tiers[0];
+        let s = LengthSampler::new(t);
+        let mut rng = StdRng::seed_from_u64(2);
+        let draws: Vec<(u32, u32)> = (0..50_000).map(|_| s.draw(&mut rng)).collect();
+        let mean_in = draws.iter().map(|d| f64::from(d.0)).sum::<f64>() / 50_000.0;
+        let true_in = t.input.iter().map(|b| b.tokens).sum::<u64>() as f64 / 10_000.0;
+        assert!(
+            (mean_in / true_in - 1.0).abs() < 0.01,
+            "{mean_in} vs {true_in}"
+        );
+        // The joint shape survives: long prompts have short outputs.
+        assert!(draws.iter().filter(|d| d.0 > 2100).all(|d| d.1 < 32));
+        assert!(draws.iter().filter(|d| d.0 < 1000).all(|d| d.1 >= 256));
+    }
+}

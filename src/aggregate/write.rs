@@ -1,0 +1,175 @@
+//! Writes an aggregate's three tables of format version 1, as CSV or Parquet,
+//! rows in the order `sql/aggregate.sql` sorts them (tier, then time or bin).
+
+use super::bins::COARSE_BINS;
+use super::{Aggregate, FORMAT_VERSION};
+use std::io::{self, Write};
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    Int(Vec<i64>),
+    Text(Vec<String>),
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::Int(v) => v.len(),
+            Column::Text(v) => v.len(),
+        }
+    }
+}
+
+/// A table as named columns of equal length.
+pub type Columns = Vec<(&'static str, Column)>;
+
+fn int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The table `name` (one of [`super::TABLES`]) of `agg`, by columns.
+pub fn columns(agg: &Aggregate, name: &str) -> Columns {
+    let mut tier = Vec::new();
+    let mut ints: Vec<Vec<i64>> = Vec::new();
+    let mut axis = Vec::new();
+    let names: &[&'static str] = match name {
+        "minutes" => {
+            ints.resize(6, Vec::new());
+            for t in &agg.tiers {
+                for m in &t.minutes {
+                    tier.push(t.tier.clone());
+                    let row = [
+                        m.minute_s,
+                        int(m.requests),
+                        int(m.input_tokens),
+                        int(m.output_tokens),
+                        int(m.busiest_second),
+                        int(m.second_sq_sum),
+                    ];
+                    for (c, v) in ints.iter_mut().zip(row) {
+                        c.push(v);
+                    }
+                }
+            }
+            &[
+                "minute_s",
+                "requests",
+                "input_tokens",
+                "output_tokens",
+                "busiest_second",
+                "second_sq_sum",
+            ]
+        }
+        "lengths" => {
+            ints.resize(3, Vec::new());
+            for t in &agg.tiers {
+                for (a, hist) in [("input", &t.input), ("output", &t.output)] {
+                    for (bin, b) in hist.iter().enumerate().filter(|(_, b)| b.requests > 0) {
+                        tier.push(t.tier.clone());
+                        axis.push(a.to_string());
+                        for (c, v) in
+                            ints.iter_mut()
+                                .zip([bin as i64, int(b.requests), int(b.tokens)])
+                        {
+                            c.push(v);
+                        }
+                    }
+                }
+            }
+            &["bin", "requests", "tokens"]
+        }
+        _ => {
+            ints.resize(3, Vec::new());
+            for t in &agg.tiers {
+                for (cell, &n) in t.pairs.iter().enumerate().filter(|(_, &n)| n > 0) {
+                    tier.push(t.tier.clone());
+                    let (i, o) = (cell as u32 / COARSE_BINS, cell as u32 % COARSE_BINS);
+                    for (c, v) in ints.iter_mut().zip([i64::from(i), i64::from(o), int(n)]) {
+                        c.push(v);
+                    }
+                }
+            }
+            &["input_bin", "output_bin", "requests"]
+        }
+    };
+    let mut out: Columns = vec![
+        ("version", Column::Int(vec![FORMAT_VERSION; tier.len()])),
+        ("tier", Column::Text(tier)),
+    ];
+    if name == "lengths" {
+        out.push(("axis", Column::Text(axis)));
+    }
+    out.extend(names.iter().copied().zip(ints.into_iter().map(Column::Int)));
+    out
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Writes the table `name` of `agg` as CSV with a header line.
+pub fn write_csv(agg: &Aggregate, name: &str, out: &mut impl Write) -> io::Result<()> {
+    let cols = columns(agg, name);
+    let header: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+    writeln!(out, "{}", header.join(","))?;
+    let rows = cols.first().map_or(0, |(_, c)| c.len());
+    let mut line = String::new();
+    for r in 0..rows {
+        line.clear();
+        for (i, (_, c)) in cols.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            match c {
+                Column::Int(v) => line.push_str(&v[r].to_string()),
+                Column::Text(v) => line.push_str(&field(&v[r])),
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::AggregateBuilder;
+    use crate::traces::Request;
+
+    #[test]
+    fn tables_have_their_headers_and_quote_odd_tier_names() {
+        let mut b = AggregateBuilder::new();
+        b.push(
+            "a,b",
+            &Request {
+                arrival_s: 60.5,
+                input_tokens: 3,
+                output_tokens: 9,
+            },
+        );
+        let agg = b.finish();
+        let text = |name| {
+            let mut out = Vec::new();
+            write_csv(&agg, name, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            text("minutes"),
+            "version,tier,minute_s,requests,input_tokens,output_tokens,busiest_second,second_sq_sum\n1,\"a,b\",60,1,3,9,1,1\n"
+        );
+        assert_eq!(
+            text("lengths"),
+            "version,tier,axis,bin,requests,tokens\n1,\"a,b\",input,3,1,3\n1,\"a,b\",output,8,1,9\n"
+        );
+        assert_eq!(
+            text("pairs"),
+            "version,tier,input_bin,output_bin,requests\n1,\"a,b\",2,4,1\n"
+        );
+    }
+}

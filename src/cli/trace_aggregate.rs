@@ -1,0 +1,176 @@
+//! `planner trace aggregate`: the aggregate demand tables of per-request
+//! traces, written whole or not at all.
+
+use super::trace::FormatArg;
+use crate::aggregate::{aggregate_traces, columns, write_csv, write_parquet, TABLES};
+use crate::error::PlannerError;
+use crate::output::{Output, Outputs};
+use crate::progress::Progress;
+use crate::traces::ReaderOptions;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+
+/// File format of the written tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Csv,
+    Parquet,
+}
+
+impl TableFormat {
+    fn extension(self) -> &'static str {
+        match self {
+            TableFormat::Csv => "csv",
+            TableFormat::Parquet => "parquet",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct AggregateArgs {
+    /// Trace files, each `TIER=FILE` or `FILE` (the tier is then the file
+    /// name without its extension); several files may feed one tier.
+    #[arg(required = true)]
+    pub traces: Vec<String>,
+    /// Folder to write minutes, lengths and pairs tables into (created if
+    /// missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Table file format.
+    #[arg(long, value_enum, default_value_t = TableFormat::Csv)]
+    pub table_format: TableFormat,
+    /// Trace format (detected from the content by default).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub trace_format: FormatArg,
+    /// Skip and count bad rows instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `TIER=FILE` or `FILE` → (tier, file).
+fn tier_and_path(arg: &str) -> (String, PathBuf) {
+    match arg.split_once('=') {
+        Some((tier, path)) if !tier.is_empty() && !tier.contains(['/', '\\']) => {
+            (tier.to_string(), PathBuf::from(path))
+        }
+        _ => {
+            let path = PathBuf::from(arg);
+            let stem = path
+                .file_stem()
+                .map_or_else(|| arg.to_string(), |s| s.to_string_lossy().into_owned());
+            (stem, path)
+        }
+    }
+}
+
+/// Checks that `dir` can take the tables before anything is read or written.
+fn check_out(dir: &Path, format: TableFormat) -> Result<(), PlannerError> {
+    let usage = |m: String| PlannerError::Usage(m);
+    if dir.exists() && !dir.is_dir() {
+        return Err(usage(format!(
+            "--out {}: exists and is not a folder",
+            dir.display()
+        )));
+    }
+    let other = match format {
+        TableFormat::Csv => TableFormat::Parquet,
+        TableFormat::Parquet => TableFormat::Csv,
+    };
+    for name in TABLES {
+        let stale = dir.join(format!("{name}.{}", other.extension()));
+        if stale.exists() {
+            return Err(usage(format!(
+                "--out {}: already holds {}, which would be read instead of or beside the new {name}.{}; remove it or choose another folder",
+                dir.display(),
+                stale.display(),
+                format.extension()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The option label of each table's output, for messages.
+const OPTIONS: [&str; 3] = ["--out (minutes)", "--out (lengths)", "--out (pairs)"];
+
+/// Reads the traces and writes the tables: every table is written to a
+/// temporary file first, and all are renamed into place only at the end.
+fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
+    let format = args.table_format;
+    let mut outputs = Outputs::prepare(TABLES.iter().zip(OPTIONS).map(|(name, option)| {
+        Some(Output::new(
+            option,
+            &args.out.join(format!("{name}.{}", format.extension())),
+        ))
+    }))?;
+    let traces: Vec<(String, PathBuf)> = args.traces.iter().map(|a| tier_and_path(a)).collect();
+    let options = ReaderOptions {
+        format: args.trace_format.to_format(),
+        skip_bad_rows: args.skip_bad_rows,
+        max_context_tokens: None,
+    };
+    let (agg, summary) = aggregate_traces(&traces, options, Progress::new(args.quiet))?;
+    for (name, option) in TABLES.iter().zip(OPTIONS) {
+        let failed = |e: String| PlannerError::Io {
+            path: args.out.join(format!("{name}.{}", format.extension())),
+            source: std::io::Error::other(e),
+        };
+        match format {
+            TableFormat::Csv => {
+                write_csv(&agg, name, outputs.writer(option)).map_err(|e| failed(e.to_string()))?
+            }
+            TableFormat::Parquet => {
+                let tmp = outputs.temp_path(option);
+                let file = std::fs::File::create(&tmp).map_err(|e| failed(e.to_string()))?;
+                write_parquet(&columns(&agg, name), file).map_err(|e| failed(e.to_string()))?;
+            }
+        }
+    }
+    outputs.commit()?;
+    let minutes: usize = agg.tiers.iter().map(|t| t.minutes.len()).sum();
+    let tiers: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
+    eprintln!(
+        "aggregated {} requests of {} tier{} ({}) into {minutes} tier-minutes: {}",
+        summary.requests,
+        tiers.len(),
+        if tiers.len() == 1 { "" } else { "s" },
+        tiers.join(", "),
+        args.out.display()
+    );
+    Ok(())
+}
+
+pub(super) fn aggregate(args: AggregateArgs) -> Result<(), PlannerError> {
+    check_out(&args.out, args.table_format)?;
+    let created = !args.out.exists();
+    std::fs::create_dir_all(&args.out).map_err(|source| PlannerError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
+    let result = run(&args);
+    if result.is_err() && created {
+        // Only an empty folder this run made; the temporaries are gone by now.
+        let _ = std::fs::remove_dir(&args.out);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_comes_from_the_argument_or_the_file_name() {
+        assert_eq!(
+            tier_and_path("chat=data/a.csv"),
+            ("chat".to_string(), PathBuf::from("data/a.csv"))
+        );
+        assert_eq!(
+            tier_and_path("data/x=y/conv.jsonl"),
+            ("conv".to_string(), PathBuf::from("data/x=y/conv.jsonl"))
+        );
+    }
+}
