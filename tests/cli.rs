@@ -2081,3 +2081,124 @@ fn sweep_grid_and_key_errors_name_the_flag_and_the_key() {
         format!("{}\n{}", stderr(&out), stderr(&bad_key))
     );
 }
+
+// Inputs as users save them: a UTF-8 BOM and CRLF line ends are accepted in
+// every text input; invalid UTF-8, lone carriage returns, impossible dates and
+// TOML syntax errors are located.
+
+#[test]
+fn files_saved_with_a_bom_and_crlf_are_read_like_any_other() {
+    for trace in [
+        "saved-by-excel-bom-crlf.csv",
+        "mooncake-saved-with-bom-crlf.jsonl",
+    ] {
+        let path = format!("{HARDENED}/traces/{trace}");
+        let stats = json(&planner(&[
+            "trace", "stats", &path, "--format", "json", "--quiet",
+        ]));
+        assert!(stats["requests"].as_u64().unwrap() >= 2, "{trace}: {stats}");
+    }
+    let scenario = format!("{HARDENED}/saved-with-bom-and-crlf.toml");
+    let a = json(&planner(&[
+        "solve", &scenario, "--format", "json", "--quiet",
+    ]));
+    let b = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(a["total_cost_usd"], b["total_cost_usd"]);
+    let plan = format!("{HARDENED}/plans/tiny-plan-saved-with-bom-crlf.json");
+    let replay = planner(&[
+        "simulate",
+        "tests/fixtures/ok/tiny.toml",
+        "--plan",
+        &plan,
+        "--quiet",
+    ]);
+    assert!(replay.status.success(), "{}", stderr(&replay));
+    let log = format!("{HARDENED}/logs/goodput-log-saved-with-bom-crlf.csv");
+    let g = json(&planner(&[
+        "goodput",
+        &log,
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "100",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(g["total"]["requests"], 2);
+}
+
+#[test]
+fn invalid_utf8_in_a_trace_is_refused_with_its_line_and_column() {
+    let trace = format!("{HARDENED}/traces/invalid-utf8-on-line-3.csv");
+    refused(
+        &["trace", "stats", &trace, "--quiet"],
+        &["invalid-utf8-on-line-3.csv:3:22: invalid UTF-8 (byte 0xE9)"],
+    );
+}
+
+#[test]
+fn impossible_dates_and_offsets_are_refused_with_line_and_column() {
+    let date = format!("{HARDENED}/traces/impossible-date-2023-11-31.csv");
+    refused(
+        &["trace", "stats", &date, "--quiet"],
+        &["impossible-date-2023-11-31.csv:3:9: impossible date 2023-11-31: November 2023 has 30 days"],
+    );
+    let offset = format!("{HARDENED}/traces/impossible-offset-plus-99-99.csv");
+    refused(
+        &["trace", "stats", &offset, "--quiet"],
+        &["impossible-offset-plus-99-99.csv:2:20: impossible UTC offset +99:99"],
+    );
+    let dir = temp_dir("synth-date");
+    let out = dir.join("t.csv");
+    refused(
+        &[
+            "trace",
+            "synth",
+            "--quiet",
+            "--lengths-from",
+            "tests/fixtures/traces/tiny.csv",
+            "--out",
+            out.to_str().unwrap(),
+            "--start",
+            "2023-11-31",
+        ],
+        &["--start 2023-11-31: impossible date 2023-11-31: November 2023 has 30 days"],
+    );
+    assert_eq!(entries(&dir), Vec::<String>::new());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn toml_syntax_errors_on_four_lines_are_reported_in_one_run() {
+    let scenario = format!("{HARDENED}/syntax-errors-on-four-lines.toml");
+    refused(
+        &["solve", &scenario, "--quiet"],
+        &[
+            "syntax-errors-on-four-lines.toml:6:",
+            "syntax-errors-on-four-lines.toml:8:",
+            "syntax-errors-on-four-lines.toml:9:16: `1 2` is not a TOML value",
+            "syntax-errors-on-four-lines.toml:10:",
+            "checked past this error, has 3 more, below",
+        ],
+    );
+}
+
+#[test]
+fn a_key_without_a_value_and_cr_only_line_ends_get_a_message() {
+    let end = format!("{HARDENED}/key-without-value-at-end-of-file.toml");
+    refused(
+        &["solve", &end, "--quiet"],
+        &["key-without-value-at-end-of-file.toml:3:6: a value is missing after `=`"],
+    );
+    let cr = format!("{HARDENED}/cr-only-line-ends.toml");
+    refused(
+        &["solve", &cr, "--quiet"],
+        &["cr-only-line-ends.toml:1:46: a carriage return not followed by a line feed"],
+    );
+}

@@ -164,14 +164,18 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
             args.days, args.mean_rps
         )));
     }
-    let start =
-        crate::traces::timestamp::parse_timestamp(format!("{} 00:00:00", args.start).as_bytes())
-            .ok_or_else(|| {
-                bad(format!(
-                    "--start must be a date YYYY-MM-DD, got `{}`",
-                    args.start
-                ))
-            })?;
+    let start = crate::traces::timestamp::parse_timestamp_checked(
+        format!("{} 00:00:00", args.start).as_bytes(),
+    )
+    .map_err(|e| {
+        bad(
+            if args.start.len() == 10 && e.message != "not a timestamp" {
+                format!("--start {}: {}", args.start, e.message)
+            } else {
+                format!("--start must be a date YYYY-MM-DD, got `{}`", args.start)
+            },
+        )
+    })?;
     let lengths: Vec<(u32, u32)> = read_all(&args.lengths_from, ReaderOptions::default())?
         .iter()
         .map(|r| (r.input_tokens, r.output_tokens))

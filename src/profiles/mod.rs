@@ -6,11 +6,13 @@
 mod gpu;
 mod model;
 mod toml_file;
+mod toml_syntax;
 
 pub use gpu::GpuProfile;
 pub use gpu::GPU_BOUNDS;
 pub use model::{ModelProfile, MODEL_BOUNDS};
-pub use toml_file::{parse_toml, read_toml_file};
+pub use toml_file::{parse_toml, read_toml_file, read_toml_text};
+pub use toml_syntax::syntax_errors;
 
 use crate::error::Problem;
 use std::path::Path;
@@ -18,7 +20,7 @@ use std::path::Path;
 /// Reads and checks `<profiles_dir>/gpus/<id>.toml`.
 pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
     let file = profiles_dir.join("gpus").join(format!("{id}.toml"));
-    let (profile, _): (GpuProfile, _) = read_toml_file(&file)?;
+    let (profile, _): (GpuProfile, _) = read_toml_file(&file).map_err(first_of_list)?;
     first_of(profile.check(&file))?;
     Ok(profile)
 }
@@ -26,7 +28,7 @@ pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
 /// Reads and checks `<profiles_dir>/models/<id>.toml`.
 pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
     let file = profiles_dir.join("models").join(format!("{id}.toml"));
-    let (profile, _): (ModelProfile, _) = read_toml_file(&file)?;
+    let (profile, _): (ModelProfile, _) = read_toml_file(&file).map_err(first_of_list)?;
     first_of(profile.check(&file))?;
     Ok(profile)
 }
@@ -64,6 +66,13 @@ pub(crate) fn check_bound(
             location: key.to_string(),
             message,
         });
+    }
+}
+
+fn first_of_list(problems: Vec<Problem>) -> Problem {
+    match first_of(problems) {
+        Err(p) => p,
+        Ok(()) => unreachable!("an error holds at least one problem"),
     }
 }
 

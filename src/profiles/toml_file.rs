@@ -5,19 +5,29 @@ use crate::error::{line_col, Problem};
 use serde::de::DeserializeOwned;
 use std::path::Path;
 
-/// Reads and parses `path`. Errors carry the file, `line:column` and the key path.
-pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), Problem> {
-    let text = std::fs::read_to_string(path).map_err(|e| Problem {
-        file: path.to_path_buf(),
-        location: String::new(),
-        message: format!("cannot read the file: {e}"),
-    })?;
+/// Reads and parses `path` (a UTF-8 BOM and CRLF line ends accepted).
+/// Errors carry the file, `line:column` and the key path; every syntax error
+/// is listed ([`super::toml_syntax`]).
+pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), Vec<Problem>> {
+    let text = read_toml_text(path).map_err(|p| vec![p])?;
     let value = parse_toml(path, &text)?;
     Ok((value, text))
 }
 
-/// Parses `text` (the contents of `path`) into `T`.
-pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Problem> {
+/// The text of a TOML file: without its BOM, invalid UTF-8 and lone
+/// carriage returns located.
+pub fn read_toml_text(path: &Path) -> Result<String, Problem> {
+    crate::text::read_text(path).map_err(|e| Problem {
+        file: path.to_path_buf(),
+        location: e.location(),
+        message: e.message,
+    })
+}
+
+/// Parses `text` (the contents of `path`) into `T`: all syntax errors, or
+/// the first type error.
+pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Vec<Problem>> {
+    let syntax_error = || toml::from_str::<toml::Table>(text).is_err();
     let deserializer = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let key_path = err.path().to_string();
@@ -26,16 +36,21 @@ pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Pro
             .span()
             .map(|span| line_col(text, span.start))
             .unwrap_or_default();
-        let message = inner.message().trim().to_string();
+        let message = inner.message().trim().replace('\n', "; ");
         let message = if key_path.is_empty() || key_path == "." {
             message
         } else {
             format!("{message} (at key `{key_path}`)")
         };
-        Problem {
+        let first = Problem {
             file: path.to_path_buf(),
             location,
             message,
+        };
+        if syntax_error() {
+            super::toml_syntax::all_syntax_problems(path, text, first)
+        } else {
+            vec![first]
         }
     })
 }
@@ -63,7 +78,9 @@ mod tests {
     #[test]
     fn wrong_type_reports_line_and_key_path() {
         let text = "name = \"x\"\n[inner]\nsize = \"big\"\n";
-        let err = parse_toml::<Outer>(Path::new("f.toml"), text).unwrap_err();
+        let err = parse_toml::<Outer>(Path::new("f.toml"), text)
+            .unwrap_err()
+            .remove(0);
         assert_eq!(err.location, "3:8");
         assert!(err.message.contains("inner.size"), "{}", err.message);
     }
@@ -71,7 +88,9 @@ mod tests {
     #[test]
     fn unknown_key_is_rejected() {
         let text = "name = \"x\"\ncolour = 1\n[inner]\nsize = 1\n";
-        let err = parse_toml::<Outer>(Path::new("f.toml"), text).unwrap_err();
+        let err = parse_toml::<Outer>(Path::new("f.toml"), text)
+            .unwrap_err()
+            .remove(0);
         assert_eq!(err.location, "2:1");
         assert!(
             err.message.contains("unknown field `colour`"),

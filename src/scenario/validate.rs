@@ -11,7 +11,7 @@ use crate::bounds::{self, Bound};
 use crate::error::{line_col, PlannerError, Problem};
 use crate::milp::Method;
 use crate::precision::Precision;
-use crate::profiles::{parse_toml, read_toml_file, GpuProfile, ModelProfile};
+use crate::profiles::{parse_toml, read_toml_file, read_toml_text, GpuProfile, ModelProfile};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
@@ -113,21 +113,14 @@ pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
 /// on a line an override wrote names its `--set` key.
 pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
     if overrides.is_empty() {
-        let (raw, text) =
-            read_toml_file::<RawScenario>(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
+        let (raw, text) = read_toml_file::<RawScenario>(path).map_err(PlannerError::Scenario)?;
         return validate(path, raw, text);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        PlannerError::Scenario(vec![Problem {
-            file: path.to_path_buf(),
-            location: String::new(),
-            message: format!("cannot read the file: {e}"),
-        }])
-    })?;
+    let text = read_toml_text(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
     let edited = overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
     let locate = |p: Problem| edited.locate(p, overrides);
     let raw = parse_toml::<RawScenario>(path, &edited.text)
-        .map_err(|p| PlannerError::Scenario(vec![locate(p)]))?;
+        .map_err(|ps| PlannerError::Scenario(ps.into_iter().map(locate).collect()))?;
     validate(path, raw, edited.text.clone()).map_err(|e| match e {
         PlannerError::Scenario(problems) => {
             PlannerError::Scenario(problems.into_iter().map(locate).collect())
@@ -329,7 +322,7 @@ impl Validator {
                 ok.then_some(profile)
             }
             Err(p) => {
-                self.problems.push(p);
+                self.problems.extend(p);
                 None
             }
         }

@@ -10,6 +10,8 @@ pub struct TraceError {
     pub path: PathBuf,
     /// 1-based line number (the header is line 1), when the problem is in a row.
     pub line: Option<u64>,
+    /// 1-based column within the line, when known.
+    pub column: Option<u64>,
     /// What is wrong.
     pub message: String,
     /// Whether `--skip-bad-rows` would get past it.
@@ -18,9 +20,15 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message)?,
-            None => write!(f, "{}: {}", self.path.display(), self.message)?,
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => write!(
+                f,
+                "{}:{line}:{column}: {}",
+                self.path.display(),
+                self.message
+            )?,
+            (Some(line), None) => write!(f, "{}:{line}: {}", self.path.display(), self.message)?,
+            _ => write!(f, "{}: {}", self.path.display(), self.message)?,
         }
         if self.skippable {
             write!(

@@ -2,13 +2,14 @@
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
 mod error;
+pub mod lines;
 mod reader;
 pub mod stats;
 pub mod synth;
 pub mod timestamp;
 
 pub use error::TraceError;
-pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions};
+pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions, RowError};
 
 use serde::Serialize;
 

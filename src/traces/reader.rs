@@ -1,7 +1,8 @@
 //! Streaming trace readers: one pass, one reused line buffer, a callback per
 //! request. Bad rows fail with their line number, or are skipped and counted.
 
-use super::timestamp::parse_timestamp;
+use super::lines::Lines;
+use super::timestamp::parse_timestamp_checked;
 use super::{Request, TraceError, TraceFormat};
 use serde::Deserialize;
 use std::fs::File;
@@ -44,6 +45,7 @@ pub fn read_trace(
     let fail = |line: Option<u64>, message: String| TraceError {
         path: path.to_path_buf(),
         line,
+        column: None,
         message,
         skippable: false,
     };
@@ -52,6 +54,7 @@ pub fn read_trace(
     let head = reader
         .fill_buf()
         .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
+    let head = head.strip_prefix(crate::text::BOM).unwrap_or(head);
     let format = match options.format {
         Some(f) => f,
         None => TraceFormat::detect(head).ok_or_else(|| {
@@ -62,88 +65,70 @@ pub fn read_trace(
         })?,
     };
     let mut summary = ReadSummary::default();
-    let mut line = Vec::with_capacity(256);
-    let mut line_no = 0u64;
+    let mut lines = Lines::new(reader);
     let mut last_arrival = f64::NEG_INFINITY;
     let mut next_progress = 0u64;
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| fail(Some(line_no + 1), format!("cannot read the trace: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        summary.bytes += n as u64;
-        if summary.bytes >= next_progress {
-            on_progress(summary.bytes);
-            next_progress = summary.bytes + (8 << 20);
-        }
-        let row = trim_line(&line);
-        if row.is_empty() {
-            continue;
-        }
-        let parsed = match format {
-            TraceFormat::Azure => {
-                if line_no == 1 && row.starts_with(b"TIMESTAMP") {
-                    if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
-                        return Err(fail(Some(1), format!(
-                            "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",
-                            String::from_utf8_lossy(row)
-                        )));
-                    }
+    while let Some(next) = lines.next_line() {
+        let (line_no, parsed) = match next {
+            Ok((line_no, row)) => {
+                if row.is_empty() {
                     continue;
                 }
-                parse_azure_row(row)
+                let row = row.as_bytes();
+                let parsed = match format {
+                    TraceFormat::Azure => {
+                        if line_no == 1 && row.starts_with(b"TIMESTAMP") {
+                            if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
+                                return Err(fail(Some(1), format!(
+                                    "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",
+                                    String::from_utf8_lossy(row)
+                                )));
+                            }
+                            continue;
+                        }
+                        parse_azure_row(row)
+                    }
+                    TraceFormat::Mooncake => parse_mooncake_row(row),
+                };
+                (
+                    line_no,
+                    parsed.and_then(|r| check_row(r, &options, last_arrival)),
+                )
             }
-            TraceFormat::Mooncake => parse_mooncake_row(row),
+            Err(e) => (
+                e.line,
+                Err(RowError {
+                    column: e.column,
+                    message: e.message,
+                }),
+            ),
         };
-        let checked = parsed.and_then(|request| {
-            let most = super::MAX_TOKENS_PER_REQUEST;
-            if !request.arrival_s.is_finite() {
-                Err(format!("arrival time {} is not a finite number", request.arrival_s))
-            } else if request.input_tokens > most || request.output_tokens > most {
-                Err(format!(
-                    "a request of {} input and {} output tokens is longer than the {most} tokens a trace row may hold",
-                    request.input_tokens, request.output_tokens
-                ))
-            } else if let Some(context) = options.max_context_tokens.filter(|&c| {
-                u64::from(request.input_tokens) + u64::from(request.output_tokens) > u64::from(c)
-            }) {
-                Err(format!(
-                    "a request of {} input + {} output tokens does not fit the model's context of {context} tokens; a server running the model would refuse it. Drop such rows from the trace, or plan for a model with a longer context",
-                    request.input_tokens, request.output_tokens
-                ))
-            } else if request.arrival_s < last_arrival {
-                Err(format!(
-                    "arrival time {:.6} s is earlier than the previous row's {:.6} s: traces must be sorted by time",
-                    request.arrival_s, last_arrival
-                ))
-            } else {
-                Ok(request)
-            }
-        });
-        match checked {
+        if lines.bytes_read() >= next_progress {
+            on_progress(lines.bytes_read());
+            next_progress = lines.bytes_read() + (8 << 20);
+        }
+        match parsed {
             Ok(request) => {
                 last_arrival = request.arrival_s;
                 summary.requests += 1;
                 on_request(request);
             }
-            Err(message) if options.skip_bad_rows => {
+            Err(e) if options.skip_bad_rows => {
                 summary.skipped_rows += 1;
-                summary.first_skipped.get_or_insert((line_no, message));
+                summary.first_skipped.get_or_insert((line_no, e.message));
             }
-            Err(message) => {
+            Err(e) => {
                 return Err(TraceError {
                     path: path.to_path_buf(),
                     line: Some(line_no),
-                    message,
+                    column: e.column,
+                    message: e.message,
                     skippable: true,
                 })
             }
         }
     }
+    summary.bytes = lines.bytes_read();
     on_progress(summary.bytes);
     if summary.requests == 0 {
         return Err(fail(None, "the trace holds no request".into()));
@@ -151,12 +136,54 @@ pub fn read_trace(
     Ok((format, summary))
 }
 
-fn trim_line(line: &[u8]) -> &[u8] {
-    let mut end = line.len();
-    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ') {
-        end -= 1;
+/// What is wrong with one row, and at which column when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowError {
+    pub column: Option<u64>,
+    pub message: String,
+}
+
+impl From<String> for RowError {
+    fn from(message: String) -> Self {
+        RowError {
+            column: None,
+            message,
+        }
     }
-    &line[..end]
+}
+
+/// The checks every parsed request passes, whatever its format: a finite
+/// arrival in time order, lengths within [`super::MAX_TOKENS_PER_REQUEST`]
+/// and within the model's context when one is given.
+fn check_row(
+    request: Request,
+    options: &ReaderOptions,
+    last_arrival: f64,
+) -> Result<Request, RowError> {
+    let most = super::MAX_TOKENS_PER_REQUEST;
+    let message = if !request.arrival_s.is_finite() {
+        format!("arrival time {} is not a finite number", request.arrival_s)
+    } else if request.input_tokens > most || request.output_tokens > most {
+        format!(
+            "a request of {} input and {} output tokens is longer than the {most} tokens a trace row may hold",
+            request.input_tokens, request.output_tokens
+        )
+    } else if let Some(context) = options.max_context_tokens.filter(|&c| {
+        u64::from(request.input_tokens) + u64::from(request.output_tokens) > u64::from(c)
+    }) {
+        format!(
+            "a request of {} input + {} output tokens does not fit the model's context of {context} tokens; a server running the model would refuse it. Drop such rows from the trace, or plan for a model with a longer context",
+            request.input_tokens, request.output_tokens
+        )
+    } else if request.arrival_s < last_arrival {
+        format!(
+            "arrival time {:.6} s is earlier than the previous row's {:.6} s: traces must be sorted by time",
+            request.arrival_s, last_arrival
+        )
+    } else {
+        return Ok(request);
+    };
+    Err(message.into())
 }
 
 fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
@@ -182,8 +209,9 @@ fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
     Ok(value as u32)
 }
 
-/// Parses `TIMESTAMP,ContextTokens,GeneratedTokens`.
-pub fn parse_azure_row(row: &[u8]) -> Result<Request, String> {
+/// Parses `TIMESTAMP,ContextTokens,GeneratedTokens`; an error names the
+/// column (1-based, in characters of the ASCII row) where the bad field starts.
+pub fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
     let mut fields = row.split(|&b| b == b',');
     let (Some(ts), Some(input), Some(output), None) =
         (fields.next(), fields.next(), fields.next(), fields.next())
@@ -191,18 +219,31 @@ pub fn parse_azure_row(row: &[u8]) -> Result<Request, String> {
         let n = row.split(|&b| b == b',').count();
         return Err(format!(
             "expected 3 columns (TIMESTAMP,ContextTokens,GeneratedTokens), found {n}"
-        ));
-    };
-    let arrival_s = parse_timestamp(ts).ok_or_else(|| {
-        format!(
-            "bad timestamp `{}`; expected e.g. `2023-11-16 18:17:03.9799600` or `2024-05-10 00:00:00.009930+00:00`",
-            String::from_utf8_lossy(ts)
         )
+        .into());
+    };
+    let arrival_s = parse_timestamp_checked(ts).map_err(|e| RowError {
+        column: Some(e.offset as u64 + 1),
+        message: if e.message == "not a timestamp" {
+            format!(
+                "bad timestamp `{}`; expected e.g. `2023-11-16 18:17:03.9799600` or `2024-05-10 00:00:00.009930+00:00`",
+                String::from_utf8_lossy(ts)
+            )
+        } else {
+            format!("{} in `{}`", e.message, String::from_utf8_lossy(ts))
+        },
     })?;
+    let at = |column: usize| {
+        move |message: String| RowError {
+            column: Some(column as u64 + 1),
+            message,
+        }
+    };
     Ok(Request {
         arrival_s,
-        input_tokens: parse_count(input, "ContextTokens")?,
-        output_tokens: parse_count(output, "GeneratedTokens")?,
+        input_tokens: parse_count(input, "ContextTokens").map_err(at(ts.len() + 1))?,
+        output_tokens: parse_count(output, "GeneratedTokens")
+            .map_err(at(ts.len() + input.len() + 2))?,
     })
 }
 
@@ -220,9 +261,10 @@ fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
 }
 
 /// Parses one Mooncake JSON line (timestamp in milliseconds).
-pub fn parse_mooncake_row(row: &[u8]) -> Result<Request, String> {
-    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| {
-        format!("not a Mooncake JSON line ({e}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}")
+pub fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
+    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| RowError {
+        column: Some(e.column() as u64),
+        message: format!("not a Mooncake JSON line ({e}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
     })?;
     let ms = parsed
         .timestamp
@@ -262,15 +304,19 @@ mod tests {
     fn azure_row_errors_say_what_is_wrong() {
         assert!(parse_azure_row(b"2023-11-16 18:17:03,-4,10")
             .unwrap_err()
+            .message
             .contains("non-negative integer"));
         assert!(parse_azure_row(b"2023-11-16 18:17:03,4.5,10")
             .unwrap_err()
+            .message
             .contains("`4.5`"));
         assert!(parse_azure_row(b"2023-11-16 18:17:03,4")
             .unwrap_err()
+            .message
             .contains("found 2"));
         assert!(parse_azure_row(b"16/11/2023,4,5")
             .unwrap_err()
+            .message
             .contains("bad timestamp"));
     }
 

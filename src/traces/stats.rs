@@ -61,6 +61,7 @@ pub fn accumulate_keeping(
         return Err(TraceError {
             path: path.to_path_buf(),
             line: None,
+            column: None,
             message: "the trace spans more than 400 days; check its timestamps".into(),
             skippable: false,
         });

@@ -41,37 +41,97 @@ fn digits(bytes: &[u8]) -> Option<u32> {
     Some(value)
 }
 
+/// Days in `month` (1-12) of `year` (proleptic Gregorian).
+pub fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// Why a timestamp was refused: `offset` is the 0-based byte within the
+/// field where the bad part starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimestampError {
+    pub offset: usize,
+    pub message: String,
+}
+
 /// Parses an Azure trace timestamp into seconds since 1970-01-01 UTC.
 /// Accepts an optional fraction (any number of digits) and an optional zone
 /// (`Z`, `+HH:MM`, `-HH:MM`). Returns `None` when the text is not such a time.
 pub fn parse_timestamp(text: &[u8]) -> Option<f64> {
+    parse_timestamp_checked(text).ok()
+}
+
+/// [`parse_timestamp`], saying what is wrong and where: a text that is not
+/// a timestamp, or an impossible calendar date, time of day or UTC offset
+/// (`2023-11-31`, `25:00:00`, `+99:99`), which is refused rather than shifted.
+pub fn parse_timestamp_checked(text: &[u8]) -> Result<f64, TimestampError> {
+    let not_a_time = |offset: usize| TimestampError {
+        offset,
+        message: "not a timestamp".into(),
+    };
     if text.len() < 19 || text[4] != b'-' || text[7] != b'-' || text[13] != b':' || text[16] != b':'
     {
-        return None;
+        return Err(not_a_time(0));
     }
     if text[10] != b' ' && text[10] != b'T' {
-        return None;
+        return Err(not_a_time(10));
     }
-    let year = digits(&text[0..4])?;
-    let month = digits(&text[5..7])?;
-    let day = digits(&text[8..10])?;
-    let hour = digits(&text[11..13])?;
-    let minute = digits(&text[14..16])?;
-    let second = digits(&text[17..19])?;
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
+    let field = |from: usize, to: usize| digits(&text[from..to]).ok_or_else(|| not_a_time(from));
+    let year = field(0, 4)?;
+    let month = field(5, 7)?;
+    let day = field(8, 10)?;
+    let hour = field(11, 13)?;
+    let minute = field(14, 16)?;
+    let second = field(17, 19)?;
+    let impossible = |offset: usize, message: String| Err(TimestampError { offset, message });
+    if !(1..=12).contains(&month) {
+        return impossible(
+            5,
+            format!("impossible month {month:02}; months run 01 to 12"),
+        );
+    }
+    let last_day = days_in_month(i64::from(year), month);
+    if !(1..=last_day).contains(&day) {
+        return impossible(
+            8,
+            format!(
+                "impossible date {year:04}-{month:02}-{day:02}: {} {year} has {last_day} days",
+                MONTHS[month as usize - 1]
+            ),
+        );
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return impossible(
+            11,
+            format!("impossible time of day {hour:02}:{minute:02}:{second:02}"),
+        );
     }
     let mut rest = &text[19..];
     let mut fraction = 0.0;
     if let Some(after_dot) = rest.strip_prefix(b".") {
         let n = after_dot.iter().take_while(|b| b.is_ascii_digit()).count();
         if n == 0 {
-            return None;
+            return Err(not_a_time(20));
         }
         let mut scale = 0.1;
         for &b in &after_dot[..n] {
@@ -80,25 +140,35 @@ pub fn parse_timestamp(text: &[u8]) -> Option<f64> {
         }
         rest = &after_dot[n..];
     }
+    let zone_at = text.len() - rest.len();
     let offset_s: i64 = match rest {
         [] | [b'Z'] => 0,
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
-            let h = i64::from(digits(&[*h1, *h2])?);
-            let m = i64::from(digits(&[*m1, *m2])?);
-            let s = (h * 60 + m) * 60;
+            let h = digits(&[*h1, *h2]).ok_or_else(|| not_a_time(zone_at))?;
+            let m = digits(&[*m1, *m2]).ok_or_else(|| not_a_time(zone_at))?;
+            if h > 14 || m > 59 || (h == 14 && m > 0) {
+                return impossible(
+                    zone_at,
+                    format!(
+                        "impossible UTC offset {}{h:02}:{m:02}; offsets run from -14:00 to +14:00",
+                        *sign as char
+                    ),
+                );
+            }
+            let s = (i64::from(h) * 60 + i64::from(m)) * 60;
             if *sign == b'+' {
                 s
             } else {
                 -s
             }
         }
-        _ => return None,
+        _ => return Err(not_a_time(zone_at)),
     };
     let days = days_from_civil(i64::from(year), month, day);
     let seconds =
         days * 86_400 + i64::from(hour) * 3600 + i64::from(minute) * 60 + i64::from(second)
             - offset_s;
-    Some(seconds as f64 + fraction)
+    Ok(seconds as f64 + fraction)
 }
 
 /// Formats whole seconds since 1970-01-01 as `YYYY-MM-DD HH:MM:SS`.
@@ -157,6 +227,32 @@ mod tests {
                 std::str::from_utf8(bad)
             );
         }
+    }
+
+    #[test]
+    fn impossible_dates_and_offsets_are_refused_where_they_start() {
+        for (bad, offset, says) in [
+            (&b"2023-11-31 00:00:00"[..], 8, "November 2023 has 30 days"),
+            (b"2023-02-29 00:00:00", 8, "February 2023 has 28 days"),
+            (
+                b"2024-05-10 00:00:00+99:99",
+                19,
+                "impossible UTC offset +99:99",
+            ),
+            (
+                b"2024-05-10 00:00:00.5-14:30",
+                21,
+                "offsets run from -14:00",
+            ),
+            (b"2024-05-10 24:00:00", 11, "impossible time of day"),
+            (b"2024-00-10 00:00:00", 5, "impossible month 00"),
+        ] {
+            let e = parse_timestamp_checked(bad).unwrap_err();
+            assert_eq!(e.offset, offset, "{e:?}");
+            assert!(e.message.contains(says), "{e:?}");
+        }
+        assert!(parse_timestamp(b"2024-02-29 00:00:00").is_some());
+        assert!(parse_timestamp(b"2024-05-10 00:00:00-14:00").is_some());
     }
 
     #[test]
