@@ -428,7 +428,7 @@ fn server_throughput(
         mean_rps: vec![],
         input_tokens: lengths(isl),
         output_tokens: lengths(osl),
-        interarrival_cv: 1.0,
+        interarrival_cv: Some(1.0),
         within_minute_cv: 1.0,
         peak_to_mean_minute: 1.0,
         lengths: vec![(isl, osl)],

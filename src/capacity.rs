@@ -441,7 +441,7 @@ mod tests {
             mean_rps: vec![1.0],
             input_tokens: lengths(f64::from(input), u64::from(input)),
             output_tokens: lengths(f64::from(output), u64::from(output)),
-            interarrival_cv: cv,
+            interarrival_cv: Some(cv),
             within_minute_cv: cv,
             peak_to_mean_minute: 1.0,
             lengths: vec![(input, output); 16],

@@ -2,13 +2,13 @@
 //! the arrival rate that sizes capacity in each slot (`peak_rps`) and the mean
 //! rate that sets volume and API cost (`mean_rps`).
 
+use crate::demand_source::{read_source, AggregateCache, KeptSource, SourceFigures};
 use crate::error::{PlannerError, Problem};
 use crate::progress::Progress;
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
 use crate::shape::{read_rate_curve, RateCurve};
 use crate::stats::percentile_sorted;
-use crate::traces::stats::{accumulate_keeping, LengthStats, TraceAccumulator, LENGTH_SAMPLE_SIZE};
-use crate::traces::{ReaderOptions, Request, TraceFormat};
+use crate::traces::stats::{LengthStats, LENGTH_SAMPLE_SIZE};
 use serde::Serialize;
 
 /// Demand of every tier over the planning slots.
@@ -43,8 +43,9 @@ pub struct TierDemand {
     pub mean_rps: Vec<f64>,
     pub input_tokens: LengthStats,
     pub output_tokens: LengthStats,
-    /// Interarrival coefficient of variation of the tier's traces.
-    pub interarrival_cv: f64,
+    /// Interarrival coefficient of variation of the tier's traces (`None`
+    /// when a source is an aggregate, which does not hold it).
+    pub interarrival_cv: Option<f64>,
     /// Arrival CV at the scale of seconds within minutes: the burstiness the
     /// queueing model uses (the per-minute peak already holds the rest).
     pub within_minute_cv: f64,
@@ -66,8 +67,13 @@ impl TierDemand {
 /// One trace behind a tier.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceSummary {
+    /// The trace file, or the aggregate folder.
     pub trace: String,
-    pub format: TraceFormat,
+    /// The trace format, or `aggregate`.
+    pub format: String,
+    /// The aggregate's tier the requests are sampled from (aggregates only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate_tier: Option<String>,
     pub requests: u64,
     pub span_s: f64,
     pub scale: f64,
@@ -90,8 +96,8 @@ pub fn build_keeping(
     scenario: &Scenario,
     progress: Progress,
     keep: bool,
-) -> Result<(Demand, Vec<Vec<Request>>), PlannerError> {
-    let mut kept: Vec<Vec<Request>> = vec![Vec::new(); scenario.demand.len()];
+) -> Result<(Demand, Vec<KeptSource>), PlannerError> {
+    let mut kept: Vec<KeptSource> = vec![KeptSource::Nothing; scenario.demand.len()];
     let slot_minutes = scenario.planning.slot_minutes as usize;
     let curve = match &scenario.shape {
         Some(s) => {
@@ -124,6 +130,7 @@ pub fn build_keeping(
         }
     }
     let mut tiers = Vec::new();
+    let mut cache = AggregateCache::default();
     for (k, tier) in scenario.tiers.iter().enumerate() {
         let mut series = Vec::new();
         let mut sources = Vec::new();
@@ -134,29 +141,19 @@ pub fn build_keeping(
             .enumerate()
             .filter(|(_, d)| d.tier == k)
         {
-            let options = ReaderOptions {
-                format: source.format,
-                skip_bad_rows: false,
-                max_context_tokens: Some(scenario.model.profile.max_context_tokens),
-            };
-            let keep_into = keep.then_some(&mut kept[j]);
-            // `solve` has no --skip-bad-rows: the message must not suggest it.
-            let (format, summary, acc) =
-                accumulate_keeping(&source.trace, options, progress, keep_into).map_err(
-                    |mut e| {
-                        e.skippable = false;
-                        e
-                    },
-                )?;
-            series.push((minute_series(&acc, slot_minutes), source.scale));
+            let (figures, kept_source) =
+                read_source(scenario, j, source, &mut cache, progress, keep)?;
+            kept[j] = kept_source;
+            series.push((minute_series(&figures, slot_minutes), source.scale));
             sources.push(SourceSummary {
                 trace: source.trace.display().to_string(),
-                format,
-                requests: summary.requests,
-                span_s: acc.span_s(),
+                format: figures.format.clone(),
+                aggregate_tier: figures.aggregate_tier.clone(),
+                requests: figures.requests,
+                span_s: figures.span_s,
                 scale: source.scale,
             });
-            accs.push((acc, source.scale));
+            accs.push((figures, source.scale));
         }
         let merged = merge_series(&series);
         let (peak_to_mean, stat_ratio) = burstiness(&merged, scenario.planning.peak_statistic);
@@ -169,7 +166,7 @@ pub fn build_keeping(
                     .map_or(ShapeAnchor::Peak, |s| s.anchor);
                 let base_rps = accs
                     .iter()
-                    .map(|(a, scale)| a.requests() as f64 / a.span_s().max(60.0) * scale)
+                    .map(|(a, scale)| a.requests as f64 / a.span_s.max(60.0) * scale)
                     .sum::<f64>();
                 shaped_rates(
                     c,
@@ -182,10 +179,10 @@ pub fn build_keeping(
             }
         };
         let (lengths, input_tokens, output_tokens, cv) = merge_lengths(&accs);
-        let total_weight: f64 = accs.iter().map(|(a, s)| a.requests() as f64 * s).sum();
+        let total_weight: f64 = accs.iter().map(|(a, s)| a.requests as f64 * s).sum();
         let within_minute_cv = accs
             .iter()
-            .map(|(a, s)| a.within_minute_cv() * a.requests() as f64 * s)
+            .map(|(a, s)| a.within_minute_cv * a.requests as f64 * s)
             .sum::<f64>()
             / total_weight;
         tiers.push(TierDemand {
@@ -239,11 +236,10 @@ pub fn build_keeping(
     Ok((demand, kept))
 }
 
-fn minute_series(acc: &TraceAccumulator, slot_minutes: usize) -> MinuteSeries {
-    let (start_s, counts) = acc.window_counts(60);
-    let offset = (start_s / 60).rem_euclid(slot_minutes as i64) as usize;
+fn minute_series(figures: &SourceFigures, slot_minutes: usize) -> MinuteSeries {
+    let offset = (figures.first_minute_s / 60).rem_euclid(slot_minutes as i64) as usize;
     let mut minutes = vec![None; offset];
-    minutes.extend(counts.iter().map(|&c| Some(c as f64)));
+    minutes.extend(figures.minute_counts.iter().map(|&c| Some(c as f64)));
     MinuteSeries { minutes }
 }
 
@@ -353,27 +349,27 @@ fn shaped_rates(
 
 /// Merges the sources' length samples in proportion to their (scaled) volume.
 fn merge_lengths(
-    accs: &[(TraceAccumulator, f64)],
-) -> (Vec<(u32, u32)>, LengthStats, LengthStats, f64) {
-    let weight = |a: &TraceAccumulator, s: f64| a.requests() as f64 * s;
+    accs: &[(SourceFigures, f64)],
+) -> (Vec<(u32, u32)>, LengthStats, LengthStats, Option<f64>) {
+    let weight = |a: &SourceFigures, s: f64| a.requests as f64 * s;
     let total: f64 = accs.iter().map(|(a, s)| weight(a, *s)).sum();
     let mut lengths = Vec::new();
     for (a, s) in accs {
         let take = ((weight(a, *s) / total) * LENGTH_SAMPLE_SIZE as f64)
             .round()
             .max(1.0) as usize;
-        lengths.extend(a.length_sample().iter().take(take));
+        lengths.extend(a.lengths.iter().take(take));
     }
     let (first, _) = &accs[0];
     if accs.len() == 1 {
         return (
             lengths,
-            first.input_tokens(),
-            first.output_tokens(),
-            first.interarrival_cv(),
+            first.input_tokens.clone(),
+            first.output_tokens.clone(),
+            first.interarrival_cv,
         );
     }
-    let mean_of = |f: &dyn Fn(&TraceAccumulator) -> f64| {
+    let mean_of = |f: &dyn Fn(&SourceFigures) -> f64| {
         accs.iter().map(|(a, s)| f(a) * weight(a, *s)).sum::<f64>() / total
     };
     let mut ins: Vec<f64> = lengths.iter().map(|l| f64::from(l.0)).collect();
@@ -389,19 +385,24 @@ fn merge_lengths(
     };
     let max_in = accs
         .iter()
-        .map(|(a, _)| a.input_tokens().max)
+        .map(|(a, _)| a.input_tokens.max)
         .max()
         .unwrap_or(0);
     let max_out = accs
         .iter()
-        .map(|(a, _)| a.output_tokens().max)
+        .map(|(a, _)| a.output_tokens.max)
         .max()
         .unwrap_or(0);
+    let interarrival_cv = accs
+        .iter()
+        .map(|(a, s)| a.interarrival_cv.map(|cv| cv * weight(a, *s)))
+        .sum::<Option<f64>>()
+        .map(|x| x / total);
     (
         lengths,
-        from_sample(&ins, mean_of(&|a| a.mean_input_tokens()), max_in),
-        from_sample(&outs, mean_of(&|a| a.mean_output_tokens()), max_out),
-        mean_of(&|a| a.interarrival_cv()),
+        from_sample(&ins, mean_of(&|a| a.input_tokens.mean), max_in),
+        from_sample(&outs, mean_of(&|a| a.output_tokens.mean), max_out),
+        interarrival_cv,
     )
 }
 

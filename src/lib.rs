@@ -39,6 +39,7 @@ pub mod capacity;
 pub mod cli;
 pub mod commitment;
 pub mod demand;
+pub mod demand_source;
 pub mod error;
 pub mod finite;
 pub mod fleet_capacity;

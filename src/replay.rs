@@ -5,16 +5,16 @@
 
 use crate::capacity::{label, perf_model};
 use crate::demand::Demand;
+use crate::demand_source::KeptSource;
 use crate::plan_file::{PlanFile, PlannedConfig};
 use crate::progress::Progress;
 use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
-use crate::sim::workload::{SourceReplay, TierReplay, TraceReplay};
+use crate::sim::workload::{mix, SourceReplay, TierReplay, TraceReplay};
 use crate::sim::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
     SimResult, TierTally,
 };
-use crate::traces::Request;
 use crate::verification::{ConfigUtilisation, TierVerification, Verification};
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
@@ -75,14 +75,27 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
     }
 }
 
-/// The scenario's traces ready for replay, from the requests
-/// [`crate::demand::build_keeping`] kept (indexed like `scenario.demand`).
-pub fn traces(scenario: &Scenario, demand: &Demand, requests: Vec<Vec<Request>>) -> TraceReplay {
+/// The scenario's traces ready for replay, from what
+/// [`crate::demand::build_keeping`] kept (indexed like `scenario.demand`):
+/// a trace's requests, or an aggregate's tier to sample requests from.
+pub fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>) -> TraceReplay {
     let slot_s = f64::from(scenario.planning.slot_minutes) * 60.0;
     let shaped = scenario.shape.is_some();
+    let seed = scenario.simulation.seed;
     let mut sources: Vec<Vec<SourceReplay>> = vec![Vec::new(); scenario.tiers.len()];
-    for (source, kept) in scenario.demand.iter().zip(requests) {
-        sources[source.tier].push(SourceReplay::new(kept, source.scale, slot_s, shaped));
+    for (j, (source, kept)) in scenario.demand.iter().zip(kept).enumerate() {
+        let replay = match kept {
+            KeptSource::Requests(r) => SourceReplay::new(r, source.scale, slot_s, shaped),
+            KeptSource::Nothing => SourceReplay::new(Vec::new(), source.scale, slot_s, shaped),
+            KeptSource::Aggregate(t) => SourceReplay::from_aggregate(
+                &t,
+                source.scale,
+                slot_s,
+                shaped,
+                mix(seed, u64::MAX, source.tier as u64, j as u64),
+            ),
+        };
+        sources[source.tier].push(replay);
     }
     let tiers = sources
         .into_iter()
@@ -335,6 +348,28 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
     cost
 }
 
+/// What the replay says about sources it sampled instead of replaying.
+pub fn sampling_note(scenario: &Scenario) -> Option<String> {
+    let sampled: Vec<String> = scenario
+        .demand
+        .iter()
+        .filter_map(|d| {
+            let name = d.aggregate_tier.as_ref()?;
+            Some(format!(
+                "{} (tier `{name}` of the aggregate {})",
+                scenario.tiers[d.tier].name,
+                d.trace.display()
+            ))
+        })
+        .collect();
+    (!sampled.is_empty()).then(|| {
+        format!(
+            "requests of {} sampled from the aggregate (each minute's count and within-minute dispersion, lengths from its histograms and pairs), not replayed",
+            sampled.join(", ")
+        )
+    })
+}
+
 fn report(
     scenario: &Scenario,
     plan: &PlanFile,
@@ -343,6 +378,10 @@ fn report(
     r: SimResult,
     method: String,
 ) -> Verification {
+    let method = match sampling_note(scenario) {
+        Some(note) => format!("{method}; {note}"),
+        None => method,
+    };
     let gpu_cost = gpu_cost_by_tier(scenario, plan, &slots);
     let per_1k = |usd: f64, tokens: u64| {
         if tokens > 0 {

@@ -748,6 +748,94 @@ fn trace_aggregate_checks_its_output_folder_first() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Solves `scenario` (JSON) with extra `--set` changes.
+fn solve_json(scenario: &str, sets: &[&str]) -> serde_json::Value {
+    let mut args = vec!["solve", scenario, "--format", "json", "--quiet"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    json(&planner(&args))
+}
+
+#[test]
+fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
+    let pairs = [
+        (vec![], vec![]),
+        (
+            vec![
+                "demand[0].trace=\"../../../data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv\"",
+            ],
+            vec![
+                "demand[0].aggregate=\"../aggregates/conv\"",
+                "demand[0].aggregate_tier=\"interactive\"",
+            ],
+        ),
+    ];
+    for (trace_sets, aggregate_sets) in pairs {
+        let from_trace = solve_json("tests/fixtures/ok/tiny.toml", &trace_sets);
+        let from_agg = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &aggregate_sets);
+        let (t, a) = (&from_trace["demand"]["chat"], &from_agg["demand"]["chat"]);
+        for key in ["peak_rps", "mean_rps", "peak_to_mean_minute"] {
+            assert_eq!(t[key], a[key], "{key}");
+        }
+        let close = |k: &str| {
+            let (x, y) = (t[k].as_f64().unwrap(), a[k].as_f64().unwrap());
+            assert!((x - y).abs() < 1e-9 * x.abs().max(1.0), "{k}: {x} vs {y}");
+        };
+        close("within_minute_cv");
+        assert_eq!(t["input_tokens"]["mean"], a["input_tokens"]["mean"]);
+        assert_eq!(t["output_tokens"]["mean"], a["output_tokens"]["mean"]);
+        // Binned percentiles: never below the exact figure, at most one bin above.
+        for axis in ["input_tokens", "output_tokens"] {
+            for p in ["p50", "p99", "max"] {
+                let (x, y) = (t[axis][p].as_f64().unwrap(), a[axis][p].as_f64().unwrap());
+                assert!(y >= x && y <= x * 1.25 + 1.0, "{axis}.{p}: {x} vs {y}");
+            }
+        }
+        assert!(a["interarrival_cv"].is_null());
+        assert_eq!(a["sources"][0]["format"], "aggregate");
+        let method = from_agg["verification"]["method"].as_str().unwrap();
+        assert!(method.contains("sampled from the aggregate"), "{method}");
+        assert!(!from_trace["verification"]["method"]
+            .as_str()
+            .unwrap()
+            .contains("sampled"));
+        // Sampled minutes hold the trace's counts: the same slots replay as
+        // many requests; the plan meets the tier on both.
+        let (vt, va) = (&from_trace["verification"], &from_agg["verification"]);
+        if vt["replayed_slots"] == va["replayed_slots"] {
+            assert_eq!(vt["requests"], va["requests"]);
+        }
+        assert_eq!(vt["tiers"]["chat"]["meets_target"], true);
+        assert_eq!(va["tiers"]["chat"]["meets_target"], true);
+    }
+}
+
+#[test]
+fn bad_aggregates_fail_with_located_errors() {
+    let mut messages = Vec::new();
+    for bad in [
+        "missing-minute",
+        "negative-count",
+        "histogram-sum",
+        "unknown-bin",
+        "unknown-version",
+    ] {
+        let set = format!("demand[0].aggregate=\"../aggregates/bad-{bad}\"");
+        let out = planner(&[
+            "solve",
+            "tests/fixtures/ok/tiny-aggregate.toml",
+            "--quiet",
+            "--set",
+            &set,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty());
+        messages.push(format!("== {bad}\n{}", stderr(&out)));
+    }
+    insta::assert_snapshot!("bad_aggregates", messages.join("\n"));
+}
+
 #[test]
 fn calibration_error_stays_within_the_stated_bound() {
     let report = json(&planner(&["calibrate", "--format", "json"]));

@@ -124,18 +124,45 @@ fn columns(
     Some(index)
 }
 
-/// Runs `parse` on every row, recording its error at the row's location.
+/// `line N` for a CSV line number, the location itself otherwise.
+fn at(location: &str) -> String {
+    if location.chars().all(|c| c.is_ascii_digit()) {
+        format!("line {location}")
+    } else {
+        location.to_string()
+    }
+}
+
+/// Runs `parse` on every row, recording its error at the row's location. An
+/// unknown version is reported once per table, at its first row.
 fn each_row<'a>(
     t: &'a RawTable,
     index: &'a HashMap<String, usize>,
     problems: &mut Problems,
     mut parse: impl FnMut(Row<'a>) -> Result<(), String>,
 ) {
+    let mut bad_version: Option<(String, String, usize)> = None;
     for row in &t.rows {
         let r = Row { row, index };
-        if let Err(message) = r.version().and_then(|()| parse(Row { row, index })) {
-            problems.at(t, &row.location, message);
+        match r.version() {
+            Err(message) => match &mut bad_version {
+                Some((_, _, n)) => *n += 1,
+                None => bad_version = Some((row.location.clone(), message, 0)),
+            },
+            Ok(()) => {
+                if let Err(message) = parse(Row { row, index }) {
+                    problems.at(t, &row.location, message);
+                }
+            }
         }
+    }
+    if let Some((location, message, more)) = bad_version {
+        let suffix = if more > 0 {
+            format!(" ({more} more rows of this table are not version {FORMAT_VERSION} either)")
+        } else {
+            String::new()
+        };
+        problems.at(t, &location, format!("{message}{suffix}"));
     }
 }
 
@@ -204,8 +231,8 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
             } else if b.minute_s != a.minute_s + 60 {
                 let missing = (b.minute_s - a.minute_s) / 60 - 1;
                 problems.at(&minutes_t, bt, format!(
-                    "missing minutes: tier `{tier}` goes from minute_s {} (at {at}) to {}, leaving out {missing} minute{}; list every minute from a tier's first to its last, with zero counts for empty ones",
-                    a.minute_s, b.minute_s, if missing == 1 { "" } else { "s" }
+                    "missing minutes: tier `{tier}` goes from minute_s {} ({}) to {}, leaving out {missing} minute{}; list every minute from a tier's first to its last, with zero counts for empty ones",
+                    a.minute_s, self::at(at), b.minute_s, if missing == 1 { "" } else { "s" }
                 ));
             }
         }

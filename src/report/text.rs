@@ -291,10 +291,17 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(o, "  demand: {}", plan.demand_method);
     for (name, d) in &plan.demand {
         for s in &d.tier.sources {
+            let what = match &s.aggregate_tier {
+                Some(t) => format!(
+                    "aggregate {}, tier `{t}`; replay samples its requests",
+                    s.trace
+                ),
+                None => s.trace.clone(),
+            };
             let _ = writeln!(
                 o,
-                "    {name}: {} ({} requests over {:.0} s, scale {})",
-                s.trace, s.requests, s.span_s, s.scale
+                "    {name}: {what} ({} requests over {:.0} s, scale {})",
+                s.requests, s.span_s, s.scale
             );
         }
     }

@@ -206,9 +206,15 @@ impl ServingRules {
 pub struct DemandSource {
     /// Index into [`Scenario::tiers`].
     pub tier: usize,
+    /// The trace file, or the aggregate folder when `aggregate_tier` is set.
     pub trace: PathBuf,
     /// `None`: detected from the content.
     pub format: Option<TraceFormat>,
+    /// The tier of the aggregate folder `trace` to read (`None`: a trace).
+    pub aggregate_tier: Option<String>,
+    /// Burstiness to use instead of the one measured (or assumed, for a
+    /// trace with quantised timestamps).
+    pub within_minute_cv: Option<f64>,
     /// Multiplies the arrival rate.
     pub scale: f64,
 }

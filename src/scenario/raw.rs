@@ -107,7 +107,14 @@ pub struct RawTier {
 #[serde(deny_unknown_fields)]
 pub struct RawDemand {
     pub tier: Spanned<String>,
-    pub trace: Spanned<String>,
+    #[serde(default)]
+    pub trace: Option<Spanned<String>>,
+    #[serde(default)]
+    pub aggregate: Option<Spanned<String>>,
+    #[serde(default)]
+    pub aggregate_tier: Option<Spanned<String>>,
+    #[serde(default)]
+    pub within_minute_cv: Option<f64>,
     #[serde(default)]
     pub format: Option<Spanned<String>>,
     #[serde(default)]

@@ -18,6 +18,8 @@
 //! same requests as in a replay of the whole horizon.
 
 use super::request::Arrival;
+use crate::aggregate::sample::{minute_offsets, LengthSampler};
+use crate::aggregate::{MinuteRow, TierAggregate};
 use crate::traces::Request;
 use rand::distributions::Distribution;
 use rand::rngs::StdRng;
@@ -27,12 +29,27 @@ use statrs::distribution::Gamma;
 /// Seconds within which the copies of a scaled-up request are spread.
 pub const COPY_SPREAD_S: f64 = 60.0;
 
+/// Where a source's requests come from.
+#[derive(Debug, Clone)]
+enum Arrivals {
+    /// A trace's requests: (seconds, input tokens, output tokens), sorted.
+    Requests(Vec<(f64, u32, u32)>),
+    /// An aggregate's minutes (the first starting at `first_s`), whose
+    /// requests are drawn per minute with a seed of (seed, minute).
+    Minutes {
+        minutes: Vec<MinuteRow>,
+        first_s: f64,
+        sampler: LengthSampler,
+        seed: u64,
+    },
+}
+
 /// One trace of a tier, in memory, times relative to its first slot boundary
-/// (unshaped) or its first request (shaped).
+/// (unshaped) or its first request (shaped); or one tier of an aggregate,
+/// whose requests are drawn minute by minute when a slot asks for them.
 #[derive(Debug, Clone)]
 pub struct SourceReplay {
-    /// (seconds, input tokens, output tokens), sorted by time.
-    requests: Vec<(f64, u32, u32)>,
+    arrivals: Arrivals,
     /// Length of the loop for shaped replay.
     span_s: f64,
     scale: f64,
@@ -68,10 +85,40 @@ impl SourceReplay {
             r.0 -= origin;
         }
         SourceReplay {
-            requests: times,
+            arrivals: Arrivals::Requests(times),
             span_s,
             scale,
             base_rps: n / span_s * scale,
+        }
+    }
+
+    /// Prepares a tier of an aggregate: its minutes are aligned like a
+    /// trace's requests (to the first slot boundary, or to the first minute
+    /// when shaped), and each minute's requests are drawn with `seed`.
+    pub fn from_aggregate(
+        tier: &TierAggregate,
+        scale: f64,
+        slot_s: f64,
+        shaped: bool,
+        seed: u64,
+    ) -> Self {
+        let first = tier.minutes.first().map_or(0, |m| m.minute_s) as f64;
+        let origin = if shaped {
+            first
+        } else {
+            (first / slot_s).floor() * slot_s
+        };
+        let span_s = tier.span_s().max(60.0);
+        SourceReplay {
+            arrivals: Arrivals::Minutes {
+                minutes: tier.minutes.clone(),
+                first_s: first - origin,
+                sampler: LengthSampler::new(tier),
+                seed,
+            },
+            span_s,
+            scale,
+            base_rps: tier.requests() as f64 / span_s * scale,
         }
     }
 
@@ -80,26 +127,56 @@ impl SourceReplay {
         self.base_rps
     }
 
+    /// Appends the requests in [start, end), their times moved by `shift`.
+    fn between(&self, start: f64, end: f64, shift: f64, out: &mut Vec<(f64, u32, u32)>) {
+        match &self.arrivals {
+            Arrivals::Requests(requests) => {
+                let lo = requests.partition_point(|r| r.0 < start);
+                let hi = requests.partition_point(|r| r.0 < end);
+                out.extend(requests[lo..hi].iter().map(|&(t, i, o)| (t + shift, i, o)));
+            }
+            Arrivals::Minutes {
+                minutes,
+                first_s,
+                sampler,
+                seed,
+            } => {
+                let index = |t: f64| ((t - first_s) / 60.0).floor().max(0.0) as usize;
+                let from = index(start);
+                let to = (index(end) + 1).min(minutes.len());
+                for (i, m) in minutes.iter().enumerate().take(to).skip(from) {
+                    let mut rng = StdRng::seed_from_u64(mix(*seed, i as u64, 0, 0));
+                    let minute_start = first_s + 60.0 * i as f64;
+                    for offset in minute_offsets(m, &mut rng) {
+                        let (input, output) = sampler.draw(&mut rng);
+                        let t = minute_start + offset;
+                        if (start..end).contains(&t) {
+                            out.push((t + shift, input, output));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Requests in [from, from + len) of the trace (looped when `looped`).
     fn window(&self, from_s: f64, len_s: f64, looped: bool, out: &mut Vec<(f64, u32, u32)>) {
         out.clear();
         let mut start = from_s;
         let mut emitted_s = 0.0;
+        let empty = match &self.arrivals {
+            Arrivals::Requests(r) => r.is_empty(),
+            Arrivals::Minutes { minutes, .. } => minutes.is_empty(),
+        };
         while emitted_s < len_s {
             let end = if looped {
                 (start + (len_s - emitted_s)).min(self.span_s)
             } else {
                 start + len_s
             };
-            let lo = self.requests.partition_point(|r| r.0 < start);
-            let hi = self.requests.partition_point(|r| r.0 < end);
-            out.extend(
-                self.requests[lo..hi]
-                    .iter()
-                    .map(|&(t, i, o)| (t - start + emitted_s, i, o)),
-            );
+            self.between(start, end, emitted_s - start, out);
             emitted_s += end - start;
-            if !looped || self.requests.is_empty() {
+            if !looped || empty {
                 break;
             }
             start = 0.0;
@@ -182,7 +259,7 @@ impl TraceReplay {
 }
 
 /// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).
-fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
+pub fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
     let mut z =
         seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
