@@ -44,6 +44,7 @@ pub fn aggregate_traces(
             return Err(PlannerError::Trace(TraceError {
                 path: path.clone(),
                 line: None,
+                column: None,
                 message: format!(
                     "tier `{name}` spans {days:.0} days, more than 400; check the timestamps"
                 ),
