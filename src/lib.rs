@@ -58,6 +58,7 @@ pub mod replay;
 pub mod report;
 pub mod roofline;
 pub mod scenario;
+pub mod schedule;
 pub mod shape;
 pub mod sim;
 pub mod simcap;

@@ -427,6 +427,8 @@ fn report(
                 ttft_p99_ms: t.ttft.quantile_ms(0.99),
                 tpot_p50_ms: t.tpot.quantile_ms(0.5),
                 tpot_p99_ms: t.tpot.quantile_ms(0.99),
+                ttft_distribution_ms: crate::verification::distribution(|q| t.ttft.quantile_ms(q)),
+                tpot_distribution_ms: crate::verification::distribution(|q| t.tpot.quantile_ms(q)),
                 e2e_p99_ms: t.e2e.quantile_ms(0.99),
                 queue_p99_ms: t.queue.quantile_ms(0.99),
                 output_tokens,

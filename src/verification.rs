@@ -45,6 +45,11 @@ pub struct TierVerification {
     pub ttft_p99_ms: f64,
     pub tpot_p50_ms: f64,
     pub tpot_p99_ms: f64,
+    /// TTFT at each of [`DISTRIBUTION_QUANTILES`] (the replayed GPU-served
+    /// requests' distribution), milliseconds.
+    pub ttft_distribution_ms: Vec<QuantileMs>,
+    /// TPOT at each of [`DISTRIBUTION_QUANTILES`], milliseconds.
+    pub tpot_distribution_ms: Vec<QuantileMs>,
     pub e2e_p99_ms: f64,
     pub queue_p99_ms: f64,
     /// Output tokens of served and API requests.
@@ -58,6 +63,31 @@ pub struct TierVerification {
     pub cost_per_1k_goodput_tokens_usd: f64,
     /// The replayed slot with the lowest attainment, and that attainment.
     pub worst_slot: Option<(usize, f64)>,
+}
+
+/// The quantiles at which a tier's latency distributions are reported.
+pub const DISTRIBUTION_QUANTILES: [f64; 16] = [
+    0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999,
+];
+
+/// One point of a latency distribution: the share of requests at or below
+/// `ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QuantileMs {
+    pub quantile: f64,
+    pub ms: f64,
+}
+
+/// The distribution points of `quantile_ms` (a histogram's quantile
+/// function) at [`DISTRIBUTION_QUANTILES`].
+pub fn distribution(quantile_ms: impl Fn(f64) -> f64) -> Vec<QuantileMs> {
+    DISTRIBUTION_QUANTILES
+        .iter()
+        .map(|&quantile| QuantileMs {
+            quantile,
+            ms: quantile_ms(quantile),
+        })
+        .collect()
 }
 
 /// Utilisation of one configuration's replicas.

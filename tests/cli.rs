@@ -2290,3 +2290,100 @@ fn a_key_without_a_value_and_cr_only_line_ends_get_a_message() {
         &["cr-only-line-ends.toml:1:46: a carriage return not followed by a line feed"],
     );
 }
+
+/// Every `<svg class="chart">` of an HTML page and whether it holds a path
+/// with an outline.
+fn charts_with_paths(html: &str) -> Vec<(String, bool)> {
+    html.split("<svg class=\"chart\" id=\"")
+        .skip(1)
+        .map(|chart| {
+            let id = chart.split('"').next().unwrap_or("").to_string();
+            let body = chart.split("</svg>").next().unwrap_or("");
+            let drawn = body.split("<path ").skip(1).any(|p| {
+                p.split(" d=\"")
+                    .nth(1)
+                    .is_some_and(|d| d.len() > 3 && !d.starts_with('"'))
+            });
+            (id, drawn)
+        })
+        .collect()
+}
+
+#[test]
+fn html_report_is_one_self_contained_page_whose_charts_all_have_paths() {
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "html",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = stdout(&out);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // No network: nothing to fetch (the SVG namespace is a name, not a request).
+    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(!without_ns.contains("http://") && !without_ns.contains("https://"));
+    assert!(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"));
+    let charts = charts_with_paths(&html);
+    let ids: Vec<&str> = charts.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["capacity", "cost", "ttft-chat", "tpot-chat", "alternatives"]
+    );
+    assert!(charts.iter().all(|(_, drawn)| *drawn), "{charts:?}");
+    // The cost breakdown labels the plan's own figures.
+    let plan = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    assert!(html.contains(&format!("{total:.2} USD")), "{total}");
+}
+
+#[test]
+fn csv_schedule_has_one_line_per_slot_and_adds_up() {
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "csv",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], ["slot", "start_hour", "demand_rps"]);
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    let plan = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(
+        rows.len(),
+        plan["solver"]["slots"].as_u64().unwrap() as usize
+    );
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    // The slots' costs at list prices add up to the plan's total.
+    let sum: f64 = rows.iter().map(|r| r[col("cost_usd")]).sum();
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    assert!(
+        (sum - total).abs() < 1e-6 * total.max(1.0),
+        "{sum} vs {total}"
+    );
+    for r in &rows {
+        // Capacity carried covers the demand not sent to the API.
+        let carried =
+            r[col("capacity_reserved_rps")] + r[col("capacity_on_demand_rps")] + r[col("api_rps")];
+        assert!(carried + 1e-9 >= r[col("demand_rps")] * 0.999, "{r:?}");
+    }
+}

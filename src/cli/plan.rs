@@ -1,11 +1,11 @@
 //! `planner solve`, `planner capacity` and `planner bench`.
 
-use super::{emit, finite, OutputArgs};
+use super::{emit, finite};
 use crate::error::PlannerError;
 use crate::output::{Output, Outputs};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
-use crate::report::{self, Format};
+use crate::report::{self, Format, ReportFormat};
 use crate::scenario::Override;
 use crate::solve::SolveOptions;
 use clap::Args;
@@ -21,8 +21,16 @@ pub struct SolveArgs {
     /// checked like the file.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    /// Output format: text, JSON, the per-slot schedule as CSV, or one
+    /// self-contained HTML page with charts.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write the report to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bars and no timing line on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Write HiGHS's log to this file.
     #[arg(long)]
     pub solver_log: Option<PathBuf>,
@@ -77,7 +85,7 @@ pub struct BenchArgs {
 
 pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([
-        Output::optional("--out", args.output.out.as_deref()),
+        Output::optional("--out", args.out.as_deref()),
         Output::optional("--plan-out", args.plan_out.as_deref()),
         Output::optional("--solver-log", args.solver_log.as_deref()),
     ])?;
@@ -85,7 +93,7 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         solver_log: outputs
             .has("--solver-log")
             .then(|| outputs.temp_path("--solver-log")),
-        ..SolveOptions::new(Progress::new(args.output.quiet))
+        ..SolveOptions::new(Progress::new(args.quiet))
     };
     if args.no_cache {
         options.cache_dir = None;
@@ -94,9 +102,11 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
     let plan = crate::solve::solve(&scenario, &options)?;
     finite(&plan)?;
-    let text = match args.output.format {
-        Format::Text => report::text::render(&plan),
-        Format::Json => report::json::render(&plan),
+    let text = match args.format {
+        ReportFormat::Text => report::text::render(&plan),
+        ReportFormat::Json => report::json::render(&plan),
+        ReportFormat::Csv => report::schedule_csv::render(&plan),
+        ReportFormat::Html => report::html::plan_page::render(&plan),
     };
     if outputs.has("--plan-out") {
         let file = PlanFile::of(&plan, scenario.planning.slot_minutes);

@@ -75,6 +75,7 @@ pub(super) fn sweep(args: SweepArgs) -> Result<(), PlannerError> {
         ReportFormat::Text => report::sweep_text::render(&result),
         ReportFormat::Json => report::json::render(&result),
         ReportFormat::Csv => report::sweep_csv::render(&result),
+        ReportFormat::Html => report::html::sweep_page::render(&result),
     };
     if outputs.has("--out") {
         outputs.write_text("--out", &text)?;

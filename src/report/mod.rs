@@ -4,8 +4,10 @@ pub mod calibration_text;
 pub mod capacity_text;
 pub mod csv;
 pub mod goodput_text;
+pub mod html;
 pub mod json;
 pub mod kernels_text;
+pub mod schedule_csv;
 pub mod sweep_csv;
 pub mod sweep_text;
 pub mod text;
@@ -22,15 +24,18 @@ pub enum Format {
     Json,
 }
 
-/// Output format of `sweep`.
+/// Output format of `solve` and `sweep`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
     /// Aligned text for a person.
     Text,
     /// Pretty-printed JSON with stable key order.
     Json,
-    /// Comma-separated values for a spreadsheet: one line per variant.
+    /// Comma-separated values for a spreadsheet (`solve`: the per-slot
+    /// schedule; `sweep`: one line per variant).
     Csv,
+    /// One self-contained HTML page with inline SVG charts.
+    Html,
 }
 
 /// `1234567.891` → `1,234,568`; `12.3456` → `12.35` (two decimals below 1,000).

@@ -1,0 +1,359 @@
+//! `planner solve --format html`: the plan as one page with its charts.
+
+use super::page::{card, page, table};
+use super::svg::{bars, esc, legend, log_ticks, nice_ticks, tick_label, Frame};
+use crate::plan::Plan;
+use crate::report::usd;
+use crate::schedule::Slot;
+use crate::verification::QuantileMs;
+use std::fmt::Write as _;
+
+/// x-axis ticks over a horizon: days when it spans two or more, else hours.
+fn time_ticks(hours: f64, slot_hours: f64) -> (Vec<(f64, String)>, &'static str) {
+    let to_slot = |h: f64| h / slot_hours;
+    if hours >= 48.0 {
+        let days = (hours / 24.0).round() as usize;
+        let ticks = (0..=days)
+            .map(|d| (to_slot(d as f64 * 24.0), format!("{d}")))
+            .collect();
+        (ticks, "day of the horizon")
+    } else {
+        let ticks = nice_ticks(0.0, hours, 8)
+            .into_iter()
+            .map(|h| (to_slot(h), tick_label(h)))
+            .collect();
+        (ticks, "hour of the horizon")
+    }
+}
+
+fn capacity_chart(plan: &Plan, schedule: &[Slot]) -> String {
+    let n = schedule.len();
+    let reserved: Vec<f64> = schedule.iter().map(|s| s.reserved_rps).collect();
+    let on_demand: Vec<f64> = schedule
+        .iter()
+        .map(|s| s.reserved_rps + s.on_demand_rps)
+        .collect();
+    let api: Vec<f64> = schedule
+        .iter()
+        .map(|s| s.reserved_rps + s.on_demand_rps + s.api_rps)
+        .collect();
+    let demand: Vec<f64> = schedule.iter().map(|s| s.demand_rps).collect();
+    let top = api.iter().chain(&demand).copied().fold(0.0, f64::max) * 1.08;
+    let frame = Frame::new(1100.0, 320.0, (0.0, n as f64), (0.0, top.max(1e-6)));
+    let (x_ticks, x_title) = time_ticks(plan.horizon_hours, plan.slot_hours);
+    let y_ticks = nice_ticks(0.0, top, 6);
+    let zero = vec![0.0; n];
+    let mut o = frame.open("capacity", "Demand and capacity per slot, requests/s");
+    o.push_str(&frame.axes(&x_ticks, &y_ticks, x_title, "requests/s (all tiers)"));
+    o.push_str(&frame.step_band(0.0, &zero, &reserved, "reserved"));
+    o.push_str(&frame.step_band(0.0, &reserved, &on_demand, "on-demand"));
+    o.push_str(&frame.step_band(0.0, &on_demand, &api, "api"));
+    o.push_str(&frame.step_line(0.0, &demand, "demand"));
+    o.push_str("</svg>");
+    o.push_str(&legend(&[
+        ("reserved", "reserved GPUs"),
+        ("on-demand", "on-demand GPUs"),
+        ("api", "API"),
+        ("demand", "demand (each tier's peak-statistic rate, summed)"),
+    ]));
+    o
+}
+
+fn cost_chart(plan: &Plan) -> String {
+    let mut rows = vec![
+        (
+            "reserved GPUs".to_string(),
+            plan.costs.reserved_usd,
+            "reserved",
+        ),
+        (
+            "on-demand GPUs".to_string(),
+            plan.costs.on_demand_usd,
+            "on-demand",
+        ),
+        ("API".to_string(), plan.costs.api_usd, "api"),
+    ];
+    for (tier, u) in &plan.unit_costs.tiers {
+        rows.push((format!("tier {tier}"), u.cost_usd, "alt"));
+    }
+    bars(
+        "cost",
+        "Cost over the horizon by source and by tier, USD",
+        &rows,
+        "USD",
+    )
+}
+
+fn alternatives_chart(plan: &Plan) -> String {
+    let mut rows = vec![("this plan".to_string(), plan.total_cost_usd, "plan-bar")];
+    for (name, b) in &plan.baselines {
+        if let Some(cost) = b.total_cost_usd {
+            rows.push((name.clone(), cost, "alt"));
+        }
+    }
+    bars(
+        "alternatives",
+        "This plan against the simple alternatives, USD over the horizon",
+        &rows,
+        "USD",
+    )
+}
+
+/// A latency distribution (share of requests at or below x) against the
+/// tier's limit and target percentile.
+fn distribution_chart(
+    id: &str,
+    title: &str,
+    points: &[QuantileMs],
+    limit_ms: f64,
+    target: f64,
+    metric: &str,
+) -> String {
+    let finite: Vec<&QuantileMs> = points
+        .iter()
+        .filter(|p| p.ms.is_finite() && p.ms > 0.0)
+        .collect();
+    let lo = finite.iter().map(|p| p.ms).fold(limit_ms, f64::min) * 0.8;
+    let hi = finite.iter().map(|p| p.ms).fold(limit_ms, f64::max) * 1.25;
+    let frame = Frame::new(540.0, 250.0, (lo, hi), (0.0, 100.0)).with_log_x();
+    let x_ticks: Vec<(f64, String)> = log_ticks(lo, hi)
+        .into_iter()
+        .map(|v| (v, tick_label(v)))
+        .collect();
+    let mut o = frame.open(id, title);
+    o.push_str(&frame.axes(
+        &x_ticks,
+        &[0.0, 25.0, 50.0, 75.0, 90.0, 100.0],
+        &format!("{metric}, ms (log scale)"),
+        "% of requests ≤ x",
+    ));
+    o.push_str(&frame.horizontal(
+        target * 100.0,
+        "target",
+        &format!("target p{}", tick_label(target * 100.0)),
+    ));
+    o.push_str(&frame.vertical(
+        limit_ms,
+        "limit",
+        &format!("limit {} ms", tick_label(limit_ms)),
+        true,
+    ));
+    let line: Vec<(f64, f64)> = finite.iter().map(|p| (p.ms, p.quantile * 100.0)).collect();
+    o.push_str(&frame.line(&line, "series0", true));
+    o.push_str("</svg>");
+    o
+}
+
+fn replay_section(plan: &Plan) -> String {
+    let Some(v) = &plan.verification else {
+        return String::from("<section><h2>Replay</h2><p class=\"lead\">The replay was switched off (`simulation.verify = \"off\"`).</p></section>");
+    };
+    let mut o = String::from("<section><h2>Replay: latency distributions against the limits</h2>");
+    let _ = write!(
+        o,
+        "<p class=\"lead\">Trace replay of the plan in the simulator ({}), seed {}: the share of GPU-served requests at or below each TTFT and TPOT, with the tier's limit (dashed) and target percentile (dotted).</p>",
+        esc(&v.method),
+        v.seed
+    );
+    for (name, t) in &v.tiers {
+        let slo = &plan.slo[name];
+        let verdict = if t.meets_target {
+            format!(
+                "attainment {:.2}% (target {:.0}%)",
+                t.attainment * 100.0,
+                t.target * 100.0
+            )
+        } else {
+            format!(
+                "attainment {:.2}%, MISSES its {:.0}% target",
+                t.attainment * 100.0,
+                t.target * 100.0
+            )
+        };
+        let _ = write!(
+            o,
+            "<h3>{} — p{} TTFT ≤ {} ms and TPOT ≤ {} ms; <span class=\"{}\">{}</span></h3><div class=\"row\"><div>{}</div><div>{}</div></div>",
+            esc(name),
+            slo.percentile,
+            slo.ttft_ms,
+            slo.tpot_ms,
+            if t.meets_target { "" } else { "miss" },
+            esc(&verdict),
+            distribution_chart(&format!("ttft-{name}"), &format!("{name}: TTFT distribution"), &t.ttft_distribution_ms, slo.ttft_ms, t.target, "TTFT"),
+            distribution_chart(&format!("tpot-{name}"), &format!("{name}: TPOT distribution"), &t.tpot_distribution_ms, slo.tpot_ms, t.target, "TPOT"),
+        );
+    }
+    o.push_str("</section>");
+    o
+}
+
+fn unit_cost_table(plan: &Plan) -> String {
+    let with_api = plan.prices.api.is_some();
+    let mut header: Vec<String> = [
+        "tier",
+        "cost USD",
+        "USD / 1M in+out",
+        "USD / 1M out",
+        "USD / 1k out",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_api {
+        header.extend(["API USD / 1M in+out", "API USD / 1M out"].map(String::from));
+    }
+    let fmt = crate::report::unit_costs_text::per_token_usd;
+    let row = |name: &str, u: &crate::unit_costs::UnitCost| {
+        let mut r = vec![
+            name.to_string(),
+            usd(u.cost_usd),
+            fmt(u.usd_per_million_tokens),
+            fmt(u.usd_per_million_output_tokens),
+            fmt(u.usd_per_1k_output_tokens),
+        ];
+        if with_api {
+            r.push(u.api_usd_per_million_tokens.map_or("—".into(), fmt));
+            r.push(u.api_usd_per_million_output_tokens.map_or("—".into(), fmt));
+        }
+        r
+    };
+    let mut rows: Vec<Vec<String>> = plan
+        .unit_costs
+        .tiers
+        .iter()
+        .map(|(n, u)| row(n, u))
+        .collect();
+    rows.push(row("all tiers", &plan.unit_costs.total));
+    table(&header, &rows, None)
+}
+
+fn gpu_table(plan: &Plan) -> String {
+    let header: Vec<String> = [
+        "GPU type",
+        "reserved",
+        "on demand min / mean / max",
+        "commitment USD / year",
+        "term",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for (gpu, &reserved) in &plan.reserved {
+        let rented: Vec<u32> = plan
+            .on_demand
+            .iter()
+            .map(|s| s.get(gpu).copied().unwrap_or(0))
+            .collect();
+        let max = rented.iter().max().copied().unwrap_or(0);
+        if reserved == 0 && max == 0 {
+            continue;
+        }
+        let mean = rented.iter().map(|&n| f64::from(n)).sum::<f64>() / rented.len().max(1) as f64;
+        let line = plan.commitment.gpu_types.get(gpu);
+        rows.push(vec![
+            gpu.clone(),
+            reserved.to_string(),
+            format!(
+                "{} / {mean:.1} / {max}",
+                rented.iter().min().copied().unwrap_or(0)
+            ),
+            line.map_or("—".into(), |l| usd(l.usd_per_year)),
+            line.map_or("—".into(), |l| l.term.clone()),
+        ]);
+    }
+    table(&header, &rows, None)
+}
+
+/// The plan as a self-contained HTML page.
+pub fn render(plan: &Plan) -> String {
+    let schedule = crate::schedule::of(plan);
+    let mut body = String::new();
+    if !plan.missed_targets.is_empty() {
+        let _ = write!(
+            body,
+            "<div class=\"warn\"><strong>Target missed</strong> — this plan's own replay does not keep its promise: {}</div>",
+            esc(&plan.missed_targets.join("; "))
+        );
+    }
+    if let Some(w) = &plan.commitment.short_horizon_warning {
+        let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
+    }
+    body.push_str("<div class=\"cards\">");
+    body.push_str(&card(
+        "Total over the horizon",
+        &format!("{} USD", usd(plan.total_cost_usd)),
+        &format!(
+            "{:.0} h; {} USD per 730-h month",
+            plan.horizon_hours,
+            usd(plan.cost_per_month_usd)
+        ),
+    ));
+    body.push_str(&card(
+        "Reservation commitment",
+        &format!("{} USD/yr", usd(plan.commitment.usd_per_year)),
+        "reserved GPUs × reserved price × 8,760 h",
+    ));
+    body.push_str(&card(
+        "Cost per 1M tokens",
+        &format!(
+            "{} USD",
+            crate::report::unit_costs_text::per_token_usd(
+                plan.unit_costs.total.usd_per_million_tokens
+            )
+        ),
+        &plan.unit_costs.total.api_usd_per_million_tokens.map_or(
+            "input + output tokens together".to_string(),
+            |a| {
+                format!(
+                    "input + output; the API: {}",
+                    crate::report::unit_costs_text::per_token_usd(a)
+                )
+            },
+        ),
+    ));
+    body.push_str(&card(
+        "Sent to the API",
+        &format!("{:.1}%", plan.api_share * 100.0),
+        "of all requests over the horizon",
+    ));
+    body.push_str(&card(
+        "GPU utilisation",
+        &format!("{:.1}%", plan.gpu_utilisation * 100.0),
+        "mean traffic / SLO capacity paid for",
+    ));
+    body.push_str("</div>");
+    let _ = write!(
+        body,
+        "<section><h2>Demand and capacity per slot</h2><p class=\"lead\">Requests/s each source of capacity carries in each {}-minute slot (reserved GPUs are used first within a GPU type), stacked, against the demand capacity must cover.</p>{}</section>",
+        (plan.slot_hours * 60.0).round(),
+        capacity_chart(plan, &schedule)
+    );
+    let _ = write!(
+        body,
+        "<section><h2>GPUs and commitment</h2>{}</section>",
+        gpu_table(plan)
+    );
+    let _ = write!(
+        body,
+        "<section><h2>Cost breakdown</h2><p class=\"lead\">Where the money goes, and each tier's share (its API spend plus its part of GPU spend by priced GPU-hours occupied).</p>{}<h3>Cost per token</h3>{}<p class=\"lead\">in+out: cost over input and output tokens together, as API prices are compared; out: over output tokens alone; 1k out: the mission's unit, all output tokens whether or not their request met the SLO.</p></section>",
+        cost_chart(plan),
+        unit_cost_table(plan)
+    );
+    body.push_str(&replay_section(plan));
+    let _ = write!(
+        body,
+        "<section><h2>Alternatives</h2><p class=\"lead\">The same demand and capacity figures under simpler policies.</p>{}</section>",
+        alternatives_chart(plan)
+    );
+    page(
+        &format!("Capacity plan — {}", plan.scenario),
+        &format!(
+            "{} ({}), {} slots × {} min; solver: {}",
+            plan.model.name,
+            plan.model.precision,
+            plan.solver.slots,
+            (plan.slot_hours * 60.0).round(),
+            plan.solver.status.describe(plan.solver.mip_gap_tolerance)
+        ),
+        &body,
+    )
+}

@@ -1,0 +1,248 @@
+//! `planner sweep --format html`: total cost against each numeric swept
+//! value, with the break-evens marked, and the rows as a table.
+
+use super::page::{card, page, table};
+use super::svg::{esc, legend, nice_ticks, tick_label, Frame};
+use crate::report::{significant, usd};
+use crate::sweep::Sweep;
+use std::fmt::Write as _;
+
+/// Most lines one chart draws (one per combination of the other keys).
+const MAX_SERIES: usize = 6;
+
+fn axis_chart(s: &Sweep, a: usize) -> String {
+    let axis = &s.axes[a];
+    let value = |v: &str| v.parse::<f64>().unwrap_or(f64::NAN);
+    // One series per combination of the other axes' values.
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for row in &s.rows {
+        let others: Vec<String> = row
+            .settings
+            .iter()
+            .enumerate()
+            .filter(|&(b, _)| b != a)
+            .map(|(_, x)| format!("{}={}", x.key, x.value))
+            .collect();
+        let name = if others.is_empty() {
+            "total cost".to_string()
+        } else {
+            others.join(", ")
+        };
+        let Some(f) = &row.figures else { continue };
+        let point = (value(&row.settings[a].value), f.total_cost_usd);
+        match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, points)) => points.push(point),
+            None => series.push((name, vec![point])),
+        }
+    }
+    let drawn = series.len().min(MAX_SERIES);
+    for (_, points) in &mut series {
+        points.sort_by(|p, q| p.0.total_cmp(&q.0));
+    }
+    let xs: Vec<f64> = axis.values.iter().map(|v| value(v)).collect();
+    let (x_lo, x_hi) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let costs: Vec<f64> = series
+        .iter()
+        .take(drawn)
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .collect();
+    let (c_lo, c_hi) = (
+        costs.iter().copied().fold(f64::INFINITY, f64::min),
+        costs.iter().copied().fold(0.0, f64::max),
+    );
+    let pad = ((c_hi - c_lo) * 0.12).max(c_hi * 0.02);
+    let y = ((c_lo - pad).max(0.0), c_hi + pad);
+    let x_pad = (x_hi - x_lo) * 0.03;
+    let frame = Frame::new(1100.0, 340.0, (x_lo - x_pad, x_hi + x_pad), y).with_left_margin(78.0);
+    let x_ticks: Vec<(f64, String)> = xs.iter().map(|&x| (x, tick_label(x))).collect();
+    let mut o = frame.open(
+        &format!("sweep-{a}"),
+        &format!("Total cost against {}", axis.key),
+    );
+    o.push_str(&frame.axes(
+        &x_ticks,
+        &nice_ticks(y.0, y.1, 6),
+        &axis.key,
+        "total cost over the horizon, USD",
+    ));
+    for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
+        o.push_str(&frame.band(b.low, b.high, "breakeven"));
+    }
+    for (i, (_, points)) in series.iter().take(drawn).enumerate() {
+        o.push_str(&frame.line(points, &format!("series{i}"), true));
+    }
+    let mut labelled = Vec::new();
+    for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
+        let mid = (b.low + b.high) / 2.0;
+        if !labelled
+            .iter()
+            .any(|&m: &f64| (m - mid).abs() < (x_hi - x_lo) * 0.08)
+        {
+            o.push_str(&frame.vertical(
+                mid,
+                "breakeven",
+                &format!("break-even {}–{}", tick_label(b.low), tick_label(b.high)),
+                false,
+            ));
+            labelled.push(mid);
+        }
+    }
+    o.push_str("</svg>");
+    let classes: Vec<String> = (0..drawn).map(|i| format!("series{i}")).collect();
+    let mut entries: Vec<(&str, &str)> = series
+        .iter()
+        .take(drawn)
+        .zip(&classes)
+        .map(|((name, _), class)| (class.as_str(), name.as_str()))
+        .collect();
+    entries.push((
+        "breakeven",
+        "break-even interval (a decision changes inside it)",
+    ));
+    o.push_str(&legend(&entries));
+    if series.len() > drawn {
+        let _ = write!(o, "<p class=\"lead\">{} of {} combinations of the other keys drawn; the table lists all.</p>", drawn, series.len());
+    }
+    o
+}
+
+fn rows_table(s: &Sweep) -> String {
+    let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(
+        [
+            "total USD",
+            "USD / month",
+            "commitment USD / yr",
+            "reserved",
+            "peak rented",
+            "API share",
+            "USD / 1M tokens",
+        ]
+        .map(String::from),
+    );
+    for t in &s.tiers {
+        header.push(format!("{t} USD / 1M"));
+        header.push(format!("{t} met"));
+    }
+    let gpus = |m: &std::collections::BTreeMap<String, u32>| {
+        let parts: Vec<String> = m
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, n)| format!("{n} {g}"))
+            .collect();
+        if parts.is_empty() {
+            "—".to_string()
+        } else {
+            parts.join(" + ")
+        }
+    };
+    let rows: Vec<Vec<String>> = s
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells: Vec<String> = r.settings.iter().map(|x| x.value.clone()).collect();
+            match &r.figures {
+                Some(f) => {
+                    cells.extend([
+                        usd(f.total_cost_usd),
+                        usd(f.cost_per_month_usd),
+                        usd(f.commitment_usd_per_year),
+                        gpus(&f.reserved),
+                        gpus(&f.peak_on_demand),
+                        format!("{:.1}%", f.api_share * 100.0),
+                        significant(f.usd_per_million_tokens, 3),
+                    ]);
+                    for t in &s.tiers {
+                        let x = f.tiers.get(t);
+                        cells.push(
+                            x.map_or("—".into(), |x| significant(x.usd_per_million_tokens, 3)),
+                        );
+                        cells.push(
+                            x.and_then(|x| x.attainment)
+                                .map_or("—".into(), |a| format!("{:.2}%", a * 100.0)),
+                        );
+                    }
+                }
+                None => cells.push(format!(
+                    "no plan: {}",
+                    r.error
+                        .as_deref()
+                        .unwrap_or("")
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                )),
+            }
+            cells
+        })
+        .collect();
+    table(&header, &rows, None)
+}
+
+/// The sweep as a self-contained HTML page.
+pub fn render(s: &Sweep) -> String {
+    let mut body = String::from("<div class=\"cards\">");
+    let solved: Vec<&crate::sweep::row::Figures> =
+        s.rows.iter().filter_map(|r| r.figures.as_ref()).collect();
+    let (lo, hi) = solved.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), f| {
+        (lo.min(f.total_cost_usd), hi.max(f.total_cost_usd))
+    });
+    body.push_str(&card(
+        "Variants",
+        &s.rows.len().to_string(),
+        &format!("{} solved", solved.len()),
+    ));
+    if !solved.is_empty() {
+        body.push_str(&card(
+            "Total cost range",
+            &format!("{}–{} USD", usd(lo), usd(hi)),
+            "over the horizon, across variants",
+        ));
+    }
+    body.push_str(&card(
+        "Break-evens",
+        &s.break_evens.len().to_string(),
+        "decisions that change between swept values",
+    ));
+    body.push_str("</div>");
+    for (a, axis) in s.axes.iter().enumerate() {
+        if !axis.numeric() || axis.values.len() < 2 {
+            continue;
+        }
+        let _ = write!(
+            body,
+            "<section><h2>Total cost against {}</h2>{}</section>",
+            esc(&axis.key),
+            axis_chart(s, a)
+        );
+    }
+    body.push_str("<section><h2>Break-even points</h2>");
+    if s.break_evens.is_empty() {
+        body.push_str("<p class=\"lead\">No tier's API use and no GPU type's reservation changes between neighbouring swept values.</p>");
+    } else {
+        body.push_str("<ul>");
+        for b in &s.break_evens {
+            let _ = write!(
+                body,
+                "<li>{}</li>",
+                esc(&crate::report::sweep_text::sentence(b))
+            );
+        }
+        body.push_str("</ul>");
+    }
+    body.push_str("</section>");
+    let _ = write!(
+        body,
+        "<section><h2>Variants</h2>{}</section>",
+        rows_table(s)
+    );
+    let keys: Vec<&str> = s.axes.iter().map(|a| a.key.as_str()).collect();
+    page(
+        &format!("Sweep — {}", s.scenario),
+        &format!("{} variants of {}", s.rows.len(), keys.join(" × ")),
+        &body,
+    )
+}

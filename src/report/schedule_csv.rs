@@ -1,0 +1,65 @@
+//! `planner solve --format csv`: the plan's schedule, one line per slot.
+
+use super::csv::{line, number};
+use crate::plan::Plan;
+
+/// The per-slot schedule as CSV.
+pub fn render(plan: &Plan) -> String {
+    let schedule = crate::schedule::of(plan);
+    let gpus: Vec<&String> = plan.reserved.keys().collect();
+    let tiers: Vec<&String> = plan.tiers.keys().collect();
+    let mut header: Vec<String> = ["slot", "start_hour", "demand_rps"]
+        .map(String::from)
+        .to_vec();
+    for t in &tiers {
+        for f in ["peak_rps", "mean_rps", "api_share", "replicas", "gpus"] {
+            header.push(format!("{t}_{f}"));
+        }
+    }
+    for g in &gpus {
+        for f in ["reserved", "on_demand", "in_use"] {
+            header.push(format!("{g}_{f}"));
+        }
+    }
+    header.extend(
+        [
+            "capacity_reserved_rps",
+            "capacity_on_demand_rps",
+            "api_rps",
+            "cost_usd",
+        ]
+        .map(String::from),
+    );
+    let mut out = line(&header);
+    for s in &schedule {
+        let mut cells = vec![
+            s.slot.to_string(),
+            number(s.start_hour),
+            number(s.demand_rps),
+        ];
+        for t in &tiers {
+            let x = &s.tiers[*t];
+            cells.extend([
+                number(x.peak_rps),
+                number(x.mean_rps),
+                number(x.api_share),
+                x.replicas.to_string(),
+                x.gpus.to_string(),
+            ]);
+        }
+        for g in &gpus {
+            let n = |m: &std::collections::BTreeMap<String, u32>| {
+                m.get(*g).copied().unwrap_or(0).to_string()
+            };
+            cells.extend([n(&s.reserved_gpus), n(&s.on_demand_gpus), n(&s.in_use_gpus)]);
+        }
+        cells.extend([
+            number(s.reserved_rps),
+            number(s.on_demand_rps),
+            number(s.api_rps),
+            number(s.cost_usd),
+        ]);
+        out.push_str(&line(&cells));
+    }
+    out
+}
