@@ -356,11 +356,11 @@ mod tests {
             nice_ticks(0.0, 10.0, 5),
             vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
         );
-        let labels: Vec<String> = nice_ticks(0.0, 0.9, 4)
+        let labels: Vec<String> = nice_ticks(0.0, 1.0, 5)
             .into_iter()
             .map(tick_label)
             .collect();
-        assert_eq!(labels, vec!["0", "0.2", "0.4", "0.6", "0.8"]);
+        assert_eq!(labels, vec!["0", "0.2", "0.4", "0.6", "0.8", "1"]);
         assert_eq!(
             log_ticks(3.0, 600.0),
             vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
@@ -376,6 +376,7 @@ mod tests {
         assert_eq!(f.px(10.0), 184.0);
         assert_eq!(f.py(0.0), 58.0);
         assert_eq!(f.py(1.0), 14.0);
+        let f = Frame::new(200.0, 100.0, (0.0, 2.0), (0.0, 1.0));
         let band = f.step_band(0.0, &[0.0, 0.0], &[1.0, 0.5], "a");
         assert!(
             band.starts_with("<path class=\"a\" d=\"M64.0,14.0L124.0,14.0L124.0,36.0"),
