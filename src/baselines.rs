@@ -192,6 +192,7 @@ mod tests {
                 on_demand_usd_per_gpu_hour: Some(3.0),
                 max_gpus: None,
                 purchase: Purchase::default(),
+                spot: None,
             }],
             tiers: vec![TierInput {
                 name: "t".into(),

@@ -402,6 +402,7 @@ fn server_throughput(
         price_source: String::new(),
         max_gpus: None,
         purchase: Default::default(),
+        spot: None,
         tensor_parallel: vec![],
         max_batch: vec![],
         max_batched_tokens: vec![],

@@ -518,6 +518,7 @@ mod tests {
             price_source: String::new(),
             max_gpus: None,
             purchase: Default::default(),
+            spot: None,
             tensor_parallel: vec![1],
             max_batch: vec![64],
             max_batched_tokens: vec![8192],

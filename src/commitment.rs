@@ -95,6 +95,7 @@ mod tests {
             on_demand_usd_per_gpu_hour: Some(2.0),
             max_gpus: None,
             source: "test".into(),
+            spot: None,
         }
     }
 

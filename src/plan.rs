@@ -28,6 +28,9 @@ pub struct Plan {
     pub reserved: BTreeMap<String, u32>,
     /// Per slot: GPU type → GPUs rented on demand beyond the reserved ones.
     pub on_demand: Vec<BTreeMap<String, u32>>,
+    /// Per slot: GPU type → spot GPUs requested (absent when none are).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot: Option<Vec<BTreeMap<String, u32>>>,
     /// Per tier: configurations used and shares.
     pub tiers: BTreeMap<String, TierPlan>,
     /// Per tier: the latency promise the plan keeps.
@@ -98,6 +101,13 @@ pub struct CostBreakdown {
     pub reserved_usd: f64,
     pub on_demand_usd: f64,
     pub api_usd: f64,
+    /// Granted spot GPUs × spot price (absent when no spot GPU is used).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spot_usd: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// How one tier is served.
@@ -130,6 +140,13 @@ pub struct ConfigUse {
     /// Share of the tier's requests over the horizon this configuration serves.
     pub share: f64,
     pub replicas_by_slot: Vec<u32>,
+    /// Per slot, spot replicas requested (empty when none are).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spot_replicas_by_slot: Vec<u32>,
+    /// Expected share of a requested spot replica's capacity over a slot:
+    /// availability × uptime before an interruption (absent without spot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_yield_share: Option<f64>,
 }
 
 /// The solver's status and settings.
@@ -176,6 +193,9 @@ pub struct GpuPrice {
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     pub max_gpus: Option<u32>,
     pub source: String,
+    /// Spot terms, if the type is offered as spot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot: Option<crate::scenario::SpotOffer>,
 }
 
 /// The four questions every plan answers (see the mission).

@@ -105,6 +105,9 @@ pub struct PlannedConfig {
     /// Requests/s one replica was sized for (the router's weight).
     pub rps_per_replica: f64,
     pub replicas_by_slot: Vec<u32>,
+    /// Spot replicas requested per slot; absent or empty when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spot_replicas_by_slot: Vec<u32>,
 }
 
 fn default_max_batched_tokens() -> u32 {
@@ -140,6 +143,7 @@ impl PlanFile {
                             precision: c.precision,
                             rps_per_replica: c.rps_per_replica,
                             replicas_by_slot: c.replicas_by_slot.clone(),
+                            spot_replicas_by_slot: c.spot_replicas_by_slot.clone(),
                         })
                         .collect();
                     let tier = PlannedTier {
@@ -321,6 +325,31 @@ impl PlanFile {
                             self.slots
                         ),
                     );
+                }
+                if !config.spot_replicas_by_slot.is_empty() {
+                    if config.spot_replicas_by_slot.len() != self.slots {
+                        add(
+                            at("spot_replicas_by_slot"),
+                            format!(
+                                "{} values for {} slots",
+                                config.spot_replicas_by_slot.len(),
+                                self.slots
+                            ),
+                        );
+                    }
+                    let spot_offered = scenario
+                        .gpus
+                        .iter()
+                        .any(|g| g.id == config.gpu_type && g.spot.is_some());
+                    if !spot_offered {
+                        add(
+                            at("spot_replicas_by_slot"),
+                            format!(
+                                "spot replicas on `{}`, but the scenario offers no spot capacity for it",
+                                config.gpu_type
+                            ),
+                        );
+                    }
                 }
             }
         }

@@ -13,7 +13,7 @@ use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::workload::{mix, SourceReplay, TierReplay, TraceReplay};
 use crate::sim::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
-    SimResult, TierTally,
+    SimResult, Spot, TierTally,
 };
 use crate::verification::{ConfigUtilisation, TierVerification, Verification};
 
@@ -42,19 +42,43 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
             let Some(spec) = replica_spec(scenario, c) else {
                 continue; // `PlanFile::check` has rejected unknown GPU types
             };
-            groups.push(Group {
-                tier: k,
-                label: label(
-                    &c.gpu_type,
-                    c.tensor_parallel,
-                    c.max_batch,
-                    c.max_batched_tokens,
-                    c.precision,
-                ),
-                spec,
-                replicas_by_slot: c.replicas_by_slot.clone(),
-                rps_per_replica: c.rps_per_replica,
-            });
+            let config_label = label(
+                &c.gpu_type,
+                c.tensor_parallel,
+                c.max_batch,
+                c.max_batched_tokens,
+                c.precision,
+            );
+            let spot = scenario
+                .gpus
+                .iter()
+                .find(|g| g.id == c.gpu_type)
+                .and_then(|g| g.spot);
+            if let (Some(terms), false) = (spot, c.spot_replicas_by_slot.is_empty()) {
+                groups.push(Group {
+                    tier: k,
+                    label: format!("{config_label} spot"),
+                    spec: spec.clone(),
+                    replicas_by_slot: c.spot_replicas_by_slot.clone(),
+                    rps_per_replica: c.rps_per_replica,
+                    spot: Some(Spot {
+                        availability: terms.availability,
+                        interruptions_per_hour: terms.interruptions_per_hour,
+                    }),
+                });
+            }
+            let spot_only =
+                !c.spot_replicas_by_slot.is_empty() && c.replicas_by_slot.iter().all(|&n| n == 0);
+            if !spot_only {
+                groups.push(Group {
+                    tier: k,
+                    label: config_label,
+                    spec,
+                    replicas_by_slot: c.replicas_by_slot.clone(),
+                    rps_per_replica: c.rps_per_replica,
+                    spot: None,
+                });
+            }
         }
         tiers.push(FleetTier {
             name: tier.name.clone(),
@@ -326,6 +350,21 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
                         .sum()
                 })
                 .collect();
+            // Spot GPUs are paid for the share granted, by the tier using them.
+            if let Some(spot) = offer.spot {
+                for (tier_cost, tier) in slot_cost.iter_mut().zip(&scenario.tiers) {
+                    let gpus: f64 = plan.tiers[&tier.name]
+                        .configurations
+                        .iter()
+                        .filter(|c| c.gpu_type == offer.id)
+                        .map(|c| {
+                            f64::from(c.spot_replicas_by_slot.get(t).copied().unwrap_or(0))
+                                * f64::from(c.tensor_parallel)
+                        })
+                        .sum();
+                    *tier_cost += gpus * spot.availability * spot.usd_per_gpu_hour * slot_h;
+                }
+            }
             let all: f64 = used.iter().sum();
             if all > 0.0 {
                 for (c, u) in slot_cost.iter_mut().zip(&used) {
@@ -420,6 +459,11 @@ fn report(
                 served_requests: t.served_requests,
                 unserved_requests: t.unserved_requests,
                 late_requests: tier.rules.deadline_hours.map(|_| t.late),
+                interrupted_requests: plan.tiers[&tier.name]
+                    .configurations
+                    .iter()
+                    .any(|c| !c.spot_replicas_by_slot.is_empty())
+                    .then_some(t.interrupted),
                 met_ttft: t.met_ttft,
                 met_tpot: t.met_tpot,
                 met_both: t.met_both,

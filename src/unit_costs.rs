@@ -125,7 +125,21 @@ pub fn of(plan: &Plan) -> UnitCosts {
                     .map(|&n| f64::from(n))
                     .sum::<f64>()
                     * plan.slot_hours;
-                replica_hours * f64::from(c.gpus_per_replica) * hourly(&c.gpu_type)
+                let spot_gpu_hours: f64 = c
+                    .spot_replicas_by_slot
+                    .iter()
+                    .map(|&n| f64::from(n * c.gpus_per_replica))
+                    .sum::<f64>()
+                    * plan.slot_hours;
+                let spot_value = plan
+                    .prices
+                    .gpus
+                    .get(&c.gpu_type)
+                    .and_then(|p| p.spot)
+                    .map_or(0.0, |s| {
+                        spot_gpu_hours * s.availability * s.usd_per_gpu_hour
+                    });
+                replica_hours * f64::from(c.gpus_per_replica) * hourly(&c.gpu_type) + spot_value
             })
             .sum();
         parts.insert(

@@ -38,6 +38,10 @@ pub struct TierVerification {
     /// (absent for tiers without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub late_requests: Option<u64>,
+    /// Requests dropped by spot interruptions of their replica (also
+    /// unserved; absent when the plan runs no spot replica for the tier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_requests: Option<u64>,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,

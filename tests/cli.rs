@@ -210,8 +210,11 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
                 .unwrap()
                 .iter()
                 .map(|c| {
+                    // A requested spot replica counts for its expected yield.
+                    let spot = c["spot_replicas_by_slot"][s].as_f64().unwrap_or(0.0)
+                        * c["spot_yield_share"].as_f64().unwrap_or(0.0);
                     c["rps_per_replica_by_slot"][s].as_f64().unwrap()
-                        * c["replicas_by_slot"][s].as_f64().unwrap()
+                        * (c["replicas_by_slot"][s].as_f64().unwrap() + spot)
                 })
                 .sum()
         };
@@ -380,6 +383,50 @@ fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
     ));
     assert_eq!(plan["reserved"]["h100-sxm"], 1);
     assert!(plan["commitment"]["short_horizon_warning"].is_string());
+}
+
+#[test]
+fn spot_replicas_are_chosen_when_cheaper_and_their_interruptions_show_in_the_replay() {
+    let plan = check_shipped("tests/fixtures/ok/spot.toml");
+    assert!(plan["costs"]["spot_usd"].as_f64().unwrap() > 0.0);
+    let config = &plan["tiers"]["chat"]["configurations"][0];
+    assert!(config["spot_replicas_by_slot"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_u64().unwrap() > 0));
+    // 90% granted, then up 91.8% of a 10-minute slot at one interruption
+    // per hour.
+    let expected_yield = 0.9 * (1.0 - (-1.0f64 / 6.0).exp()) * 6.0;
+    assert!((config["spot_yield_share"].as_f64().unwrap() - expected_yield).abs() < 1e-9);
+    let chat = &plan["verification"]["tiers"]["chat"];
+    let lost = chat["interrupted_requests"].as_u64().unwrap();
+    assert!(lost > 0, "{chat}");
+    assert!(chat["unserved_requests"].as_u64().unwrap() >= lost);
+    let text = stdout(&planner(&["solve", "tests/fixtures/ok/spot.toml"]));
+    assert!(text.contains("dropped by spot interruptions"), "{text}");
+    assert!(text.contains("spot l4 requested by slot"), "{text}");
+    // Without the tier's consent the plan rents on demand, for more.
+    let rented = json(&planner(&[
+        "solve",
+        "tests/fixtures/ok/spot.toml",
+        "--set",
+        "tiers[0].spot_allowed=false",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(rented.get("spot").is_none());
+    assert!(rented["verification"]["tiers"]["chat"]
+        .get("interrupted_requests")
+        .is_none());
+    let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+    assert!(
+        cost(&plan) < cost(&rented),
+        "{} vs {}",
+        cost(&plan),
+        cost(&rented)
+    );
 }
 
 #[test]

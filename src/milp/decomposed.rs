@@ -134,7 +134,7 @@ fn assemble(
                 .collect()
         })
         .collect();
-    let replicas = input
+    let replicas: Vec<Vec<Vec<u32>>> = input
         .tiers
         .iter()
         .enumerate()
@@ -147,11 +147,13 @@ fn assemble(
     let api = (0..input.tiers.len())
         .map(|k| slots.iter().map(|p| p.api[k]).collect())
         .collect();
+    let spot = MilpSolution::no_spot(&replicas);
     MilpSolution {
         reserved,
         on_demand,
         replicas,
         api,
+        spot,
         status,
         lower_bound_usd,
         method: Method::Decomposed,

@@ -92,6 +92,11 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
             .map(|t| vec![vec![0; slots]; t.options.len()])
             .collect(),
         api: input.tiers.iter().map(|_| vec![0.0; slots]).collect(),
+        spot: input
+            .tiers
+            .iter()
+            .map(|t| vec![vec![0; slots]; t.options.len()])
+            .collect(),
         status: SolveStatus::TimeLimit,
         lower_bound_usd: f64::NEG_INFINITY,
         method: Method::Monolithic,
@@ -206,6 +211,11 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
             .tiers
             .iter()
             .map(|_| Vec::with_capacity(slots))
+            .collect(),
+        spot: input
+            .tiers
+            .iter()
+            .map(|t| vec![vec![0; slots]; t.options.len()])
             .collect(),
         status: SolveStatus::Optimal,
         lower_bound_usd: f64::NEG_INFINITY,

@@ -158,12 +158,7 @@ fn add_deadlines(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, lin
             problem.add_constraint(constraint!(volume == mean));
         }
         for (u, arriving) in into.into_iter().enumerate() {
-            let mut covered = Expression::with_capacity(tier.options.len());
-            for (c, option) in tier.options.iter().enumerate() {
-                if let Some(r) = core.replicas[k][c][u] {
-                    covered.add_mul(option.rps(u), r);
-                }
-            }
+            let covered = core.replica_capacity(input, k, u);
             problem.add_constraint(constraint!(covered >= arriving));
         }
     }
@@ -183,6 +178,12 @@ fn add_config_limits(problem: &mut HighsProblem, input: &MilpInput, core: &Vars,
                 if let Some(r) = *r {
                     let most = replica_bound(tier, c, t);
                     problem.add_constraint(constraint!(r <= most * uses));
+                }
+            }
+            for (t, s) in core.spot[k][c].iter().enumerate() {
+                if let (Some(s), Some(terms)) = (*s, input.gpus[tier.options[c].gpu].spot) {
+                    let most = (replica_bound(tier, c, t) / terms.yield_share).ceil();
+                    problem.add_constraint(constraint!(s <= most * uses));
                 }
             }
         }

@@ -38,6 +38,21 @@ pub struct GpuType {
     pub max_gpus: Option<u32>,
     /// How the type is bought: unit size and on-demand minimum rental.
     pub purchase: Purchase,
+    /// Spot capacity, if offered.
+    pub spot: Option<SpotTerms>,
+}
+
+/// Spot capacity of a GPU type as the MILP sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotTerms {
+    /// Price of a granted GPU, per hour.
+    pub usd_per_gpu_hour: f64,
+    /// `grant[g]`: share of requested spot GPUs granted.
+    pub availability: f64,
+    /// `yield[g]`: expected share of a requested spot replica's capacity
+    /// over a slot (granted, then up until an interruption or the slot's
+    /// end).
+    pub yield_share: f64,
 }
 
 /// How a GPU type is bought.
@@ -72,6 +87,8 @@ pub struct TierRules {
     /// `deadline[k]`: later slots a slot's volume may be served in (a batch
     /// tier); its coverage is then by mean rate, not the busiest minute.
     pub deadline_slots: Option<usize>,
+    /// Whether the tier may run replicas on spot GPUs.
+    pub spot_allowed: bool,
 }
 
 /// One way to serve a tier: a configuration and, per slot, the requests/s
@@ -273,6 +290,8 @@ pub struct MilpSolution {
     pub replicas: Vec<Vec<Vec<u32>>>,
     /// `api[k][t]`: share of the slot's traffic sent to the API.
     pub api: Vec<Vec<f64>>,
+    /// `spot[k][c][t]`: spot replicas requested (all 0 without spot).
+    pub spot: Vec<Vec<Vec<u32>>>,
     pub status: SolveStatus,
     /// A proven lower bound on the optimum's cost, in USD.
     pub lower_bound_usd: f64,
@@ -364,7 +383,37 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
 /// Total cost in USD.
 pub fn total(input: &MilpInput, s: &MilpSolution) -> f64 {
     let (r, o, a) = cost_usd(input, s);
-    r + o + a
+    r + o + a + spot_usd(input, s)
+}
+
+/// Spot spend in USD: granted GPUs (requested × availability) × price ×
+/// slot hours.
+pub fn spot_usd(input: &MilpInput, s: &MilpSolution) -> f64 {
+    input
+        .tiers
+        .iter()
+        .zip(&s.spot)
+        .flat_map(|(tier, per_option)| tier.options.iter().zip(per_option))
+        .map(|(o, per_slot)| {
+            input.gpus[o.gpu].spot.map_or(0.0, |spot| {
+                let requested: u32 = per_slot.iter().sum();
+                f64::from(requested * o.gpus_per_replica)
+                    * spot.availability
+                    * spot.usd_per_gpu_hour
+                    * input.slot_hours
+            })
+        })
+        .sum()
+}
+
+impl MilpSolution {
+    /// No spot replicas, shaped like `replicas`.
+    pub fn no_spot(replicas: &[Vec<Vec<u32>>]) -> Vec<Vec<Vec<u32>>> {
+        replicas
+            .iter()
+            .map(|t| t.iter().map(|o| vec![0; o.len()]).collect())
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -394,6 +443,7 @@ pub(super) mod tests {
                     on_demand_usd_per_gpu_hour: Some(4.0),
                     max_gpus: None,
                     purchase: Purchase::default(),
+                    spot: None,
                 },
                 GpuType {
                     id: "small".into(),
@@ -401,6 +451,7 @@ pub(super) mod tests {
                     on_demand_usd_per_gpu_hour: Some(1.0),
                     max_gpus: Some(6),
                     purchase: Purchase::default(),
+                    spot: None,
                 },
             ],
             tiers: vec![TierInput {

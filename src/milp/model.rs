@@ -20,6 +20,8 @@ pub(super) struct Vars {
     pub replicas: Vec<Vec<Vec<Option<Variable>>>>,
     /// `[k][t]`
     pub api: Vec<Vec<Option<Variable>>>,
+    /// `[k][c][t]`: spot replicas requested.
+    pub spot: Vec<Vec<Vec<Option<Variable>>>>,
 }
 
 /// The variables of one built model.
@@ -37,6 +39,8 @@ pub(super) struct Built {
     pub objective: Expression,
     /// `gpus[g,t]` rows, `[t][g]` (their duals price a GPU in a slot).
     pub gpu_rows: Vec<Vec<ConstraintReference>>,
+    /// `[k][c][t]`
+    pub spot: Vec<Vec<Vec<Option<Variable>>>>,
 }
 
 /// How to build the model.
@@ -165,11 +169,40 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
                 .collect()
         })
         .collect();
+    // `spot[k,c,t]`: requested spot replicas, paid for the share granted.
+    let spot: Vec<Vec<Vec<Option<Variable>>>> = input
+        .tiers
+        .iter()
+        .map(|tier| {
+            tier.options
+                .iter()
+                .map(|option| {
+                    (0..slots)
+                        .map(|t| {
+                            let terms = input.gpus[option.gpu].spot?;
+                            (tier.rules.spot_allowed && serves_in(tier, t)).then(|| {
+                                let v = vars.add(int(variable()).min(0));
+                                objective.add_mul(
+                                    f64::from(option.gpus_per_replica)
+                                        * terms.availability
+                                        * terms.usd_per_gpu_hour
+                                        * input.slot_hours,
+                                    v,
+                                );
+                                v
+                            })
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
     let core = Vars {
         reserved,
         on_demand,
         replicas,
         api,
+        spot,
     };
     let links = LinkVars::add(input, &core, &mut vars, mode.integer);
     let slot_vars = SlotVars::add(input, &core, &mut vars, mode.integer);
@@ -219,6 +252,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
         on_demand,
         replicas,
         api,
+        spot,
     } = core;
     Ok(Built {
         problem,
@@ -228,7 +262,26 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
         api,
         objective: objective_kept,
         gpu_rows,
+        spot,
     })
+}
+
+impl Vars {
+    /// What tier `k`'s replicas cover in slot `t`: Σ_c mu[c,t]
+    /// replicas[k,c,t] + Σ_c yield[g(c)] mu[c,t] spot[k,c,t].
+    pub(super) fn replica_capacity(&self, input: &MilpInput, k: usize, t: usize) -> Expression {
+        let tier = &input.tiers[k];
+        let mut covered = Expression::with_capacity(2 * tier.options.len() + 1);
+        for (c, option) in tier.options.iter().enumerate() {
+            if let Some(r) = self.replicas[k][c][t] {
+                covered.add_mul(option.rps(t), r);
+            }
+            if let (Some(s), Some(terms)) = (self.spot[k][c][t], input.gpus[option.gpu].spot) {
+                covered.add_mul(terms.yield_share * option.rps(t), s);
+            }
+        }
+        covered
+    }
 }
 
 /// Whether tier `tier` may run replicas in slot `t`: a slot with demand, or
@@ -283,12 +336,7 @@ fn add_slot_constraints(
         if peak <= 0.0 || tier.rules.deadline_slots.is_some() {
             continue;
         }
-        let mut covered = Expression::with_capacity(tier.options.len() + 1);
-        for (c, option) in tier.options.iter().enumerate() {
-            if let Some(r) = v.replicas[k][c][t] {
-                covered.add_mul(option.rps(t), r);
-            }
-        }
+        let mut covered = v.replica_capacity(input, k, t);
         if let Some(a) = v.api[k][t] {
             covered.add_mul(peak, a);
         }
@@ -305,7 +353,8 @@ fn add_slot_constraints(
             }
         }
         problem.add_constraint(constraint!(covered >= peak));
-        if integer && v.api[k][t].is_none() {
+        let has_spot = v.spot[k].iter().any(|s| s[t].is_some());
+        if integer && v.api[k][t].is_none() && !has_spot {
             add_rounding_cuts(problem, tier, &v.replicas[k], t, peak);
         }
     }
@@ -329,7 +378,16 @@ fn add_slot_constraints(
             owned.add_mul(unit, o);
         }
         if let Some(max) = gpu.max_gpus {
-            problem.add_constraint(constraint!(owned.clone() <= f64::from(max)));
+            // Requested spot GPUs count against the quota too.
+            let mut held = owned.clone();
+            for (k, tier) in input.tiers.iter().enumerate() {
+                for (c, option) in tier.options.iter().enumerate() {
+                    if let (true, Some(s)) = (option.gpu == g, v.spot[k][c][t]) {
+                        held.add_mul(f64::from(option.gpus_per_replica), s);
+                    }
+                }
+            }
+            problem.add_constraint(constraint!(held <= f64::from(max)));
         }
         gpu_rows.push(problem.add_constraint(constraint!(used <= owned)));
     }
@@ -384,6 +442,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         replicas,
         api,
         objective,
+        spot,
         ..
     } = built;
     let slots = input.slots();
@@ -425,11 +484,20 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
                 .collect()
         })
         .collect();
+    let spot_n: Vec<Vec<Vec<u32>>> = spot
+        .iter()
+        .map(|tier| {
+            tier.iter()
+                .map(|opt| opt.iter().map(|&v| whole(v)).collect())
+                .collect()
+        })
+        .collect();
     let mut plan = MilpSolution {
         reserved: reserved_n,
         on_demand: vec![vec![0; input.gpus.len()]; slots],
         replicas: replicas_n,
         api: api_share,
+        spot: spot_n,
         status,
         lower_bound_usd,
         method: Method::Monolithic,

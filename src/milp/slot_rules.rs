@@ -84,3 +84,39 @@ mod tests {
         assert!(super::super::total(&input, &n_plus_1) > super::super::total(&input, &plain));
     }
 }
+
+#[cfg(test)]
+mod spot_tests {
+    use super::super::tests::one_type;
+    use super::super::{solve, total, SpotTerms};
+
+    #[test]
+    fn spot_replicas_cover_their_expected_yield_when_cheaper() {
+        let mut input = one_type(vec![4.0], None);
+        let terms = SpotTerms {
+            usd_per_gpu_hour: 0.3,
+            availability: 0.8,
+            // Granted 80% of the time, then up 90.6% of the hour on average
+            // at 0.2 interruptions per hour.
+            yield_share: 0.8 * (1.0 - (-0.2f64).exp()) / 0.2,
+        };
+        input.gpus[0].spot = Some(terms);
+        // Offered but not allowed: 4 rented GPUs.
+        let rented = solve(&input).unwrap();
+        assert_eq!(rented.spot[0][0], vec![0]);
+        assert!((total(&input, &rented) - 4.0).abs() < 1e-9);
+        input.tiers[0].rules.spot_allowed = true;
+        let spot = solve(&input).unwrap();
+        // ⌈4 / 0.725⌉ = 6 requested, 4.8 granted at 0.3: 1.44 USD.
+        assert_eq!(spot.spot[0][0], vec![6]);
+        assert_eq!(spot.replicas[0][0], vec![0]);
+        assert!((total(&input, &spot) - 1.44).abs() < 1e-9);
+        // Dearer than renting per request/s covered: not used.
+        input.gpus[0].spot = Some(SpotTerms {
+            usd_per_gpu_hour: 0.95,
+            ..terms
+        });
+        let dear = solve(&input).unwrap();
+        assert_eq!(dear.spot[0][0], vec![0]);
+    }
+}

@@ -630,6 +630,7 @@ mod tests {
                     on_demand_usd_per_gpu_hour: Some(4.0),
                     max_gpus: None,
                     purchase: Default::default(),
+                    spot: None,
                 },
                 GpuType {
                     id: "small".into(),
@@ -637,6 +638,7 @@ mod tests {
                     on_demand_usd_per_gpu_hour: Some(1.0),
                     max_gpus: Some(6),
                     purchase: Default::default(),
+                    spot: None,
                 },
             ],
             tiers: peaks

@@ -33,6 +33,38 @@ fn on_demand_grid(o: &mut String, plan: &Plan) {
     }
 }
 
+/// Spot GPUs requested of each type, slot by slot, 24 slots a row.
+fn spot_grid(o: &mut String, plan: &Plan) {
+    let Some(spot) = &plan.spot else { return };
+    for (gpu, price) in &plan.prices.gpus {
+        let Some(terms) = price.spot else { continue };
+        let requested: Vec<u32> = spot
+            .iter()
+            .map(|s| s.get(gpu).copied().unwrap_or(0))
+            .collect();
+        if requested.iter().all(|&n| n == 0) {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "  spot {gpu} requested by slot ({:.0}% expected granted, {} interruptions per GPU-hour):",
+            terms.availability * 100.0,
+            terms.interruptions_per_hour
+        );
+        for (row, chunk) in requested.chunks(24).enumerate() {
+            let first = row * 24;
+            let cells: Vec<String> = chunk.iter().map(|n| format!("{n:>3}")).collect();
+            let _ = writeln!(
+                o,
+                "    {:>4}-{:<4}{}",
+                first,
+                first + chunk.len() - 1,
+                cells.join("")
+            );
+        }
+    }
+}
+
 fn percentile_of(plan: &Plan, tier: &str) -> f64 {
     plan.slo.get(tier).map_or(0.0, |s| s.percentile)
 }
@@ -138,6 +170,13 @@ pub fn render(plan: &Plan) -> String {
         "    API                    {:>14}",
         usd(plan.costs.api_usd)
     );
+    if plan.costs.spot_usd > 0.0 {
+        let _ = writeln!(
+            o,
+            "    spot                   {:>14}   (granted spot GPUs × spot price)",
+            usd(plan.costs.spot_usd)
+        );
+    }
     commitment_lines(o, plan);
     let _ = writeln!(
         o,
@@ -185,6 +224,7 @@ pub fn render(plan: &Plan) -> String {
         );
     }
     on_demand_grid(o, plan);
+    spot_grid(o, plan);
     if let Some(idle) = &plan.idle_reserved {
         let _ = writeln!(
             o,
@@ -212,9 +252,19 @@ pub fn render(plan: &Plan) -> String {
         for c in &tier.configurations {
             let max = c.replicas_by_slot.iter().max().copied().unwrap_or(0);
             let min = c.replicas_by_slot.iter().min().copied().unwrap_or(0);
+            let spot = match (
+                c.spot_replicas_by_slot.iter().min(),
+                c.spot_replicas_by_slot.iter().max(),
+            ) {
+                (Some(lo), Some(hi)) => format!(
+                    "   spot replicas requested {lo}–{hi} (each expected to yield {:.0}%)",
+                    c.spot_yield_share.unwrap_or(0.0) * 100.0
+                ),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "    {:<24} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%",
+                "    {:<24} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%{spot}",
                 c.config,
                 c.rps_per_replica,
                 c.gpus_per_replica,

@@ -58,6 +58,12 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         let mut worst = t.worst_slot.map_or(String::new(), |(s, a)| {
             format!("; worst slot {s} at {:.2}%", a * 100.0)
         });
+        if let Some(lost) = t.interrupted_requests {
+            worst.push_str(&format!(
+                "; {} dropped by spot interruptions",
+                group_thousands(lost as i64)
+            ));
+        }
         if let Some(late) = t.late_requests {
             worst.push_str(&format!(
                 "; {} finished after their deadline",

@@ -104,6 +104,8 @@ pub struct GpuOffer {
     pub max_gpus: Option<u32>,
     /// How the type is bought: unit size and minimum on-demand rental.
     pub purchase: PurchaseTerms,
+    /// Spot capacity of this type, if offered.
+    pub spot: Option<SpotOffer>,
     /// Tensor-parallel degrees to consider.
     pub tensor_parallel: Vec<u32>,
     /// Batch-size caps to consider.
@@ -140,6 +142,33 @@ impl PurchaseTerms {
     pub fn min_rental_slots(&self, slot_minutes: u32) -> u32 {
         let slot_hours = f64::from(slot_minutes) / 60.0;
         ((self.min_rental_hours / slot_hours - 1e-9).ceil().max(1.0)) as u32
+    }
+}
+
+/// Spot (preemptible) capacity of a GPU type.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpotOffer {
+    /// Price of a GPU granted, per hour.
+    pub usd_per_gpu_hour: f64,
+    /// Share (0-1] of the spot GPUs requested that the provider grants.
+    pub availability: f64,
+    /// Rate at which a granted spot replica is taken back, per hour.
+    pub interruptions_per_hour: f64,
+}
+
+impl SpotOffer {
+    /// Expected share of a requested spot replica's capacity over a slot of
+    /// `slot_hours`: granted with probability `availability`, then up until
+    /// its first interruption (Poisson at `interruptions_per_hour`) or the
+    /// slot's end: availability × (1 − e^(−λh)) / (λh).
+    pub fn yield_share(&self, slot_hours: f64) -> f64 {
+        let lh = self.interruptions_per_hour * slot_hours;
+        let uptime = if lh > 1e-12 {
+            (1.0 - (-lh).exp()) / lh
+        } else {
+            1.0
+        };
+        self.availability * uptime
     }
 }
 
@@ -185,6 +214,9 @@ pub struct ServingRules {
     /// the plan may serve a slot's volume in later slots within it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_hours: Option<f64>,
+    /// Whether the tier may run replicas on spot GPUs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spot_allowed: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

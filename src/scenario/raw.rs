@@ -66,6 +66,8 @@ pub struct RawGpuOffer {
     #[serde(default)]
     pub min_rental_hours: Option<f64>,
     #[serde(default)]
+    pub spot: Option<RawSpot>,
+    #[serde(default)]
     pub tensor_parallel: Option<Vec<u32>>,
     #[serde(default)]
     pub max_batch: Option<Vec<u32>>,
@@ -101,6 +103,16 @@ pub struct RawTier {
     pub headroom_replicas: Option<u32>,
     #[serde(default)]
     pub deadline_hours: Option<f64>,
+    #[serde(default)]
+    pub spot_allowed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpot {
+    pub usd_per_gpu_hour: f64,
+    pub availability: f64,
+    pub interruptions_per_hour: f64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,10 +2,11 @@
 //! applies defaults, and collects every problem instead of stopping at the first.
 
 use super::overrides::{self, Override};
-use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawTier};
+use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawSpot, RawTier};
 use super::{
     ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, PurchaseTerms,
-    Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, Tier, VerifySlots,
+    Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, SpotOffer, Tier,
+    VerifySlots,
 };
 use crate::bounds::{self, Bound};
 use crate::error::{line_col, PlannerError, Problem};
@@ -27,20 +28,6 @@ pub const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
 /// Smallest chunk size accepted.
 pub const MIN_BATCHED_TOKENS: u32 = 64;
 
-/// Largest purchase unit accepted (GPUs per node or bundle).
-pub const MAX_PURCHASE_UNIT_GPUS: u32 = 64;
-
-/// Longest minimum on-demand rental accepted (a year).
-pub const MAX_MIN_RENTAL_HOURS: f64 = 8760.0;
-
-/// Most configurations a tier's limit may allow.
-pub const MAX_CONFIGURATIONS: u32 = 64;
-
-/// Most replicas of headroom a tier may ask for.
-pub const MAX_HEADROOM_REPLICAS: u32 = 8;
-
-/// Longest deadline accepted (four weeks).
-pub const MAX_DEADLINE_HOURS: f64 = 672.0;
 /// Most planning slots a scenario may have (traces or rate-curve days divided
 /// by `planning.slot_minutes`): the MILP and the replay grow with them.
 pub const MAX_SLOTS: u64 = 2_000;
@@ -67,6 +54,11 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
         "USD per GPU-hour",
     ),
     Bound::closed("gpus[].max_gpus", 1.0, 100_000.0, "GPUs"),
+    Bound::closed("gpus[].purchase_unit_gpus", 1.0, 64.0, "GPUs"),
+    Bound::closed("gpus[].min_rental_hours", 0.0, 8_760.0, "hours"),
+    Bound::positive("gpus[].spot.usd_per_gpu_hour", 1_000.0, "USD per GPU-hour"),
+    Bound::positive("gpus[].spot.availability", 1.0, "of requested GPUs"),
+    Bound::closed("gpus[].spot.interruptions_per_hour", 0.0, 60.0, "per hour"),
     Bound::closed("gpus[].max_batch", 1.0, 4_096.0, "sequences"),
     Bound::closed("gpus[].max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::positive("api.usd_per_million_input_tokens", 10_000.0, "USD"),
@@ -75,6 +67,9 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::positive("tiers[].ttft_ms", 600_000.0, "ms"),
     Bound::positive("tiers[].tpot_ms", 60_000.0, "ms"),
     Bound::positive("tiers[].percentile", 100.0, ""),
+    Bound::closed("tiers[].max_configurations", 1.0, 64.0, "configurations"),
+    Bound::closed("tiers[].headroom_replicas", 0.0, 8.0, "replicas"),
+    Bound::positive("tiers[].deadline_hours", 672.0, "hours"),
     Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
@@ -580,6 +575,7 @@ impl Validator {
             price_source: g.price_source.clone(),
             max_gpus: g.max_gpus,
             purchase,
+            spot: g.spot.as_ref().map(|s| self.spot(i, s)),
             tensor_parallel,
             max_batch,
             max_batched_tokens,
@@ -595,12 +591,7 @@ impl Validator {
         let d = PurchaseTerms::default();
         let unit_gpus = g.purchase_unit_gpus.unwrap_or(d.unit_gpus);
         let key = format!("gpus[{i}].purchase_unit_gpus");
-        if !(1..=MAX_PURCHASE_UNIT_GPUS).contains(&unit_gpus) {
-            self.at_key(
-                &key,
-                format!("`purchase_unit_gpus` must be in [1, {MAX_PURCHASE_UNIT_GPUS}] (1 buys single GPUs, N a node of N GPUs), got {unit_gpus}"),
-            );
-        } else if unit_gpus > 1 {
+        if self.bounded(&key, f64::from(unit_gpus)) && unit_gpus > 1 {
             for &tp in tensor_parallel {
                 if tp > 0 && !unit_gpus.is_multiple_of(tp) {
                     self.at_key(
@@ -611,14 +602,10 @@ impl Validator {
             }
         }
         let min_rental_hours = g.min_rental_hours.unwrap_or(d.min_rental_hours);
-        if !(min_rental_hours.is_finite()
-            && (0.0..=MAX_MIN_RENTAL_HOURS).contains(&min_rental_hours))
+        if self.bounded(&format!("gpus[{i}].min_rental_hours"), min_rental_hours)
+            && min_rental_hours > 0.0
+            && g.on_demand_usd_per_gpu_hour.is_none()
         {
-            self.at_key(
-                format!("gpus[{i}].min_rental_hours"),
-                format!("`min_rental_hours` must be in [0, {MAX_MIN_RENTAL_HOURS}] hours, got {min_rental_hours}"),
-            );
-        } else if min_rental_hours > 0.0 && g.on_demand_usd_per_gpu_hour.is_none() {
             self.at_key(
                 format!("gpus[{i}].min_rental_hours"),
                 "`min_rental_hours` applies to on-demand rentals, and this GPU type has no `on_demand_usd_per_gpu_hour`",
@@ -627,6 +614,20 @@ impl Validator {
         PurchaseTerms {
             unit_gpus,
             min_rental_hours,
+        }
+    }
+
+    /// The spot terms of offer `i`.
+    fn spot(&mut self, i: usize, s: &RawSpot) -> SpotOffer {
+        let key = |k: &str| format!("gpus[{i}].spot.{k}");
+        self.bounded(&key("usd_per_gpu_hour"), s.usd_per_gpu_hour);
+        // The share of requested spot GPUs the provider grants.
+        self.bounded(&key("availability"), s.availability);
+        self.bounded(&key("interruptions_per_hour"), s.interruptions_per_hour);
+        SpotOffer {
+            usd_per_gpu_hour: s.usd_per_gpu_hour,
+            availability: s.availability,
+            interruptions_per_hour: s.interruptions_per_hour,
         }
     }
 
@@ -719,28 +720,13 @@ impl Validator {
     fn serving_rules(&mut self, i: usize, t: &RawTier, slot_minutes: u32) -> ServingRules {
         let key = |k: &str| format!("tiers[{i}].{k}");
         if let Some(n) = t.max_configurations {
-            if !(1..=MAX_CONFIGURATIONS).contains(&n) {
-                self.at_key(
-                    key("max_configurations"),
-                    format!("`max_configurations` must be in [1, {MAX_CONFIGURATIONS}], got {n}"),
-                );
-            }
+            self.bounded(&key("max_configurations"), f64::from(n));
         }
         let headroom_replicas = t.headroom_replicas.unwrap_or(0);
-        if headroom_replicas > MAX_HEADROOM_REPLICAS {
-            self.at_key(
-                key("headroom_replicas"),
-                format!("`headroom_replicas` must be in [0, {MAX_HEADROOM_REPLICAS}] (1 = N+1), got {headroom_replicas}"),
-            );
-        }
+        self.bounded(&key("headroom_replicas"), f64::from(headroom_replicas));
         if let Some(h) = t.deadline_hours {
             let slot_hours = f64::from(slot_minutes) / 60.0;
-            if !(h.is_finite() && h <= MAX_DEADLINE_HOURS) {
-                self.at_key(
-                    key("deadline_hours"),
-                    format!("`deadline_hours` must be at most {MAX_DEADLINE_HOURS} hours, got {h}"),
-                );
-            } else if h < slot_hours {
+            if self.bounded(&key("deadline_hours"), h) && h < slot_hours {
                 self.at_key(
                     key("deadline_hours"),
                     format!("`deadline_hours` = {h} is shorter than a planning slot ({slot_hours} h): the plan moves volume between whole slots, so give a deadline of at least {slot_hours} h or shorten `planning.slot_minutes`"),
@@ -757,6 +743,7 @@ impl Validator {
             max_configurations: t.max_configurations,
             headroom_replicas,
             deadline_hours: t.deadline_hours,
+            spot_allowed: t.spot_allowed.unwrap_or(false),
         }
     }
 

@@ -15,6 +15,8 @@ pub enum Event {
     /// The step (or run of decode steps) of a replica ends; `generation`
     /// tells a current end from one made stale by a cut run.
     StepEnd { replica: usize, generation: u64 },
+    /// A spot replica is taken back by its provider during slot `slot`.
+    Interrupt { replica: usize, slot: usize },
 }
 
 /// Events ordered by (time, sequence). Times are seconds ≥ 0; their IEEE bit

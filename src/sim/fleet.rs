@@ -39,6 +39,18 @@ pub struct FleetTier {
     pub deadline_s: Option<f64>,
 }
 
+/// Spot terms of a group: each replica the plan requests for a slot is
+/// granted with probability `availability` (seeded draw) unless it is
+/// already up, and a granted replica is interrupted at `interruptions_per_hour`
+/// (exponential times): it goes down at once, the requests it holds are
+/// dropped (counted unserved and interrupted), and it stays down until the
+/// next slot's request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spot {
+    pub availability: f64,
+    pub interruptions_per_hour: f64,
+}
+
 /// Identical replicas serving one tier.
 #[derive(Debug, Clone)]
 pub struct Group {
@@ -48,6 +60,8 @@ pub struct Group {
     pub replicas_by_slot: Vec<u32>,
     /// The plan's requests/s per replica (the router's capacity weight).
     pub rps_per_replica: f64,
+    /// `Some` for replicas on spot GPUs.
+    pub spot: Option<Spot>,
 }
 
 /// The fleet a plan describes.
@@ -192,15 +206,66 @@ impl<'a> Run<'a> {
                 state.replicas.push(self.replicas.len());
                 self.replicas.push(Replica::new(g, rank));
             }
+            let before = state.up;
             state.up = up;
-            self.result.groups[g].up_s += up as f64 * slot_s;
-            for &r in &state.replicas[..up] {
-                self.replicas[r].up_s += slot_s;
+            if let Some(spot) = group.spot {
+                self.request_spot(g, s, spot, before);
+            }
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                if !self.replicas[r].down {
+                    self.replicas[r].up_s += slot_s;
+                    self.result.groups[g].up_s += slot_s;
+                }
             }
         }
         let now = s as f64 * slot_s;
         for k in 0..self.fleet.tiers.len() {
             self.release_backlog(k, now);
+        }
+    }
+
+    /// Slot `s` of spot group `g`: each requested replica not already up
+    /// (of the `before` up in the previous slot, and not interrupted) is
+    /// granted with probability `availability`; each granted one draws the
+    /// time of its interruption, scheduled when it falls within the slot.
+    fn request_spot(&mut self, g: usize, s: usize, spot: Spot, before: usize) {
+        let slot_s = self.fleet.slot_s;
+        let start = s as f64 * slot_s;
+        for i in 0..self.groups[g].up {
+            let r = self.groups[g].replicas[i];
+            let carried = i < before && !self.replicas[r].down;
+            if !carried {
+                let granted = self.rng.gen::<f64>() < spot.availability;
+                self.replicas[r].down = !granted;
+            }
+            if !self.replicas[r].down && spot.interruptions_per_hour > 0.0 {
+                let u: f64 = self.rng.gen::<f64>();
+                let after_s = -(1.0 - u).ln() / spot.interruptions_per_hour * 3600.0;
+                if after_s < slot_s {
+                    self.queue.push(
+                        start + after_s,
+                        Event::Interrupt {
+                            replica: r,
+                            slot: s,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Spot replica `r` is taken back: the requests it holds are dropped.
+    fn interrupt(&mut self, r: usize, slot: usize) {
+        if slot != self.current_slot || self.replicas[r].down {
+            return;
+        }
+        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        for id in self.replicas[r].evict_all() {
+            self.reqs.remove(id);
+            let tally = &mut self.result.tiers[k];
+            tally.unserved_requests += 1;
+            tally.interrupted += 1;
         }
     }
 
@@ -218,7 +283,7 @@ impl<'a> Run<'a> {
             let state = &self.groups[g];
             for &r in &state.replicas[..state.up] {
                 let rep = &self.replicas[r];
-                if rep.in_system >= group.spec.max_batch {
+                if rep.down || rep.in_system >= group.spec.max_batch {
                     continue;
                 }
                 let work =
@@ -290,6 +355,9 @@ impl<'a> Run<'a> {
             let state = &self.groups[g];
             for &r in &state.replicas[..state.up] {
                 let rep = &self.replicas[r];
+                if rep.down {
+                    continue;
+                }
                 let work =
                     rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
                 let score = work / weight;
@@ -314,9 +382,10 @@ impl<'a> Run<'a> {
                     pos -= state.up;
                     continue;
                 }
-                if need <= self.fleet.groups[g].spec.kv_capacity_tokens {
+                let r = state.replicas[pos];
+                if need <= self.fleet.groups[g].spec.kv_capacity_tokens && !self.replicas[r].down {
                     self.next_in_turn[k] = (self.next_in_turn[k] + i + 1) % up;
-                    return Some(state.replicas[pos]);
+                    return Some(r);
                 }
                 break;
             }
@@ -372,7 +441,7 @@ impl<'a> Run<'a> {
     fn end_step(&mut self, now: f64, r: usize, on_completed: &mut impl FnMut(&Completed)) {
         let spec = self.spec(r);
         let rep = &mut self.replicas[r];
-        let up = rep.rank < self.groups[rep.spec].up && now <= self.horizon_end_s;
+        let up = rep.rank < self.groups[rep.spec].up && !rep.down && now <= self.horizon_end_s;
         self.finished.clear();
         rep.end_step(now, up, &mut self.reqs, &mut self.finished);
         for i in 0..self.finished.len() {
@@ -489,6 +558,7 @@ pub fn simulate_observed(
                     run.end_step(now, replica, &mut on_completed);
                 }
             }
+            Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
         }
     }
     run.finish()
@@ -533,6 +603,7 @@ mod tests {
                 spec,
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
+                spot: None,
             }],
             router: Router::LeastWork,
         }
@@ -601,6 +672,51 @@ mod tests {
         // Replayed alone, the first slot never gets a replica: unserved.
         let alone = simulate(&f, 0..1, arrivals, 1, |_| {});
         assert_eq!(alone.tiers[0].unserved_requests, 10);
+    }
+
+    #[test]
+    fn spot_replicas_are_granted_and_interrupted_and_drop_what_they_hold() {
+        let mut f = fleet(spec(true, 64, 1_000_000), 2, 0.0);
+        f.slot_s = 600.0;
+        f.tiers[0].limits.ttft_ms = 60_000.0;
+        f.tiers[0].limits.tpot_ms = 1_000.0;
+        let arrivals: Vec<Arrival> = (0..600)
+            .map(|i| Arrival {
+                time_s: f64::from(i),
+                tier: 0,
+                input_tokens: 500,
+                output_tokens: 400,
+            })
+            .collect();
+        let run = |f: &Fleet| simulate(f, 0..1, arrivals.clone(), 7, |_| {});
+        // Always granted, never interrupted: like on-demand replicas.
+        f.groups[0].spot = Some(Spot {
+            availability: 1.0,
+            interruptions_per_hour: 0.0,
+        });
+        let calm = run(&f);
+        assert_eq!(calm.tiers[0].interrupted, 0);
+        assert_eq!(calm.tiers[0].served_requests, 600);
+        // Interrupted about every six minutes: both replicas go down within
+        // the slot, dropping what they hold; later arrivals find none.
+        f.groups[0].spot = Some(Spot {
+            availability: 1.0,
+            interruptions_per_hour: 10.0,
+        });
+        let stormy = run(&f);
+        let t = &stormy.tiers[0];
+        assert!(t.interrupted > 0, "{t:?}");
+        assert!(t.unserved_requests > t.interrupted, "{t:?}");
+        assert_eq!(t.served_requests + t.unserved_requests, 600);
+        assert!(t.attainment() < 0.9);
+        // Hardly ever granted: nothing is served.
+        f.groups[0].spot = Some(Spot {
+            availability: 1e-6,
+            interruptions_per_hour: 0.0,
+        });
+        let none = run(&f);
+        assert_eq!(none.tiers[0].served_requests, 0);
+        assert_eq!(none.groups[0].up_s, 0.0);
     }
 
     fn prefill_first(mut spec: ReplicaSpec) -> ReplicaSpec {
@@ -867,6 +983,7 @@ mod properties {
                 },
                 replicas_by_slot: vec![replicas],
                 rps_per_replica: 1.0,
+                spot: None,
             }],
             router: Router::LeastWork,
         }

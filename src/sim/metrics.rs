@@ -51,6 +51,9 @@ pub struct TierTally {
     pub served_requests: u64,
     /// Completed after their tier's deadline (deadline tiers only).
     pub late: u64,
+    /// Dropped by a spot interruption of their replica (also counted
+    /// unserved).
+    pub interrupted: u64,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,
@@ -119,6 +122,7 @@ impl TierTally {
         self.unserved_requests += o.unserved_requests;
         self.served_requests += o.served_requests;
         self.late += o.late;
+        self.interrupted += o.interrupted;
         self.met_ttft += o.met_ttft;
         self.met_tpot += o.met_tpot;
         self.met_both += o.met_both;

@@ -14,7 +14,7 @@ pub mod router;
 pub mod scheduler;
 pub mod workload;
 
-pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult};
+pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult, Spot};
 pub use metrics::{Latency, Limits, TierTally};
 pub use replica::ReplicaSpec;
 pub use request::Arrival;

@@ -120,6 +120,8 @@ pub struct Replica {
     /// Requests waiting or running on the replica.
     pub in_system: u32,
     pub preemptions: u64,
+    /// A spot replica not granted, or interrupted, in the current slot.
+    pub down: bool,
 }
 
 impl Replica {
@@ -144,7 +146,26 @@ impl Replica {
             outstanding_prompt_tokens: 0,
             in_system: 0,
             preemptions: 0,
+            down: false,
         }
+    }
+
+    /// Takes the replica down at once (a spot interruption): every request
+    /// it holds is dropped and returned, and its step in progress abandoned.
+    pub fn evict_all(&mut self) -> Vec<u32> {
+        let mut dropped: Vec<u32> = self.waiting.drain(..).collect();
+        dropped.append(&mut self.prefilling);
+        dropped.append(&mut self.decoding);
+        self.chunks.clear();
+        self.finishes.clear();
+        self.kv_used = 0;
+        self.context_sum = 0;
+        self.step = None;
+        self.generation += 1;
+        self.outstanding_prompt_tokens = 0;
+        self.in_system = 0;
+        self.down = true;
+        dropped
     }
 
     /// Whether a step is in progress.

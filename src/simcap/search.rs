@@ -320,6 +320,7 @@ fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router
             spec: spec.clone(),
             replicas_by_slot: vec![n],
             rps_per_replica: 1.0,
+            spot: None,
         }],
         router,
     }

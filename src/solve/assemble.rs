@@ -28,7 +28,9 @@ pub(super) fn assemble(
     (factors, options): (&[f64], &SolveOptions),
 ) -> Plan {
     let (reserved_usd, on_demand_usd, api_usd) = milp::cost_usd(input, solution);
-    let total = reserved_usd + on_demand_usd + api_usd;
+    let spot_usd = milp::spot_usd(input, solution);
+    let total = reserved_usd + on_demand_usd + api_usd + spot_usd;
+    let spot_yield = |gpu: usize| input.gpus[gpu].spot.map_or(0.0, |s| s.yield_share);
     let horizon_hours = demand.horizon_hours();
     let output_tokens = total_output_tokens(demand);
     let mut tiers = BTreeMap::new();
@@ -51,7 +53,10 @@ pub(super) fn assemble(
                 tier.options
                     .iter()
                     .zip(&solution.replicas[k])
-                    .map(|(o, replicas)| f64::from(replicas[t]) * o.rps(t))
+                    .zip(&solution.spot[k])
+                    .map(|((o, replicas), spot)| {
+                        (f64::from(replicas[t]) + spot_yield(o.gpu) * f64::from(spot[t])) * o.rps(t)
+                    })
                     .sum()
             })
             .collect();
@@ -80,9 +85,12 @@ pub(super) fn assemble(
         let mut configurations = Vec::new();
         for (c, option) in tier.options.iter().enumerate() {
             let replicas = &solution.replicas[k][c];
-            if replicas.iter().all(|&n| n == 0) {
+            let spot = &solution.spot[k][c];
+            if replicas.iter().chain(spot).all(|&n| n == 0) {
                 continue;
             }
+            let yield_share = spot_yield(option.gpu);
+            let effective = |t: usize| f64::from(replicas[t]) + yield_share * f64::from(spot[t]);
             let entry = &capacity[k][option_entries[k][c]];
             // What one replica of a fleet of `n` sustains: the step function's
             // figure (not the slot's demand over its replicas).
@@ -95,18 +103,19 @@ pub(super) fn assemble(
                 if capacity_t <= 0.0 {
                     continue;
                 }
-                let fraction = f64::from(replicas[t]) * option.rps(t) / capacity_t;
+                let fraction = effective(t) * option.rps(t) / capacity_t;
                 let on_gpus_rps = on_gpus_by_slot[t] * fraction;
                 served += on_gpus_rps;
-                busy_gpu_hours += on_gpus_rps / sustained(replicas[t], t)
+                busy_gpu_hours += on_gpus_rps / sustained(replicas[t] + spot[t], t)
                     * f64::from(option.gpus_per_replica)
                     * input.slot_hours;
             }
             // The router's weight: what one replica sustains in the slot
             // where this configuration runs its largest fleet.
             let busiest = (0..replicas.len())
-                .max_by_key(|&t| (replicas[t], std::cmp::Reverse(t)))
+                .max_by_key(|&t| (replicas[t] + spot[t], std::cmp::Reverse(t)))
                 .unwrap_or(0);
+            let any_spot = spot.iter().any(|&n| n > 0);
             configurations.push(ConfigUse {
                 config: entry.config.label(),
                 gpu_type: entry.config.gpu_type.clone(),
@@ -115,7 +124,7 @@ pub(super) fn assemble(
                 max_batched_tokens: entry.config.max_batched_tokens,
                 precision: entry.config.precision,
                 gpus_per_replica: option.gpus_per_replica,
-                rps_per_replica: sustained(replicas[busiest], busiest),
+                rps_per_replica: sustained(replicas[busiest] + spot[busiest], busiest),
                 rps_per_replica_by_slot: option.rps_by_slot.clone(),
                 share: if total_mean > 0.0 {
                     served / total_mean
@@ -123,6 +132,8 @@ pub(super) fn assemble(
                     0.0
                 },
                 replicas_by_slot: replicas.clone(),
+                spot_replicas_by_slot: if any_spot { spot.clone() } else { Vec::new() },
+                spot_yield_share: any_spot.then_some(yield_share),
             });
         }
         tiers.insert(
@@ -148,7 +159,9 @@ pub(super) fn assemble(
             .iter()
             .flatten()
             .map(|&o| f64::from(o) * input.slot_hours)
-            .sum::<f64>();
+            .sum::<f64>()
+        + granted_spot_gpu_hours(input, solution);
+    let spot_by_slot = spot_gpus_by_slot(input, solution);
     let idle_reserved = input
         .tiers
         .iter()
@@ -188,6 +201,7 @@ pub(super) fn assemble(
             reserved_usd,
             on_demand_usd,
             api_usd,
+            spot_usd,
         },
         reserved: input
             .gpus
@@ -208,6 +222,7 @@ pub(super) fn assemble(
                     .collect()
             })
             .collect(),
+        spot: spot_by_slot,
         tiers,
         slo: scenario
             .tiers
@@ -283,6 +298,7 @@ pub(super) fn assemble(
                             on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
                             max_gpus: g.max_gpus,
                             source: g.price_source.clone(),
+                            spot: g.spot,
                         },
                     )
                 })
@@ -504,4 +520,41 @@ fn idle_reserved_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> 
         gpu_hours: idle(true),
         gpu_hours_without_deadline_tiers: idle(false),
     }
+}
+
+/// Spot GPU-hours granted over the horizon: requested × availability.
+fn granted_spot_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> f64 {
+    input
+        .tiers
+        .iter()
+        .zip(&solution.spot)
+        .flat_map(|(tier, per_option)| tier.options.iter().zip(per_option))
+        .map(|(o, per_slot)| {
+            let availability = input.gpus[o.gpu].spot.map_or(0.0, |s| s.availability);
+            let requested: u32 = per_slot.iter().sum();
+            f64::from(requested * o.gpus_per_replica) * availability * input.slot_hours
+        })
+        .sum()
+}
+
+/// Per slot, GPU type → spot GPUs requested; `None` when the plan uses none.
+fn spot_gpus_by_slot(
+    input: &MilpInput,
+    solution: &milp::MilpSolution,
+) -> Option<Vec<BTreeMap<String, u32>>> {
+    let by_slot: Vec<BTreeMap<String, u32>> = (0..input.slots())
+        .map(|t| {
+            let mut gpus: BTreeMap<String, u32> = BTreeMap::new();
+            for (tier, per_option) in input.tiers.iter().zip(&solution.spot) {
+                for (o, per_slot) in tier.options.iter().zip(per_option) {
+                    if per_slot[t] > 0 {
+                        *gpus.entry(input.gpus[o.gpu].id.clone()).or_default() +=
+                            per_slot[t] * o.gpus_per_replica;
+                    }
+                }
+            }
+            gpus
+        })
+        .collect();
+    by_slot.iter().any(|s| !s.is_empty()).then_some(by_slot)
 }

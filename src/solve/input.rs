@@ -5,7 +5,9 @@ use super::SolveOptions;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
 use crate::fleet_capacity::FleetCapacity;
-use crate::milp::{ApiTerms, ConfigOption, GpuType, MilpInput, Purchase, TierInput, TierRules};
+use crate::milp::{
+    ApiTerms, ConfigOption, GpuType, MilpInput, Purchase, SpotTerms, TierInput, TierRules,
+};
 use crate::scenario::{Scenario, Simulation};
 
 pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option<f64> {
@@ -57,6 +59,11 @@ pub(super) fn milp_input(
                 unit_gpus: g.purchase.unit_gpus,
                 min_rental_slots: g.purchase.min_rental_slots(scenario.planning.slot_minutes),
             },
+            spot: g.spot.map(|s| SpotTerms {
+                usd_per_gpu_hour: s.usd_per_gpu_hour,
+                availability: s.availability,
+                yield_share: s.yield_share(f64::from(scenario.planning.slot_minutes) / 60.0),
+            }),
         })
         .collect();
     let mut option_entries = Vec::new();
@@ -138,6 +145,7 @@ pub(super) fn milp_input(
                     max_configurations: tier.rules.max_configurations,
                     headroom_replicas: tier.rules.headroom_replicas,
                     deadline_slots,
+                    spot_allowed: tier.rules.spot_allowed,
                 },
             }
         })
