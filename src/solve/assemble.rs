@@ -172,16 +172,7 @@ pub(super) fn assemble(
         .iter()
         .map(|d| api_usd_per_request(scenario, d))
         .collect();
-    let integer_variables = input
-        .gpus
-        .iter()
-        .filter(|g| g.reserved_usd_per_gpu_hour.is_some())
-        .count()
-        + input
-            .tiers
-            .iter()
-            .map(|t| t.options.len() * t.peak_rps.iter().filter(|&&r| r > 0.0).count())
-            .sum::<usize>();
+    let integer_variables = integer_variables(input);
     let mut plan = Plan {
         scenario: scenario.name.clone(),
         missed_targets: Vec::new(),
@@ -557,4 +548,59 @@ fn spot_gpus_by_slot(
         })
         .collect();
     by_slot.iter().any(|s| !s.is_empty()).then_some(by_slot)
+}
+
+/// Integer variables of the model: `reserved[g]`, `replicas[k,c,t]`, and with
+/// purchase rules whole `on_demand[g,t]` units, `spot[k,c,t]`, `runs[k,c,t]`
+/// and `uses[k,c]` (as `milp::model::build` declares them).
+fn integer_variables(input: &MilpInput) -> usize {
+    let slots = input.slots();
+    let serving = |t: &milp::TierInput| {
+        if t.rules.deadline_slots.is_some() {
+            slots
+        } else {
+            t.peak_rps.iter().filter(|&&r| r > 0.0).count()
+        }
+    };
+    let reserved = input
+        .gpus
+        .iter()
+        .filter(|g| g.reserved_usd_per_gpu_hour.is_some())
+        .count();
+    let whole_on_demand = input
+        .gpus
+        .iter()
+        .filter(|g| {
+            g.on_demand_usd_per_gpu_hour.is_some() && g.purchase != milp::Purchase::default()
+        })
+        .count()
+        * slots;
+    let per_tier: usize = input
+        .tiers
+        .iter()
+        .map(|t| {
+            let replicas = t.options.len() * serving(t);
+            let spot = if t.rules.spot_allowed {
+                t.options
+                    .iter()
+                    .filter(|o| input.gpus[o.gpu].spot.is_some())
+                    .count()
+                    * serving(t)
+            } else {
+                0
+            };
+            let runs = if t.rules.headroom_replicas > 0 {
+                replicas
+            } else {
+                0
+            };
+            let uses = if t.rules.max_configurations.is_some() {
+                t.options.len()
+            } else {
+                0
+            };
+            replicas + spot + runs + uses
+        })
+        .sum();
+    reserved + whole_on_demand + per_tier
 }
