@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "cli/mutation.rs"]
+mod mutation;
+
 fn planner(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_planner"))
         .args(args)

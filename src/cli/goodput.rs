@@ -74,7 +74,12 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         }),
         Some(tiers) => LimitSource::Tiers(tiers),
     };
-    limits.check(&log).map_err(PlannerError::Usage)?;
+    limits.check(&log).map_err(|m| {
+        PlannerError::Usage(match &args.scenario {
+            Some(path) => format!("{}: {m}", path.display()),
+            None => m,
+        })
+    })?;
     let (duration_s, duration_text) = match (
         args.duration_s,
         crate::goodput::span_s(&log),
