@@ -81,6 +81,22 @@ pub struct BenchArgs {
     /// Recompute simulated capacities instead of reading the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Solve the MILP by this method instead of the scenario's
+    /// `planning.milp_method`: auto, monolithic or decomposed.
+    #[arg(long, value_parser = parse_milp_method)]
+    pub milp_method: Option<crate::milp::Method>,
+}
+
+fn parse_milp_method(s: &str) -> Result<crate::milp::Method, String> {
+    use crate::milp::Method;
+    match s {
+        "auto" => Ok(Method::Auto),
+        "monolithic" => Ok(Method::Monolithic),
+        "decomposed" => Ok(Method::Decomposed),
+        other => Err(format!(
+            "unknown MILP method `{other}`; accepted: auto, monolithic, decomposed"
+        )),
+    }
 }
 
 pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
@@ -183,7 +199,10 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
     let mut lines = Vec::new();
     for i in 0..args.repeat.max(1) {
         let t0 = Instant::now();
-        let scenario = crate::scenario::load(&args.scenario)?;
+        let mut scenario = crate::scenario::load(&args.scenario)?;
+        if let Some(method) = args.milp_method {
+            scenario.planning.milp_method = method;
+        }
         let t1 = Instant::now();
         let demand = crate::demand::build(&scenario, Progress::hidden())?;
         let t2 = Instant::now();
@@ -197,25 +216,38 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             },
             ..SolveOptions::new(Progress::hidden())
         };
-        crate::solve::capacity_table(
-            &scenario,
-            &demand,
-            &vec![1.0; scenario.tiers.len()],
-            &options,
-        );
+        let input = crate::solve::first_round_milp(&scenario, &demand, &options);
         let t3 = Instant::now();
-        let plan = crate::solve::solve(&scenario, &options)?;
+        let first = crate::milp::solve(&input);
         let t4 = Instant::now();
+        let first = match &first {
+            Ok(s) => {
+                let cost = crate::milp::total(&input, s);
+                format!(
+                    "{:?}, {:?}, {:.2} USD, proven gap {:.3}%",
+                    s.method,
+                    s.status,
+                    cost,
+                    (cost - s.lower_bound_usd) / cost * 100.0
+                )
+            }
+            Err(e) => format!("{e:?}"),
+        };
+        let plan = crate::solve::solve(&scenario, &options)?;
+        let t5 = Instant::now();
         lines.push(format!(
-            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {} round(s), total {:.2} USD",
+            "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, first round's MILP {:.3} s ({first}), full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {:?} method, proven gap {:.3}%, {} round(s), total {:.2} USD",
             i + 1,
             (t1 - t0).as_secs_f64(),
             (t2 - t1).as_secs_f64(),
             (t3 - t2).as_secs_f64(),
             (t4 - t3).as_secs_f64(),
+            (t5 - t4).as_secs_f64(),
             demand.slots,
             plan.solver.integer_variables,
             plan.solver.status,
+            plan.solver.method,
+            plan.solver.proven_gap * 100.0,
             plan.rounds.len().max(1),
             plan.total_cost_usd
         ));

@@ -188,6 +188,30 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     }
 }
 
+/// The first round's MILP (every capacity factor 1, every slot's traffic on
+/// GPUs), as [`solve`] builds it, with the capacity behind it; for timing
+/// the MILP on its own (`planner bench`).
+pub fn first_round_milp(
+    scenario: &Scenario,
+    demand: &Demand,
+    options: &SolveOptions,
+) -> milp::MilpInput {
+    let factors = vec![1.0; scenario.tiers.len()];
+    let mut capacity = capacity_table(scenario, demand, &factors, options);
+    if scenario.simulation.capacity == CapacitySource::Simulated {
+        simcap::extend_fleets(
+            &mut capacity,
+            scenario,
+            &demand.tiers,
+            &need_rps(demand, &factors),
+            options.cache_dir.as_deref(),
+            options.progress,
+        );
+    }
+    let gpu_share = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
+    milp_input(scenario, demand, &capacity, (&factors, &gpu_share), options).0
+}
+
 /// Each tier's factor for the next round, from its bracket and the replay.
 fn next_factors(
     scenario: &Scenario,
