@@ -679,8 +679,15 @@ pub(super) mod tests {
             peaks in proptest::collection::vec((0.0f64..18.0, 0.0f64..30.0), 1..6),
             with_api in proptest::bool::ANY,
             quota in proptest::bool::ANY,
+            small_prices in 0u8..3,
         ) {
-            let base = two_tiers(&peaks, with_api, quota);
+            let mut base = two_tiers(&peaks, with_api, quota);
+            // The small type bought both ways, only reserved, or only rented.
+            match small_prices {
+                1 => base.gpus[1].on_demand_usd_per_gpu_hour = None,
+                2 => base.gpus[1].reserved_usd_per_gpu_hour = None,
+                _ => {}
+            }
             let gap = 0.01;
             // HiGHS on the bare model: its stopping rule is then a proof.
             let mut bare = with_method(base.clone(), Method::Monolithic, gap);
