@@ -2470,3 +2470,55 @@ fn csv_schedule_has_one_line_per_slot_and_adds_up() {
         assert!(carried + 1e-9 >= r[col("demand_rps")] * 0.999, "{r:?}");
     }
 }
+
+#[test]
+fn simulate_and_capacity_take_the_same_set_as_solve() {
+    let dir = temp_dir("set-simulate");
+    let plan = dir.join("plan.json");
+    let solve = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "tiers[0].ttft_ms=2500",
+        "--plan-out",
+        plan.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(solve.status.success(), "{}", stderr(&solve));
+    let replay = json(&planner(&[
+        "simulate",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "tiers[0].ttft_ms=2500",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(
+        replay["verification"]["tiers"]["chat"]["attainment"]
+            .as_f64()
+            .is_some(),
+        "{replay}"
+    );
+    for command in ["simulate", "capacity"] {
+        let mut args = vec![
+            command,
+            "tests/fixtures/ok/tiny.toml",
+            "--set",
+            "tiers[0].ttft=1",
+        ];
+        if command == "simulate" {
+            args.extend(["--plan", plan.to_str().unwrap()]);
+        }
+        let out = planner(&args);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--set tiers[0].ttft: unknown field `ttft`"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -53,6 +53,9 @@ pub struct SolveArgs {
 pub struct CapacityArgs {
     /// The scenario whose configurations and tiers are evaluated.
     pub scenario: PathBuf,
+    /// Change one value of the scenario, as for `solve --set` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -160,7 +163,8 @@ pub(super) fn parse_overrides(args: &[String]) -> Result<Vec<Override>, PlannerE
 
 pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
     let progress = Progress::new(args.quiet);
-    let scenario = crate::scenario::load(&args.scenario)?;
+    let overrides = parse_overrides(&args.set)?;
+    let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
     let demand = crate::demand::build(&scenario, progress)?;
     let cache = if args.no_cache {
         None

@@ -16,6 +16,10 @@ use std::time::Instant;
 pub struct SimulateArgs {
     /// The scenario whose traces are replayed.
     pub scenario: PathBuf,
+    /// Change one value of the scenario, as for `solve --set` (repeatable):
+    /// give the same changes as the solve that wrote the plan.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// The plan to replay against, as written by `planner solve --plan-out`.
     #[arg(long, value_name = "PLAN.json")]
     pub plan: PathBuf,
@@ -52,7 +56,8 @@ pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
         Output::optional("--requests-out", args.requests_out.as_deref()),
     ])?;
     let progress = Progress::new(args.output.quiet);
-    let mut scenario = crate::scenario::load(&args.scenario)?;
+    let overrides = super::plan::parse_overrides(&args.set)?;
+    let mut scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
     if let Some(seed) = args.seed {
         scenario.simulation.seed = seed;
     }
