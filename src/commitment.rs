@@ -36,6 +36,58 @@ pub struct Commitment {
     /// counts then rest on part of one day's pattern.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_horizon_warning: Option<String>,
+    /// The commitment over the scenario's `[commitment] term_months`, when
+    /// stated and something is reserved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term: Option<TermCommitment>,
+}
+
+/// What the reservations commit to over the whole term, and what that buys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TermCommitment {
+    pub months: u32,
+    /// usd_per_year × months / 12.
+    pub usd: f64,
+    /// Reserved GPUs × the term's hours (730 per month).
+    pub reserved_gpu_hours: f64,
+    /// Share (0-1) of the reserved GPU-hours the planned pattern's replicas
+    /// occupy, were it repeated over the term unchanged.
+    pub occupied_share: f64,
+}
+
+/// Hours in a month of reservation (8,760 / 12).
+pub const HOURS_PER_MONTH: f64 = HOURS_PER_YEAR / 12.0;
+
+/// The commitment over `months`: its money, the GPU-hours it buys, and the
+/// share of them the plan's replicas occupy (`plan.reserved` against each
+/// slot's replicas on reserved GPU types).
+pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment> {
+    let c = &plan.commitment;
+    if c.gpu_types.is_empty() {
+        return None;
+    }
+    let reserved_gpus: u32 = c.gpu_types.values().map(|l| l.gpus).sum();
+    let slots = plan.on_demand.len();
+    let mut occupied = 0.0;
+    for (gpu, line) in &c.gpu_types {
+        for t in 0..slots {
+            let used: u32 = plan
+                .tiers
+                .values()
+                .flat_map(|tier| &tier.configurations)
+                .filter(|u| &u.gpu_type == gpu)
+                .map(|u| u.replicas_by_slot.get(t).copied().unwrap_or(0) * u.gpus_per_replica)
+                .sum();
+            occupied += f64::from(used.min(line.gpus));
+        }
+    }
+    let held = f64::from(reserved_gpus) * slots as f64;
+    Some(TermCommitment {
+        months,
+        usd: c.usd_per_year * f64::from(months) / 12.0,
+        reserved_gpu_hours: f64::from(reserved_gpus) * f64::from(months) * HOURS_PER_MONTH,
+        occupied_share: if held > 0.0 { occupied / held } else { 0.0 },
+    })
 }
 
 /// Shortest horizon, in hours, whose reservations the report does not warn
@@ -81,6 +133,7 @@ pub fn of(
         usd_per_year: gpu_types.values().fold(0.0, |sum, l| sum + l.usd_per_year),
         gpu_types,
         short_horizon_warning,
+        term: None,
     }
 }
 

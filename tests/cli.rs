@@ -317,12 +317,28 @@ fn a_deadline_tier_fills_idle_reserved_gpus_and_cuts_the_cost() {
     assert_eq!(bulk["meets_target"], true, "{bulk}");
     assert_eq!(bulk["late_requests"], 0, "{bulk}");
     assert_eq!(plan["slo"]["bulk"]["deadline_hours"], 8.0);
+    // The 12-month term: a year's commitment, and the reserved GPU-hours the
+    // plan leaves idle are the share of them it does not occupy.
+    let term = &plan["commitment"]["term"];
+    assert_eq!(term["months"], 12);
+    assert_eq!(term["usd"], plan["commitment"]["usd_per_year"]);
+    let reserved = plan["reserved"]["l4"].as_f64().unwrap();
+    assert_eq!(
+        term["reserved_gpu_hours"].as_f64().unwrap(),
+        reserved * 8760.0
+    );
+    let idle_share = with / (reserved * plan["horizon_hours"].as_f64().unwrap());
+    assert!(
+        (term["occupied_share"].as_f64().unwrap() - (1.0 - idle_share)).abs() < 1e-9,
+        "{term} vs idle {with}"
+    );
     bought_in_units_and_held(&plan, "l4", 4.0, 4);
     // The same scenario with the bulk tier served on arrival.
     let root = env!("CARGO_MANIFEST_DIR");
     let text = std::fs::read_to_string("scenarios/overnight-deadline.toml")
         .unwrap()
         .replace("deadline_hours = 8\n", "")
+        .replace("[commitment]\nterm_months = 12\n", "")
         .replace("\"../", &format!("\"{root}/scenarios/../"))
         .replacen(
             "[model]",

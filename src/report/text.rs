@@ -95,6 +95,16 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
             line.term
         );
     }
+    if let Some(term) = &c.term {
+        let _ = writeln!(
+            o,
+            "  over the {}-month term   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated, occupies {:.1}% of them",
+            term.months,
+            usd(term.usd),
+            crate::report::group_thousands(term.reserved_gpu_hours.round() as i64),
+            term.occupied_share * 100.0
+        );
+    }
     if let Some(warning) = &c.short_horizon_warning {
         let _ = writeln!(o, "  WARNING: {warning}");
     }

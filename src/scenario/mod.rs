@@ -31,6 +31,8 @@ pub struct Scenario {
     pub demand: Vec<DemandSource>,
     pub shape: Option<ShapeSpec>,
     pub simulation: Simulation,
+    /// Months the reservations are committed for (`[commitment]`), if stated.
+    pub commitment_term_months: Option<u32>,
 }
 
 /// The served model, and the precision it is pinned to if any.

@@ -26,6 +26,14 @@ pub struct RawScenario {
     pub shape: Option<RawShape>,
     #[serde(default)]
     pub simulation: Option<RawSimulation>,
+    #[serde(default)]
+    pub commitment: Option<RawCommitment>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommitment {
+    pub term_months: u32,
 }
 
 #[derive(Debug, Deserialize)]

@@ -72,6 +72,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::positive("tiers[].deadline_hours", 672.0, "hours"),
     Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
     Bound::closed("shape.days", 1.0, 366.0, "days"),
+    Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
     Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
@@ -243,6 +244,10 @@ impl Validator {
                 );
             }
         }
+        let commitment_term_months = raw.commitment.as_ref().map(|c| {
+            self.bounded("commitment.term_months", f64::from(c.term_months));
+            c.term_months
+        });
         Some(Scenario {
             name: raw.name.clone(),
             description: raw.description.clone().unwrap_or_default(),
@@ -255,6 +260,7 @@ impl Validator {
             demand,
             shape,
             simulation,
+            commitment_term_months,
         })
     }
 

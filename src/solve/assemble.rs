@@ -301,6 +301,9 @@ pub(super) fn assemble(
     };
     plan.unit_costs = crate::unit_costs::of(&plan);
     plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
+    plan.commitment.term = scenario
+        .commitment_term_months
+        .and_then(|months| crate::commitment::over_term(&plan, months));
     plan
 }
 
