@@ -935,6 +935,95 @@ fn bad_aggregates_fail_with_located_errors() {
     insta::assert_snapshot!("bad_aggregates", messages.join("\n"));
 }
 
+/// The Python that has DuckDB: `PLANNER_PYTHON`, the virtual environment
+/// `scripts/prereqs.sh` makes when the system Python lacks it, or `python3`.
+fn python_with_duckdb() -> PathBuf {
+    if let Some(p) = std::env::var_os("PLANNER_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/python-duckdb/bin/python3");
+    if venv.is_file() {
+        return venv;
+    }
+    PathBuf::from("python3")
+}
+
+#[test]
+fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
+    use planner::traces::{read_all, ReaderOptions};
+    let dir = temp_dir("agg-duckdb");
+    let traces = [
+        (
+            "code",
+            "data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+        ),
+        (
+            "conv",
+            "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+        ),
+        ("chat", "data/mooncake/conversation_trace.jsonl"),
+    ];
+    // The requests table the SQL reads, from the same parsed traces.
+    let mut table = String::from("ts,tier,input_tokens,output_tokens\n");
+    for (tier, path) in traces {
+        for r in read_all(Path::new(path), ReaderOptions::default()).unwrap() {
+            table.push_str(&format!(
+                "{},{tier},{},{}\n",
+                r.arrival_s, r.input_tokens, r.output_tokens
+            ));
+        }
+    }
+    let requests = dir.join("requests.csv");
+    std::fs::write(&requests, table).unwrap();
+    let ours = dir.join("planner");
+    let args: Vec<String> = traces.iter().map(|(t, p)| format!("{t}={p}")).collect();
+    let mut cmd = vec!["trace", "aggregate", "--out", ours.to_str().unwrap(), "-q"];
+    cmd.extend(args.iter().map(String::as_str));
+    let o = planner(&cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours_read = planner::aggregate::read_aggregate(&ours).unwrap();
+    for parquet in [false, true] {
+        let theirs = dir.join(if parquet {
+            "duckdb-parquet"
+        } else {
+            "duckdb-csv"
+        });
+        let mut py = Command::new(python_with_duckdb());
+        py.arg("scripts/duckdb_aggregate.py")
+            .arg(&requests)
+            .arg(&theirs);
+        if parquet {
+            py.arg("--parquet");
+        }
+        let out = py.current_dir(env!("CARGO_MANIFEST_DIR")).output().expect(
+            "python3 runs (scripts/prereqs.sh installs DuckDB's Python package for this test)",
+        );
+        assert!(
+            out.status.success(),
+            "sql/aggregate.sql on DuckDB failed (run scripts/prereqs.sh to install DuckDB): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs_read = planner::aggregate::read_aggregate(&theirs).unwrap();
+        assert_eq!(theirs_read.tiers.len(), 3);
+        for (a, b) in ours_read.tiers.iter().zip(&theirs_read.tiers) {
+            assert_eq!(a.tier, b.tier);
+            assert_eq!(a.minutes, b.minutes, "{}: minutes", a.tier);
+            assert_eq!(a.input, b.input, "{}: input bins", a.tier);
+            assert_eq!(a.output, b.output, "{}: output bins", a.tier);
+            assert_eq!(a.pairs, b.pairs, "{}: pairs", a.tier);
+        }
+        if !parquet {
+            // Same rows in the same order: the CSV files are identical.
+            for name in ["minutes", "lengths", "pairs"] {
+                let read =
+                    |d: &Path| std::fs::read_to_string(d.join(format!("{name}.csv"))).unwrap();
+                assert_eq!(read(&ours), read(&theirs), "{name}.csv");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn calibration_error_stays_within_the_stated_bound() {
     let report = json(&planner(&["calibrate", "--format", "json"]));
