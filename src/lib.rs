@@ -65,6 +65,8 @@ pub mod simcap;
 pub mod solve;
 pub mod stats;
 pub mod sweep;
+#[cfg(test)]
+mod testing;
 pub mod text;
 pub mod traces;
 pub mod unit_costs;

@@ -564,7 +564,7 @@ pub(super) mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #![proptest_config(crate::testing::proptest_config(24))]
 
         #[test]
         fn more_demand_never_costs_less(
@@ -670,7 +670,7 @@ pub(super) mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #![proptest_config(crate::testing::proptest_config(24))]
 
         /// Each method's proven bound is below the other's plan, and both
         /// plans are within the gap of each other.

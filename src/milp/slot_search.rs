@@ -716,7 +716,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+        #![proptest_config(crate::testing::proptest_config(40))]
 
         #[test]
         fn the_search_finds_the_brute_force_optimum(

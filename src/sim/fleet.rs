@@ -990,7 +990,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
+        #![proptest_config(crate::testing::proptest_config(24))]
 
         /// Under either scheduler, advancing decode steps in runs changes
         /// nothing a request sees: the same requests meet the same limits,
