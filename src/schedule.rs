@@ -1,13 +1,14 @@
 //! A plan slot by slot: demand, the capacity the plan holds split by where
-//! it comes from (reserved GPUs, on-demand GPUs, the API), GPUs by type and
-//! the slot's cost at list prices. The CSV schedule and the HTML charts
+//! it comes from (reserved GPUs, on-demand GPUs, spot GPUs, the API), GPUs by
+//! type and the slot's cost at list prices. The CSV schedule and the HTML charts
 //! read it.
 //!
 //! A slot's GPU-served capacity is Σ over configurations of replicas × the
 //! requests/s one replica covers there (`mu[c,t]`). Within a GPU type,
 //! reserved GPUs are used first: the share of a type's capacity counted as
-//! reserved is min(reserved, in use) / in use. The API carries its share of
-//! each tier's peak rate.
+//! reserved is min(reserved, in use) / in use. Spot replicas carry their
+//! expected capacity (requested × the offer's yield share × `mu[c,t]`). The
+//! API carries its share of each tier's peak rate.
 
 use crate::plan::Plan;
 use serde::Serialize;
@@ -25,13 +26,17 @@ pub struct Slot {
     pub reserved_rps: f64,
     /// Requests/s the slot's on-demand GPUs carry.
     pub on_demand_rps: f64,
+    /// Requests/s spot replicas are expected to carry (requested × yield).
+    pub spot_rps: f64,
     /// Requests/s sent to the API.
     pub api_rps: f64,
     /// GPU type → GPUs held reserved (the whole horizon).
     pub reserved_gpus: BTreeMap<String, u32>,
     /// GPU type → GPUs rented on demand in this slot.
     pub on_demand_gpus: BTreeMap<String, u32>,
-    /// GPU type → GPUs running replicas in this slot.
+    /// GPU type → spot GPUs requested in this slot.
+    pub spot_gpus: BTreeMap<String, u32>,
+    /// GPU type → GPUs running (non-spot) replicas in this slot.
     pub in_use_gpus: BTreeMap<String, u32>,
     /// Tier → (peak requests/s, mean requests/s, API share, replicas, GPUs).
     pub tiers: BTreeMap<String, SlotTier>,
@@ -69,6 +74,7 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
             let mut cap_by_type: BTreeMap<String, f64> = BTreeMap::new();
             let mut tiers = BTreeMap::new();
             let mut api_rps = 0.0;
+            let mut spot_rps = 0.0;
             let mut demand_rps = 0.0;
             let mut cost_usd = 0.0;
             for (name, tier) in &plan.tiers {
@@ -82,8 +88,10 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
                     replicas += n;
                     gpus += n * c.gpus_per_replica;
                     *in_use.entry(c.gpu_type.clone()).or_insert(0) += n * c.gpus_per_replica;
-                    *cap_by_type.entry(c.gpu_type.clone()).or_insert(0.0) +=
-                        f64::from(n) * c.rps_per_replica_by_slot.get(t).copied().unwrap_or(0.0);
+                    let mu = c.rps_per_replica_by_slot.get(t).copied().unwrap_or(0.0);
+                    *cap_by_type.entry(c.gpu_type.clone()).or_insert(0.0) += f64::from(n) * mu;
+                    let spot = c.spot_replicas_by_slot.get(t).copied().unwrap_or(0);
+                    spot_rps += f64::from(spot) * c.spot_yield_share.unwrap_or(0.0) * mu;
                 }
                 demand_rps += peak;
                 api_rps += share * peak;
@@ -100,6 +108,11 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
                 );
             }
             let on_demand_gpus = plan.on_demand.get(t).cloned().unwrap_or_default();
+            let spot_gpus = plan
+                .spot
+                .as_ref()
+                .and_then(|s| s.get(t).cloned())
+                .unwrap_or_default();
             let (mut reserved_rps, mut on_demand_rps) = (0.0, 0.0);
             for (gpu, cap) in &cap_by_type {
                 let used = f64::from(in_use.get(gpu).copied().unwrap_or(0));
@@ -115,10 +128,16 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
             for (gpu, price) in &plan.prices.gpus {
                 let reserved = f64::from(plan.reserved.get(gpu).copied().unwrap_or(0));
                 let rented = f64::from(on_demand_gpus.get(gpu).copied().unwrap_or(0));
-                cost_usd += reserved
-                    * price.reserved_usd_per_gpu_hour.unwrap_or(0.0)
-                    * plan.slot_hours
-                    + rented * price.on_demand_usd_per_gpu_hour.unwrap_or(0.0) * plan.slot_hours;
+                let spot = f64::from(spot_gpus.get(gpu).copied().unwrap_or(0));
+                // Spot is paid for the GPUs granted: requested × availability.
+                let spot_usd_per_hour = price
+                    .spot
+                    .as_ref()
+                    .map_or(0.0, |o| o.availability * o.usd_per_gpu_hour);
+                cost_usd += (reserved * price.reserved_usd_per_gpu_hour.unwrap_or(0.0)
+                    + rented * price.on_demand_usd_per_gpu_hour.unwrap_or(0.0)
+                    + spot * spot_usd_per_hour)
+                    * plan.slot_hours;
             }
             Slot {
                 slot: t,
@@ -126,9 +145,11 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
                 demand_rps,
                 reserved_rps,
                 on_demand_rps,
+                spot_rps,
                 api_rps,
                 reserved_gpus: plan.reserved.clone(),
                 on_demand_gpus,
+                spot_gpus,
                 in_use_gpus: in_use,
                 tiers,
                 cost_usd,

@@ -2534,12 +2534,19 @@ fn html_report_is_one_self_contained_page_whose_charts_all_have_paths() {
 
 #[test]
 fn csv_schedule_has_one_line_per_slot_and_adds_up() {
+    for scenario in ["tests/fixtures/ok/tiny.toml", "tests/fixtures/ok/spot.toml"] {
+        csv_schedule_adds_up(scenario);
+    }
+}
+
+fn csv_schedule_adds_up(scenario: &str) {
     let out = planner(&[
         "solve",
-        "tests/fixtures/ok/tiny.toml",
+        scenario,
         "--format",
         "csv",
         "--quiet",
+        "--accept-miss",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -2551,10 +2558,11 @@ fn csv_schedule_has_one_line_per_slot_and_adds_up() {
         .collect();
     let plan = json(&planner(&[
         "solve",
-        "tests/fixtures/ok/tiny.toml",
+        scenario,
         "--format",
         "json",
         "--quiet",
+        "--accept-miss",
     ]));
     assert_eq!(
         rows.len(),
@@ -2570,8 +2578,10 @@ fn csv_schedule_has_one_line_per_slot_and_adds_up() {
     );
     for r in &rows {
         // Capacity carried covers the demand not sent to the API.
-        let carried =
-            r[col("capacity_reserved_rps")] + r[col("capacity_on_demand_rps")] + r[col("api_rps")];
+        let carried = r[col("capacity_reserved_rps")]
+            + r[col("capacity_on_demand_rps")]
+            + r[col("capacity_spot_rps")]
+            + r[col("api_rps")];
         assert!(carried + 1e-9 >= r[col("demand_rps")] * 0.999, "{r:?}");
     }
 }

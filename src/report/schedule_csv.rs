@@ -17,7 +17,7 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     for g in &gpus {
-        for f in ["reserved", "on_demand", "in_use"] {
+        for f in ["reserved", "on_demand", "spot", "in_use"] {
             header.push(format!("{g}_{f}"));
         }
     }
@@ -25,6 +25,7 @@ pub fn render(plan: &Plan) -> String {
         [
             "capacity_reserved_rps",
             "capacity_on_demand_rps",
+            "capacity_spot_rps",
             "api_rps",
             "cost_usd",
         ]
@@ -51,11 +52,17 @@ pub fn render(plan: &Plan) -> String {
             let n = |m: &std::collections::BTreeMap<String, u32>| {
                 m.get(*g).copied().unwrap_or(0).to_string()
             };
-            cells.extend([n(&s.reserved_gpus), n(&s.on_demand_gpus), n(&s.in_use_gpus)]);
+            cells.extend([
+                n(&s.reserved_gpus),
+                n(&s.on_demand_gpus),
+                n(&s.spot_gpus),
+                n(&s.in_use_gpus),
+            ]);
         }
         cells.extend([
             number(s.reserved_rps),
             number(s.on_demand_rps),
+            number(s.spot_rps),
             number(s.api_rps),
             number(s.cost_usd),
         ]);

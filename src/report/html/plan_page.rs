@@ -33,10 +33,15 @@ fn capacity_chart(plan: &Plan, schedule: &[Slot]) -> String {
         .iter()
         .map(|s| s.reserved_rps + s.on_demand_rps)
         .collect();
+    let spot: Vec<f64> = schedule
+        .iter()
+        .map(|s| s.reserved_rps + s.on_demand_rps + s.spot_rps)
+        .collect();
     let api: Vec<f64> = schedule
         .iter()
-        .map(|s| s.reserved_rps + s.on_demand_rps + s.api_rps)
+        .map(|s| s.reserved_rps + s.on_demand_rps + s.spot_rps + s.api_rps)
         .collect();
+    let any_spot = schedule.iter().any(|s| s.spot_rps > 0.0);
     let demand: Vec<f64> = schedule.iter().map(|s| s.demand_rps).collect();
     let top = api.iter().chain(&demand).copied().fold(0.0, f64::max) * 1.08;
     let frame = Frame::new(1100.0, 320.0, (0.0, n as f64), (0.0, top.max(1e-6)));
@@ -47,15 +52,24 @@ fn capacity_chart(plan: &Plan, schedule: &[Slot]) -> String {
     o.push_str(&frame.axes(&x_ticks, &y_ticks, x_title, "requests/s (all tiers)"));
     o.push_str(&frame.step_band(0.0, &zero, &reserved, "reserved"));
     o.push_str(&frame.step_band(0.0, &reserved, &on_demand, "on-demand"));
-    o.push_str(&frame.step_band(0.0, &on_demand, &api, "api"));
+    if any_spot {
+        o.push_str(&frame.step_band(0.0, &on_demand, &spot, "spot"));
+    }
+    o.push_str(&frame.step_band(0.0, &spot, &api, "api"));
     o.push_str(&frame.step_line(0.0, &demand, "demand"));
     o.push_str("</svg>");
-    o.push_str(&legend(&[
+    let mut entries = vec![
         ("reserved", "reserved GPUs"),
         ("on-demand", "on-demand GPUs"),
+    ];
+    if any_spot {
+        entries.push(("spot", "spot GPUs (expected: requested × yield)"));
+    }
+    entries.extend([
         ("api", "API"),
         ("demand", "demand (each tier's peak-statistic rate, summed)"),
-    ]));
+    ]);
+    o.push_str(&legend(&entries));
     o
 }
 
@@ -73,6 +87,9 @@ fn cost_chart(plan: &Plan) -> String {
         ),
         ("API".to_string(), plan.costs.api_usd, "api"),
     ];
+    if plan.costs.spot_usd > 0.0 {
+        rows.insert(2, ("spot GPUs".to_string(), plan.costs.spot_usd, "spot"));
+    }
     for (tier, u) in &plan.unit_costs.tiers {
         rows.push((format!("tier {tier}"), u.cost_usd, "alt"));
     }
@@ -226,39 +243,45 @@ fn unit_cost_table(plan: &Plan) -> String {
     table(&header, &rows, None)
 }
 
+/// `min / mean / max` of a per-slot count of `gpu` in `slots`.
+fn spread(slots: &[std::collections::BTreeMap<String, u32>], gpu: &str) -> (String, u32) {
+    let counts: Vec<u32> = slots
+        .iter()
+        .map(|s| s.get(gpu).copied().unwrap_or(0))
+        .collect();
+    let max = counts.iter().max().copied().unwrap_or(0);
+    let min = counts.iter().min().copied().unwrap_or(0);
+    let mean = counts.iter().map(|&n| f64::from(n)).sum::<f64>() / counts.len().max(1) as f64;
+    (format!("{min} / {mean:.1} / {max}"), max)
+}
+
 fn gpu_table(plan: &Plan) -> String {
-    let header: Vec<String> = [
-        "GPU type",
-        "reserved",
-        "on demand min / mean / max",
-        "commitment USD / year",
-        "term",
-    ]
-    .map(String::from)
-    .to_vec();
+    let with_spot = plan.spot.is_some();
+    let mut header: Vec<String> = ["GPU type", "reserved", "on demand min / mean / max"]
+        .map(String::from)
+        .to_vec();
+    if with_spot {
+        header.push("spot requested min / mean / max".into());
+    }
+    header.extend(["commitment USD / year", "term"].map(String::from));
     let mut rows = Vec::new();
     for (gpu, &reserved) in &plan.reserved {
-        let rented: Vec<u32> = plan
-            .on_demand
-            .iter()
-            .map(|s| s.get(gpu).copied().unwrap_or(0))
-            .collect();
-        let max = rented.iter().max().copied().unwrap_or(0);
-        if reserved == 0 && max == 0 {
+        let (rented, rented_max) = spread(&plan.on_demand, gpu);
+        let (spot, spot_max) = plan
+            .spot
+            .as_deref()
+            .map_or((String::new(), 0), |s| spread(s, gpu));
+        if reserved == 0 && rented_max == 0 && spot_max == 0 {
             continue;
         }
-        let mean = rented.iter().map(|&n| f64::from(n)).sum::<f64>() / rented.len().max(1) as f64;
         let line = plan.commitment.gpu_types.get(gpu);
-        rows.push(vec![
-            gpu.clone(),
-            reserved.to_string(),
-            format!(
-                "{} / {mean:.1} / {max}",
-                rented.iter().min().copied().unwrap_or(0)
-            ),
-            line.map_or("—".into(), |l| usd(l.usd_per_year)),
-            line.map_or("—".into(), |l| l.term.clone()),
-        ]);
+        let mut row = vec![gpu.clone(), reserved.to_string(), rented];
+        if with_spot {
+            row.push(spot);
+        }
+        row.push(line.map_or("—".into(), |l| usd(l.usd_per_year)));
+        row.push(line.map_or("—".into(), |l| l.term.clone()));
+        rows.push(row);
     }
     table(&header, &rows, None)
 }
