@@ -399,6 +399,8 @@ fn server_throughput(
         on_demand_usd_per_gpu_hour: None,
         reserved_usd_per_gpu_hour: None,
         reserved_term: String::new(),
+        reserved_offers: Vec::new(),
+        reserved_offer: None,
         price_source: String::new(),
         max_gpus: None,
         purchase: Default::default(),

@@ -18,9 +18,14 @@ pub const HOURS_PER_YEAR: f64 = 8760.0;
 pub struct CommitmentLine {
     /// GPUs reserved.
     pub gpus: u32,
+    /// The price paid per GPU-hour: the list price of the offer bought
+    /// when the scenario lists several.
     pub reserved_usd_per_gpu_hour: f64,
     /// The reservation's terms as the scenario states them.
     pub term: String,
+    /// The term of the offer bought, when the scenario lists offers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offer_term_months: Option<u32>,
     /// gpus × price × 8,760 h.
     pub usd_per_year: f64,
 }
@@ -46,7 +51,10 @@ pub struct Commitment {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TermCommitment {
     pub months: u32,
-    /// usd_per_year × months / 12.
+    /// Money the reservations commit to: per GPU type, usd_per_year ×
+    /// max(offer term, months) / 12; an offer longer than the term is paid
+    /// for its whole term. Types without an offer term: usd_per_year ×
+    /// months / 12.
     pub usd: f64,
     /// Reserved GPUs × the term's hours (730 per month).
     pub reserved_gpu_hours: f64,
@@ -84,7 +92,13 @@ pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment
     let held = f64::from(reserved_gpus) * slots as f64;
     Some(TermCommitment {
         months,
-        usd: c.usd_per_year * f64::from(months) / 12.0,
+        usd: c
+            .gpu_types
+            .values()
+            .map(|l| {
+                l.usd_per_year * f64::from(l.offer_term_months.unwrap_or(0).max(months)) / 12.0
+            })
+            .sum(),
         reserved_gpu_hours: f64::from(reserved_gpus) * f64::from(months) * HOURS_PER_MONTH,
         occupied_share: if held > 0.0 { occupied / held } else { 0.0 },
     })
@@ -106,9 +120,12 @@ pub fn of(
         let Some(price) = prices.get(gpu) else {
             continue;
         };
-        let Some(usd_per_gpu_hour) = price.reserved_usd_per_gpu_hour else {
+        let Some(effective) = price.reserved_usd_per_gpu_hour else {
             continue;
         };
+        let usd_per_gpu_hour = price
+            .reserved_offer
+            .map_or(effective, |o| o.usd_per_gpu_hour);
         if gpus == 0 {
             continue;
         }
@@ -118,6 +135,7 @@ pub fn of(
                 gpus,
                 reserved_usd_per_gpu_hour: usd_per_gpu_hour,
                 term: price.reserved_term.clone(),
+                offer_term_months: price.reserved_offer.map(|o| o.term_months),
                 usd_per_year: f64::from(gpus) * usd_per_gpu_hour * HOURS_PER_YEAR,
             },
         );
@@ -145,6 +163,7 @@ mod tests {
         GpuPrice {
             reserved_usd_per_gpu_hour: reserved,
             reserved_term: "1 year".into(),
+            reserved_offer: None,
             on_demand_usd_per_gpu_hour: Some(2.0),
             max_gpus: None,
             source: "test".into(),

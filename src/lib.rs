@@ -56,6 +56,7 @@ pub mod profiles;
 pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod reserved_offer;
 pub mod roofline;
 pub mod scenario;
 pub mod schedule;

@@ -190,6 +190,10 @@ pub struct Prices {
 pub struct GpuPrice {
     pub reserved_usd_per_gpu_hour: Option<f64>,
     pub reserved_term: String,
+    /// The reserved offer bought, when the scenario lists several
+    /// (`reserved_usd_per_gpu_hour` is then its effective price).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_offer: Option<crate::reserved_offer::ChosenOffer>,
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     pub max_gpus: Option<u32>,
     pub source: String,

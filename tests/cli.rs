@@ -70,7 +70,8 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
         assert!(plan.get(key).is_some(), "{scenario}: missing key `{key}`");
     }
     // Tiers' costs add up to the total; the commitment is a year of the
-    // reserved GPUs at their reserved price.
+    // reserved GPUs at their reserved price (the list price of the offer
+    // bought, when several are listed).
     let total = plan["total_cost_usd"].as_f64().unwrap();
     let tier_sum: f64 = plan["unit_costs"]["tiers"]
         .as_object()
@@ -87,11 +88,11 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
         .unwrap()
         .iter()
         .map(|(gpu, n)| {
-            n.as_f64().unwrap()
-                * plan["prices"]["gpus"][gpu]["reserved_usd_per_gpu_hour"]
-                    .as_f64()
-                    .unwrap_or(0.0)
-                * 8760.0
+            let price = &plan["prices"]["gpus"][gpu];
+            let list = price["reserved_offer"]["usd_per_gpu_hour"]
+                .as_f64()
+                .or(price["reserved_usd_per_gpu_hour"].as_f64());
+            n.as_f64().unwrap() * list.unwrap_or(0.0) * 8760.0
         })
         .sum();
     let committed = plan["commitment"]["usd_per_year"].as_f64().unwrap();
@@ -370,6 +371,78 @@ fn a_deadline_tier_fills_idle_reserved_gpus_and_cuts_the_cost() {
         .any(|s| s["l4"].as_f64().unwrap_or(0.0) > 0.0));
 }
 
+/// `scenarios/overnight-deadline.toml` with its L4s offered reserved for
+/// 12 months at the scenario's price and for 36 months at
+/// `three_year_usd_per_gpu_hour`, under a commitment term of `term_months`.
+fn with_l4_offers(three_year_usd_per_gpu_hour: f64, term_months: u32) -> serde_json::Value {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let single = "reserved_usd_per_gpu_hour = 0.29\nreserved_term = \"1-year commitment (assumed 35% below on-demand)\"\n";
+    let text = std::fs::read_to_string("scenarios/overnight-deadline.toml").unwrap();
+    assert!(text.contains(single));
+    let text = text
+        .replacen(
+            single,
+            &format!("reserved_offers = [{{ term_months = 12, usd_per_gpu_hour = 0.29 }}, {{ term_months = 36, usd_per_gpu_hour = {three_year_usd_per_gpu_hour} }}]\n"),
+            1,
+        )
+        .replace(
+            "[commitment]\nterm_months = 12\n",
+            &format!("[commitment]\nterm_months = {term_months}\n"),
+        )
+        .replace("\"../", &format!("\"{root}/scenarios/../"))
+        .replacen(
+            "[model]",
+            &format!("profiles_dir = \"{root}/profiles\"\n\n[model]"),
+            1,
+        );
+    let dir = temp_dir(&format!(
+        "offers-{three_year_usd_per_gpu_hour}-{term_months}"
+    ));
+    let file = dir.join("offers.toml");
+    std::fs::write(&file, text).unwrap();
+    let plan = check_shipped(file.to_str().unwrap());
+    std::fs::remove_dir_all(dir).unwrap();
+    plan
+}
+
+#[test]
+fn the_reserved_offer_cheapest_over_the_term_is_bought_and_paid_for_its_whole_term() {
+    let single = check_shipped("scenarios/overnight-deadline.toml");
+    let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+    let line = |p: &serde_json::Value| p["commitment"]["gpu_types"]["l4"].clone();
+    // Over a 12-month term a 36-month offer at 0.20 costs 0.60 per hour of
+    // the term: the 12-month offer is bought, and the plan is the one the
+    // single price gives.
+    let year = with_l4_offers(0.20, 12);
+    assert_eq!(
+        year["prices"]["gpus"]["l4"]["reserved_offer"]["term_months"],
+        12
+    );
+    assert_eq!(line(&year)["offer_term_months"], 12);
+    assert_eq!(cost(&year), cost(&single));
+    assert_eq!(year["reserved"], single["reserved"]);
+    // Over 36 months the 36-month offer is bought at its list price.
+    let three = with_l4_offers(0.20, 36);
+    assert_eq!(line(&three)["offer_term_months"], 36);
+    assert_eq!(line(&three)["reserved_usd_per_gpu_hour"], 0.2);
+    assert!(cost(&three) < cost(&single));
+    let per_year = three["commitment"]["usd_per_year"].as_f64().unwrap();
+    let term = three["commitment"]["term"]["usd"].as_f64().unwrap();
+    assert!((term - 3.0 * per_year).abs() < 1e-6, "{term} vs {per_year}");
+    // Over 12 months a 36-month offer at 0.09 (0.27 per hour of the term)
+    // beats 0.29: it is bought, the horizon is charged 0.27, and the term's
+    // commitment is all 36 months of it.
+    let cheap = with_l4_offers(0.09, 12);
+    let offer = &cheap["prices"]["gpus"]["l4"]["reserved_offer"];
+    assert_eq!(offer["term_months"], 36);
+    assert!((offer["effective_usd_per_gpu_hour"].as_f64().unwrap() - 0.27).abs() < 1e-12);
+    assert_eq!(line(&cheap)["reserved_usd_per_gpu_hour"], 0.09);
+    let gpus = line(&cheap)["gpus"].as_f64().unwrap();
+    let term = cheap["commitment"]["term"]["usd"].as_f64().unwrap();
+    assert!((term - gpus * 0.09 * 8760.0 * 3.0).abs() < 1e-6, "{term}");
+    assert!(cost(&cheap) < cost(&single));
+}
+
 #[test]
 fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
     let quiet = json(&planner(&[
@@ -540,6 +613,11 @@ fn every_problem_is_reported_at_once() {
 #[test]
 fn purchase_and_tier_rules_are_checked() {
     insta::assert_snapshot!("purchase_rules", bad("purchase-rules", 2));
+}
+
+#[test]
+fn reserved_offers_are_checked() {
+    insta::assert_snapshot!("reserved_offers", bad("reserved-offers", 2));
 }
 
 #[test]

@@ -104,6 +104,15 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
             crate::report::group_thousands(term.reserved_gpu_hours.round() as i64),
             term.occupied_share * 100.0
         );
+        for (gpu, line) in &c.gpu_types {
+            if let Some(offer) = line.offer_term_months.filter(|&t| t > term.months) {
+                let _ = writeln!(
+                    o,
+                    "    {gpu}: its {offer}-month offer is paid for all {offer} months, past the {}-month term",
+                    term.months
+                );
+            }
+        }
     }
     if let Some(warning) = &c.short_horizon_warning {
         let _ = writeln!(o, "  WARNING: {warning}");
@@ -405,7 +414,13 @@ pub fn render(plan: &Plan) -> String {
     for (gpu, p) in &plan.prices.gpus {
         let fmt = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3}"));
         let reserved = match p.reserved_usd_per_gpu_hour {
-            Some(price) => format!("reserved {price:.3} ({})", p.reserved_term),
+            Some(price) => match p.reserved_offer {
+                Some(_) => format!(
+                    "reserved {price:.3} effective over the term ({})",
+                    p.reserved_term
+                ),
+                None => format!("reserved {price:.3} ({})", p.reserved_term),
+            },
             None => "no reservation".to_string(),
         };
         let _ = writeln!(

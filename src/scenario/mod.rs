@@ -99,8 +99,15 @@ pub struct GpuOffer {
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     /// Reserved price, paid for every hour of the horizon whether used or not;
     /// `None` when the type cannot be reserved.
+    /// With `reserved_offers`, the chosen offer's effective price over the
+    /// commitment term (see [`crate::reserved_offer`]).
     pub reserved_usd_per_gpu_hour: Option<f64>,
     pub reserved_term: String,
+    /// The offers listed under `reserved_offers` (empty with the single
+    /// `reserved_usd_per_gpu_hour` key).
+    pub reserved_offers: Vec<crate::reserved_offer::ReservedOffer>,
+    /// The offer the reservations are bought under, when offers are listed.
+    pub reserved_offer: Option<crate::reserved_offer::ChosenOffer>,
     pub price_source: String,
     /// Most GPUs of this type available in any slot (quota).
     pub max_gpus: Option<u32>,

@@ -66,6 +66,8 @@ pub struct RawGpuOffer {
     pub reserved_usd_per_gpu_hour: Option<f64>,
     #[serde(default)]
     pub reserved_term: Option<String>,
+    #[serde(default)]
+    pub reserved_offers: Option<Vec<RawReservedOffer>>,
     pub price_source: String,
     #[serde(default)]
     pub max_gpus: Option<u32>,
@@ -113,6 +115,13 @@ pub struct RawTier {
     pub deadline_hours: Option<f64>,
     #[serde(default)]
     pub spot_allowed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReservedOffer {
+    pub term_months: u32,
+    pub usd_per_gpu_hour: f64,
 }
 
 #[derive(Debug, Deserialize)]

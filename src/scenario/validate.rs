@@ -13,6 +13,7 @@ use crate::error::{line_col, PlannerError, Problem};
 use crate::milp::Method;
 use crate::precision::Precision;
 use crate::profiles::{parse_toml, read_toml_file, read_toml_text, GpuProfile, ModelProfile};
+use crate::reserved_offer::{self, ReservedOffer};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
@@ -50,6 +51,12 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     ),
     Bound::positive(
         "gpus[].reserved_usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::closed("gpus[].reserved_offers[].term_months", 1.0, 120.0, "months"),
+    Bound::positive(
+        "gpus[].reserved_offers[].usd_per_gpu_hour",
         1_000.0,
         "USD per GPU-hour",
     ),
@@ -91,6 +98,21 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     ),
     Bound::closed("simulation.fleet_max_replicas", 1.0, 1_024.0, "replicas"),
 ];
+
+/// Prices a GPU type's reservations at the offer with the lowest
+/// effective price over the commitment term (exact: see
+/// [`crate::reserved_offer`]).
+fn choose_reserved_offer(mut g: GpuOffer, commitment_term_months: Option<u32>) -> GpuOffer {
+    if let Some(chosen) = reserved_offer::cheapest(&g.reserved_offers, commitment_term_months) {
+        g.reserved_usd_per_gpu_hour = Some(chosen.effective_usd_per_gpu_hour);
+        g.reserved_term = format!(
+            "{}-month offer at {:.3} USD/GPU-h, the cheapest of {} over the term",
+            chosen.term_months, chosen.usd_per_gpu_hour, chosen.offers_listed
+        );
+        g.reserved_offer = Some(chosen);
+    }
+    g
+}
 
 /// Scenario-wide settings that pin a configuration dimension of every offer.
 struct Pins {
@@ -248,6 +270,10 @@ impl Validator {
             self.bounded("commitment.term_months", f64::from(c.term_months));
             c.term_months
         });
+        let gpus = gpus
+            .into_iter()
+            .map(|g| choose_reserved_offer(g, commitment_term_months))
+            .collect();
         Some(Scenario {
             name: raw.name.clone(),
             description: raw.description.clone().unwrap_or_default(),
@@ -512,7 +538,11 @@ impl Validator {
         if let Some(price) = g.reserved_usd_per_gpu_hour {
             self.bounded(&key("reserved_usd_per_gpu_hour"), price);
         }
-        if g.on_demand_usd_per_gpu_hour.is_none() && g.reserved_usd_per_gpu_hour.is_none() {
+        let reserved_offers = self.reserved_offers(i, g);
+        if g.on_demand_usd_per_gpu_hour.is_none()
+            && g.reserved_usd_per_gpu_hour.is_none()
+            && reserved_offers.is_empty()
+        {
             self.at_key(
                 key("on_demand_usd_per_gpu_hour"),
                 "a GPU type needs an on-demand or a reserved price (or both)",
@@ -578,6 +608,8 @@ impl Validator {
                 .reserved_term
                 .clone()
                 .unwrap_or_else(|| "not stated".into()),
+            reserved_offers,
+            reserved_offer: None,
             price_source: g.price_source.clone(),
             max_gpus: g.max_gpus,
             purchase,
@@ -587,6 +619,38 @@ impl Validator {
             max_batched_tokens,
             precision,
         })
+    }
+
+    /// The `reserved_offers` of offer `i`, each bounded; they replace the
+    /// single `reserved_usd_per_gpu_hour` / `reserved_term` keys.
+    fn reserved_offers(&mut self, i: usize, g: &RawGpuOffer) -> Vec<ReservedOffer> {
+        let Some(list) = &g.reserved_offers else {
+            return Vec::new();
+        };
+        let key = format!("gpus[{i}].reserved_offers");
+        if list.is_empty() {
+            self.at_key(
+                key.clone(),
+                "`reserved_offers` must list at least one offer; remove the key if the type cannot be reserved",
+            );
+        }
+        if g.reserved_usd_per_gpu_hour.is_some() || g.reserved_term.is_some() {
+            self.at_key(
+                key.clone(),
+                "`reserved_offers` replaces `reserved_usd_per_gpu_hour` and `reserved_term`; state the reserved price one way only",
+            );
+        }
+        list.iter()
+            .enumerate()
+            .map(|(j, o)| {
+                self.bounded(&format!("{key}[{j}].term_months"), f64::from(o.term_months));
+                self.bounded(&format!("{key}[{j}].usd_per_gpu_hour"), o.usd_per_gpu_hour);
+                ReservedOffer {
+                    term_months: o.term_months,
+                    usd_per_gpu_hour: o.usd_per_gpu_hour,
+                }
+            })
+            .collect()
     }
 
     /// The purchase unit and minimum rental of offer `i`. A unit of N > 1

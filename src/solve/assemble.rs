@@ -286,6 +286,7 @@ pub(super) fn assemble(
                         GpuPrice {
                             reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
                             reserved_term: g.reserved_term.clone(),
+                            reserved_offer: g.reserved_offer,
                             on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
                             max_gpus: g.max_gpus,
                             source: g.price_source.clone(),
