@@ -74,6 +74,12 @@ pub struct SourceSummary {
     /// The aggregate's tier the requests are sampled from (aggregates only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aggregate_tier: Option<String>,
+    /// Step of the trace's rounded timestamps, when they are (its measured
+    /// within-minute CV is then replaced, see `within_minute_cv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantised_step_s: Option<f64>,
+    /// The within-minute arrival CV this source contributes.
+    pub within_minute_cv: f64,
     pub requests: u64,
     pub span_s: f64,
     pub scale: f64,
@@ -149,6 +155,8 @@ pub fn build_keeping(
                 trace: source.trace.display().to_string(),
                 format: figures.format.clone(),
                 aggregate_tier: figures.aggregate_tier.clone(),
+                quantised_step_s: figures.quantised_step_s,
+                within_minute_cv: figures.within_minute_cv,
                 requests: figures.requests,
                 span_s: figures.span_s,
                 scale: source.scale,

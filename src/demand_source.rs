@@ -7,6 +7,7 @@ use crate::aggregate::{read_aggregate, Aggregate, TierAggregate};
 use crate::error::{PlannerError, Problem};
 use crate::progress::Progress;
 use crate::scenario::{DemandSource, Scenario};
+use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
 use crate::traces::stats::{accumulate_keeping, LengthStats, LENGTH_SAMPLE_SIZE};
 use crate::traces::{ReaderOptions, Request};
 use std::collections::HashMap;
@@ -40,6 +41,9 @@ pub struct SourceFigures {
     pub within_minute_cv: f64,
     /// `None` when the source cannot tell (an aggregate).
     pub interarrival_cv: Option<f64>,
+    /// Set when the trace's timestamps are rounded to a coarse step, so its
+    /// within-minute CV was replaced by the fallback (or the scenario's).
+    pub quantised_step_s: Option<f64>,
     pub input_tokens: LengthStats,
     pub output_tokens: LengthStats,
     /// Fixed-seed (input, output) sample.
@@ -99,6 +103,7 @@ pub fn read_source(
                 .within_minute_cv
                 .unwrap_or_else(|| t.within_minute_cv()),
             interarrival_cv: None,
+            quantised_step_s: None,
             input_tokens: t.input_tokens(),
             output_tokens: t.output_tokens(),
             lengths: t.length_sample(LENGTH_SAMPLE_SIZE),
@@ -140,8 +145,12 @@ pub fn read_source(
         minute_counts,
         within_minute_cv: source
             .within_minute_cv
-            .unwrap_or_else(|| acc.within_minute_cv()),
+            .unwrap_or_else(|| match acc.quantised() {
+                Some(_) => FALLBACK_WITHIN_MINUTE_CV,
+                None => acc.within_minute_cv(),
+            }),
         interarrival_cv: Some(acc.interarrival_cv()),
+        quantised_step_s: acc.quantised().map(|q| q.step_s),
         input_tokens: acc.input_tokens(),
         output_tokens: acc.output_tokens(),
         lengths: acc.length_sample().to_vec(),

@@ -989,6 +989,42 @@ fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
 }
 
 #[test]
+fn quantised_timestamps_are_detected_and_planned_with_the_fallback() {
+    let stats = json(&planner(&[
+        "trace",
+        "stats",
+        "data/mooncake/conversation_trace.jsonl",
+        "--format",
+        "json",
+    ]));
+    let q = &stats["quantised_timestamps"];
+    let step = q["step_s"].as_f64().unwrap();
+    assert!((2.9..3.1).contains(&step), "{q}");
+    assert!(stats["within_minute_cv"].as_f64().unwrap() > 2.0);
+    let conv = json(&planner(&[
+        "trace",
+        "stats",
+        "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+        "--format",
+        "json",
+    ]));
+    assert!(conv.get("quantised_timestamps").is_none());
+    // solve: the fallback of 1.0 (Poisson), or the scenario's figure.
+    let mooncake = "demand[0].trace=\"../../../data/mooncake/conversation_trace.jsonl\"";
+    let ttft = "tiers[0].ttft_ms=20000";
+    for (sets, cv) in [
+        (vec![mooncake, ttft], 1.0),
+        (vec![mooncake, ttft, "demand[0].within_minute_cv=1.7"], 1.7),
+    ] {
+        let plan = solve_json("tests/fixtures/ok/tiny.toml", &sets);
+        let d = &plan["demand"]["chat"];
+        assert_eq!(d["within_minute_cv"].as_f64().unwrap(), cv);
+        let step = d["sources"][0]["quantised_step_s"].as_f64().unwrap();
+        assert!((2.9..3.1).contains(&step));
+    }
+}
+
+#[test]
 fn bad_aggregates_fail_with_located_errors() {
     let mut messages = Vec::new();
     for bad in [

@@ -372,6 +372,14 @@ pub fn render(plan: &Plan) -> String {
                 "    {name}: {what} ({} requests over {:.0} s, scale {})",
                 s.requests, s.span_s, s.scale
             );
+            if let Some(step) = s.quantised_step_s {
+                let _ = writeln!(
+                    o,
+                    "      timestamps quantised to about {step:.1} s: the measured within-minute CV is an artefact of the rounding; planned with {:.2} ({}; set [[demand]] within_minute_cv to change it)",
+                    s.within_minute_cv,
+                    if s.within_minute_cv == crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV { "the Poisson assumption" } else { "the scenario's figure" }
+                );
+            }
         }
     }
     let _ = writeln!(

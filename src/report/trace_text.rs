@@ -31,6 +31,16 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
         "interarrival  mean {:.4} s, CV {:.3}; within-minute arrival CV {:.3}",
         s.interarrival_mean_s, s.interarrival_cv, s.within_minute_cv
     );
+    if let Some(q) = &s.quantised_timestamps {
+        let _ = writeln!(
+            out,
+            "timestamps quantised: distinct times {:.1} s apart on average, {:.1} requests each, {} sub-second offsets; the per-second counts and the within-minute CV above are artefacts of the rounding (planning assumes a within-minute CV of {:.1}, Poisson, unless the scenario's [[demand]] sets within_minute_cv)",
+            q.step_s,
+            q.requests_per_time,
+            q.sub_second_offsets,
+            crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV
+        );
+    }
     let _ = writeln!(out);
     let _ = writeln!(out, "arrivals per window    windows      mean       p50       p99       max  peak/mean  busiest window starts");
     for (name, w) in [

@@ -3,6 +3,7 @@
 //! variability, token-length distributions, and a fixed-seed sample of
 //! (input, output) pairs for the capacity model.
 
+use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
 use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
 use crate::progress::Progress;
@@ -94,6 +95,7 @@ pub struct TraceAccumulator {
     seen: u64,
     rng: StdRng,
     too_long: bool,
+    quantisation: QuantisationDetector,
 }
 
 impl TraceAccumulator {
@@ -116,6 +118,7 @@ impl TraceAccumulator {
             seen: 0,
             rng: StdRng::seed_from_u64(0x5eed),
             too_long: false,
+            quantisation: QuantisationDetector::default(),
         }
     }
 
@@ -129,6 +132,7 @@ impl TraceAccumulator {
             self.too_long = true;
             return;
         }
+        self.quantisation.push(r.arrival_s);
         if self.seen > 0 {
             self.interarrival.push(r.arrival_s - self.last_s);
         }
@@ -294,11 +298,17 @@ impl TraceAccumulator {
         LengthStats::from_histogram(&self.output_hist, self.mean_output_tokens())
     }
 
+    /// Whether the arrival times are rounded to a coarse step.
+    pub fn quantised(&self) -> Option<Quantised> {
+        self.quantisation.verdict()
+    }
+
     /// All statistics.
     pub fn summary(&self, skipped_rows: u64) -> TraceSummary {
         let span_s = self.span_s();
         let requests = self.seen;
         TraceSummary {
+            quantised_timestamps: self.quantised(),
             requests,
             skipped_rows,
             clock: self.clock,
@@ -430,6 +440,9 @@ fn bump<T: Copy + Default + std::ops::AddAssign>(v: &mut Vec<T>, i: usize, by: T
 /// Everything `planner trace stats` prints.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TraceSummary {
+    /// Set when the timestamps are rounded to a coarse step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantised_timestamps: Option<Quantised>,
     pub requests: u64,
     pub skipped_rows: u64,
     pub clock: Clock,
