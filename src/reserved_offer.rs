@@ -32,6 +32,11 @@ pub struct ChosenOffer {
     pub effective_usd_per_gpu_hour: f64,
     /// How many offers the scenario lists for the type.
     pub offers_listed: usize,
+    /// The term the offers were compared over: `[commitment] term_months`,
+    /// else the longest listed term.
+    pub planning_term_months: u32,
+    /// Whether `planning_term_months` is the scenario's `[commitment]` term.
+    pub term_stated: bool,
 }
 
 /// Price per GPU-hour of a `planning_term_months` term of `offer`, paid for
@@ -60,6 +65,8 @@ pub fn cheapest(
             usd_per_gpu_hour: o.usd_per_gpu_hour,
             effective_usd_per_gpu_hour: effective,
             offers_listed: offers.len(),
+            planning_term_months: planning,
+            term_stated: planning_term_months.is_some(),
         })
 }
 
@@ -97,6 +104,8 @@ mod tests {
         assert_eq!(unstated.term_months, 36);
         assert_eq!(unstated.effective_usd_per_gpu_hour, 1.6);
         assert_eq!(unstated.offers_listed, 2);
+        assert_eq!(unstated.planning_term_months, 36);
+        assert!(!unstated.term_stated);
         assert_eq!(cheapest(&[], Some(12)), None);
     }
 

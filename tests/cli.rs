@@ -444,6 +444,59 @@ fn the_reserved_offer_cheapest_over_the_term_is_bought_and_paid_for_its_whole_te
 }
 
 #[test]
+fn both_milp_methods_buy_under_the_reserved_offer_cheapest_over_the_term() {
+    let single = "reserved_usd_per_gpu_hour = 1.94\nreserved_term = \"1-year commitment (assumed 35% below on-demand)\"\n";
+    let text = std::fs::read_to_string("scenarios/api-vs-reserved.toml").unwrap();
+    assert!(text.contains(single));
+    // 1.30 × 36 / 36 = 1.30 beats 1.94 over 36 months.
+    let text = text.replacen(
+        single,
+        "reserved_offers = [{ term_months = 12, usd_per_gpu_hour = 1.94 }, { term_months = 36, usd_per_gpu_hour = 1.30 }]\n",
+        1,
+    ) + "\n[commitment]\nterm_months = 36\n";
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = text
+        .replace("\"../", &format!("\"{root}/scenarios/../"))
+        .replacen(
+            "[model]",
+            &format!("profiles_dir = \"{root}/profiles\"\n\n[model]"),
+            1,
+        );
+    let dir = temp_dir("offers-methods");
+    let file = dir.join("offers.toml");
+    std::fs::write(&file, text).unwrap();
+    let solve = |method: &str| {
+        json(&planner(&[
+            "solve",
+            file.to_str().unwrap(),
+            "--format",
+            "json",
+            "--quiet",
+            "--set",
+            &format!("planning.milp_method={method}"),
+        ]))
+    };
+    let (mono, deco) = (solve("monolithic"), solve("decomposed"));
+    std::fs::remove_dir_all(dir).unwrap();
+    let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+    for (plan, method) in [(&mono, "monolithic"), (&deco, "decomposed")] {
+        assert_eq!(plan["solver"]["method"], method);
+        let offer = &plan["prices"]["gpus"]["h100-sxm"]["reserved_offer"];
+        assert_eq!(offer["term_months"], 36, "{offer}");
+        assert_eq!(
+            plan["prices"]["gpus"]["h100-sxm"]["reserved_usd_per_gpu_hour"],
+            1.3
+        );
+    }
+    assert!(
+        (cost(&mono) - cost(&deco)).abs() <= 0.01 * cost(&mono),
+        "{} vs {}",
+        cost(&mono),
+        cost(&deco)
+    );
+}
+
+#[test]
 fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
     let quiet = json(&planner(&[
         "solve",

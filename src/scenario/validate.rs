@@ -105,8 +105,16 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
 fn choose_reserved_offer(mut g: GpuOffer, commitment_term_months: Option<u32>) -> GpuOffer {
     if let Some(chosen) = reserved_offer::cheapest(&g.reserved_offers, commitment_term_months) {
         g.reserved_usd_per_gpu_hour = Some(chosen.effective_usd_per_gpu_hour);
+        let over = if chosen.term_stated {
+            format!("the {}-month commitment term", chosen.planning_term_months)
+        } else {
+            format!(
+                "{} months, the longest offered (no [commitment] term stated)",
+                chosen.planning_term_months
+            )
+        };
         g.reserved_term = format!(
-            "{}-month offer at {:.3} USD/GPU-h, the cheapest of {} over the term",
+            "{}-month offer at {:.3} USD/GPU-h, the cheapest of {} over {over}",
             chosen.term_months, chosen.usd_per_gpu_hour, chosen.offers_listed
         );
         g.reserved_offer = Some(chosen);
