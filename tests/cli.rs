@@ -1078,6 +1078,34 @@ fn quantised_timestamps_are_detected_and_planned_with_the_fallback() {
 }
 
 #[test]
+fn burstgpt_csv_is_a_fourth_trace_format() {
+    // Rows written in BurstGPT's published column layout (a fixture, not its data).
+    let s = json(&planner(&[
+        "trace",
+        "stats",
+        "tests/fixtures/traces/tiny-burstgpt.csv",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(s["requests"], 4);
+    assert_eq!(s["clock"], "relative");
+    assert_eq!(s["input_tokens"]["max"], 1301);
+    assert_eq!(s["output_tokens"]["max"], 307);
+    let dir = temp_dir("burstgpt-bad");
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,999,Conversation log\n").unwrap();
+    let out = planner(&["trace", "stats", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(":2:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`Total tokens` 999"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_aggregates_fail_with_located_errors() {
     let mut messages = Vec::new();
     for bad in [

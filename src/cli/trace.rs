@@ -43,6 +43,7 @@ pub enum FormatArg {
     Auto,
     Azure,
     Mooncake,
+    Burstgpt,
 }
 
 impl FormatArg {
@@ -51,6 +52,7 @@ impl FormatArg {
             FormatArg::Auto => None,
             FormatArg::Azure => Some(TraceFormat::Azure),
             FormatArg::Mooncake => Some(TraceFormat::Mooncake),
+            FormatArg::Burstgpt => Some(TraceFormat::Burstgpt),
         }
     }
 }

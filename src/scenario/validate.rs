@@ -905,7 +905,7 @@ impl Validator {
                     Some(f) => match TraceFormat::from_name(f.get_ref()) {
                         Some(fmt) => Some(fmt),
                         None => {
-                            self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\"", f.get_ref()));
+                            self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\", \"burstgpt\"", f.get_ref()));
                             None
                         }
                     },

@@ -30,6 +30,10 @@ pub struct Request {
     pub output_tokens: u32,
 }
 
+/// The header of a BurstGPT CSV file.
+pub const BURSTGPT_HEADER: &str =
+    "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type";
+
 /// The file formats the readers understand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -38,6 +42,9 @@ pub enum TraceFormat {
     Azure,
     /// JSON lines `{"timestamp": ms, "input_length": n, "output_length": n, ...}`.
     Mooncake,
+    /// CSV `Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`
+    /// (BurstGPT; seconds since the trace start).
+    Burstgpt,
 }
 
 impl TraceFormat {
@@ -46,6 +53,7 @@ impl TraceFormat {
         match name {
             "azure" => Some(TraceFormat::Azure),
             "mooncake" => Some(TraceFormat::Mooncake),
+            "burstgpt" => Some(TraceFormat::Burstgpt),
             _ => None,
         }
     }
@@ -58,6 +66,12 @@ impl TraceFormat {
         }
         let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
         let line = String::from_utf8_lossy(&head[..line_end]);
+        if line
+            .trim_start_matches('\u{feff}')
+            .starts_with(BURSTGPT_HEADER)
+        {
+            return Some(TraceFormat::Burstgpt);
+        }
         let fields: Vec<_> = line.trim().split(',').collect();
         (fields.len() == 3
             && (fields[0].eq_ignore_ascii_case("TIMESTAMP")

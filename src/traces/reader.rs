@@ -89,6 +89,22 @@ pub fn read_trace(
                         parse_azure_row(row)
                     }
                     TraceFormat::Mooncake => parse_mooncake_row(row),
+                    TraceFormat::Burstgpt => {
+                        if line_no == 1 && row.starts_with(b"Timestamp") {
+                            if row != super::BURSTGPT_HEADER.as_bytes() {
+                                return Err(fail(
+                                    Some(1),
+                                    format!(
+                                        "unexpected header `{}`; expected `{}`",
+                                        String::from_utf8_lossy(row),
+                                        super::BURSTGPT_HEADER
+                                    ),
+                                ));
+                            }
+                            continue;
+                        }
+                        parse_burstgpt_row(row)
+                    }
                 };
                 (
                     line_no,
@@ -244,6 +260,57 @@ pub fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
         input_tokens: parse_count(input, "ContextTokens").map_err(at(ts.len() + 1))?,
         output_tokens: parse_count(output, "GeneratedTokens")
             .map_err(at(ts.len() + input.len() + 2))?,
+    })
+}
+
+/// Parses a BurstGPT row `Timestamp,Model,Request tokens,Response tokens,
+/// Total tokens,Log Type` (timestamp in seconds since the trace start; a
+/// failed request has 0 response tokens and is kept: its prompt was sent).
+pub fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
+    let fields: Vec<&[u8]> = row.split(|&b| b == b',').collect();
+    if fields.len() != 6 {
+        return Err(format!(
+            "expected 6 columns ({}), found {}",
+            super::BURSTGPT_HEADER,
+            fields.len()
+        )
+        .into());
+    }
+    let start = |i: usize| Some(fields[..i].iter().map(|f| f.len() + 1).sum::<usize>() as u64 + 1);
+    let ts = std::str::from_utf8(fields[0])
+        .ok()
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .ok_or_else(|| RowError {
+            column: start(0),
+            message: format!(
+                "`Timestamp` must be non-negative seconds since the trace start, got `{}`",
+                String::from_utf8_lossy(fields[0])
+            ),
+        })?;
+    let count = |i: usize, name: &str| {
+        parse_count(fields[i], name).map_err(|message| RowError {
+            column: start(i),
+            message,
+        })
+    };
+    let (input, output, total) = (
+        count(2, "Request tokens")?,
+        count(3, "Response tokens")?,
+        count(4, "Total tokens")?,
+    );
+    if u64::from(input) + u64::from(output) != u64::from(total) {
+        return Err(RowError {
+            column: start(4),
+            message: format!(
+                "`Total tokens` {total} is not `Request tokens` {input} + `Response tokens` {output}"
+            ),
+        });
+    }
+    Ok(Request {
+        arrival_s: ts,
+        input_tokens: input,
+        output_tokens: output,
     })
 }
 

@@ -67,7 +67,7 @@ pub fn accumulate_keeping(
             skippable: false,
         });
     }
-    if format == TraceFormat::Mooncake {
+    if matches!(format, TraceFormat::Mooncake | TraceFormat::Burstgpt) {
         acc.clock = Clock::Relative;
     }
     Ok((format, summary, acc))
