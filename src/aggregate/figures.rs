@@ -28,9 +28,13 @@ impl TierAggregate {
         }
     }
 
-    /// Seconds the minutes cover.
+    /// Seconds from the first to the last arrival, estimated as the time
+    /// between the first and the last minute's starts (the arrivals' offsets
+    /// within those minutes are unknown; with uniform offsets this is the
+    /// expected span), at least 60 s. The shaped demand's base rate divides
+    /// the requests by it, as it divides a trace's by its span.
     pub fn span_s(&self) -> f64 {
-        self.minutes.len() as f64 * 60.0
+        (self.minutes.len().max(2) - 1) as f64 * 60.0
     }
 
     /// Mean input tokens per request.

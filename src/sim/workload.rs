@@ -108,7 +108,8 @@ impl SourceReplay {
         } else {
             (first / slot_s).floor() * slot_s
         };
-        let span_s = tier.span_s().max(60.0);
+        // The loop replays every minute of the aggregate.
+        let span_s = (tier.minutes.len() as f64 * 60.0).max(60.0);
         SourceReplay {
             arrivals: Arrivals::Minutes {
                 minutes: tier.minutes.clone(),
