@@ -96,7 +96,7 @@ impl Figures {
     }
 
     /// The decisions a buyer reads off a plan, each with whether it holds:
-    /// per tier, whether any (≥ 0.1%) and whether most (≥ 50%) of its
+    /// per tier, whether some (≥ 1%) and whether most (≥ 50%) of its
     /// requests go to the API; per GPU type, whether any is reserved.
     pub fn decisions(&self) -> Vec<(Decision, bool)> {
         let mut out = Vec::new();
@@ -111,8 +111,9 @@ impl Figures {
     }
 }
 
-/// Share of a tier's requests from which it "sends some" to the API.
-pub const API_ANY: f64 = 0.001;
+/// Share of a tier's requests from which it "sends some" to the API (1%:
+/// a share a buyer would notice, above a plan's stray slots).
+pub const API_ANY: f64 = 0.01;
 /// Share of a tier's requests from which it "sends most" to the API.
 pub const API_MOST: f64 = 0.5;
 
@@ -120,7 +121,7 @@ pub const API_MOST: f64 = 0.5;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", content = "subject", rename_all = "kebab-case")]
 pub enum Decision {
-    /// The tier sends at least 0.1% of its requests to the API.
+    /// The tier sends at least 1% of its requests to the API.
     ApiAny(String),
     /// The tier sends at least half of its requests to the API.
     ApiMost(String),
@@ -132,8 +133,12 @@ impl Decision {
     /// The decision in words, as it reads when it holds.
     pub fn describe(&self, holds: bool) -> String {
         match (self, holds) {
-            (Decision::ApiAny(t), true) => format!("`{t}` sends some of its requests to the API"),
-            (Decision::ApiAny(t), false) => format!("`{t}` sends none of its requests to the API"),
+            (Decision::ApiAny(t), true) => {
+                format!("`{t}` sends 1% or more of its requests to the API")
+            }
+            (Decision::ApiAny(t), false) => {
+                format!("`{t}` sends less than 1% of its requests to the API")
+            }
             (Decision::ApiMost(t), true) => format!("`{t}` sends most of its requests to the API"),
             (Decision::ApiMost(t), false) => {
                 format!("`{t}` serves most of its requests on GPUs")
