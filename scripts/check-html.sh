@@ -4,6 +4,8 @@
 # check marks <body> with data-chart-check="ok N" when each of its N charts
 # holds a drawn SVG path, and data-script-errors="" when no script failed.
 # Also writes a PNG of each page. Usage: scripts/check-html.sh [OUT_DIR]
+# PLANNER_BIN names the planner executable to use (the test suite passes the
+# one it built); without it the release build is made first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/html-check}"
@@ -14,8 +16,12 @@ if [ -z "$browser" ]; then
   echo "check-html: chromium is missing; scripts/prereqs.sh installs it" >&2
   exit 1
 fi
-cargo build --release --quiet
-planner=target/release/planner
+if [ -n "${PLANNER_BIN:-}" ]; then
+  planner="$PLANNER_BIN"
+else
+  cargo build --release --quiet
+  planner=target/release/planner
+fi
 # A plan whose replay misses a target still renders (exit 5 is the miss).
 "$planner" solve scenarios/peak.toml --quiet --accept-miss --format html --out "$out/plan.html"
 "$planner" sweep scenarios/peak.toml --quiet --format html --out "$out/sweep.html" \

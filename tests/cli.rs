@@ -2692,6 +2692,36 @@ fn charts_with_paths(html: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// The plan and sweep pages rendered in a real browser (headless Chromium,
+/// installed by `scripts/prereqs.sh`): every chart drew a path, no script
+/// failed, and each page rendered to a non-empty PNG.
+#[test]
+fn html_reports_draw_every_chart_in_headless_chromium() {
+    let dir = temp_dir("chromium");
+    let out = Command::new("bash")
+        .arg("scripts/check-html.sh")
+        .arg(&dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PLANNER_BIN", env!("CARGO_BIN_EXE_planner"))
+        .env(
+            "PLANNER_CACHE_DIR",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/capacity-cache"),
+        )
+        .output()
+        .expect("bash runs scripts/check-html.sh");
+    assert!(
+        out.status.success(),
+        "check-html failed:\n{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    for page in ["plan", "sweep"] {
+        let png = std::fs::metadata(dir.join(format!("{page}.png"))).expect("a screenshot");
+        assert!(png.len() > 20_000, "{page}.png is {} bytes", png.len());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn html_report_is_one_self_contained_page_whose_charts_all_have_paths() {
     let out = planner(&[
