@@ -189,49 +189,31 @@ pub fn verify(
     mode: VerifySlots,
     progress: Progress,
 ) -> Verification {
+    // A deadline tier's volume crosses slots: only a continuous replay
+    // carries its backlog from one slot to the next.
+    let has_deadline_tier = scenario
+        .tiers
+        .iter()
+        .any(|t| t.rules.deadline_hours.is_some());
+    if mode != VerifySlots::Sample || has_deadline_tier {
+        return verify_range(
+            scenario,
+            demand,
+            plan,
+            replay,
+            0..demand.slots,
+            progress,
+            |_| {},
+        );
+    }
     let fleet = fleet(scenario, demand, plan);
-    let seed = scenario.simulation.seed;
-    let (slots, result, method) = match mode {
-        VerifySlots::All | VerifySlots::Off => {
-            return verify_range(
-                scenario,
-                demand,
-                plan,
-                replay,
-                0..demand.slots,
-                progress,
-                |_| {},
-            );
-        }
-        // A deadline tier's volume crosses slots: only a continuous replay
-        // carries its backlog from one slot to the next.
-        VerifySlots::Sample
-            if scenario
-                .tiers
-                .iter()
-                .any(|t| t.rules.deadline_hours.is_some()) =>
-        {
-            return verify_range(
-                scenario,
-                demand,
-                plan,
-                replay,
-                0..demand.slots,
-                progress,
-                |_| {},
-            );
-        }
-        VerifySlots::Sample => {
-            let slots = sample_slots(demand, plan);
-            let method = format!(
-                "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
-                slots.len(),
-                demand.slots
-            );
-            let result = replay_each(&fleet, &slots, replay, seed, progress);
-            (slots, result, method)
-        }
-    };
+    let slots = sample_slots(demand, plan);
+    let method = format!(
+        "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
+        slots.len(),
+        demand.slots
+    );
+    let result = replay_each(&fleet, &slots, replay, scenario.simulation.seed, progress);
     report(scenario, plan, &fleet, slots, result, method)
 }
 

@@ -19,17 +19,7 @@ fn on_demand_grid(o: &mut String, plan: &Plan) {
             continue;
         }
         let _ = writeln!(o, "  on-demand {gpu} by slot:");
-        for (row, chunk) in rented.chunks(24).enumerate() {
-            let first = row * 24;
-            let cells: Vec<String> = chunk.iter().map(|n| format!("{n:>3}")).collect();
-            let _ = writeln!(
-                o,
-                "    {:>4}-{:<4}{}",
-                first,
-                first + chunk.len() - 1,
-                cells.join("")
-            );
-        }
+        slot_rows(o, &rented);
     }
 }
 
@@ -51,17 +41,22 @@ fn spot_grid(o: &mut String, plan: &Plan) {
             terms.availability * 100.0,
             terms.interruptions_per_hour
         );
-        for (row, chunk) in requested.chunks(24).enumerate() {
-            let first = row * 24;
-            let cells: Vec<String> = chunk.iter().map(|n| format!("{n:>3}")).collect();
-            let _ = writeln!(
-                o,
-                "    {:>4}-{:<4}{}",
-                first,
-                first + chunk.len() - 1,
-                cells.join("")
-            );
-        }
+        slot_rows(o, &requested);
+    }
+}
+
+/// Counts per slot, 24 slots a row, each row headed by its slot range.
+fn slot_rows(o: &mut String, counts: &[u32]) {
+    for (row, chunk) in counts.chunks(24).enumerate() {
+        let first = row * 24;
+        let cells: Vec<String> = chunk.iter().map(|n| format!("{n:>3}")).collect();
+        let _ = writeln!(
+            o,
+            "    {:>4}-{:<4}{}",
+            first,
+            first + chunk.len() - 1,
+            cells.join("")
+        );
     }
 }
 
