@@ -100,6 +100,19 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
         (yearly - committed).abs() <= 1e-6 * yearly.max(1.0),
         "{scenario}"
     );
+    // A gap the report claims is a gap the plan's bound proves.
+    let solver = &plan["solver"];
+    if matches!(solver["status"].as_str(), Some("optimal" | "gap-limit")) {
+        let (gap, tolerance) = (
+            solver["proven_gap"].as_f64().unwrap(),
+            solver["mip_gap_tolerance"].as_f64().unwrap(),
+        );
+        assert!(
+            gap <= tolerance + 1e-9,
+            "{scenario}: status {} but proven gap {gap} over {tolerance}",
+            solver["status"]
+        );
+    }
     // The plan was replayed; a tier below its target only after the last
     // allowed round.
     let rounds = plan["rounds"].as_array().unwrap();

@@ -110,8 +110,10 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
         SolveStatus::Optimal
     } else if gap_usd <= input.mip_gap * priced.cost_usd.abs() + 1e-6 {
         SolveStatus::GapLimit
-    } else {
+    } else if !in_time() {
         SolveStatus::TimeLimit
+    } else {
+        SolveStatus::Unproven
     };
     Ok(assemble(input, reserved, &priced.slots, status, lower))
 }

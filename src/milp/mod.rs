@@ -184,6 +184,10 @@ impl SolveStatus {
             SolveStatus::Optimal => "optimal".into(),
             SolveStatus::GapLimit => format!("within {}% of the optimum", mip_gap * 100.0),
             SolveStatus::TimeLimit => "best plan found in the time limit (gap not proven)".into(),
+            SolveStatus::Unproven => format!(
+                "best plan found; the {}% gap is not proven",
+                mip_gap * 100.0
+            ),
         }
     }
 }
@@ -277,6 +281,10 @@ pub enum SolveStatus {
     GapLimit,
     /// Stopped at the time limit with a feasible plan.
     TimeLimit,
+    /// A plan within the time limit whose proven bound does not reach the
+    /// requested gap: the decomposed search ran out of moves, or HiGHS,
+    /// started from a plan, stopped on a claim only its LP bound backs.
+    Unproven,
 }
 
 /// The MILP's answer, rounded to whole GPUs and replicas.
@@ -373,11 +381,43 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
         Method::Monolithic => false,
         Method::Auto | Method::Decomposed => input.decomposable(),
     };
-    if decompose {
-        decomposed::solve(input)
-    } else {
-        monolithic::solve(input)
+    if !decompose {
+        return monolithic::solve(input);
     }
+    let clock = std::time::Instant::now();
+    let decomposed = decomposed::solve(input)?;
+    let left_s = input.time_limit_s - clock.elapsed().as_secs_f64();
+    if decomposed.status != SolveStatus::Unproven || input.method != Method::Auto || left_s < 1.0 {
+        return Ok(decomposed);
+    }
+    // The decomposed search stalled with time left: HiGHS on the whole model,
+    // without a starting plan (its bound is then a proof, docs/model.md §4),
+    // gets the rest of it. The cheaper plan is kept, with the higher of the
+    // two valid bounds.
+    let whole = MilpInput {
+        time_limit_s: left_s,
+        warm_start: false,
+        ..input.clone()
+    };
+    let monolithic = monolithic::solve(&whole)?;
+    let lower_bound_usd = decomposed.lower_bound_usd.max(monolithic.lower_bound_usd);
+    let mut best = if total(input, &monolithic) < total(input, &decomposed) {
+        monolithic
+    } else {
+        decomposed
+    };
+    best.lower_bound_usd = lower_bound_usd.min(total(input, &best));
+    let gap_usd = total(input, &best) - best.lower_bound_usd;
+    best.status = if gap_usd <= input.mip_gap * total(input, &best).abs() + 1e-6 {
+        SolveStatus::GapLimit
+    } else if best.status == SolveStatus::TimeLimit
+        || clock.elapsed().as_secs_f64() >= input.time_limit_s
+    {
+        SolveStatus::TimeLimit
+    } else {
+        SolveStatus::Unproven
+    };
+    Ok(best)
 }
 
 /// Total cost in USD.

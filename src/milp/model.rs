@@ -460,7 +460,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
             let objective = solution.eval(&objective);
             objective - (input.mip_gap * objective.abs()).max(1e-6)
         }
-        SolveStatus::TimeLimit => f64::NEG_INFINITY,
+        SolveStatus::TimeLimit | SolveStatus::Unproven => f64::NEG_INFINITY,
     };
     let whole = |v: Option<Variable>| v.map_or(0, |v| solution.value(v).round().max(0.0) as u32);
     let reserved_n: Vec<u32> = reserved

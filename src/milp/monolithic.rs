@@ -27,9 +27,16 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
         s.method = Method::Monolithic;
         s
     };
+    // Started from a plan, HiGHS's own stopping claim is not trusted: the
+    // status says what the LP bound proves.
     let lp_bound_only = |mut s: MilpSolution| {
         s.lower_bound_usd = lp_bound;
         s.method = Method::Monolithic;
+        let cost = total(input, &s);
+        if s.status != SolveStatus::TimeLimit && cost - lp_bound > input.mip_gap * cost.abs() + 1e-6
+        {
+            s.status = SolveStatus::Unproven;
+        }
         s
     };
     // The rounding heuristic knows no purchase unit, minimum rental or
