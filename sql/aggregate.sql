@@ -1,4 +1,4 @@
--- Aggregate demand, format version 1 (docs/aggregate-format.md), from a table
+-- Aggregate demand, format version 2 (docs/aggregate-format.md), from a table
 -- or view named `requests` with the columns
 --   ts             DOUBLE   arrival, seconds (UTC seconds since 1970-01-01 for
 --                           wall-clock logs, seconds since the start otherwise)
@@ -19,6 +19,8 @@ CREATE OR REPLACE TEMPORARY VIEW aggregate_binned AS
 SELECT
   tier,
   second_s,
+  -- Microseconds from the minute's start: exact (see the docs).
+  (second_s - 60 * CAST(FLOOR(second_s / 60) AS BIGINT)) * 1000000 + within_us AS offset_us,
   input_tokens,
   output_tokens,
   -- Fine bin: one per count below 4, four per power of two, 80 from 2^21 up.
@@ -36,6 +38,8 @@ FROM (
   SELECT
     tier,
     CAST(FLOOR(ts) AS BIGINT) AS second_s,
+    -- ts - FLOOR(ts) is exact; the product is one rounded multiplication.
+    CAST(FLOOR((ts - FLOOR(ts)) * 1000000) AS BIGINT) AS within_us,
     CAST(input_tokens AS BIGINT) AS input_tokens,
     CAST(output_tokens AS BIGINT) AS output_tokens,
     -- floor(log2(n)), exact: n + 0.5 is never a power of two.
@@ -52,7 +56,9 @@ WITH per_second AS (
     60 * CAST(FLOOR(second_s / 60) AS BIGINT) AS minute_s,
     COUNT(*) AS requests,
     SUM(input_tokens) AS input_tokens,
-    SUM(output_tokens) AS output_tokens
+    SUM(output_tokens) AS output_tokens,
+    MIN(offset_us) AS first_arrival_us,
+    MAX(offset_us) AS last_arrival_us
   FROM aggregate_binned
   GROUP BY tier, second_s
 ),
@@ -64,7 +70,9 @@ per_minute AS (
     SUM(input_tokens) AS input_tokens,
     SUM(output_tokens) AS output_tokens,
     MAX(requests) AS busiest_second,
-    SUM(requests * requests) AS second_sq_sum
+    SUM(requests * requests) AS second_sq_sum,
+    MIN(first_arrival_us) AS first_arrival_us,
+    MAX(last_arrival_us) AS last_arrival_us
   FROM per_second
   GROUP BY tier, minute_s
 ),
@@ -89,20 +97,22 @@ every_minute AS (
   FROM spans s JOIN offsets o ON 60 * o.k <= s.last_s - s.first_s
 )
 SELECT
-  1 AS version,
+  2 AS version,
   m.tier AS tier,
   m.minute_s AS minute_s,
   CAST(COALESCE(p.requests, 0) AS BIGINT) AS requests,
   CAST(COALESCE(p.input_tokens, 0) AS BIGINT) AS input_tokens,
   CAST(COALESCE(p.output_tokens, 0) AS BIGINT) AS output_tokens,
   CAST(COALESCE(p.busiest_second, 0) AS BIGINT) AS busiest_second,
-  CAST(COALESCE(p.second_sq_sum, 0) AS BIGINT) AS second_sq_sum
+  CAST(COALESCE(p.second_sq_sum, 0) AS BIGINT) AS second_sq_sum,
+  CAST(COALESCE(p.first_arrival_us, 0) AS BIGINT) AS first_arrival_us,
+  CAST(COALESCE(p.last_arrival_us, 0) AS BIGINT) AS last_arrival_us
 FROM every_minute m
 LEFT JOIN per_minute p ON p.tier = m.tier AND p.minute_s = m.minute_s
 ORDER BY tier, minute_s;
 
 CREATE OR REPLACE TEMPORARY VIEW aggregate_lengths AS
-SELECT 1 AS version, tier, axis, bin, requests, tokens
+SELECT 2 AS version, tier, axis, bin, requests, tokens
 FROM (
   SELECT tier, 'input' AS axis, input_bin AS bin,
          CAST(COUNT(*) AS BIGINT) AS requests, CAST(SUM(input_tokens) AS BIGINT) AS tokens
@@ -117,7 +127,7 @@ FROM (
 ORDER BY tier, axis, bin;
 
 CREATE OR REPLACE TEMPORARY VIEW aggregate_pairs AS
-SELECT 1 AS version, tier, input_bin, output_bin, CAST(COUNT(*) AS BIGINT) AS requests
+SELECT 2 AS version, tier, input_bin, output_bin, CAST(COUNT(*) AS BIGINT) AS requests
 FROM (
   -- Coarse bin of a fine bin: 0-2 stay, 3 joins 2, b >= 4 goes to floor(b/4) + 2.
   SELECT

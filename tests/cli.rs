@@ -1021,6 +1021,8 @@ fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
         for key in ["peak_rps", "mean_rps", "peak_to_mean_minute"] {
             assert_eq!(t[key], a[key], "{key}");
         }
+        // The first and last arrivals' offsets give the trace's span exactly.
+        assert_eq!(t["sources"][0]["span_s"], a["sources"][0]["span_s"]);
         let close = |k: &str| {
             let (x, y) = (t[k].as_f64().unwrap(), a[k].as_f64().unwrap());
             assert!((x - y).abs() < 1e-9 * x.abs().max(1.0), "{k}: {x} vs {y}");
@@ -1051,6 +1053,32 @@ fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
         }
         assert_eq!(vt["tiers"]["chat"]["meets_target"], true);
         assert_eq!(va["tiers"]["chat"]["meets_target"], true);
+    }
+}
+
+#[test]
+fn a_version_1_aggregate_is_read_with_its_span_in_whole_minutes() {
+    let v2 = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &[]);
+    let v1 = solve_json(
+        "tests/fixtures/ok/tiny-aggregate.toml",
+        &["demand[0].aggregate=\"../aggregates/tiny-v1\""],
+    );
+    let trace = solve_json("tests/fixtures/ok/tiny.toml", &[]);
+    let span = |p: &serde_json::Value| {
+        p["demand"]["chat"]["sources"][0]["span_s"]
+            .as_f64()
+            .unwrap()
+    };
+    // Version 2 knows the first (00:00:00.00993) and last (00:03:00) arrivals;
+    // version 1 only that they lie in the first and the fourth minute.
+    assert_eq!(span(&v2), span(&trace));
+    assert!((span(&v2) - 179.990_071).abs() < 1e-6, "{}", span(&v2));
+    assert_eq!(span(&v1), 180.0);
+    for key in ["peak_rps", "mean_rps", "within_minute_cv"] {
+        assert_eq!(
+            v1["demand"]["chat"][key], v2["demand"]["chat"][key],
+            "{key}"
+        );
     }
 }
 
@@ -1127,6 +1155,8 @@ fn bad_aggregates_fail_with_located_errors() {
         "histogram-sum",
         "unknown-bin",
         "unknown-version",
+        "offsets",
+        "mixed-version",
     ] {
         let set = format!("demand[0].aggregate=\"../aggregates/bad-{bad}\"");
         let out = planner(&[

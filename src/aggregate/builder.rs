@@ -5,6 +5,7 @@
 
 use super::bins::{coarse_bin, fine_bin, COARSE_BINS};
 use super::{Aggregate, MinuteRow, TierAggregate};
+use crate::traces::micros::arrival_us;
 use crate::traces::stats::MAX_SPAN_S;
 use crate::traces::Request;
 use std::collections::BTreeMap;
@@ -14,6 +15,9 @@ struct MinuteCounters {
     per_second: [u32; 60],
     input_tokens: u64,
     output_tokens: u64,
+    /// Earliest and latest arrival, microseconds from the minute's start.
+    first_us: u32,
+    last_us: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -47,14 +51,17 @@ impl AggregateBuilder {
         }
         let t = self.tiers.get_mut(tier).expect("inserted above");
         let second = r.arrival_s.floor() as i64;
-        let minute = t
-            .minutes
-            .entry(second.div_euclid(60) * 60)
-            .or_insert(MinuteCounters {
-                per_second: [0; 60],
-                input_tokens: 0,
-                output_tokens: 0,
-            });
+        let minute_s = second.div_euclid(60) * 60;
+        let offset_us = (arrival_us(r.arrival_s) - minute_s * 1_000_000) as u32;
+        let minute = t.minutes.entry(minute_s).or_insert(MinuteCounters {
+            per_second: [0; 60],
+            input_tokens: 0,
+            output_tokens: 0,
+            first_us: offset_us,
+            last_us: offset_us,
+        });
+        minute.first_us = minute.first_us.min(offset_us);
+        minute.last_us = minute.last_us.max(offset_us);
         minute.per_second[second.rem_euclid(60) as usize] += 1;
         minute.input_tokens += u64::from(r.input_tokens);
         minute.output_tokens += u64::from(r.output_tokens);
@@ -110,6 +117,7 @@ impl AggregateBuilder {
                                 .iter()
                                 .map(|&c| u64::from(c) * u64::from(c))
                                 .sum(),
+                            arrivals_us: Some((m.first_us, m.last_us)),
                         },
                     })
                     .collect();
@@ -152,8 +160,12 @@ mod tests {
                 output_tokens: 12,
                 busiest_second: 3,
                 second_sq_sum: 10,
+                arrivals_us: Some((1_000_000, 2_200_000)),
             }
         );
+        assert_eq!(m[1].arrivals_us, None);
+        assert_eq!(m[2].arrivals_us, Some((5_000_000, 5_000_000)));
+        assert_eq!(agg.tiers[0].span_s(), 124.0);
         assert_eq!(m[1].requests, 0);
         assert_eq!(m[2].minute_s, 180);
         assert_eq!(

@@ -4,8 +4,9 @@
 
 use super::bins::fine_range;
 use super::sample::LengthSampler;
-use super::{BinTotal, TierAggregate};
+use super::{BinTotal, MinuteRow, TierAggregate};
 use crate::stats::percentile_histogram;
+use crate::traces::micros::span_s;
 use crate::traces::stats::LengthStats;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -28,13 +29,35 @@ impl TierAggregate {
         }
     }
 
-    /// Seconds from the first to the last arrival, estimated as the time
-    /// between the first and the last minute's starts (the arrivals' offsets
-    /// within those minutes are unknown; with uniform offsets this is the
-    /// expected span), at least 60 s. The shaped demand's base rate divides
-    /// the requests by it, as it divides a trace's by its span.
+    /// Seconds from the first to the last arrival, as the shaped demand's
+    /// base rate divides the requests by it (as it divides a trace's by its
+    /// span). Exact from the first and last arrivals' offsets (format version
+    /// 2): the same microseconds as the trace's span. A version-1 aggregate
+    /// lacks them, so its span is estimated as the time between the first and
+    /// the last minute's starts (the expected span with uniform offsets), at
+    /// least 60 s.
     pub fn span_s(&self) -> f64 {
-        (self.minutes.len().max(2) - 1) as f64 * 60.0
+        let busy = |m: &&MinuteRow| m.requests > 0;
+        let first = self.minutes.iter().find(busy);
+        let last = self.minutes.iter().rev().find(busy);
+        match (first, last) {
+            (
+                Some(MinuteRow {
+                    minute_s: a,
+                    arrivals_us: Some((first_us, _)),
+                    ..
+                }),
+                Some(MinuteRow {
+                    minute_s: b,
+                    arrivals_us: Some((_, last_us)),
+                    ..
+                }),
+            ) => span_s(
+                a * 1_000_000 + i64::from(*first_us),
+                b * 1_000_000 + i64::from(*last_us),
+            ),
+            _ => (self.minutes.len().max(2) - 1) as f64 * 60.0,
+        }
     }
 
     /// Mean input tokens per request.
@@ -135,6 +158,13 @@ mod tests {
         let t = &agg.tiers[0];
         assert!((t.within_minute_cv() - acc.within_minute_cv()).abs() < 1e-9);
         assert_eq!(t.mean_input_tokens(), acc.mean_input_tokens());
+        assert_eq!(t.span_s(), acc.span_s());
+        // Without the offsets (format version 1): whole minutes.
+        let mut v1 = t.clone();
+        for m in &mut v1.minutes {
+            m.arrivals_us = None;
+        }
+        assert_eq!(v1.span_s(), (t.minutes.len() - 1) as f64 * 60.0);
         let (exact, binned) = (acc.input_tokens(), t.input_tokens());
         for (e, b) in [
             (exact.p50, binned.p50),

@@ -1,12 +1,15 @@
 //! Aggregate demand: what the planner needs of a request log, computed where
 //! the log lives (a warehouse, a data lake, or `planner trace aggregate`) and
-//! small enough to copy anywhere. Format version 1, one folder of three tables
-//! (CSV or Parquet each), described in `docs/aggregate-format.md`:
+//! small enough to copy anywhere. Format version 2 (version 1 is still read),
+//! one folder of three tables (CSV or Parquet each), described in
+//! `docs/aggregate-format.md`:
 //!
 //! * `minutes`: per tier and clock minute, the request count, input- and
-//!   output-token sums, the busiest second's count, and the sum over the
+//!   output-token sums, the busiest second's count, the sum over the
 //!   minute's 60 seconds of the squared per-second counts (which gives the
-//!   within-minute dispersion the burstiness model uses);
+//!   within-minute dispersion the burstiness model uses), and the first and
+//!   last arrivals' offsets within the minute in microseconds (which give
+//!   the tier's span exactly; version 1 lacks them);
 //! * `lengths`: per tier, input and output length histograms on the fixed
 //!   log-spaced bins of [`bins`], with the tokens in each bin;
 //! * `pairs`: per tier, joint (input, output) counts on the coarse grid.
@@ -29,8 +32,15 @@ pub use write::{columns, write_csv, Column, Columns};
 
 use bins::{COARSE_BINS, FINE_BINS};
 
-/// The format version this planner writes and reads.
-pub const FORMAT_VERSION: i64 = 1;
+/// The format version this planner writes.
+pub const FORMAT_VERSION: i64 = 2;
+
+/// The format versions this planner reads: 1 lacks the arrival offsets, so
+/// its spans are known to whole minutes only.
+pub const READ_VERSIONS: [i64; 2] = [1, 2];
+
+/// Microseconds in a minute: arrival offsets lie in `0..MINUTE_US`.
+pub const MINUTE_US: u32 = 60_000_000;
 
 /// The three tables, by file stem.
 pub const TABLES: [&str; 3] = ["minutes", "lengths", "pairs"];
@@ -48,6 +58,10 @@ pub struct MinuteRow {
     pub busiest_second: u64,
     /// Σ over the minute's 60 clock seconds of (arrivals in that second)².
     pub second_sq_sum: u64,
+    /// Microseconds from the minute's start to its first and its last
+    /// arrival (`None` for an empty minute, and for every minute of a
+    /// version-1 aggregate).
+    pub arrivals_us: Option<(u32, u32)>,
 }
 
 /// Requests and their tokens in one length bin.

@@ -5,7 +5,9 @@
 
 use super::bins::{coarse_of_fine, fine_range, COARSE_BINS, FINE_BINS};
 use super::table::{self, RawRow, RawTable};
-use super::{Aggregate, BinTotal, MinuteRow, TierAggregate, FORMAT_VERSION, TABLES};
+use super::{
+    Aggregate, BinTotal, MinuteRow, TierAggregate, FORMAT_VERSION, MINUTE_US, READ_VERSIONS, TABLES,
+};
 use crate::error::Problem;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -13,7 +15,7 @@ use std::path::Path;
 /// Reports beyond this many are counted, not listed.
 const MAX_LISTED: usize = 20;
 
-const MINUTE_COLUMNS: [&str; 8] = [
+const MINUTE_COLUMNS_V1: [&str; 8] = [
     "version",
     "tier",
     "minute_s",
@@ -22,6 +24,18 @@ const MINUTE_COLUMNS: [&str; 8] = [
     "output_tokens",
     "busiest_second",
     "second_sq_sum",
+];
+const MINUTE_COLUMNS: [&str; 10] = [
+    "version",
+    "tier",
+    "minute_s",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "busiest_second",
+    "second_sq_sum",
+    "first_arrival_us",
+    "last_arrival_us",
 ];
 const LENGTH_COLUMNS: [&str; 6] = ["version", "tier", "axis", "bin", "requests", "tokens"];
 const PAIR_COLUMNS: [&str; 5] = ["version", "tier", "input_bin", "output_bin", "requests"];
@@ -69,13 +83,59 @@ impl Row<'_> {
         u64::try_from(v).map_err(|_| format!("`{name}` is negative ({v}); counts are 0 or more"))
     }
 
-    fn version(&self) -> Result<(), String> {
+    /// The row is of the aggregate's format `version`.
+    fn version(&self, version: i64) -> Result<(), String> {
         match self.int("version")? {
-            FORMAT_VERSION => Ok(()),
+            v if v == version => Ok(()),
+            v if READ_VERSIONS.contains(&v) => Err(format!(
+                "this row is format version {v}, but the minutes table's first row is version {version}; an aggregate's tables are all of one version (make them again with one planner or one sql/aggregate.sql)"
+            )),
             v => Err(format!(
-                "aggregate format version {v} is not known; this planner reads version {FORMAT_VERSION} (docs/aggregate-format.md)"
+                "aggregate format version {v} is not known; this planner reads versions {} (docs/aggregate-format.md)",
+                READ_VERSIONS.map(|v| v.to_string()).join(" and ")
             )),
         }
+    }
+
+    /// The minute's first and last arrival offsets (format version 2): in
+    /// the minute, in order, and none for an empty minute.
+    fn arrivals_us(&self, requests: u64) -> Result<Option<(u32, u32)>, String> {
+        let offset = |name: &str| -> Result<u32, String> {
+            let v = self.int(name)?;
+            if v < 0 {
+                return Err(format!("`{name}` is negative ({v}); it counts microseconds from the minute's start, 0 to {}", MINUTE_US - 1));
+            }
+            u32::try_from(v).ok().filter(|&v| v < MINUTE_US).ok_or_else(|| {
+                format!("`{name}` {v} lies outside the minute; it counts microseconds from the minute's start, 0 to {}", MINUTE_US - 1)
+            })
+        };
+        let (first, last) = (offset("first_arrival_us")?, offset("last_arrival_us")?);
+        match requests {
+            0 if first == 0 && last == 0 => Ok(None),
+            0 => Err(format!("an empty minute (0 requests) has arrival offsets {first} and {last}; write 0 for both")),
+            _ if first > last => Err(format!(
+                "`first_arrival_us` {first} is after `last_arrival_us` {last}; the first arrival comes no later than the last"
+            )),
+            1 if first != last => Err(format!(
+                "a minute of one request has one arrival, but `first_arrival_us` {first} and `last_arrival_us` {last} differ"
+            )),
+            _ => Ok(Some((first, last))),
+        }
+    }
+}
+
+/// The aggregate's format version, from the minutes table's first row, and
+/// whether this planner reads it (when it does not, or the row has none, the
+/// current version: the rows then report the version they hold).
+fn folder_version(minutes: &RawTable) -> (i64, bool) {
+    let column = minutes
+        .columns
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case("version"));
+    match column.and_then(|i| minutes.rows.first()?.cells.get(i)?.int().ok()) {
+        Some(v) if READ_VERSIONS.contains(&v) => (v, true),
+        Some(_) => (FORMAT_VERSION, false),
+        None => (FORMAT_VERSION, true),
     }
 }
 
@@ -133,18 +193,20 @@ fn at(location: &str) -> String {
     }
 }
 
-/// Runs `parse` on every row, recording its error at the row's location. An
-/// unknown version is reported once per table, at its first row.
+/// Runs `parse` on every row, recording its error at the row's location. A
+/// row not of the aggregate's `version` is reported once per table, at the
+/// first such row.
 fn each_row<'a>(
     t: &'a RawTable,
     index: &'a HashMap<String, usize>,
+    version: i64,
     problems: &mut Problems,
     mut parse: impl FnMut(Row<'a>) -> Result<(), String>,
 ) {
     let mut bad_version: Option<(String, String, usize)> = None;
     for row in &t.rows {
         let r = Row { row, index };
-        match r.version() {
+        match r.version(version) {
             Err(message) => match &mut bad_version {
                 Some((_, _, n)) => *n += 1,
                 None => bad_version = Some((row.location.clone(), message, 0)),
@@ -158,7 +220,7 @@ fn each_row<'a>(
     }
     if let Some((location, message, more)) = bad_version {
         let suffix = if more > 0 {
-            format!(" ({more} more rows of this table are not version {FORMAT_VERSION} either)")
+            format!(" ({more} more rows of this table are not version {version} either)")
         } else {
             String::new()
         };
@@ -190,8 +252,24 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
     let mut tiers: BTreeMap<String, TierAggregate> = BTreeMap::new();
     let mut minute_at: BTreeMap<String, Vec<(MinuteRow, String)>> = BTreeMap::new();
 
-    if let Some(index) = columns(&minutes_t, &MINUTE_COLUMNS, &mut problems) {
-        each_row(&minutes_t, &index, &mut problems, |r| {
+    let (version, known) = folder_version(&minutes_t);
+    let minute_columns: &[&str] = if version == 1 {
+        &MINUTE_COLUMNS_V1
+    } else {
+        &MINUTE_COLUMNS
+    };
+    if !known {
+        // Its columns are those of a version this planner does not know:
+        // report the version, not the columns.
+        let index = minutes_t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.to_ascii_lowercase(), i))
+            .collect();
+        each_row(&minutes_t, &index, version, &mut problems, |_| Ok(()));
+    } else if let Some(index) = columns(&minutes_t, minute_columns, &mut problems) {
+        each_row(&minutes_t, &index, version, &mut problems, |r| {
             let tier = r.text("tier")?;
             let minute_s = r.int("minute_s")?;
             if minute_s.rem_euclid(60) != 0 {
@@ -199,13 +277,19 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
                     "`minute_s` {minute_s} is not the start of a minute (a multiple of 60)"
                 ));
             }
+            let requests = r.count("requests")?;
             let m = MinuteRow {
                 minute_s,
-                requests: r.count("requests")?,
+                requests,
                 input_tokens: r.count("input_tokens")?,
                 output_tokens: r.count("output_tokens")?,
                 busiest_second: r.count("busiest_second")?,
                 second_sq_sum: r.count("second_sq_sum")?,
+                arrivals_us: if version == 1 {
+                    None
+                } else {
+                    r.arrivals_us(requests)?
+                },
             };
             check_minute(&m)?;
             minute_at
@@ -243,7 +327,7 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
 
     if let Some(index) = columns(&lengths_t, &LENGTH_COLUMNS, &mut problems) {
         let mut seen: HashMap<(String, String, i64), String> = HashMap::new();
-        each_row(&lengths_t, &index, &mut problems, |r| {
+        each_row(&lengths_t, &index, version, &mut problems, |r| {
             let tier = r.text("tier")?;
             let axis = r.text("axis")?;
             if axis != "input" && axis != "output" {
@@ -292,7 +376,7 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
 
     if let Some(index) = columns(&pairs_t, &PAIR_COLUMNS, &mut problems) {
         let mut seen: HashMap<(String, i64, i64), String> = HashMap::new();
-        each_row(&pairs_t, &index, &mut problems, |r| {
+        each_row(&pairs_t, &index, version, &mut problems, |r| {
             let tier = r.text("tier")?;
             let coarse = |name: &str| -> Result<i64, String> {
                 let b = r.int(name)?;
@@ -468,6 +552,42 @@ mod tests {
     }
 
     #[test]
+    fn version_1_reads_without_the_arrival_offsets() {
+        let agg = sample();
+        let dir = std::env::temp_dir().join(format!("planner-agg-v1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in TABLES {
+            let mut out = Vec::new();
+            write_csv(&agg, name, &mut out).unwrap();
+            // Version 1: the same rows without the two offset columns.
+            let v1: String = String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(',').collect();
+                    let keep = if name == "minutes" { 8 } else { cells.len() };
+                    let line = cells[..keep].join(",");
+                    format!(
+                        "{}\n",
+                        line.strip_prefix("2,")
+                            .map_or(line.clone(), |r| format!("1,{r}"))
+                    )
+                })
+                .collect();
+            std::fs::write(dir.join(format!("{name}.csv")), v1).unwrap();
+        }
+        let back = read_aggregate(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let back = back.unwrap();
+        for (a, b) in agg.tiers.iter().zip(&back.tiers) {
+            assert!(b.minutes.iter().all(|m| m.arrivals_us.is_none()));
+            assert_eq!(a.requests(), b.requests());
+            assert_eq!(b.span_s(), (b.minutes.len() - 1) as f64 * 60.0);
+            assert!(a.span_s() < b.span_s() + 60.0);
+        }
+    }
+
+    #[test]
     fn impossible_minutes_are_refused() {
         let ok = MinuteRow {
             minute_s: 0,
@@ -476,6 +596,7 @@ mod tests {
             output_tokens: 5,
             busiest_second: 4,
             second_sq_sum: 30,
+            arrivals_us: Some((0, 1)),
         };
         assert!(check_minute(&ok).is_ok());
         assert!(check_minute(&MinuteRow {

@@ -1,5 +1,5 @@
-//! Writes an aggregate's three tables of format version 1, as CSV or Parquet,
-//! rows in the order `sql/aggregate.sql` sorts them (tier, then time or bin).
+//! Writes an aggregate's three tables in the current format version, as CSV
+//! or Parquet, rows in the order `sql/aggregate.sql` sorts them (tier, then time or bin).
 
 use super::bins::COARSE_BINS;
 use super::{Aggregate, FORMAT_VERSION};
@@ -35,10 +35,12 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
     let mut axis = Vec::new();
     let names: &[&'static str] = match name {
         "minutes" => {
-            ints.resize(6, Vec::new());
+            ints.resize(8, Vec::new());
             for t in &agg.tiers {
                 for m in &t.minutes {
                     tier.push(t.tier.clone());
+                    // An empty minute has no arrivals: both offsets 0.
+                    let (first_us, last_us) = m.arrivals_us.unwrap_or((0, 0));
                     let row = [
                         m.minute_s,
                         int(m.requests),
@@ -46,6 +48,8 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
                         int(m.output_tokens),
                         int(m.busiest_second),
                         int(m.second_sq_sum),
+                        i64::from(first_us),
+                        i64::from(last_us),
                     ];
                     for (c, v) in ints.iter_mut().zip(row) {
                         c.push(v);
@@ -59,6 +63,8 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
                 "output_tokens",
                 "busiest_second",
                 "second_sq_sum",
+                "first_arrival_us",
+                "last_arrival_us",
             ]
         }
         "lengths" => {
@@ -161,15 +167,15 @@ mod tests {
         };
         assert_eq!(
             text("minutes"),
-            "version,tier,minute_s,requests,input_tokens,output_tokens,busiest_second,second_sq_sum\n1,\"a,b\",60,1,3,9,1,1\n"
+            "version,tier,minute_s,requests,input_tokens,output_tokens,busiest_second,second_sq_sum,first_arrival_us,last_arrival_us\n2,\"a,b\",60,1,3,9,1,1,500000,500000\n"
         );
         assert_eq!(
             text("lengths"),
-            "version,tier,axis,bin,requests,tokens\n1,\"a,b\",input,3,1,3\n1,\"a,b\",output,8,1,9\n"
+            "version,tier,axis,bin,requests,tokens\n2,\"a,b\",input,3,1,3\n2,\"a,b\",output,8,1,9\n"
         );
         assert_eq!(
             text("pairs"),
-            "version,tier,input_bin,output_bin,requests\n1,\"a,b\",2,4,1\n"
+            "version,tier,input_bin,output_bin,requests\n2,\"a,b\",2,4,1\n"
         );
     }
 }

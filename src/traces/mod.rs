@@ -3,6 +3,7 @@
 
 mod error;
 pub mod lines;
+pub mod micros;
 pub mod quantised;
 mod reader;
 pub mod stats;

@@ -3,6 +3,7 @@
 //! variability, token-length distributions, and a fixed-seed sample of
 //! (input, output) pairs for the capacity model.
 
+use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
 use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
@@ -283,9 +284,11 @@ impl TraceAccumulator {
             })
     }
 
-    /// Seconds from the first to the last arrival.
+    /// Seconds from the first to the last arrival, measured in whole
+    /// microseconds ([`super::micros`]) as an aggregate records it.
     pub fn span_s(&self) -> f64 {
-        self.first_s.map_or(0.0, |f| self.last_s - f)
+        self.first_s
+            .map_or(0.0, |f| span_s(arrival_us(f), arrival_us(self.last_s)))
     }
 
     /// Input-token distribution.
