@@ -45,6 +45,10 @@ pub struct Commitment {
     /// stated and something is reserved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term: Option<TermCommitment>,
+    /// The term's cost month by month with `[commitment] monthly_growth`,
+    /// the reservations chosen for the whole term ([`crate::growth`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub growth: Option<crate::growth::TermProjection>,
 }
 
 /// What the reservations commit to over the whole term, and what that buys.
@@ -152,6 +156,7 @@ pub fn of(
         gpu_types,
         short_horizon_warning,
         term: None,
+        growth: None,
     }
 }
 

@@ -44,6 +44,7 @@ pub mod error;
 pub mod finite;
 pub mod fleet_capacity;
 pub mod goodput;
+pub mod growth;
 pub mod kernels;
 pub mod milp;
 pub mod output;

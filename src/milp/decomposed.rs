@@ -118,6 +118,21 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     Ok(assemble(input, reserved, &priced.slots, status, lower))
 }
 
+/// The cheapest plan with the reserved counts fixed to `reserved`: every
+/// slot solved exactly, so it is optimal for those counts.
+pub fn with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
+    let mut search = OuterSearch::new(input);
+    let cost_usd = search.price(reserved).ok_or(MilpError::Infeasible)?;
+    let (reserved, priced) = search.best().cloned().ok_or(MilpError::Infeasible)?;
+    Ok(assemble(
+        input,
+        reserved,
+        &priced.slots,
+        SolveStatus::Optimal,
+        cost_usd,
+    ))
+}
+
 /// The whole plan from the slots' plans.
 fn assemble(
     input: &MilpInput,

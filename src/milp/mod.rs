@@ -229,7 +229,24 @@ impl MilpInput {
     /// Slot `t` alone, as a one-slot input to be solved exactly on one
     /// thread (its demand and its options' `mu[c,t]`).
     pub fn one_slot(&self, t: usize) -> MilpInput {
-        let at = |v: &[f64]| vec![v.get(t).copied().unwrap_or(0.0)];
+        MilpInput {
+            mip_gap: 0.0,
+            threads: 1,
+            log_file: None,
+            warm_start: false,
+            method: Method::Monolithic,
+            ..self.slots_in(t..t + 1)
+        }
+    }
+
+    /// The slots `range` alone (slots past the input's are empty).
+    pub fn slots_in(&self, range: std::ops::Range<usize>) -> MilpInput {
+        let at = |v: &[f64]| -> Vec<f64> {
+            range
+                .clone()
+                .map(|t| v.get(t).copied().unwrap_or(0.0))
+                .collect()
+        };
         MilpInput {
             slot_hours: self.slot_hours,
             gpus: self.gpus.clone(),
@@ -254,12 +271,12 @@ impl MilpInput {
                 })
                 .collect(),
             api_max_tokens_per_minute: self.api_max_tokens_per_minute,
-            mip_gap: 0.0,
+            mip_gap: self.mip_gap,
             time_limit_s: self.time_limit_s,
-            threads: 1,
-            log_file: None,
-            warm_start: false,
-            method: Method::Monolithic,
+            threads: self.threads,
+            log_file: self.log_file.clone(),
+            warm_start: self.warm_start,
+            method: self.method,
         }
     }
 
@@ -308,6 +325,29 @@ pub struct MilpSolution {
 }
 
 impl MilpSolution {
+    /// The slots `range` of this solution (the reserved counts kept).
+    pub fn slots_in(&self, range: std::ops::Range<usize>) -> MilpSolution {
+        let cut = |v: &[u32]| v[range.clone()].to_vec();
+        MilpSolution {
+            reserved: self.reserved.clone(),
+            on_demand: self.on_demand[range.clone()].to_vec(),
+            replicas: self
+                .replicas
+                .iter()
+                .map(|k| k.iter().map(|c| cut(c)).collect())
+                .collect(),
+            api: self.api.iter().map(|a| a[range.clone()].to_vec()).collect(),
+            spot: self
+                .spot
+                .iter()
+                .map(|k| k.iter().map(|c| cut(c)).collect())
+                .collect(),
+            status: self.status,
+            lower_bound_usd: self.lower_bound_usd,
+            method: self.method,
+        }
+    }
+
     /// GPUs of type `g` that the replicas of slot `t` occupy.
     pub fn gpus_used(&self, input: &MilpInput, g: usize, t: usize) -> u32 {
         input
@@ -371,6 +411,18 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
         })
         .sum();
     (reserved, on_demand, api)
+}
+
+/// The cheapest plan of `input` with the reserved counts fixed to
+/// `reserved` (chosen for something larger, such as a whole term): each slot
+/// solved exactly when the slots are decomposable, else the whole model in
+/// HiGHS with those counts.
+pub fn solve_with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
+    if input.method != Method::Monolithic && input.decomposable() {
+        decomposed::with_reserved(input, reserved)
+    } else {
+        monolithic::with_reserved(input, reserved)
+    }
 }
 
 /// Solves the MILP by the method `input.method` names ([`Method`]); with

@@ -76,3 +76,15 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
         Err(e) => Err(e),
     }
 }
+
+/// The whole model in HiGHS with the reserved counts fixed to `reserved`.
+pub fn with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
+    let mode = Mode {
+        integer: true,
+        fixed_reserved: Some(reserved),
+        warm_start: None,
+    };
+    let mut solved = solve_built(input, build(input, mode)?)?;
+    solved.method = Method::Monolithic;
+    Ok(solved)
+}

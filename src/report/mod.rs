@@ -4,6 +4,7 @@ pub mod calibration_text;
 pub mod capacity_text;
 pub mod csv;
 pub mod goodput_text;
+pub mod growth_text;
 pub mod html;
 pub mod json;
 pub mod kernels_text;

@@ -147,17 +147,24 @@ pub fn render(plan: &Plan) -> String {
         plan.solver.status.describe(plan.solver.mip_gap_tolerance),
         plan.solver.integer_variables
     );
-    let _ = writeln!(
-        o,
-        "  {} method: proven within {}% of the optimum (no plan costs less than {} USD)",
-        match plan.solver.method {
-            Method::Decomposed => "decomposed",
-            Method::Monolithic | Method::Auto => "monolithic",
-        },
-        // Rounded toward what is proven: the gap up, the bound down.
-        (plan.solver.proven_gap * 10_000.0).ceil() / 100.0,
-        floor_usd(plan.solver.lower_bound_usd),
-    );
+    let method = match plan.solver.method {
+        Method::Decomposed => "decomposed",
+        Method::Monolithic | Method::Auto => "monolithic",
+    };
+    match &plan.commitment.growth {
+        Some(t) => {
+            let _ = writeln!(o, "{}", super::growth_text::solver_line(t, method));
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "  {method} method: proven within {}% of the optimum (no plan costs less than {} USD)",
+                // Rounded toward what is proven: the gap up, the bound down.
+                (plan.solver.proven_gap * 10_000.0).ceil() / 100.0,
+                floor_usd(plan.solver.lower_bound_usd),
+            );
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -208,6 +215,7 @@ pub fn render(plan: &Plan) -> String {
         plan.api_share * 100.0
     );
     let _ = writeln!(o);
+    super::growth_text::section(o, plan);
     super::unit_costs_text::render(o, &plan.unit_costs, plan.prices.api.is_some());
     let _ = writeln!(o);
     let _ = writeln!(o, "GPUS");
@@ -298,6 +306,12 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "ALTERNATIVES (same demand, same capacity figures)");
+    if plan.commitment.growth.is_some() {
+        let _ = writeln!(
+            o,
+            "  on the horizon alone: the plan's reservations are sized for the term's growth, so an alternative may cost less here"
+        );
+    }
     for (name, b) in &plan.baselines {
         match b.total_cost_usd {
             Some(cost) => {

@@ -33,6 +33,9 @@ pub struct Scenario {
     pub simulation: Simulation,
     /// Months the reservations are committed for (`[commitment]`), if stated.
     pub commitment_term_months: Option<u32>,
+    /// Demand growth per month over the term (`[commitment]
+    /// monthly_growth`, a share: 0.03 = +3% a month); 0 when not stated.
+    pub commitment_monthly_growth: f64,
 }
 
 /// The served model, and the precision it is pinned to if any.

@@ -34,6 +34,8 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawCommitment {
     pub term_months: u32,
+    #[serde(default)]
+    pub monthly_growth: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

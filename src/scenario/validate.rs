@@ -2,7 +2,9 @@
 //! applies defaults, and collects every problem instead of stopping at the first.
 
 use super::overrides::{self, Override};
-use super::raw::{RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawSpot, RawTier};
+use super::raw::{
+    RawCommitment, RawDemand, RawGpuOffer, RawScenario, RawShape, RawSimulation, RawSpot, RawTier,
+};
 use super::{
     ApiOffer, CapacitySource, DemandSource, GpuOffer, PeakStatistic, Planning, PurchaseTerms,
     Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, SpotOffer, Tier,
@@ -10,6 +12,7 @@ use super::{
 };
 use crate::bounds::{self, Bound};
 use crate::error::{line_col, PlannerError, Problem};
+use crate::growth::MAX_TERM_GROWTH_FACTOR;
 use crate::milp::Method;
 use crate::precision::Precision;
 use crate::profiles::{parse_toml, read_toml_file, read_toml_text, GpuProfile, ModelProfile};
@@ -80,6 +83,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
+    Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
     Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
@@ -278,6 +282,7 @@ impl Validator {
             self.bounded("commitment.term_months", f64::from(c.term_months));
             c.term_months
         });
+        let commitment_monthly_growth = self.monthly_growth(raw.commitment.as_ref());
         let gpus = gpus
             .into_iter()
             .map(|g| choose_reserved_offer(g, commitment_term_months))
@@ -295,7 +300,35 @@ impl Validator {
             shape,
             simulation,
             commitment_term_months,
+            commitment_monthly_growth,
         })
+    }
+
+    /// `commitment.monthly_growth`, bounded, and the demand it reaches by
+    /// the term's last month at most [`MAX_TERM_GROWTH_FACTOR`] times (and
+    /// at least its inverse) the planned pattern's.
+    fn monthly_growth(&mut self, commitment: Option<&RawCommitment>) -> f64 {
+        let Some(c) = commitment else {
+            return 0.0;
+        };
+        let Some(growth) = c.monthly_growth else {
+            return 0.0;
+        };
+        if !self.bounded("commitment.monthly_growth", growth) {
+            return 0.0;
+        }
+        let last = (1.0 + growth).powi(c.term_months.saturating_sub(1) as i32);
+        if !(1.0 / MAX_TERM_GROWTH_FACTOR..=MAX_TERM_GROWTH_FACTOR).contains(&last) {
+            self.at_key(
+                "commitment.monthly_growth",
+                format!(
+                    "{growth} a month over {} months makes the last month's demand {last:.3} × the planned pattern's, outside [1/{MAX_TERM_GROWTH_FACTOR}, {MAX_TERM_GROWTH_FACTOR}]; use a lower growth or a shorter term",
+                    c.term_months
+                ),
+            );
+            return 0.0;
+        }
+        growth
     }
 
     fn model(&mut self, raw: &RawScenario, profiles_dir: &Path) -> Option<ServedModel> {

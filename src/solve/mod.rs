@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 mod assemble;
 mod feasibility;
 mod input;
+mod term;
 
 use assemble::{assemble, cost_basis_answer, slo_met_answer};
 use feasibility::{check_servable, explain_infeasible};
@@ -72,8 +73,11 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     let progress = options.progress;
     let verify = scenario.simulation.verify != VerifySlots::Off;
     let (demand, requests) = demand::build_keeping(scenario, progress, verify)?;
+    // With demand growing over the term, fleets are sized up to its busiest month.
+    let sizing = term::sizing_demand(scenario, &demand);
+    let sizing = sizing.as_ref().unwrap_or(&demand);
     let mut factors = vec![1.0; scenario.tiers.len()];
-    let mut capacity = capacity_table(scenario, &demand, &factors, options);
+    let mut capacity = capacity_table(scenario, sizing, &factors, options);
     check_servable(scenario, &demand, &capacity)?;
     let replay = verify.then(|| replay::traces(scenario, &demand, requests));
     let mut brackets = vec![Bracket::default(); scenario.tiers.len()];
@@ -89,8 +93,8 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             simcap::extend_fleets(
                 &mut capacity,
                 scenario,
-                &demand.tiers,
-                &need_rps(&demand, &factors),
+                &sizing.tiers,
+                &need_rps(sizing, &factors),
                 options.cache_dir.as_deref(),
                 progress,
             );
@@ -102,6 +106,14 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             (&factors, &gpu_share),
             options,
         );
+        let over_term = term::term_input(
+            scenario,
+            &demand,
+            &capacity,
+            (&factors, &gpu_share),
+            options,
+            &input,
+        );
         let coverage = coverage_of(&input);
         // The same MILP as the last round gives the same plan: skip it.
         let solved = if last.as_ref().is_some_and(|l| l.coverage == coverage) {
@@ -111,7 +123,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
                 scenario,
                 &demand,
                 capacity.clone(),
-                (input, option_entries),
+                (input, option_entries, over_term.as_ref()),
                 (&factors, options),
             )?)
         };
@@ -478,20 +490,31 @@ fn solve_once(
     scenario: &Scenario,
     demand: &Demand,
     capacity: Vec<Vec<CapacityEntry>>,
-    (input, option_entries): (milp::MilpInput, Vec<Vec<usize>>),
+    (input, option_entries, over_term): (milp::MilpInput, Vec<Vec<usize>>, Option<&term::Term>),
     (factors, options): (&[f64], &SolveOptions),
 ) -> Result<Plan, PlannerError> {
-    let spinner = options.progress.spinner(&format!(
-        "solving the MILP ({} slots, time limit {} s)",
-        demand.slots, input.time_limit_s
-    ));
-    let solved = milp::solve(&input);
+    let spinner = options.progress.spinner(&match over_term {
+        None => format!(
+            "solving the MILP ({} slots, time limit {} s)",
+            demand.slots, input.time_limit_s
+        ),
+        Some(t) => format!(
+            "solving the MILP over the {}-month term ({} slots, time limit {} s)",
+            t.growth.months,
+            t.input.slots(),
+            input.time_limit_s
+        ),
+    });
+    let solved = match over_term {
+        None => milp::solve(&input).map(|s| (s, None)),
+        Some(t) => term::solve(&input, t, demand.slots).map(|(s, p)| (s, Some(p))),
+    };
     spinner.finish_and_clear();
-    let solution = solved.map_err(|e| match e {
+    let (solution, projection) = solved.map_err(|e| match e {
         MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, demand)),
         MilpError::Solver(msg) => PlannerError::Solver(msg),
     })?;
-    Ok(assemble(
+    let mut plan = assemble(
         scenario,
         demand,
         capacity,
@@ -499,7 +522,9 @@ fn solve_once(
         &option_entries,
         &solution,
         (factors, options),
-    ))
+    );
+    plan.commitment.growth = projection;
+    Ok(plan)
 }
 
 fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {

@@ -355,6 +355,20 @@ pub fn render(plan: &Plan) -> String {
         "<section><h2>GPUs and commitment</h2>{}</section>",
         gpu_table(plan)
     );
+    if let Some(t) = &plan.commitment.growth {
+        use crate::report::growth_text;
+        let (header, rows) = growth_text::rows(t);
+        let notes: String = growth_text::notes(t)
+            .iter()
+            .map(|n| format!("<p class=\"lead\">{}</p>", esc(n)))
+            .collect();
+        let _ = write!(
+            body,
+            "<section><h2>{}</h2>{}{notes}</section>",
+            esc(&growth_text::title(t)),
+            table(&header, &rows, Some("whole term"))
+        );
+    }
     let _ = write!(
         body,
         "<section><h2>Cost breakdown</h2><p class=\"lead\">Where the money goes, and each tier's share (its API spend plus its part of GPU spend by priced GPU-hours occupied).</p>{}<h3>Cost per token</h3>{}<p class=\"lead\">in+out: cost over input and output tokens together, as API prices are compared; out: over output tokens alone; 1k out: the mission's unit, all output tokens whether or not their request met the SLO.</p></section>",

@@ -1,0 +1,133 @@
+//! The term's cost with demand growth, as text (`[commitment]
+//! monthly_growth`, [`crate::growth`]).
+
+use super::usd;
+use crate::growth::TermProjection;
+use crate::plan::Plan;
+use std::fmt::Write as _;
+
+/// The solver line when the MILP was solved over the term.
+pub fn solver_line(t: &TermProjection, method: &str) -> String {
+    format!(
+        "  {method} method over the {}-month term with growth: proven within {}% of the optimum (no plan for the term costs less than {} USD)",
+        t.months,
+        // Rounded toward what is proven: the gap up, the bound down.
+        (t.proven_gap * 10_000.0).ceil() / 100.0,
+        usd(t.lower_bound_usd.floor()),
+    )
+}
+
+/// The projection as a header and rows, one per period and one for the
+/// whole term (the spot column only when something is spent on spot).
+pub fn rows(t: &TermProjection) -> (Vec<String>, Vec<Vec<String>>) {
+    let spot = t.spot_usd > 0.0;
+    let mut header: Vec<String> = ["months", "demand ×", "reserved", "on demand", "API"]
+        .map(String::from)
+        .to_vec();
+    if spot {
+        header.push("spot".into());
+    }
+    header.push("USD per month".into());
+    let mut rows: Vec<Vec<String>> = t
+        .periods
+        .iter()
+        .map(|p| {
+            let first = p.period.first_month;
+            let months = if p.period.months == 1 {
+                first.to_string()
+            } else {
+                format!("{first}-{}", first + p.period.months - 1)
+            };
+            let mut row = vec![
+                months,
+                format!("{:.3}", p.period.peak_factor),
+                usd(p.reserved_usd_per_month),
+                usd(p.on_demand_usd_per_month),
+                usd(p.api_usd_per_month),
+            ];
+            if spot {
+                row.push(usd(p.spot_usd_per_month));
+            }
+            row.push(usd(p.usd_per_month));
+            row
+        })
+        .collect();
+    let mut total = vec![
+        "whole term".to_string(),
+        String::new(),
+        usd(t.reserved_usd),
+        usd(t.on_demand_usd),
+        usd(t.api_usd),
+    ];
+    if spot {
+        total.push(usd(t.spot_usd));
+    }
+    total.push(usd(t.total_usd));
+    rows.push(total);
+    (header, rows)
+}
+
+/// What the notes under the projection say, one sentence each.
+pub fn notes(t: &TermProjection) -> Vec<String> {
+    let mut notes = Vec::new();
+    if t.periods.iter().any(|p| p.period.months > 1) {
+        notes.push("months are grouped so the term's MILP fits its slot limit: a group is covered at its busiest month's demand (× shown) and pays its months' mean volume to the API".to_string());
+    }
+    if let Some(h) = &t.horizon_only {
+        let reserved: Vec<String> = h
+            .reserved
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, n)| format!("{n} {g}"))
+            .collect();
+        let reserved = if reserved.is_empty() {
+            "nothing".to_string()
+        } else {
+            reserved.join(", ")
+        };
+        notes.push(format!(
+            "reserving for the horizon alone ({reserved}) would cost {} USD over the term: {} USD ({:+.1}%) against reserving for the growth",
+            usd(h.total_usd),
+            usd(h.total_usd - t.total_usd),
+            (h.total_usd / t.total_usd - 1.0) * 100.0
+        ));
+    }
+    notes.push(
+        "the horizon's plan is month 1 with the term's reservations; only it is replayed".into(),
+    );
+    notes
+}
+
+/// The section's title.
+pub fn title(t: &TermProjection) -> String {
+    format!(
+        "TERM WITH GROWTH ({} months, demand {:+.1}% a month; the planned pattern repeated, reservations chosen for the whole term)",
+        t.months,
+        t.monthly_growth * 100.0
+    )
+}
+
+/// The TERM WITH GROWTH section: the term's cost month by month.
+pub fn section(o: &mut String, plan: &Plan) {
+    let Some(t) = &plan.commitment.growth else {
+        return;
+    };
+    let _ = writeln!(o, "{}", title(t));
+    let (header, rows) = rows(t);
+    let _ = write!(o, "  {:<12}", header[0]);
+    for h in &header[1..] {
+        let _ = write!(o, " {h:>13}");
+    }
+    let _ = writeln!(o);
+    for row in &rows {
+        let _ = write!(o, "  {:<12}", row[0]);
+        for cell in &row[1..] {
+            let _ = write!(o, " {cell:>13}");
+        }
+        let _ = writeln!(o);
+    }
+    for note in notes(t) {
+        let _ = writeln!(o, "  {note}");
+    }
+    let _ = writeln!(o);
+}
