@@ -509,6 +509,95 @@ fn both_milp_methods_buy_under_the_reserved_offer_cheapest_over_the_term() {
     );
 }
 
+/// `scenarios/api-vs-reserved.toml` over a 12-month term growing by
+/// `growth` a month.
+fn over_a_growing_term(growth: &str) -> serde_json::Value {
+    json(&planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "commitment.term_months=12",
+        "--set",
+        &format!("commitment.monthly_growth={growth}"),
+        "--format",
+        "json",
+        "--quiet",
+    ]))
+}
+
+#[test]
+fn reservations_are_chosen_for_the_whole_term_when_demand_grows() {
+    let flat = over_a_growing_term("0");
+    assert!(flat["commitment"].get("growth").is_none());
+    let grown = over_a_growing_term("0.15");
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let g = &grown["commitment"]["growth"];
+    let periods = g["periods"].as_array().unwrap();
+    // Two 30-minute slots a month fit: one period per month, exact.
+    assert_eq!(periods.len(), 12);
+    for (m, p) in periods.iter().enumerate() {
+        assert_eq!(p["first_month"], m as u64 + 1);
+        assert!((f(&p["peak_factor"]) - 1.15f64.powi(m as i32)).abs() < 1e-9);
+        let parts = ["reserved", "on_demand", "api", "spot"]
+            .iter()
+            .map(|k| f(&p[format!("{k}_usd_per_month")]))
+            .sum::<f64>();
+        assert!((parts - f(&p["usd_per_month"])).abs() < 1e-6, "{p}");
+    }
+    // The term is the months added up; the reservations are paid every hour.
+    let months_total: f64 = periods.iter().map(|p| f(&p["usd_per_month"])).sum();
+    assert!((months_total - f(&g["total_usd"])).abs() < 1e-6);
+    let reserved = f(&grown["reserved"]["h100-sxm"]);
+    assert!((f(&g["reserved_usd"]) - reserved * 1.94 * 8760.0).abs() < 1e-6);
+    // Month 1 is the horizon's plan, replayed and meeting its target.
+    assert!((f(&periods[0]["usd_per_month"]) - f(&grown["cost_per_month_usd"])).abs() < 1e-6);
+    assert!(grown["missed_targets"].as_array().unwrap().is_empty());
+    // Growing demand never costs less than the flat pattern over the term,
+    // and reserving for the growth is no dearer than the horizon's own
+    // reservations priced over the same term.
+    let gap = f(&g["proven_gap"]);
+    assert!(gap <= 0.01, "{g}");
+    assert!(f(&g["total_usd"]) >= 12.0 * f(&flat["cost_per_month_usd"]) * (1.0 - 0.01));
+    assert!(reserved > f(&flat["reserved"]["h100-sxm"]), "{g}");
+    let alone = &g["horizon_only"];
+    assert_eq!(alone["reserved"]["h100-sxm"], flat["reserved"]["h100-sxm"]);
+    assert!(f(&alone["total_usd"]) >= f(&g["total_usd"]) * (1.0 - gap));
+    // Text and HTML say so.
+    let text = stdout(&planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "commitment.term_months=12",
+        "--set",
+        "commitment.monthly_growth=0.15",
+        "--quiet",
+    ]));
+    assert!(text.contains("TERM WITH GROWTH (12 months, demand +15.0% a month"), "{text}");
+    assert!(text.contains("over the 12-month term with growth: proven within"), "{text}");
+}
+
+#[test]
+fn growth_beyond_its_bounds_is_refused_at_its_key() {
+    for (growth, months, says) in [
+        ("1.5", "12", "commitment.monthly_growth"),
+        ("0.5", "120", "outside [1/100, 100]"),
+    ] {
+        let o = planner(&[
+            "solve",
+            "scenarios/api-vs-reserved.toml",
+            "--set",
+            &format!("commitment.term_months={months}"),
+            "--set",
+            &format!("commitment.monthly_growth={growth}"),
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(stderr(&o).contains("commitment.monthly_growth"), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty());
+    }
+}
+
 #[test]
 fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
     let quiet = json(&planner(&[

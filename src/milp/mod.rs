@@ -729,6 +729,29 @@ pub(super) mod tests {
         }
     }
 
+    #[test]
+    fn fixed_reserved_counts_are_kept_and_priced_exactly_by_either_method() {
+        let peaks = [(30.0, 12.0), (80.0, 40.0), (20.0, 5.0), (60.0, 22.0)];
+        for method in [Method::Decomposed, Method::Monolithic] {
+            let input = with_method(two_tiers(&peaks, true, false), method, 0.0);
+            let best = solve(&input).expect("feasible");
+            let more: Vec<u32> = best.reserved.iter().map(|r| r + 4).collect();
+            let fixed = solve_with_reserved(&input, &more).expect("feasible");
+            assert_eq!(fixed.reserved, more);
+            assert!(total(&input, &fixed) >= total(&input, &best) - 1e-6);
+            // The same counts as the optimum give the optimum's cost.
+            let same = solve_with_reserved(&input, &best.reserved).expect("feasible");
+            assert!((total(&input, &same) - total(&input, &best)).abs() < 1e-6);
+            // Slices put back together cost what the whole does, once the
+            // reservation is counted per slice.
+            let halves: f64 = [0..2, 2..4]
+                .into_iter()
+                .map(|r| total(&input.slots_in(r.clone()), &fixed.slots_in(r)))
+                .sum();
+            assert!((halves - total(&input, &fixed)).abs() < 1e-6);
+        }
+    }
+
     fn two_tiers(peaks: &[(f64, f64)], with_api: bool, quota: bool) -> MilpInput {
         let mut input = tiny(peaks.iter().map(|p| p.0).collect());
         let slots = peaks.len();
