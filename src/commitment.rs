@@ -49,6 +49,9 @@ pub struct Commitment {
     /// the reservations chosen for the whole term ([`crate::growth`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub growth: Option<crate::growth::TermProjection>,
+    /// `[commitment] term_months`, stated or not reserved against.
+    #[serde(skip)]
+    pub term_months: Option<u32>,
 }
 
 /// What the reservations commit to over the whole term, and what that buys.
@@ -157,6 +160,7 @@ pub fn of(
         short_horizon_warning,
         term: None,
         growth: None,
+        term_months: None,
     }
 }
 

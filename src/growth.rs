@@ -104,7 +104,10 @@ impl TermGrowth {
 
     /// The largest peak factor of the term (fleets are sized up to it).
     pub fn peak_factor(&self) -> f64 {
-        self.periods.iter().map(|p| p.peak_factor).fold(1.0, f64::max)
+        self.periods
+            .iter()
+            .map(|p| p.peak_factor)
+            .fold(1.0, f64::max)
     }
 
     /// The slots of period `p` in the term's MILP.
@@ -251,7 +254,6 @@ pub struct HorizonOnly {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn one_period_per_month_when_it_fits() {

@@ -572,8 +572,14 @@ fn reservations_are_chosen_for_the_whole_term_when_demand_grows() {
         "commitment.monthly_growth=0.15",
         "--quiet",
     ]));
-    assert!(text.contains("TERM WITH GROWTH (12 months, demand +15.0% a month"), "{text}");
-    assert!(text.contains("over the 12-month term with growth: proven within"), "{text}");
+    assert!(
+        text.contains("TERM WITH GROWTH (12 months, demand +15.0% a month"),
+        "{text}"
+    );
+    assert!(
+        text.contains("over the 12-month term with growth: proven within"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -593,7 +599,11 @@ fn growth_beyond_its_bounds_is_refused_at_its_key() {
         ]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
-        assert!(stderr(&o).contains("commitment.monthly_growth"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("commitment.monthly_growth"),
+            "{}",
+            stderr(&o)
+        );
         assert!(stdout(&o).is_empty());
     }
 }

@@ -15,6 +15,10 @@ pub fn render(s: &Sweep) -> String {
         ]
         .map(String::from),
     );
+    let term = s.has_term();
+    if term {
+        header.push("term_usd".into());
+    }
     for g in &s.gpu_types {
         header.push(format!("reserved_{g}"));
     }
@@ -38,6 +42,9 @@ pub fn render(s: &Sweep) -> String {
                 cells.push(number(f.total_cost_usd));
                 cells.push(number(f.cost_per_month_usd));
                 cells.push(number(f.commitment_usd_per_year));
+                if term {
+                    cells.push(f.term_usd.map_or(String::new(), number));
+                }
                 for g in &s.gpu_types {
                     cells.push(f.reserved.get(g).copied().unwrap_or(0).to_string());
                 }

@@ -58,6 +58,10 @@ pub fn render(s: &Sweep) -> String {
         ]
         .map(String::from),
     );
+    let term = s.has_term();
+    if term {
+        header.insert(keys.len() + 3, "term USD".into());
+    }
     for t in &s.tiers {
         header.push(format!("{t} USD/1M"));
         header.push(format!("{t} met"));
@@ -70,6 +74,9 @@ pub fn render(s: &Sweep) -> String {
                 cells.push(usd(f.total_cost_usd));
                 cells.push(usd(f.cost_per_month_usd));
                 cells.push(usd(f.commitment_usd_per_year));
+                if term {
+                    cells.push(f.term_usd.map_or("—".into(), usd));
+                }
                 cells.push(gpus(&f.reserved));
                 cells.push(gpus(&f.peak_on_demand));
                 cells.push(percent(Some(f.api_share)));

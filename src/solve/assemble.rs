@@ -302,6 +302,7 @@ pub(super) fn assemble(
     };
     plan.unit_costs = crate::unit_costs::of(&plan);
     plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
+    plan.commitment.term_months = scenario.commitment_term_months;
     plan.commitment.term = scenario
         .commitment_term_months
         .and_then(|months| crate::commitment::over_term(&plan, months));

@@ -41,7 +41,13 @@ pub(super) fn term_input(
     let growth = TermGrowth::of(scenario, demand.slots, max_slots)?;
     let term_demand = growth.expand(demand);
     let shares = growth.repeat(gpu_share);
-    let (input, _) = milp_input(scenario, &term_demand, capacity, (factors, &shares), options);
+    let (input, _) = milp_input(
+        scenario,
+        &term_demand,
+        capacity,
+        (factors, &shares),
+        options,
+    );
     Some(Term { growth, input })
 }
 

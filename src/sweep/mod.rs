@@ -50,6 +50,15 @@ pub struct Sweep {
     pub break_evens: Vec<BreakEven>,
 }
 
+impl Sweep {
+    /// Whether some variant states a commitment term.
+    pub fn has_term(&self) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.figures.as_ref().is_some_and(|f| f.term_usd.is_some()))
+    }
+}
+
 /// Memo of solved variants by their overrides, so a bisection never solves
 /// a variant twice.
 pub(crate) struct Solver<'a> {

@@ -45,6 +45,11 @@ pub struct Figures {
     pub tiers: BTreeMap<String, RowTier>,
     /// Tiers whose replay missed the target, in words.
     pub missed_targets: Vec<String>,
+    /// The cost over the commitment term, when the variant states one:
+    /// with `[commitment] monthly_growth` the projection's total, else the
+    /// horizon's cost per month × the term's months (the pattern repeated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_usd: Option<f64>,
 }
 
 impl Figures {
@@ -92,6 +97,11 @@ impl Figures {
             usd_per_million_tokens: plan.unit_costs.total.usd_per_million_tokens,
             tiers,
             missed_targets: plan.missed_targets.clone(),
+            term_usd: match (&plan.commitment.growth, plan.commitment.term_months) {
+                (Some(g), _) => Some(g.total_usd),
+                (None, Some(months)) => Some(plan.cost_per_month_usd * f64::from(months)),
+                (None, None) => None,
+            },
         }
     }
 
