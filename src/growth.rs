@@ -79,7 +79,7 @@ impl TermGrowth {
         }
         let count = (1..=months)
             .rev()
-            .find(|&p| months % p == 0 && p as usize * slots <= max_slots)
+            .find(|&p| months.is_multiple_of(p) && p as usize * slots <= max_slots)
             .unwrap_or(1);
         let per = months / count;
         let periods = (0..count)
