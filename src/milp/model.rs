@@ -447,7 +447,10 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
     } = built;
     let slots = input.slots();
     let solution = problem.solve().map_err(map_error)?;
+    // HiGHS calls a plan optimal once its bound is within its relative gap
+    // (`mip_gap`): that proves the gap, not the optimum.
     let status = match solution.status() {
+        SolutionStatus::Optimal if input.mip_gap > 0.0 => SolveStatus::GapLimit,
         SolutionStatus::Optimal => SolveStatus::Optimal,
         SolutionStatus::GapLimit => SolveStatus::GapLimit,
         SolutionStatus::TimeLimit => SolveStatus::TimeLimit,

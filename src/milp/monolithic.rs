@@ -25,6 +25,11 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     let with_lp_bound = |mut s: MilpSolution| {
         s.lower_bound_usd = s.lower_bound_usd.max(lp_bound);
         s.method = Method::Monolithic;
+        if s.status == SolveStatus::GapLimit
+            && total(input, &s) - s.lower_bound_usd <= 1e-6 * (1.0 + total(input, &s).abs())
+        {
+            s.status = SolveStatus::Optimal;
+        }
         s
     };
     // Started from a plan, HiGHS's own stopping claim is not trusted: the
