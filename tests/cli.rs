@@ -1272,6 +1272,59 @@ fn bad_aggregates_fail_with_located_errors() {
     insta::assert_snapshot!("bad_aggregates", messages.join("\n"));
 }
 
+/// Mean input, mean output, mean (input + output)·output (the KV-cache
+/// token-steps a request holds) and the 99th percentile of input + output.
+fn length_moments(pairs: &[(u32, u32)]) -> [f64; 4] {
+    let n = pairs.len() as f64;
+    let mean = |f: &dyn Fn(f64, f64) -> f64| {
+        pairs
+            .iter()
+            .map(|&(i, o)| f(f64::from(i), f64::from(o)))
+            .sum::<f64>()
+            / n
+    };
+    let mut context: Vec<u32> = pairs.iter().map(|&(i, o)| i + o).collect();
+    context.sort_unstable();
+    [
+        mean(&|i, _| i),
+        mean(&|_, o| o),
+        mean(&|i, o| (i + o) * o),
+        f64::from(context[(0.99 * n) as usize]),
+    ]
+}
+
+#[test]
+fn lengths_drawn_from_an_aggregate_keep_the_traces_moments() {
+    use planner::aggregate::AggregateBuilder;
+    use planner::traces::{read_all, ReaderOptions};
+    for path in [
+        "data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+        "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+    ] {
+        let requests = read_all(Path::new(path), ReaderOptions::default()).unwrap();
+        let mut builder = AggregateBuilder::new();
+        for r in &requests {
+            builder.push("t", r);
+        }
+        let exact: Vec<(u32, u32)> = requests
+            .iter()
+            .map(|r| (r.input_tokens, r.output_tokens))
+            .collect();
+        let drawn = builder.finish().tiers[0].length_sample(200_000);
+        let (e, d) = (length_moments(&exact), length_moments(&drawn));
+        // Means are exact per bin; the joint moment loses only the
+        // correlation inside a coarse cell; the tail is at most a bin wider.
+        for (k, tolerance) in [(0, 0.01), (1, 0.01), (2, 0.06), (3, 0.05)] {
+            assert!(
+                (d[k] / e[k] - 1.0).abs() < tolerance,
+                "{path}: moment {k}: drawn {} vs trace {}",
+                d[k],
+                e[k]
+            );
+        }
+    }
+}
+
 /// The Python that has DuckDB: `PLANNER_PYTHON`, the virtual environment
 /// `scripts/prereqs.sh` makes when the system Python lacks it, or `python3`.
 fn python_with_duckdb() -> PathBuf {
