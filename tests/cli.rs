@@ -1156,6 +1156,34 @@ fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
 }
 
 #[test]
+fn a_shaped_demand_has_the_same_rates_from_a_trace_and_from_its_aggregate() {
+    // With a rate curve the base rate is requests / span: the aggregate's first
+    // and last arrival offsets make its span the trace's, to the microsecond.
+    let shape = [
+        "shape.servegen=\"../../../data/servegen/m-large-summed.csv\"",
+        "shape.days=1",
+        "planning.slot_minutes=60",
+    ];
+    let mut trace_sets = shape.to_vec();
+    trace_sets
+        .push("demand[0].trace=\"../../../data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv\"");
+    let mut aggregate_sets = shape.to_vec();
+    aggregate_sets.extend([
+        "demand[0].aggregate=\"../aggregates/conv\"",
+        "demand[0].aggregate_tier=\"interactive\"",
+    ]);
+    let from_trace = solve_json("tests/fixtures/ok/tiny.toml", &trace_sets);
+    let from_agg = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &aggregate_sets);
+    let (t, a) = (&from_trace["demand"]["chat"], &from_agg["demand"]["chat"]);
+    assert_eq!(t["peak_rps"].as_array().unwrap().len(), 24);
+    assert_eq!(t["sources"][0]["span_s"], 3501.721938);
+    for key in ["peak_rps", "mean_rps"] {
+        assert_eq!(t[key], a[key], "{key}");
+    }
+    assert_eq!(t["sources"][0]["span_s"], a["sources"][0]["span_s"]);
+}
+
+#[test]
 fn a_version_1_aggregate_is_read_with_its_span_in_whole_minutes() {
     let v2 = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &[]);
     let v1 = solve_json(
