@@ -6,14 +6,19 @@
 //! the widest interval centred on the bin's mean (tokens / requests) that the
 //! bin holds, so each bin keeps its mean.
 //!
-//! Arrivals of a minute: its request count spread over its 60 clock seconds
-//! with the minute's within-minute dispersion D = Σc²/n − n/60 (variance over
-//! mean of the per-second counts c; 59/60 for a Poisson stream's multinomial
-//! spread). When D > 59/60 the seconds' weights are drawn from a symmetric
-//! Dirichlet of concentration k = (n − D′)/(60·(D′ − 1)) with D′ = D·60/59,
-//! whose multinomial counts have expected dispersion D; otherwise a share D′
-//! of the requests go to random seconds and the rest round-robin, more
-//! regular than Poisson. Within a second, times are uniform.
+//! Arrivals of a minute: its request count spread over the K clock seconds
+//! from its first to its last arrival's (all 60 when the offsets are unknown,
+//! format version 1), with the minute's dispersion over those seconds
+//! D = Σc²/n − n/K (variance over mean of the per-second counts c; the
+//! seconds outside hold none; (K − 1)/K for a Poisson stream's multinomial
+//! spread). When D > (K − 1)/K the seconds' weights are drawn from a
+//! symmetric Dirichlet of concentration k = (n − D′)/(K·(D′ − 1)) with
+//! D′ = D·K/(K − 1), whose multinomial counts have expected dispersion D;
+//! otherwise a share D′ of the requests go to random seconds and the rest
+//! round-robin, more regular than Poisson. Within a second, times are uniform
+//! (inside the first and last arrivals); the earliest and the latest are then
+//! put at the first and last arrival offsets, which the aggregate records
+//! exactly (a minute of one or two requests is replayed exactly).
 
 use super::bins::{coarse_of_fine, fine_range, COARSE_BINS};
 use super::{MinuteRow, TierAggregate};
@@ -129,23 +134,57 @@ pub fn dispersion(m: &MinuteRow) -> f64 {
 }
 
 /// Arrival offsets in seconds from the minute's start, sorted, for the
-/// minute's request count and dispersion (see the module documentation).
+/// minute's request count, dispersion and first and last arrivals (see the
+/// module documentation).
 pub fn minute_offsets(m: &MinuteRow, rng: &mut impl Rng) -> Vec<f64> {
     let n = m.requests;
     if n == 0 {
         return Vec::new();
     }
-    let d = dispersion(m) * 60.0 / 59.0;
+    // The arrivals lie in [first, last] seconds from the minute's start.
+    let (first, last) = m.arrivals_us.map_or((0.0, 60.0), |(f, l)| {
+        (f64::from(f) / 1e6, f64::from(l) / 1e6)
+    });
+    let from = first.floor() as u32;
+    let width = (last.floor() as u32 + 1).min(60) - from;
+    let seconds = draw_seconds(n, m.second_sq_sum, width, rng);
+    let mut offsets: Vec<f64> = seconds
+        .into_iter()
+        .map(|s| {
+            let lo = f64::from(from + s).max(first);
+            let hi = f64::from(from + s + 1).min(last);
+            lo + rng.gen::<f64>() * (hi - lo).max(0.0)
+        })
+        .collect();
+    offsets.sort_by(f64::total_cmp);
+    if m.arrivals_us.is_some() {
+        let end = offsets.len() - 1;
+        offsets[0] = first;
+        offsets[end] = last;
+    }
+    offsets
+}
+
+/// The second (0 to `width` − 1) of each of `n` arrivals whose per-second
+/// counts square-sum to `sq_sum`, spread over `width` seconds.
+fn draw_seconds(n: u64, sq_sum: u64, width: u32, rng: &mut impl Rng) -> Vec<u32> {
     let mut seconds: Vec<u32> = Vec::with_capacity(n as usize);
+    if width <= 1 {
+        seconds.resize(n as usize, 0);
+        return seconds;
+    }
+    let k_s = f64::from(width);
+    let nf = n as f64;
+    let d = (sq_sum as f64 / nf - nf / k_s) * k_s / (k_s - 1.0);
     if d > 1.0 {
-        let k = ((n as f64 - d) / (60.0 * (d - 1.0))).max(1e-9);
+        let k = ((nf - d) / (k_s * (d - 1.0))).max(1e-9);
         let weights: Vec<f64> = match Gamma::new(k, 1.0) {
-            Ok(g) => (0..60).map(|_| g.sample(rng)).collect(),
-            Err(_) => vec![0.0; 60],
+            Ok(g) => (0..width).map(|_| g.sample(rng)).collect(),
+            Err(_) => vec![0.0; width as usize],
         };
         let total: f64 = weights.iter().sum();
         if total > 0.0 && total.is_finite() {
-            let mut cumulative = Vec::with_capacity(60);
+            let mut cumulative = Vec::with_capacity(width as usize);
             let mut acc = 0.0;
             for w in &weights {
                 acc += w / total;
@@ -153,28 +192,27 @@ pub fn minute_offsets(m: &MinuteRow, rng: &mut impl Rng) -> Vec<f64> {
             }
             for _ in 0..n {
                 let x = rng.gen::<f64>();
-                seconds.push(cumulative.partition_point(|&c| c <= x).min(59) as u32);
+                seconds.push(
+                    cumulative
+                        .partition_point(|&c| c <= x)
+                        .min(width as usize - 1) as u32,
+                );
             }
         } else {
-            let s = rng.gen_range(0..60);
+            let s = rng.gen_range(0..width);
             seconds.resize(n as usize, s);
         }
     } else {
-        let start = rng.gen_range(0..60u32);
+        let start = rng.gen_range(0..width);
         for i in 0..n {
             if rng.gen::<f64>() < d {
-                seconds.push(rng.gen_range(0..60));
+                seconds.push(rng.gen_range(0..width));
             } else {
-                seconds.push((start + (i as u32 % 60)) % 60);
+                seconds.push((start + (i % u64::from(width)) as u32) % width);
             }
         }
     }
-    let mut offsets: Vec<f64> = seconds
-        .into_iter()
-        .map(|s| f64::from(s) + rng.gen::<f64>())
-        .collect();
-    offsets.sort_by(f64::total_cmp);
-    offsets
+    seconds
 }
 
 #[cfg(test)]
@@ -228,6 +266,47 @@ mod tests {
                 (mean - target).abs() < 0.15 * target.max(1.0),
                 "D {target}: mean {mean}"
             );
+        }
+    }
+
+    #[test]
+    fn minutes_keep_their_first_and_last_arrival() {
+        let mut rng = StdRng::seed_from_u64(3);
+        // 200 requests between 10.25 s and 29.5 s; per-second counts of a
+        // Poisson-like spread over those 20 seconds (D = 1): Σc² = n²/20 + n.
+        let m = MinuteRow {
+            requests: 200,
+            busiest_second: 20,
+            second_sq_sum: 2200,
+            arrivals_us: Some((10_250_000, 29_500_000)),
+            ..MinuteRow::default()
+        };
+        let mut measured = Vec::new();
+        for _ in 0..200 {
+            let o = minute_offsets(&m, &mut rng);
+            assert_eq!(o.len(), 200);
+            assert_eq!((o[0], o[199]), (10.25, 29.5));
+            assert!(o.windows(2).all(|w| w[0] <= w[1]));
+            let mut c = [0u64; 60];
+            for t in &o {
+                c[*t as usize] += 1;
+            }
+            measured.push(c.iter().map(|x| x * x).sum::<u64>() as f64);
+        }
+        let mean = measured.iter().sum::<f64>() / measured.len() as f64;
+        assert!((mean / 2200.0 - 1.0).abs() < 0.05, "Σc² {mean}");
+        // One and two requests are replayed exactly.
+        for (n, f, l) in [(1, 7_000_000, 7_000_000), (2, 1_500_000, 58_250_000)] {
+            let m = MinuteRow {
+                requests: n,
+                busiest_second: 1,
+                second_sq_sum: n,
+                arrivals_us: Some((f, l)),
+                ..MinuteRow::default()
+            };
+            let o = minute_offsets(&m, &mut rng);
+            assert_eq!(o.first(), Some(&(f64::from(f) / 1e6)));
+            assert_eq!(o.last(), Some(&(f64::from(l) / 1e6)));
         }
     }
 
