@@ -2239,13 +2239,50 @@ fn capacity_pairs_each_configuration_with_its_own_simulation() {
                     "{tier}: {r}"
                 );
             }
-            if r.get("fleet").is_some() {
-                assert_eq!(r["simulated"]["status"], "serves", "{tier}: {r}");
+            if let Some(fleet) = r.get("fleet") {
+                // A fleet either starts at what one replica serves, or at
+                // zero when only a fleet pools the tier's bursts.
+                let first = fleet["points"][0]["max_rps"].as_f64().unwrap();
+                match r["simulated"]["status"].as_str() {
+                    Some("serves") => assert!(first > 0.0, "{tier}: {r}"),
+                    _ => assert_eq!(first, 0.0, "{tier}: {r}"),
+                }
                 fleets += 1;
             }
         }
     }
     assert!(fleets > 0);
+}
+
+/// Per-replica capacity of the largest fleet of `scenario`'s only
+/// configuration on its only tier, with `seed`; none when it has no fleet.
+fn pooled_rps_per_replica(scenario: &str, seed: u32) -> Option<f64> {
+    let seed = format!("simulation.seed={seed}");
+    let report = json(&planner(&[
+        "capacity", scenario, "--set", &seed, "--format", "json", "--quiet",
+    ]));
+    let (_, rows) = report.as_object().unwrap().iter().next().unwrap();
+    let points = rows[0].get("fleet")?["points"].as_array()?.clone();
+    let last = points.last()?;
+    Some(last["max_rps"].as_f64()? / last["replicas"].as_f64()?)
+}
+
+#[test]
+fn a_bursty_tier_gets_the_same_fleet_capacity_whatever_the_seed() {
+    // One MI300X TP2 replica on the Azure code trace misses the 99% target
+    // even at a trickle on seed 5 and not on seed 1: the bursts' long
+    // prompts wait for each other, and the share they take sits at 1%. A
+    // fleet pools them on both seeds, and both find about the same capacity
+    // (it once had no fleet at all on seed 5, so the plan's choice between
+    // configurations turned on the seed).
+    let scenario = "tests/fixtures/ok/burst-pooling.toml";
+    let a = pooled_rps_per_replica(scenario, 1).expect("a fleet on seed 1");
+    let b = pooled_rps_per_replica(scenario, 5).expect("a fleet on seed 5");
+    assert!(a > 0.5 && b > 0.5, "{a} {b} req/s per replica");
+    assert!(
+        (a / b - 1.0).abs() < 0.25,
+        "{a} against {b} req/s per replica"
+    );
 }
 
 #[test]

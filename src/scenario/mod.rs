@@ -311,6 +311,11 @@ pub struct Simulation {
     /// Requests simulated per replica in each run of a fleet capacity search
     /// (the run has at least `capacity_requests`).
     pub fleet_requests_per_replica: u32,
+    /// Most by which a bursty tier's capacity runs are lengthened: a run
+    /// holds its base requests × min(max(1, CV²), this), CV being the tier's
+    /// within-minute arrival CV, so that it holds about as many independent
+    /// bursts as a Poisson run of the base length.
+    pub burst_scale_max: f64,
     /// Largest fleet simulated per configuration; above it the step function
     /// continues at the per-replica capacity of this fleet.
     pub fleet_max_replicas: u32,
@@ -332,6 +337,7 @@ impl Default for Simulation {
             attainment_margin_points: 1.0,
             max_utilisation: 0.95,
             fleet_requests_per_replica: 500,
+            burst_scale_max: 1.0,
             fleet_max_replicas: 48,
             scheduler: Scheduler::default(),
             router: Router::default(),

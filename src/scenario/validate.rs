@@ -101,6 +101,12 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
         "requests",
     ),
     Bound::closed("simulation.fleet_max_replicas", 1.0, 1_024.0, "replicas"),
+    Bound::closed(
+        "simulation.burst_scale_max",
+        1.0,
+        64.0,
+        "× the base requests",
+    ),
 ];
 
 /// Prices a GPU type's reservations at the offer with the lowest
@@ -514,6 +520,8 @@ impl Validator {
             "simulation.fleet_requests_per_replica",
             f64::from(fleet_requests_per_replica),
         );
+        let burst_scale_max = r.burst_scale_max.unwrap_or(d.burst_scale_max);
+        self.bounded("simulation.burst_scale_max", burst_scale_max);
         let fleet_max_replicas = r.fleet_max_replicas.unwrap_or(d.fleet_max_replicas);
         self.bounded(
             "simulation.fleet_max_replicas",
@@ -559,6 +567,7 @@ impl Validator {
             attainment_margin_points,
             max_utilisation,
             fleet_requests_per_replica,
+            burst_scale_max,
             fleet_max_replicas,
             scheduler,
             router,

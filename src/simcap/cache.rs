@@ -9,7 +9,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the simulator or the search changes results.
-const CACHE_VERSION: &str = "simcap-4";
+const CACHE_VERSION: &str = "simcap-5";
 /// Where capacity results are cached: `$PLANNER_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/planner`, else `~/.cache/planner`.
 pub fn default_cache_dir() -> Option<PathBuf> {
@@ -36,7 +36,7 @@ pub(super) fn cache_key(
         .flat_map(|&(i, o)| [i.to_le_bytes(), o.to_le_bytes()].concat())
         .collect();
     format!(
-        "{CACHE_VERSION}|{:?}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|per replica {}|utilisation {:?}|router {:?}|seed {}",
+        "{CACHE_VERSION}|{:?}|limits {} {} p{}|cv {:?}|lengths {:016x} x{}|mean out {:?}|n {}|per replica {}|burst scale max {:?}|utilisation {:?}|router {:?}|seed {}",
         spec,
         tier.ttft_ms,
         tier.tpot_ms,
@@ -47,6 +47,7 @@ pub(super) fn cache_key(
         demand.output_tokens.mean,
         sim.capacity_requests,
         sim.fleet_requests_per_replica,
+        sim.burst_scale_max,
         sim.max_utilisation,
         sim.router,
         sim.seed

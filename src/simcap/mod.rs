@@ -102,6 +102,16 @@ pub fn evaluate_all(
     for ((k, _), e) in by_job {
         table[k].push(e);
     }
+    // Only the chosen pooling candidates keep the screen's one-point
+    // function; the others are not simulated as fleets.
+    for entries in &mut table {
+        let kept = survivors(entries);
+        for (i, e) in entries.iter_mut().enumerate() {
+            if serving_rps(e) <= 0.0 && !kept.contains(&i) {
+                e.fleet = None;
+            }
+        }
+    }
     extend_fleets(&mut table, scenario, demand, need_rps, cache_dir, progress);
     table
 }
@@ -155,6 +165,12 @@ pub fn extend_fleets(
     }
 }
 
+/// Whether fleets of up to [`search::POOLING_TRIAL_REPLICAS`] replicas all
+/// sustained nothing: the misses are not the bursts' (a lone request misses).
+fn never_pools(f: &FleetCapacity) -> bool {
+    f.max_replicas() >= search::POOLING_TRIAL_REPLICAS && f.points.iter().all(|p| p.max_rps <= 0.0)
+}
+
 /// The chunk size screened first: the middle of the offer's list.
 fn middle_chunk(offer: &GpuOffer) -> u32 {
     let mut sizes = offer.max_batched_tokens.clone();
@@ -201,8 +217,40 @@ fn screen_jobs(
 /// The entries whose fleets are simulated: the best (batch cap, chunk size)
 /// per (GPU type, tensor parallel, precision), then only those not
 /// dominated on the same GPU type by one with no more GPUs per replica and
-/// at least as much single-replica capacity per GPU.
+/// at least as much single-replica capacity per GPU; and, for each (GPU
+/// type, tensor parallel, precision) where no single replica serves, the
+/// pooling candidate (one replica missing the target only through the
+/// tier's bursts) with the highest attainment at the lowest rate.
 pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
+    let mut kept = serving_survivors(entries);
+    let serving: std::collections::BTreeSet<_> = entries
+        .iter()
+        .filter(|e| serving_rps(e) > 0.0)
+        .map(|e| (e.config.gpu, e.config.tensor_parallel, e.config.precision))
+        .collect();
+    let mut pooling: BTreeMap<(usize, u32, crate::precision::Precision), (usize, f64)> =
+        BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let key = (e.config.gpu, e.config.tensor_parallel, e.config.precision);
+        let Some(first) = e.fleet.as_ref().and_then(|f| f.points.first()) else {
+            continue;
+        };
+        if serving_rps(e) > 0.0 || serving.contains(&key) {
+            continue;
+        }
+        match pooling.get(&key) {
+            Some(&(_, a)) if a >= first.attainment => {}
+            _ => {
+                pooling.insert(key, (i, first.attainment));
+            }
+        }
+    }
+    kept.extend(pooling.into_values().map(|(i, _)| i));
+    kept.sort_unstable();
+    kept
+}
+
+fn serving_survivors(entries: &[CapacityEntry]) -> Vec<usize> {
     let mut best: BTreeMap<(usize, u32, crate::precision::Precision), usize> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if serving_rps(e) <= 0.0 {
@@ -258,8 +306,17 @@ pub fn evaluate(
     let search = Search::new(setting, offer, config, tier, demand);
     let key = format!("screen|{}", search.key);
     let screen: Screen = cached(setting.cache_dir, &key, || search.single_replica());
+    // A replica that misses only through the tier's bursts carries its
+    // one-point step function (zero for one replica) as a pooling candidate.
+    let fleet = match screen.verdict {
+        Verdict::Cannot { .. } => {
+            Some(search.start_fleet(screen.clone())).filter(|f| !f.points.is_empty())
+        }
+        Verdict::Serves(_) => None,
+    };
     CapacityEntry {
         verdict: screen.verdict,
+        fleet,
         ..analytic
     }
 }
@@ -293,6 +350,9 @@ pub fn fleet(
         }),
         (a, b) => a.or(b),
     };
+    if fleet.as_ref().is_some_and(never_pools) {
+        return None;
+    }
     if fleet.as_ref().is_some_and(enough) {
         return fleet.map(|f| f.up_to(need_rps));
     }
@@ -305,11 +365,14 @@ pub fn fleet(
     if f.points.is_empty() {
         return None;
     }
-    while !enough(f) {
+    while !enough(f) && !never_pools(f) {
         let next = search.fleet_point(f);
         f.points.push(next);
     }
     write_cached(setting.cache_dir, &key, &*f);
+    if never_pools(f) {
+        return None;
+    }
     // The cache may hold a longer function than this need: return what a
     // computation from scratch would, so the output never depends on it.
     fleet.map(|f| f.up_to(need_rps))

@@ -26,10 +26,16 @@ const SATURATED_REQUESTS: usize = 2000;
 /// A run is unstable when its peak number of requests in flight exceeds the
 /// fleet's batch slots plus this share of the run's requests.
 const BACKLOG_SHARE: f64 = 0.1;
+/// A configuration whose single replica misses the target even at the
+/// lowest rate, with its queue bounded, is given fleets of up to this many
+/// replicas to find one that pools the tier's bursts; none serving, it has no
+/// fleet.
+pub(super) const POOLING_TRIAL_REPLICAS: u32 = 4;
 
 /// What the single-replica screen found: the verdict, the saturated
-/// throughput it measured, and (when the replica serves) the first point of
-/// the fleet step function.
+/// throughput it measured, and the first point of the fleet step function
+/// (when the replica serves, or misses only through the tier's bursts: then
+/// zero requests/s).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Screen {
     pub(super) verdict: Verdict,
@@ -84,10 +90,13 @@ impl<'a> Search<'a> {
         self.tier.percentile / 100.0
     }
 
-    /// Requests simulated for a fleet of `n`.
+    /// Requests simulated for a fleet of `n`: the base length, times the
+    /// tier's burst scale.
     fn requests(&self, n: u32) -> usize {
-        (self.sim.capacity_requests as usize)
-            .max(self.sim.fleet_requests_per_replica as usize * n as usize)
+        let base = (self.sim.capacity_requests as usize)
+            .max(self.sim.fleet_requests_per_replica as usize * n as usize);
+        (base as f64 * burst_scale(self.demand.within_minute_cv, self.sim.burst_scale_max)).ceil()
+            as usize
     }
 
     /// One run of `n` replicas at `rate`: the tier's tally, and whether the
@@ -168,11 +177,17 @@ impl<'a> Search<'a> {
         let saturated = self.saturated_rps();
         let stable = self.stable_rps(1, saturated);
         let low = stable * LOW_RATE_FRACTION;
-        let (ok, at_low) = self.passes(1, low);
+        let (at_low, low_bounded) = self.run(1, low);
+        let ok = low_bounded && at_low.attainment() >= q;
+        // Missed at the lowest rate with a bounded queue: the misses are the
+        // requests of a burst waiting for each other on one replica, which a
+        // fleet may pool. The step function starts at zero for one replica.
+        let pooling = (stable > 0.0 && low_bounded)
+            .then(|| self.point(1, 0.0, &at_low, self.binding(&at_low, low_bounded)));
         let cannot = |verdict| Screen {
             verdict,
             saturated_rps: saturated,
-            point: None,
+            point: pooling.clone(),
         };
         if !ok || stable <= 0.0 {
             return cannot(Verdict::Cannot {
@@ -228,8 +243,9 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// A step function holding the screen's point (one replica), or none
-    /// when one replica cannot serve the tier.
+    /// A step function holding the screen's point (one replica; zero
+    /// requests/s when only a fleet may serve), or none when no fleet is
+    /// tried.
     pub(super) fn start_fleet(&self, screen: Screen) -> FleetCapacity {
         FleetCapacity {
             points: screen.point.into_iter().collect(),
@@ -256,8 +272,23 @@ impl<'a> Search<'a> {
             hi_tally: top,
             hi_bounded: true,
         };
-        // Gallop from the linear guess n/(n−1) × the last rate.
-        let mut step = (b.lo * f64::from(n) / f64::from(last.replicas) - b.lo).max(b.lo * 0.01);
+        if last.max_rps <= 0.0 {
+            // Nothing sustained yet: start from the screen's lowest rate.
+            let low = stable * LOW_RATE_FRACTION;
+            let (t, bounded) = self.run(n, low);
+            if !(bounded && t.attainment() >= self.target()) {
+                let binding = self.binding(&t, bounded);
+                return self.point(n, 0.0, &t, binding);
+            }
+            (b.lo, b.lo_tally) = (low, Some(t));
+        }
+        // Gallop from the linear guess n/(n−1) × the last rate (doubling
+        // from the lowest rate when the last fleet sustained nothing).
+        let mut step = if last.max_rps > 0.0 {
+            (b.lo * f64::from(n) / f64::from(last.replicas) - b.lo).max(b.lo * 0.01)
+        } else {
+            b.lo
+        };
         loop {
             let rate = b.lo + step;
             if rate >= b.hi || !self.probe(&mut b, n, rate) {
@@ -297,6 +328,15 @@ struct RateBracket {
     hi: f64,
     hi_tally: TierTally,
     hi_bounded: bool,
+}
+
+/// How many times the base requests a run of a tier with within-minute
+/// arrival CV `cv` holds: CV², between 1 and `most`. The count of a renewal
+/// stream over a long window has variance CV² × its mean, so a run of
+/// CV² × N requests holds about as many independent bursts as a Poisson run
+/// of N, and its attainment estimate is about as steady.
+pub(super) fn burst_scale(cv: f64, most: f64) -> f64 {
+    (cv * cv).clamp(1.0, most.max(1.0))
 }
 
 /// `n` identical replicas behind `router` with no API, judged against

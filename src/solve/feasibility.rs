@@ -17,7 +17,7 @@ pub(super) fn check_servable(
     for (k, tier) in scenario.tiers.iter().enumerate() {
         let serves = capacity[k]
             .iter()
-            .any(|e| matches!(e.verdict, Verdict::Serves(_)));
+            .any(|e| matches!(e.verdict, Verdict::Serves(_)) || e.fleet.is_some());
         let api = scenario.api.is_some() && tier.api_allowed;
         let has_demand = demand.tiers[k].peak_rps.iter().any(|&r| r > 0.0);
         if serves || api || !has_demand {

@@ -92,8 +92,16 @@ pub(super) fn milp_input(
                 .iter()
                 .map(|&i| {
                     let e = &capacity[k][i];
-                    let Verdict::Serves(s) = &e.verdict else {
-                        unreachable!("only serving entries are kept")
+                    // One replica's figure; a pooling candidate (one replica
+                    // cannot, a fleet can) has a step function instead.
+                    let single_rps = match (&e.verdict, &e.fleet) {
+                        (Verdict::Serves(s), _) => s.max_rps,
+                        (Verdict::Cannot { .. }, Some(f)) => {
+                            f.capacity_rps(f.max_replicas()) / f64::from(f.max_replicas().max(1))
+                        }
+                        (Verdict::Cannot { .. }, None) => {
+                            unreachable!("only serving entries and fleets are kept")
+                        }
                     };
                     let rps_by_slot = d
                         .peak_rps
@@ -114,8 +122,8 @@ pub(super) fn milp_input(
                                     let n = replicas_for(f, served, factor, &scenario.simulation);
                                     served / f64::from(n)
                                 }
-                                Some(_) => s.max_rps,
-                                None => s.max_rps * factor,
+                                Some(_) => single_rps,
+                                None => single_rps * factor,
                             }
                         })
                         .collect();
