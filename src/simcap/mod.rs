@@ -165,6 +165,15 @@ pub fn extend_fleets(
     }
 }
 
+/// `f` up to its first point that sustains `need_rps` and to at most `limit`
+/// replicas: what a computation from scratch returns, whatever longer
+/// function the cache held (one computed for a larger fleet limit).
+fn within(f: FleetCapacity, need_rps: f64, limit: u32) -> FleetCapacity {
+    let mut f = f.up_to(need_rps);
+    f.points.truncate(limit as usize);
+    f
+}
+
 /// Whether fleets of up to [`search::POOLING_TRIAL_REPLICAS`] replicas all
 /// sustained nothing: the misses are not the bursts' (a lone request misses).
 fn never_pools(f: &FleetCapacity) -> bool {
@@ -354,7 +363,7 @@ pub fn fleet(
         return None;
     }
     if fleet.as_ref().is_some_and(enough) {
-        return fleet.map(|f| f.up_to(need_rps));
+        return fleet.map(|f| within(f, need_rps, limit));
     }
     let f = fleet.get_or_insert_with(|| {
         let screen = format!("screen|{}", search.key);
@@ -375,5 +384,5 @@ pub fn fleet(
     }
     // The cache may hold a longer function than this need: return what a
     // computation from scratch would, so the output never depends on it.
-    fleet.map(|f| f.up_to(need_rps))
+    fleet.map(|f| within(f, need_rps, limit))
 }
