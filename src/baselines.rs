@@ -209,6 +209,7 @@ mod tests {
             log_file: None,
             warm_start: true,
             method: crate::milp::Method::Auto,
+            block_slots: None,
         };
         let b = compute(&input, &[Some(0.5)]);
         // Needs 1,1,1,4: reserve 1 (4 $) + rent 3 for one hour (9 $) = 13 $.

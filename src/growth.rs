@@ -156,26 +156,31 @@ impl TermGrowth {
     }
 
     /// The term's cost by period from the term MILP's solution `term` of
-    /// `input` (`slots` slots per period).
-    pub fn project(&self, input: &MilpInput, term: &MilpSolution, slots: usize) -> TermProjection {
+    /// `input` (`slots` slots per period), with `first` (the horizon's own
+    /// input and plan) in place of the first period when that period is
+    /// month 1 alone; `lower_bound_usd` is the term MILP's bound.
+    pub fn project(
+        &self,
+        (input, term): (&MilpInput, &MilpSolution),
+        slots: usize,
+        first: Option<(&MilpInput, &MilpSolution)>,
+        lower_bound_usd: f64,
+    ) -> TermProjection {
         let periods: Vec<ProjectedPeriod> = self
             .periods
             .iter()
             .enumerate()
-            .map(|(p, period)| {
-                let range = self.slots_of(p, slots);
-                let one = input.slots_in(range.clone());
-                let plan = term.slots_in(range);
-                let (reserved, on_demand, api) = milp::cost_usd(&one, &plan);
-                let spot = milp::spot_usd(&one, &plan);
-                let per_month = HOURS_PER_MONTH / one.horizon_hours();
-                ProjectedPeriod {
-                    period: period.clone(),
-                    reserved_usd_per_month: reserved * per_month,
-                    on_demand_usd_per_month: on_demand * per_month,
-                    api_usd_per_month: api * per_month,
-                    spot_usd_per_month: spot * per_month,
-                    usd_per_month: (reserved + on_demand + api + spot) * per_month,
+            .map(|(p, period)| match first {
+                Some((one, plan)) if p == 0 && period.months == 1 => {
+                    ProjectedPeriod::of(period, one, plan)
+                }
+                _ => {
+                    let range = self.slots_of(p, slots);
+                    ProjectedPeriod::of(
+                        period,
+                        &input.slots_in(range.clone()),
+                        &term.slots_in(range),
+                    )
                 }
             })
             .collect();
@@ -187,7 +192,7 @@ impl TermGrowth {
         };
         let total_usd = over_term(|p| p.usd_per_month);
         let scale = self.horizons_per_period(input.horizon_hours() / self.periods.len() as f64);
-        let lower_bound_usd = (term.lower_bound_usd * scale).min(total_usd);
+        let lower_bound_usd = (lower_bound_usd * scale).min(total_usd);
         TermProjection {
             months: self.months,
             monthly_growth: self.monthly_growth,
@@ -204,6 +209,23 @@ impl TermGrowth {
             },
             periods,
             horizon_only: None,
+        }
+    }
+}
+
+impl ProjectedPeriod {
+    /// `period` priced per month from its own input and plan (one horizon).
+    fn of(period: &Period, one: &MilpInput, plan: &MilpSolution) -> Self {
+        let (reserved, on_demand, api) = milp::cost_usd(one, plan);
+        let spot = milp::spot_usd(one, plan);
+        let per_month = HOURS_PER_MONTH / one.horizon_hours();
+        ProjectedPeriod {
+            period: period.clone(),
+            reserved_usd_per_month: reserved * per_month,
+            on_demand_usd_per_month: on_demand * per_month,
+            api_usd_per_month: api * per_month,
+            spot_usd_per_month: spot * per_month,
+            usd_per_month: (reserved + on_demand + api + spot) * per_month,
         }
     }
 }
@@ -236,19 +258,24 @@ pub struct TermProjection {
     pub lower_bound_usd: f64,
     /// (total − lower bound) / total.
     pub proven_gap: f64,
-    /// The same term priced with the reserved counts the horizon alone
-    /// would choose (no growth), when they differ.
+    /// The horizon solved alone (no growth), and the same term priced with
+    /// the reserved counts it chooses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub horizon_only: Option<HorizonOnly>,
 }
 
-/// The term priced with the horizon's own reserved counts.
+/// What reserving for the horizon alone would do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HorizonOnly {
     /// GPU type → GPUs the horizon alone would reserve.
     pub reserved: std::collections::BTreeMap<String, u32>,
-    /// The term's cost with them (on-demand and API covering the growth).
-    pub total_usd: f64,
+    /// Whether they are the term's reserved counts.
+    pub same_reservations: bool,
+    /// The horizon's cheapest plan on its own, USD over the horizon.
+    pub horizon_usd: f64,
+    /// The term's cost with those counts (on-demand and API covering the
+    /// growth), USD.
+    pub term_usd: f64,
 }
 
 #[cfg(test)]

@@ -165,6 +165,11 @@ pub struct SolverSummary {
     pub threads: u32,
     pub integer_variables: usize,
     pub slots: usize,
+    /// Set when the MILP was solved over a growing commitment term of this
+    /// many months: `status`, `lower_bound_usd` and `proven_gap` are then the
+    /// term's cost's (`commitment.growth.total_usd`), not the horizon's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_months: Option<u32>,
 }
 
 /// Demand the optimiser used for one tier.

@@ -561,7 +561,17 @@ fn reservations_are_chosen_for_the_whole_term_when_demand_grows() {
     assert!(reserved > f(&flat["reserved"]["h100-sxm"]), "{g}");
     let alone = &g["horizon_only"];
     assert_eq!(alone["reserved"]["h100-sxm"], flat["reserved"]["h100-sxm"]);
-    assert!(f(&alone["total_usd"]) >= f(&g["total_usd"]) * (1.0 - gap));
+    assert_eq!(alone["same_reservations"], false);
+    assert!((f(&alone["horizon_usd"]) - f(&flat["total_cost_usd"])).abs() < 1e-6);
+    // The cheaper of the two reservations over the term is the one kept.
+    assert!(f(&alone["term_usd"]) >= f(&g["total_usd"]));
+    // Status, bound and gap are the term's, and say so.
+    assert_eq!(grown["solver"]["term_months"], 12);
+    assert_eq!(
+        f(&grown["solver"]["lower_bound_usd"]),
+        f(&g["lower_bound_usd"])
+    );
+    assert!(f(&g["lower_bound_usd"]) <= f(&g["total_usd"]));
     // Text and HTML say so.
     let text = stdout(&planner(&[
         "solve",

@@ -6,10 +6,12 @@
 //!   on_demand[g,t−1]` (`rental_start[g,t]`, with nothing rented before the
 //!   first slot) and `on_demand[g,t] ≥ Σ_{τ = t−min_rental[g]+1..t}
 //!   starts[g,τ]` (`rental_hold[g,t]`): every unit started in the last
-//!   `min_rental[g]` slots is still rented.
+//!   `min_rental[g]` slots is still rented. With `block[t]` (the periods of
+//!   a growing term) each block starts with nothing rented.
 //! * Deadline, for a tier whose volume may wait `deadline[k]` slots:
 //!   `moved[k,t,u]` ≥ 0 (requests/s of slot `t`'s arrivals served in slot
-//!   `u`, `t ≤ u ≤ t + deadline[k]`, within the horizon);
+//!   `u`, `t ≤ u ≤ t + deadline[k]`, within the horizon, or within `t`'s
+//!   block with `block[t]`);
 //!   `deadline_volume[k,t]`: Σ_u moved[k,t,u] + mean[k,t] api[k,t] =
 //!   mean[k,t]; `deadline_coverage[k,u]`: Σ_c mu[c,u] replicas[k,c,u] ≥
 //!   Σ_t moved[k,t,u].
@@ -67,7 +69,7 @@ impl LinkVars {
                         if tier.mean_rps.get(t).copied().unwrap_or(0.0) <= 0.0 {
                             return Vec::new();
                         }
-                        (t..=(t + d).min(slots - 1))
+                        (t..=(t + d).min(input.block_of(t).end - 1))
                             .map(|u| (u, vars.add(variable().min(0))))
                             .collect()
                     })
@@ -117,13 +119,19 @@ fn add_min_rental(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, li
             let (Some(start), Some(now)) = (*start, core.on_demand[t][g]) else {
                 continue;
             };
+            // A block's first slot starts afresh: nothing is rented before it.
+            let first = input.block_of(t).start;
             let mut rise = Expression::from(now);
-            if let Some(before) = t.checked_sub(1).and_then(|p| core.on_demand[p][g]) {
+            if let Some(before) = t
+                .checked_sub(1)
+                .filter(|&p| p >= first)
+                .and_then(|p| core.on_demand[p][g])
+            {
                 rise.add_mul(-1.0, before);
             }
             problem.add_constraint(constraint!(start >= rise));
             let mut recent = Expression::with_capacity(hold);
-            for s in links.starts[g][(t + 1).saturating_sub(hold)..=t]
+            for s in links.starts[g][(t + 1).saturating_sub(hold).max(first)..=t]
                 .iter()
                 .flatten()
             {
@@ -229,6 +237,37 @@ mod tests {
         input.tiers[0].rules.deadline_slots = Some(1);
         let short = solve(&input).unwrap();
         assert!((total(&input, &short) - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn blocks_are_crossed_by_no_deadline_and_no_rental() {
+        // Two blocks of two slots: demand in each block's last slot only.
+        let mut input = one_type(vec![0.0, 4.0, 0.0, 4.0], None);
+        input.gpus[0].purchase.min_rental_slots = 2;
+        // One block: the four rented for slot 1 are held into slot 2 (or
+        // rented from slot 0), 12 GPU-hours in all.
+        let one = solve(&input).unwrap();
+        assert!((total(&input, &one) - 12.0).abs() < 1e-9, "{one:?}");
+        // Two blocks, each a horizon of its own: nothing is rented before a
+        // block starts, and a hold past its end is not charged, as for the
+        // horizon itself.
+        input.block_slots = Some(2);
+        let two = solve(&input).unwrap();
+        let per_slot: Vec<u32> = two.on_demand.iter().map(|s| s[0]).collect();
+        assert_eq!(per_slot, vec![0, 4, 0, 4]);
+        assert!((total(&input, &two) - 8.0).abs() < 1e-9);
+        // A deadline cannot carry a block's volume into the next block.
+        let mut batch = one_type(vec![0.0, 4.0, 0.0, 0.0], Some(0.5));
+        batch.tiers[0].rules.deadline_slots = Some(2);
+        let free = solve(&batch).unwrap();
+        batch.block_slots = Some(2);
+        let blocked = solve(&batch).unwrap();
+        assert!(
+            total(&batch, &blocked) > total(&batch, &free) + 1e-6,
+            "{free:?} {blocked:?}"
+        );
+        let served_after: u32 = blocked.replicas[0][0][2..].iter().sum();
+        assert_eq!(served_after, 0, "{blocked:?}");
     }
 
     #[test]

@@ -160,6 +160,10 @@ pub struct MilpInput {
     pub warm_start: bool,
     /// How to solve it.
     pub method: Method,
+    /// `block[t]`: the slots are consecutive blocks of this many slots
+    /// (the periods of a term, [`crate::growth`]) that no minimum rental or
+    /// deadline crosses; `None`: one block, the horizon.
+    pub block_slots: Option<usize>,
 }
 
 /// How the MILP is solved (`planning.milp_method`).
@@ -277,6 +281,19 @@ impl MilpInput {
             log_file: self.log_file.clone(),
             warm_start: self.warm_start,
             method: self.method,
+            block_slots: None,
+        }
+    }
+
+    /// The slots of the block holding slot `t`, as a range.
+    pub fn block_of(&self, t: usize) -> std::ops::Range<usize> {
+        let slots = self.slots();
+        match self.block_slots {
+            Some(b) if b > 0 => {
+                let start = t / b * b;
+                start..(start + b).min(slots)
+            }
+            _ => 0..slots,
         }
     }
 
@@ -564,6 +581,7 @@ pub(super) mod tests {
             log_file: None,
             warm_start: true,
             method: Method::Auto,
+            block_slots: None,
         }
     }
 

@@ -666,6 +666,7 @@ mod tests {
             log_file: None,
             warm_start: true,
             method: super::super::Method::Monolithic,
+            block_slots: None,
         }
     }
 

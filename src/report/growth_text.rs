@@ -86,11 +86,19 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
             reserved.join(", ")
         };
         notes.push(format!(
-            "reserving for the horizon alone ({reserved}) would cost {} USD over the term: {} USD ({:+.1}%) against reserving for the growth",
-            usd(h.total_usd),
-            usd(h.total_usd - t.total_usd),
-            (h.total_usd / t.total_usd - 1.0) * 100.0
+            "the horizon alone would reserve {reserved}; its cheapest plan costs {} USD over the horizon",
+            usd(h.horizon_usd)
         ));
+        if h.same_reservations {
+            notes.push("the growth does not change what to reserve: the term's reservations are the horizon's own".into());
+        } else {
+            notes.push(format!(
+                "those reservations would cost {} USD over the term: {} USD ({:+.1}%) more than reserving for the growth",
+                usd(h.term_usd),
+                usd(h.term_usd - t.total_usd),
+                (h.term_usd / t.total_usd - 1.0) * 100.0
+            ));
+        }
     }
     notes.push(
         "the horizon's plan is month 1 with the term's reservations; only it is replayed".into(),
@@ -98,12 +106,24 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
     notes
 }
 
+/// A monthly growth as a signed percentage, with the digits a small one
+/// needs (+3.0, −0.25, +0.0001).
+fn percent_a_month(growth: f64) -> String {
+    let percent = growth * 100.0;
+    let digits = if percent.abs() >= 0.1 {
+        1
+    } else {
+        (-percent.abs().log10()).ceil() as usize + 1
+    };
+    format!("{percent:+.digits$}")
+}
+
 /// The section's title.
 pub fn title(t: &TermProjection) -> String {
     format!(
-        "TERM WITH GROWTH ({} months, demand {:+.1}% a month; the planned pattern repeated, reservations chosen for the whole term)",
+        "TERM WITH GROWTH ({} months, demand {}% a month; the planned pattern repeated, reservations chosen for the whole term)",
         t.months,
-        t.monthly_growth * 100.0
+        percent_a_month(t.monthly_growth)
     )
 }
 

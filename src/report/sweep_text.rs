@@ -151,7 +151,7 @@ fn render_break_evens(o: &mut String, s: &Sweep) {
             o,
             "  none: {}",
             if numeric {
-                "no tier's API use and no GPU type's reservation changes between neighbouring values"
+                "between neighbouring values no tier starts or stops using the API (1%) or sending it most (50%) of its requests, and no GPU type starts or stops being reserved (counts may still change: see the reserved column)"
             } else {
                 "no swept key has two or more numeric values"
             }

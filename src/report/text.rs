@@ -93,7 +93,7 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
     if let Some(term) = &c.term {
         let _ = writeln!(
             o,
-            "  over the {}-month term   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated, occupies {:.1}% of them",
+            "  over the {}-month term   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated unchanged, occupies {:.1}% of them",
             term.months,
             usd(term.usd),
             crate::report::group_thousands(term.reserved_gpu_hours.round() as i64),
@@ -140,10 +140,13 @@ pub fn render(plan: &Plan) -> String {
     );
     let _ = writeln!(
         o,
-        "horizon {} slots × {} min = {:.1} h; solver: {} ({} integer variables)",
+        "horizon {} slots × {} min = {:.1} h; solver{}: {} ({} integer variables)",
         plan.solver.slots,
         (plan.slot_hours * 60.0).round(),
         plan.horizon_hours,
+        plan.solver
+            .term_months
+            .map_or(String::new(), |m| format!(" over the {m}-month term")),
         plan.solver.status.describe(plan.solver.mip_gap_tolerance),
         plan.solver.integer_variables
     );

@@ -33,7 +33,8 @@ pub struct RawScenario {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommitment {
-    pub term_months: u32,
+    #[serde(default)]
+    pub term_months: Option<u32>,
     #[serde(default)]
     pub monthly_growth: Option<f64>,
 }

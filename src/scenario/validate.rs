@@ -284,9 +284,16 @@ impl Validator {
                 );
             }
         }
-        let commitment_term_months = raw.commitment.as_ref().map(|c| {
-            self.bounded("commitment.term_months", f64::from(c.term_months));
-            c.term_months
+        let commitment_term_months = raw.commitment.as_ref().and_then(|c| {
+            let Some(months) = c.term_months else {
+                self.at_key(
+                    "commitment.term_months",
+                    "`[commitment]` needs `term_months`, the months the reservations are committed for (e.g. `term_months = 12`); `monthly_growth` projects demand over them".to_string(),
+                );
+                return None;
+            };
+            self.bounded("commitment.term_months", f64::from(months));
+            Some(months)
         });
         let commitment_monthly_growth = self.monthly_growth(raw.commitment.as_ref());
         let gpus = gpus
@@ -317,19 +324,26 @@ impl Validator {
         let Some(c) = commitment else {
             return 0.0;
         };
-        let Some(growth) = c.monthly_growth else {
+        let (Some(growth), Some(months)) = (c.monthly_growth, c.term_months) else {
             return 0.0;
         };
         if !self.bounded("commitment.monthly_growth", growth) {
             return 0.0;
         }
-        let last = (1.0 + growth).powi(c.term_months.saturating_sub(1) as i32);
+        if growth != 0.0 && months < 2 {
+            self.at_key(
+                "commitment.monthly_growth",
+                format!("a growth of {growth} a month needs a term of at least 2 months to grow over; `term_months` is {months}: lengthen the term or remove `monthly_growth`"),
+            );
+            return 0.0;
+        }
+        let last = (1.0 + growth).powi(months.saturating_sub(1) as i32);
         if !(1.0 / MAX_TERM_GROWTH_FACTOR..=MAX_TERM_GROWTH_FACTOR).contains(&last) {
+            let direction = if growth > 0.0 { "lower" } else { "milder" };
             self.at_key(
                 "commitment.monthly_growth",
                 format!(
-                    "{growth} a month over {} months makes the last month's demand {last:.3} × the planned pattern's, outside [1/{MAX_TERM_GROWTH_FACTOR}, {MAX_TERM_GROWTH_FACTOR}]; use a lower growth or a shorter term",
-                    c.term_months
+                    "{growth} a month over {months} months makes the last month's demand {last:.3e} × the planned pattern's, outside [1/{MAX_TERM_GROWTH_FACTOR}, {MAX_TERM_GROWTH_FACTOR}]; use a {direction} growth or a shorter term"
                 ),
             );
             return 0.0;

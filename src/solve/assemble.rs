@@ -254,6 +254,7 @@ pub(super) fn assemble(
             threads: input.threads,
             integer_variables,
             slots: demand.slots,
+            term_months: None,
         },
         demand_method: demand.method.clone(),
         demand: demand

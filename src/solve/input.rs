@@ -169,6 +169,7 @@ pub(super) fn milp_input(
         log_file: options.solver_log.clone(),
         warm_start: options.warm_start,
         method: scenario.planning.milp_method,
+        block_slots: None,
     };
     (input, option_entries)
 }

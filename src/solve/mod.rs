@@ -507,7 +507,10 @@ fn solve_once(
     });
     let solved = match over_term {
         None => milp::solve(&input).map(|s| (s, None)),
-        Some(t) => term::solve(&input, t, demand.slots).map(|(s, p)| (s, Some(p))),
+        Some(t) => term::solve(&input, t, demand.slots).map(|s| {
+            let term = (s.projection, s.status);
+            (s.horizon, Some(term))
+        }),
     };
     spinner.finish_and_clear();
     let (solution, projection) = solved.map_err(|e| match e {
@@ -523,7 +526,15 @@ fn solve_once(
         &solution,
         (factors, options),
     );
-    plan.commitment.growth = projection;
+    if let Some((projection, status)) = projection {
+        // Status, bound and gap are the term's: the horizon's plan holds
+        // reservations sized for months to come.
+        plan.solver.status = status;
+        plan.solver.lower_bound_usd = projection.lower_bound_usd;
+        plan.solver.proven_gap = projection.proven_gap;
+        plan.solver.term_months = Some(projection.months);
+        plan.commitment.growth = Some(projection);
+    }
     Ok(plan)
 }
 

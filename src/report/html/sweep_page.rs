@@ -221,7 +221,7 @@ pub fn render(s: &Sweep) -> String {
     }
     body.push_str("<section><h2>Break-even points</h2>");
     if s.break_evens.is_empty() {
-        body.push_str("<p class=\"lead\">No tier's API use and no GPU type's reservation changes between neighbouring swept values.</p>");
+        body.push_str("<p class=\"lead\">Between neighbouring swept values no tier starts or stops using the API (1%) or sending it most (50%) of its requests, and no GPU type starts or stops being reserved (counts may still change: see the variants).</p>");
     } else {
         body.push_str("<ul>");
         for b in &s.break_evens {
