@@ -63,7 +63,8 @@ pub struct TermCommitment {
     /// for its whole term. Types without an offer term: usd_per_year ×
     /// months / 12.
     pub usd: f64,
-    /// Reserved GPUs × the term's hours (730 per month).
+    /// Reserved GPUs × the hours they are paid for (730 per month): the
+    /// term's, or an offer's when it is longer.
     pub reserved_gpu_hours: f64,
     /// Share (0-1) of the reserved GPU-hours the planned pattern's replicas
     /// occupy, were it repeated over the term unchanged.
@@ -106,7 +107,15 @@ pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment
                 l.usd_per_year * f64::from(l.offer_term_months.unwrap_or(0).max(months)) / 12.0
             })
             .sum(),
-        reserved_gpu_hours: f64::from(reserved_gpus) * f64::from(months) * HOURS_PER_MONTH,
+        reserved_gpu_hours: c
+            .gpu_types
+            .values()
+            .map(|l| {
+                f64::from(l.gpus)
+                    * f64::from(l.offer_term_months.unwrap_or(0).max(months))
+                    * HOURS_PER_MONTH
+            })
+            .sum(),
         occupied_share: if held > 0.0 { occupied / held } else { 0.0 },
     })
 }

@@ -453,6 +453,11 @@ fn the_reserved_offer_cheapest_over_the_term_is_bought_and_paid_for_its_whole_te
     let gpus = line(&cheap)["gpus"].as_f64().unwrap();
     let term = cheap["commitment"]["term"]["usd"].as_f64().unwrap();
     assert!((term - gpus * 0.09 * 8760.0 * 3.0).abs() < 1e-6, "{term}");
+    // ... and buys 36 months of GPU-hours, not the term's 12.
+    let hours = cheap["commitment"]["term"]["reserved_gpu_hours"]
+        .as_f64()
+        .unwrap();
+    assert!((hours - gpus * 36.0 * 730.0).abs() < 1e-6, "{hours}");
     assert!(cost(&cheap) < cost(&single));
 }
 

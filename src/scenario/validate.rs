@@ -704,6 +704,20 @@ impl Validator {
                 "`reserved_offers` replaces `reserved_usd_per_gpu_hour` and `reserved_term`; state the reserved price one way only",
             );
         }
+        for (j, o) in list.iter().enumerate() {
+            if let Some(first) = list[..j]
+                .iter()
+                .position(|p| p.term_months == o.term_months)
+            {
+                self.at_key(
+                    format!("{key}[{j}].term_months"),
+                    format!(
+                        "two offers of {} months ({key}[{first}] and [{j}]); list one price per term, the one you can buy",
+                        o.term_months
+                    ),
+                );
+            }
+        }
         list.iter()
             .enumerate()
             .map(|(j, o)| {
