@@ -38,8 +38,12 @@ FROM (
   SELECT
     tier,
     CAST(FLOOR(ts) AS BIGINT) AS second_s,
-    -- ts - FLOOR(ts) is exact; the product is one rounded multiplication.
-    CAST(FLOOR((ts - FLOOR(ts)) * 1000000) AS BIGINT) AS within_us,
+    -- The fraction to the nearest microsecond, kept inside its second:
+    -- ts - FLOOR(ts) is exact, the product one rounded multiplication, the
+    -- sum exact (see the docs).
+    CASE WHEN FLOOR((ts - FLOOR(ts)) * 1000000 + 0.5) > 999999 THEN 999999
+         ELSE CAST(FLOOR((ts - FLOOR(ts)) * 1000000 + 0.5) AS BIGINT)
+    END AS within_us,
     CAST(input_tokens AS BIGINT) AS input_tokens,
     CAST(output_tokens AS BIGINT) AS output_tokens,
     -- floor(log2(n)), exact: n + 0.5 is never a power of two.
