@@ -386,3 +386,53 @@ pub fn fleet(
     // computation from scratch would, so the output never depends on it.
     fleet.map(|f| within(f, need_rps, limit))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet_capacity::FleetPoint;
+
+    fn function(rates: &[f64]) -> FleetCapacity {
+        FleetCapacity {
+            points: rates
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| FleetPoint {
+                    replicas: i as u32 + 1,
+                    max_rps: r,
+                    attainment: 0.99,
+                    attainment_low: 0.98,
+                    attainment_high: 0.995,
+                    requests: 4000,
+                    binding: "ttft".into(),
+                })
+                .collect(),
+            saturated_rps_per_replica: 10.0,
+            roofline_rps_per_replica: 20.0,
+        }
+    }
+
+    #[test]
+    fn a_longer_cached_function_is_cut_to_the_need_and_the_fleet_limit() {
+        let f = function(&[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+        assert_eq!(within(f.clone(), 4.0, 48).max_replicas(), 3);
+        assert_eq!(within(f.clone(), 100.0, 4).max_replicas(), 4);
+        assert_eq!(within(f, 100.0, 48).max_replicas(), 6);
+    }
+
+    #[test]
+    fn a_pooling_candidate_that_never_serves_is_dropped_after_the_trial_fleets() {
+        assert!(!never_pools(&function(&[0.0, 0.0])));
+        assert!(never_pools(&function(&[0.0, 0.0, 0.0, 0.0])));
+        assert!(!never_pools(&function(&[0.0, 0.0, 0.0, 0.5])));
+    }
+
+    #[test]
+    fn runs_are_lengthened_by_the_squared_cv_within_the_cap() {
+        assert_eq!(search::burst_scale(0.5, 16.0), 1.0);
+        assert_eq!(search::burst_scale(1.0, 16.0), 1.0);
+        assert!((search::burst_scale(3.26, 16.0) - 10.6276).abs() < 1e-9);
+        assert_eq!(search::burst_scale(3.26, 4.0), 4.0);
+        assert_eq!(search::burst_scale(3.26, 1.0), 1.0);
+    }
+}
