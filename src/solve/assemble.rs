@@ -93,9 +93,13 @@ pub(super) fn assemble(
             let effective = |t: usize| f64::from(replicas[t]) + yield_share * f64::from(spot[t]);
             let entry = &capacity[k][option_entries[k][c]];
             // What one replica of a fleet of `n` sustains: the step function's
-            // figure (not the slot's demand over its replicas).
+            // figure (not the slot's demand over its replicas); where a fleet
+            // this small sustains nothing (a configuration whose replicas only
+            // serve pooled), the rate the MILP planned per replica in the slot.
             let sustained = |n: u32, t: usize| match &entry.fleet {
-                Some(f) if n > 0 => f.capacity_rps(n) / f64::from(n) * factors[k],
+                Some(f) if n > 0 && f.capacity_rps(n) > 0.0 => {
+                    f.capacity_rps(n) / f64::from(n) * factors[k]
+                }
                 _ => option.rps(t),
             };
             let mut served = 0.0;
