@@ -65,7 +65,9 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// tier more than `attainment_margin_points` over it that holds more than one
 /// replica is loosened, and once a tier has both a factor that met and one
 /// that missed, the next factor bisects them; a step that changes no fleet
-/// is followed by another before anything is replayed again. It stops when
+/// is followed by another before anything is replayed again. A tier that
+/// missed while its plan moved traffic to the API that its fleets were not
+/// sized for is first re-solved with fleets sized for it, untightened. It stops when
 /// every tier sits in [target, target + margin], when no step changes the
 /// fleets any more, or after `simulation.max_rounds` rounds, and returns the
 /// cheapest plan whose replay met every target, else the last.
@@ -88,6 +90,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     let mut best: Option<Plan> = None;
     let mut last: Option<Last> = None;
     let mut silent_steps = 0;
+    let mut resized_last = vec![false; scenario.tiers.len()];
     loop {
         if scenario.simulation.capacity == CapacitySource::Simulated {
             simcap::extend_fleets(
@@ -172,7 +175,20 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
                 .collect(),
         });
         let met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
-        let next = next_factors(scenario, &plan, &v, &factors, &mut brackets);
+        let shares = gpu_shares(scenario, &plan);
+        // A tier whose plan sends to the API a share its fleets were not
+        // sized for runs smaller fleets than its figures assumed, and a
+        // smaller fleet pools its bursts less: its miss is first answered
+        // by sizing its fleets for that share (next round), not by
+        // tightening its figures, once in a row.
+        let resized: Vec<bool> = shares
+            .iter()
+            .zip(&gpu_share)
+            .zip(&resized_last)
+            .map(|((now, used), &last)| !last && !shares_close(&[now.clone()], &[used.clone()]))
+            .collect();
+        let next = next_factors(scenario, &plan, &v, &factors, (&mut brackets, &resized));
+        resized_last = resized;
         plan.questions.slo_met = slo_met_answer(scenario, &v);
         plan.questions.cost_basis = cost_basis_answer(&v);
         plan.verification = Some(v);
@@ -183,7 +199,6 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
         {
             best = Some(plan.clone());
         }
-        let shares = gpu_shares(scenario, &plan);
         // Every tier in its band, or no factor left to move while the GPU
         // shares (which size the fleets) have settled.
         let settled = next == factors && (met || shares_close(&shares, &gpu_share));
@@ -230,7 +245,7 @@ fn next_factors(
     plan: &Plan,
     v: &Verification,
     factors: &[f64],
-    brackets: &mut [Bracket],
+    (brackets, resized): (&mut [Bracket], &[bool]),
 ) -> Vec<f64> {
     let margin = scenario.simulation.attainment_margin_points / 100.0;
     scenario
@@ -238,7 +253,12 @@ fn next_factors(
         .iter()
         .zip(factors)
         .zip(brackets)
-        .map(|((tier, &factor), bracket)| {
+        .zip(resized)
+        .map(|(((tier, &factor), bracket), &resized)| {
+            let r = &v.tiers[&tier.name];
+            if resized && !r.meets_target {
+                return factor;
+            }
             bracket.next(
                 factor,
                 v.tiers[&tier.name].attainment,
