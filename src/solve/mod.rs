@@ -185,7 +185,9 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             .iter()
             .zip(&gpu_share)
             .zip(&resized_last)
-            .map(|((now, used), &last)| !last && !shares_close(&[now.clone()], &[used.clone()]))
+            .map(|((now, used), &last)| {
+                !last && !shares_close(std::slice::from_ref(now), std::slice::from_ref(used))
+            })
             .collect();
         let next = next_factors(scenario, &plan, &v, &factors, (&mut brackets, &resized));
         resized_last = resized;
