@@ -96,10 +96,12 @@ pub fn wilson_interval(met: u64, n: u64) -> (f64, f64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn step(caps: &[f64]) -> FleetCapacity {
+    /// A step function whose fleet of `i + 1` replicas sustains `caps[i]`
+    /// requests/s.
+    pub(crate) fn step(caps: &[f64]) -> FleetCapacity {
         FleetCapacity {
             points: caps
                 .iter()

@@ -45,6 +45,20 @@ pub const MINUTE_US: u32 = 60_000_000;
 /// The three tables, by file stem.
 pub const TABLES: [&str; 3] = ["minutes", "lengths", "pairs"];
 
+/// The columns of the minutes table (format version 2), in file order.
+pub(crate) const MINUTE_COLUMNS: [&str; 10] = [
+    "version",
+    "tier",
+    "minute_s",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "busiest_second",
+    "second_sq_sum",
+    "first_arrival_us",
+    "last_arrival_us",
+];
+
 /// One clock minute of one tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MinuteRow {

@@ -6,7 +6,8 @@
 use super::bins::{coarse_of_fine, fine_range, COARSE_BINS, FINE_BINS};
 use super::table::{self, RawRow, RawTable};
 use super::{
-    Aggregate, BinTotal, MinuteRow, TierAggregate, FORMAT_VERSION, MINUTE_US, READ_VERSIONS, TABLES,
+    Aggregate, BinTotal, MinuteRow, TierAggregate, FORMAT_VERSION, MINUTE_COLUMNS, MINUTE_US,
+    READ_VERSIONS, TABLES,
 };
 use crate::error::Problem;
 use std::collections::{BTreeMap, HashMap};
@@ -15,28 +16,8 @@ use std::path::Path;
 /// Reports beyond this many are counted, not listed.
 const MAX_LISTED: usize = 20;
 
-const MINUTE_COLUMNS_V1: [&str; 8] = [
-    "version",
-    "tier",
-    "minute_s",
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "busiest_second",
-    "second_sq_sum",
-];
-const MINUTE_COLUMNS: [&str; 10] = [
-    "version",
-    "tier",
-    "minute_s",
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "busiest_second",
-    "second_sq_sum",
-    "first_arrival_us",
-    "last_arrival_us",
-];
+/// Version 1's minutes table: version 2's without the arrival offsets.
+const MINUTE_COLUMNS_V1: &[&str] = MINUTE_COLUMNS.split_at(8).0;
 const LENGTH_COLUMNS: [&str; 6] = ["version", "tier", "axis", "bin", "requests", "tokens"];
 const PAIR_COLUMNS: [&str; 5] = ["version", "tier", "input_bin", "output_bin", "requests"];
 
@@ -254,7 +235,7 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
 
     let (version, known) = folder_version(&minutes_t);
     let minute_columns: &[&str] = if version == 1 {
-        &MINUTE_COLUMNS_V1
+        MINUTE_COLUMNS_V1
     } else {
         &MINUTE_COLUMNS
     };

@@ -56,16 +56,8 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
                     }
                 }
             }
-            &[
-                "minute_s",
-                "requests",
-                "input_tokens",
-                "output_tokens",
-                "busiest_second",
-                "second_sq_sum",
-                "first_arrival_us",
-                "last_arrival_us",
-            ]
+            // After `version` and `tier`, which every table leads with.
+            &super::MINUTE_COLUMNS[2..]
         }
         "lengths" => {
             ints.resize(3, Vec::new());

@@ -390,27 +390,7 @@ pub fn fleet(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet_capacity::FleetPoint;
-
-    fn function(rates: &[f64]) -> FleetCapacity {
-        FleetCapacity {
-            points: rates
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| FleetPoint {
-                    replicas: i as u32 + 1,
-                    max_rps: r,
-                    attainment: 0.99,
-                    attainment_low: 0.98,
-                    attainment_high: 0.995,
-                    requests: 4000,
-                    binding: "ttft".into(),
-                })
-                .collect(),
-            saturated_rps_per_replica: 10.0,
-            roofline_rps_per_replica: 20.0,
-        }
-    }
+    use crate::fleet_capacity::tests::step as function;
 
     #[test]
     fn a_longer_cached_function_is_cut_to_the_need_and_the_fleet_limit() {
