@@ -606,6 +606,40 @@ fn reservations_are_chosen_for_the_whole_term_when_demand_grows() {
 }
 
 #[test]
+fn quotas_that_cover_today_but_not_the_grown_term_say_so() {
+    let quotas = [
+        "--set",
+        "gpus[0].max_gpus=4",
+        "--set",
+        "gpus[1].max_gpus=1",
+        "--set",
+        "gpus[2].max_gpus=1",
+        "--set",
+        "api.max_tokens_per_minute=1000",
+    ];
+    let mut today = vec!["solve", "scenarios/api-vs-reserved.toml", "--quiet"];
+    today.extend(quotas);
+    assert!(planner(&today).status.success());
+    let mut grown = today.clone();
+    grown.extend([
+        "--set",
+        "commitment.term_months=12",
+        "--set",
+        "commitment.monthly_growth=0.15",
+    ]);
+    let o = planner(&grown);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("the busiest month carries 4.65 × the planned demand"),
+        "{e}"
+    );
+    assert!(e.contains("h100-sxm ≤ 4"), "{e}");
+    assert!(e.contains("lower `commitment.monthly_growth`"), "{e}");
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
 fn growth_beyond_its_bounds_is_refused_at_its_key() {
     for (growth, months, says) in [
         ("1.5", "12", "commitment.monthly_growth"),

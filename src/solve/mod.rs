@@ -536,7 +536,24 @@ fn solve_once(
     };
     spinner.finish_and_clear();
     let (solution, projection) = solved.map_err(|e| match e {
-        MilpError::Infeasible => PlannerError::Infeasible(explain_infeasible(scenario, demand)),
+        MilpError::Infeasible => PlannerError::Infeasible(match over_term {
+            None => explain_infeasible(scenario, demand),
+            Some(t) => format!(
+                "over the {}-month term growing {} a month, the busiest month carries {:.2} × the planned demand, more than the GPU quotas ({}) and the API rate limit can cover; raise `max_gpus`, add a GPU type, lower `commitment.monthly_growth` or shorten `commitment.term_months`",
+                t.growth.months,
+                t.growth.monthly_growth,
+                t.growth.peak_factor(),
+                scenario
+                    .gpus
+                    .iter()
+                    .map(|g| match g.max_gpus {
+                        Some(n) => format!("{} ≤ {n}", g.id),
+                        None => format!("{} unlimited", g.id),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
         MilpError::Solver(msg) => PlannerError::Solver(msg),
     })?;
     let mut plan = assemble(
