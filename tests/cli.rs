@@ -603,6 +603,27 @@ fn reservations_are_chosen_for_the_whole_term_when_demand_grows() {
         text.contains("over the 12-month term with growth: proven within"),
         "{text}"
     );
+    assert!(text.contains("solver over the 12-month term:"), "{text}");
+    // A sweep over the growth prices each variant's term.
+    let csv = stdout(&planner(&[
+        "sweep",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "commitment.term_months=12",
+        "--set",
+        "commitment.monthly_growth=0,0.15",
+        "--format",
+        "csv",
+        "--quiet",
+    ]));
+    let lines: Vec<&str> = csv.lines().collect();
+    let column = lines[0]
+        .split(',')
+        .position(|h| h == "term_usd")
+        .expect("term_usd");
+    let term_usd = |line: &str| line.split(',').nth(column).unwrap().parse::<f64>().unwrap();
+    assert!((term_usd(lines[1]) - 12.0 * f(&flat["cost_per_month_usd"])).abs() < 1e-6);
+    assert!((term_usd(lines[2]) - f(&g["total_usd"])).abs() < 1e-6);
 }
 
 #[test]

@@ -123,6 +123,10 @@ fn rows_table(s: &Sweep) -> String {
         ]
         .map(String::from),
     );
+    let term = s.has_term();
+    if term {
+        header.insert(s.axes.len() + 3, "term USD".into());
+    }
     for t in &s.tiers {
         header.push(format!("{t} USD / 1M"));
         header.push(format!("{t} met"));
@@ -150,6 +154,11 @@ fn rows_table(s: &Sweep) -> String {
                         usd(f.total_cost_usd),
                         usd(f.cost_per_month_usd),
                         usd(f.commitment_usd_per_year),
+                    ]);
+                    if term {
+                        cells.push(f.term_usd.map_or("—".into(), usd));
+                    }
+                    cells.extend([
                         gpus(&f.reserved),
                         gpus(&f.peak_on_demand),
                         format!("{:.1}%", f.api_share * 100.0),
