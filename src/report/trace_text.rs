@@ -61,14 +61,14 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
     let _ = writeln!(out, "tokens per minute         mean          max");
     let _ = writeln!(
         out,
-        "  input               {:>9.0} {:>12}",
-        s.input_tokens_per_minute.mean,
+        "  input               {:>9} {:>12}",
+        group_thousands(s.input_tokens_per_minute.mean.round() as i64),
         group_thousands(s.input_tokens_per_minute.max as i64)
     );
     let _ = writeln!(
         out,
-        "  output              {:>9.0} {:>12}",
-        s.output_tokens_per_minute.mean,
+        "  output              {:>9} {:>12}",
+        group_thousands(s.output_tokens_per_minute.mean.round() as i64),
         group_thousands(s.output_tokens_per_minute.max as i64)
     );
     out
