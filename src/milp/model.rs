@@ -471,14 +471,17 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         .zip(&input.gpus)
         .map(|(&v, g)| whole(v) * g.purchase.unit_gpus)
         .collect();
-    let replicas_n: Vec<Vec<Vec<u32>>> = replicas
-        .iter()
-        .map(|tier| {
-            tier.iter()
-                .map(|opt| opt.iter().map(|&v| whole(v)).collect())
-                .collect()
-        })
-        .collect();
+    // `[k][c][t]` variables as whole numbers.
+    let whole_by_option = |vars: &[Vec<Vec<Option<Variable>>>]| -> Vec<Vec<Vec<u32>>> {
+        vars.iter()
+            .map(|tier| {
+                tier.iter()
+                    .map(|opt| opt.iter().map(|&v| whole(v)).collect())
+                    .collect()
+            })
+            .collect()
+    };
+    let replicas_n = whole_by_option(&replicas);
     let api_share: Vec<Vec<f64>> = api
         .iter()
         .map(|tier| {
@@ -487,14 +490,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
                 .collect()
         })
         .collect();
-    let spot_n: Vec<Vec<Vec<u32>>> = spot
-        .iter()
-        .map(|tier| {
-            tier.iter()
-                .map(|opt| opt.iter().map(|&v| whole(v)).collect())
-                .collect()
-        })
-        .collect();
+    let spot_n = whole_by_option(&spot);
     let mut plan = MilpSolution {
         reserved: reserved_n,
         on_demand: vec![vec![0; input.gpus.len()]; slots],
