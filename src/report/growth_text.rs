@@ -28,6 +28,16 @@ pub fn rows(t: &TermProjection) -> (Vec<String>, Vec<Vec<String>>) {
         header.push("spot".into());
     }
     header.push("USD per month".into());
+    // A row: its label, its demand factor, then the money columns.
+    let row = |label: String, factor: String, money: [f64; 5]| -> Vec<String> {
+        let [reserved, on_demand, api, spot_usd, total] = money;
+        let mut cells = vec![label, factor, usd(reserved), usd(on_demand), usd(api)];
+        if spot {
+            cells.push(usd(spot_usd));
+        }
+        cells.push(usd(total));
+        cells
+    };
     let mut rows: Vec<Vec<String>> = t
         .periods
         .iter()
@@ -38,32 +48,30 @@ pub fn rows(t: &TermProjection) -> (Vec<String>, Vec<Vec<String>>) {
             } else {
                 format!("{first}-{}", first + p.period.months - 1)
             };
-            let mut row = vec![
+            row(
                 months,
                 format!("{:.3}", p.period.peak_factor),
-                usd(p.reserved_usd_per_month),
-                usd(p.on_demand_usd_per_month),
-                usd(p.api_usd_per_month),
-            ];
-            if spot {
-                row.push(usd(p.spot_usd_per_month));
-            }
-            row.push(usd(p.usd_per_month));
-            row
+                [
+                    p.reserved_usd_per_month,
+                    p.on_demand_usd_per_month,
+                    p.api_usd_per_month,
+                    p.spot_usd_per_month,
+                    p.usd_per_month,
+                ],
+            )
         })
         .collect();
-    let mut total = vec![
-        "whole term".to_string(),
+    rows.push(row(
+        "whole term".into(),
         String::new(),
-        usd(t.reserved_usd),
-        usd(t.on_demand_usd),
-        usd(t.api_usd),
-    ];
-    if spot {
-        total.push(usd(t.spot_usd));
-    }
-    total.push(usd(t.total_usd));
-    rows.push(total);
+        [
+            t.reserved_usd,
+            t.on_demand_usd,
+            t.api_usd,
+            t.spot_usd,
+            t.total_usd,
+        ],
+    ));
     (header, rows)
 }
 
