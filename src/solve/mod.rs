@@ -109,19 +109,21 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
             (&factors, &gpu_share),
             options,
         );
-        let over_term = term::term_input(
-            scenario,
-            &demand,
-            &capacity,
-            (&factors, &gpu_share),
-            options,
-            &input,
-        );
         let coverage = coverage_of(&input);
         // The same MILP as the last round gives the same plan: skip it.
         let solved = if last.as_ref().is_some_and(|l| l.coverage == coverage) {
             None
         } else {
+            // With growth, the term's MILP beside it (same capacity,
+            // factors and shares).
+            let over_term = term::term_input(
+                scenario,
+                &demand,
+                &capacity,
+                (&factors, &gpu_share),
+                options,
+                &input,
+            );
             Some(solve_once(
                 scenario,
                 &demand,
