@@ -22,10 +22,17 @@ pub(super) struct Term {
     pub input: MilpInput,
 }
 
-/// The demand capacity is sized for: with growth, the horizon repeated over
-/// the term, so the fleets reach the busiest month's peak.
+/// The demand capacity is sized for: with growth, the horizon's peaks × the
+/// term's busiest month's factor, so the fleets reach that month's peak.
 pub(super) fn sizing_demand(scenario: &Scenario, demand: &Demand) -> Option<Demand> {
-    TermGrowth::of(scenario, demand.slots, MAX_TERM_SLOTS_DECOMPOSED).map(|g| g.expand(demand))
+    let growth = TermGrowth::of(scenario, demand.slots, MAX_TERM_SLOTS_DECOMPOSED)?;
+    let mut sizing = demand.clone();
+    for tier in &mut sizing.tiers {
+        for rps in &mut tier.peak_rps {
+            *rps *= growth.peak_factor();
+        }
+    }
+    Some(sizing)
 }
 
 /// The term's MILP beside the horizon's `horizon` (built from the same
