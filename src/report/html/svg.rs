@@ -177,32 +177,9 @@ impl Frame {
         o
     }
 
-    /// A filled band between `lower` and `upper`, constant over each slot
-    /// `[i, i + 1)` (x in slot units from `x0`).
-    pub fn step_band(&self, x0: f64, lower: &[f64], upper: &[f64], class: &str) -> String {
-        if upper.is_empty() {
-            return String::new();
-        }
-        let mut d = String::new();
-        for (i, &u) in upper.iter().enumerate() {
-            let (a, b) = (self.px(x0 + i as f64), self.px(x0 + i as f64 + 1.0));
-            let y = self.py(u);
-            let _ = write!(
-                d,
-                "{}{a:.1},{y:.1}L{b:.1},{y:.1}",
-                if i == 0 { "M" } else { "L" }
-            );
-        }
-        for (i, &l) in lower.iter().enumerate().rev() {
-            let (a, b) = (self.px(x0 + i as f64), self.px(x0 + i as f64 + 1.0));
-            let y = self.py(l);
-            let _ = write!(d, "L{b:.1},{y:.1}L{a:.1},{y:.1}");
-        }
-        format!("<path class=\"{class}\" d=\"{d}Z\"/>")
-    }
-
-    /// A step line over slots (x in slot units from `x0`).
-    pub fn step_line(&self, x0: f64, ys: &[f64], class: &str) -> String {
+    /// The path data of a step line over slots: `M`, then one flat segment
+    /// per slot (x in slot units from `x0`).
+    fn step_path(&self, x0: f64, ys: &[f64]) -> String {
         let mut d = String::new();
         for (i, &v) in ys.iter().enumerate() {
             let (a, b) = (self.px(x0 + i as f64), self.px(x0 + i as f64 + 1.0));
@@ -213,6 +190,27 @@ impl Frame {
                 if i == 0 { "M" } else { "L" }
             );
         }
+        d
+    }
+
+    /// A filled band between `lower` and `upper`, constant over each slot
+    /// `[i, i + 1)` (x in slot units from `x0`).
+    pub fn step_band(&self, x0: f64, lower: &[f64], upper: &[f64], class: &str) -> String {
+        if upper.is_empty() {
+            return String::new();
+        }
+        let mut d = self.step_path(x0, upper);
+        for (i, &l) in lower.iter().enumerate().rev() {
+            let (a, b) = (self.px(x0 + i as f64), self.px(x0 + i as f64 + 1.0));
+            let y = self.py(l);
+            let _ = write!(d, "L{b:.1},{y:.1}L{a:.1},{y:.1}");
+        }
+        format!("<path class=\"{class}\" d=\"{d}Z\"/>")
+    }
+
+    /// A step line over slots (x in slot units from `x0`).
+    pub fn step_line(&self, x0: f64, ys: &[f64], class: &str) -> String {
+        let d = self.step_path(x0, ys);
         format!("<path class=\"{class}\" d=\"{d}\"/>")
     }
 
