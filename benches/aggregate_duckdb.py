@@ -20,5 +20,5 @@ con.execute(
     "columns = {'TIMESTAMP': 'VARCHAR', 'ContextTokens': 'BIGINT', 'GeneratedTokens': 'BIGINT'})"
 )
 con.execute(sql)
-for name in ("minutes", "lengths", "pairs"):
+for name in ("minutes", "lengths", "pairs", "sample"):
     con.execute(f"COPY (SELECT * FROM aggregate_{name}) TO '{out}/{name}.csv' (FORMAT CSV, HEADER)")

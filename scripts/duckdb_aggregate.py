@@ -30,7 +30,7 @@ def main(argv):
         [requests],
     )
     con.execute(sql)
-    for name in ("minutes", "lengths", "pairs"):
+    for name in ("minutes", "lengths", "pairs", "sample"):
         if parquet:
             target = os.path.join(out_dir, f"{name}.parquet")
             options = "FORMAT PARQUET"

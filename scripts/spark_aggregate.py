@@ -39,7 +39,7 @@ def main(argv):
     for statement in statements(sql):
         spark.sql(statement)
     os.makedirs(out_dir, exist_ok=True)
-    for name in ("minutes", "lengths", "pairs"):
+    for name in ("minutes", "lengths", "pairs", "sample"):
         parts = os.path.join(out_dir, f"{name}.parts")
         (spark.table(f"aggregate_{name}").coalesce(1)
             .write.mode("overwrite").option("header", True).csv(parts))

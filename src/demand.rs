@@ -2,13 +2,16 @@
 //! the arrival rate that sizes capacity in each slot (`peak_rps`) and the mean
 //! rate that sets volume and API cost (`mean_rps`).
 
-use crate::demand_source::{read_source, AggregateCache, KeptSource, SourceFigures};
+use crate::demand_source::{
+    read_source, AggregateCache, CapacityLengths, KeptSource, SourceFigures,
+};
 use crate::error::{PlannerError, Problem};
 use crate::progress::Progress;
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
 use crate::shape::{read_rate_curve, RateCurve};
 use crate::stats::percentile_sorted;
-use crate::traces::stats::{LengthStats, LENGTH_SAMPLE_SIZE};
+use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
+use crate::traces::stats::LengthStats;
 use serde::Serialize;
 
 /// Demand of every tier over the planning slots.
@@ -80,6 +83,10 @@ pub struct SourceSummary {
     pub quantised_step_s: Option<f64>,
     /// The within-minute arrival CV this source contributes.
     pub within_minute_cv: f64,
+    /// Where the capacity search's request lengths come from: the trace's
+    /// length sample, the aggregate's recorded sample of the same requests,
+    /// or draws from an older aggregate's bins.
+    pub capacity_lengths: CapacityLengths,
     pub requests: u64,
     pub span_s: f64,
     pub scale: f64,
@@ -157,6 +164,7 @@ pub fn build_keeping(
                 aggregate_tier: figures.aggregate_tier.clone(),
                 quantised_step_s: figures.quantised_step_s,
                 within_minute_cv: figures.within_minute_cv,
+                capacity_lengths: figures.capacity_lengths,
                 requests: figures.requests,
                 span_s: figures.span_s,
                 scale: source.scale,

@@ -8,8 +8,9 @@ use crate::error::{PlannerError, Problem};
 use crate::progress::Progress;
 use crate::scenario::{DemandSource, Scenario};
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
-use crate::traces::stats::{accumulate_keeping, LengthStats, LENGTH_SAMPLE_SIZE};
+use crate::traces::stats::{accumulate_keeping, LengthStats};
 use crate::traces::{ReaderOptions, Request};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -46,8 +47,23 @@ pub struct SourceFigures {
     pub quantised_step_s: Option<f64>,
     pub input_tokens: LengthStats,
     pub output_tokens: LengthStats,
-    /// Fixed-seed (input, output) sample.
+    /// The (input, output) pairs the capacity search runs on.
     pub lengths: Vec<(u32, u32)>,
+    /// Where `lengths` come from.
+    pub capacity_lengths: CapacityLengths,
+}
+
+/// Where a source's capacity lengths come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityLengths {
+    /// The trace's length sample: its requests of smallest sample key.
+    TraceSample,
+    /// The aggregate's recorded length sample: the same requests.
+    AggregateSample,
+    /// Drawn from the aggregate's bins (format versions 1 and 2 record no
+    /// sample).
+    AggregateBins,
 }
 
 /// Aggregates read so far, by folder (a folder named twice is read once).
@@ -106,7 +122,12 @@ pub fn read_source(
             quantised_step_s: None,
             input_tokens: t.input_tokens(),
             output_tokens: t.output_tokens(),
-            lengths: t.length_sample(LENGTH_SAMPLE_SIZE),
+            lengths: t.capacity_lengths(),
+            capacity_lengths: if t.has_length_sample() {
+                CapacityLengths::AggregateSample
+            } else {
+                CapacityLengths::AggregateBins
+            },
         };
         let kept = if keep {
             KeptSource::Aggregate(t)
@@ -153,7 +174,8 @@ pub fn read_source(
         quantised_step_s: acc.quantised().map(|q| q.step_s),
         input_tokens: acc.input_tokens(),
         output_tokens: acc.output_tokens(),
-        lengths: acc.length_sample().to_vec(),
+        lengths: acc.length_sample(),
+        capacity_lengths: CapacityLengths::TraceSample,
     };
     let kept = if keep {
         KeptSource::Requests(requests)

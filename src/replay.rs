@@ -385,7 +385,7 @@ pub fn sampling_note(scenario: &Scenario) -> Option<String> {
         .collect();
     (!sampled.is_empty()).then(|| {
         format!(
-            "requests of {} sampled from the aggregate (each minute's count and within-minute dispersion, lengths from its histograms and pairs), not replayed",
+            "requests of {} sampled from the aggregate (each second's recorded arrivals, or a minute's count and dispersion before format version 3; lengths from its pairs and length sample), not replayed",
             sampled.join(", ")
         )
     })

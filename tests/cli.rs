@@ -291,12 +291,15 @@ fn peak_scenario_solves_end_to_end() {
     assert_eq!(plan["horizon_hours"], 168.0);
     // Its first plan sends part of the standard tier to the API, which its
     // fleets were not sized for, and misses: the second round resizes the
-    // fleets for what they carry without tightening the tier's figures.
+    // fleets for what they carry without tightening the tier's figures; a
+    // later round tightens them if that still misses, and the last meets.
     let rounds = plan["rounds"].as_array().unwrap();
-    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    assert!((2..=4).contains(&rounds.len()), "{rounds:?}");
     assert!(rounds[0]["attainment"]["standard"].as_f64().unwrap() < 0.99);
     assert_eq!(rounds[1]["capacity_factor"]["standard"], 1.0);
-    assert!(rounds[1]["attainment"]["standard"].as_f64().unwrap() >= 0.99);
+    let last = rounds.last().unwrap();
+    assert!(last["attainment"]["standard"].as_f64().unwrap() >= 0.99);
+    assert!(last["attainment"]["interactive"].as_f64().unwrap() >= 0.99);
     assert_eq!(plan["on_demand"].as_array().unwrap().len(), 168);
     assert_eq!(plan["demand"].as_object().unwrap().len(), 2);
 }
@@ -1076,7 +1079,7 @@ fn shape_sums_client_series() {
 // ---- aggregate demand -------------------------------------------------------
 
 fn read_dir_text(dir: &Path) -> String {
-    ["minutes", "lengths", "pairs"]
+    ["minutes", "lengths", "pairs", "sample"]
         .iter()
         .map(|n| {
             let p = dir.join(format!("{n}.csv"));
@@ -1086,7 +1089,7 @@ fn read_dir_text(dir: &Path) -> String {
 }
 
 #[test]
-fn trace_aggregate_writes_the_three_tables() {
+fn trace_aggregate_writes_the_four_tables() {
     let dir = temp_dir("agg-tiny");
     let out = dir.join("agg");
     let o = planner(&[
@@ -1105,7 +1108,7 @@ fn trace_aggregate_writes_the_three_tables() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1234,6 +1237,82 @@ fn a_scenario_reads_the_same_demand_from_a_trace_and_from_its_aggregate() {
 }
 
 #[test]
+fn the_peak_plan_from_an_aggregate_is_the_plan_from_its_traces() {
+    // peak.toml with its two traces replaced by their aggregate: the same
+    // demand and burstiness, the same length sample, so the same capacity
+    // figures and first plan; the replay samples requests from the
+    // aggregate's seconds and lengths, and the plan it accepts costs what
+    // the traces' does, within the scenario's 1% MILP gap.
+    let dir = temp_dir("peak-aggregate");
+    let agg = dir.join("agg");
+    let o = planner(&[
+        "trace",
+        "aggregate",
+        "interactive=data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+        "standard=data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+        "--out",
+        agg.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("scenarios/peak.toml")).unwrap();
+    let conv = "trace = \"../data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv\"";
+    let code = "trace = \"../data/azure-llm-2023/AzureLLMInferenceTrace_code.csv\"";
+    assert!(text.contains(conv) && text.contains(code));
+    let aggregate = |tier: &str| {
+        format!(
+            "aggregate = \"{}\"\naggregate_tier = \"{tier}\"",
+            agg.display()
+        )
+    };
+    let scenario = text
+        .replace(conv, &aggregate("interactive"))
+        .replace(code, &aggregate("standard"))
+        .replace(
+            "\"../data/servegen/",
+            &format!("\"{}/data/servegen/", root.display()),
+        )
+        .replace(
+            "name = \"peak\"",
+            &format!(
+                "name = \"peak\"\nprofiles_dir = \"{}/profiles\"",
+                root.display()
+            ),
+        );
+    let path = dir.join("peak-aggregate.toml");
+    std::fs::write(&path, scenario).unwrap();
+    let from_traces = solve_json("scenarios/peak.toml", &[]);
+    let from_agg = solve_json(path.to_str().unwrap(), &[]);
+    assert_eq!(from_traces["capacity"], from_agg["capacity"]);
+    for tier in ["interactive", "standard"] {
+        let (t, a) = (&from_traces["demand"][tier], &from_agg["demand"][tier]);
+        for key in ["peak_rps", "mean_rps", "within_minute_cv"] {
+            assert_eq!(t[key], a[key], "{tier}: {key}");
+        }
+        assert_eq!(t["sources"][0]["capacity_lengths"], "trace-sample");
+        assert_eq!(a["sources"][0]["capacity_lengths"], "aggregate-sample");
+    }
+    let (rt, ra) = (&from_traces["rounds"][0], &from_agg["rounds"][0]);
+    assert_eq!(rt["total_cost_usd"], ra["total_cost_usd"]);
+    let (t, a) = (
+        from_traces["total_cost_usd"].as_f64().unwrap(),
+        from_agg["total_cost_usd"].as_f64().unwrap(),
+    );
+    assert!(
+        (a / t - 1.0).abs() <= 0.01,
+        "{a} from the aggregate, {t} from the traces"
+    );
+    for tier in ["interactive", "standard"] {
+        assert_eq!(
+            from_agg["verification"]["tiers"][tier]["meets_target"],
+            true
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_shaped_demand_has_the_same_rates_from_a_trace_and_from_its_aggregate() {
     // With a rate curve the base rate is requests / span: the aggregate's first
     // and last arrival offsets make its span the trace's, to the microsecond.
@@ -1285,6 +1364,34 @@ fn a_version_1_aggregate_is_read_with_its_span_in_whole_minutes() {
             "{key}"
         );
     }
+}
+
+#[test]
+fn a_version_2_aggregate_has_no_length_sample_and_says_so() {
+    // Version 2 has no sample: the capacity search runs on pairs drawn from
+    // its bins, and the report says so; version 3 runs on its sample.
+    let v2 = "demand[0].aggregate=\"../aggregates/tiny-v2\"";
+    let plan = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &[v2]);
+    let source = &plan["demand"]["chat"]["sources"][0];
+    assert_eq!(source["capacity_lengths"], "aggregate-bins");
+    let v3 = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &[]);
+    assert_eq!(
+        v3["demand"]["chat"]["sources"][0]["capacity_lengths"],
+        "aggregate-sample"
+    );
+    let text = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny-aggregate.toml",
+        "--quiet",
+        "--set",
+        v2,
+    ]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert!(
+        stdout(&text).contains("capacity runs on lengths drawn from its bins"),
+        "{}",
+        stdout(&text)
+    );
 }
 
 #[test]
@@ -1362,6 +1469,8 @@ fn bad_aggregates_fail_with_located_errors() {
         "unknown-version",
         "offsets",
         "mixed-version",
+        "pairs",
+        "sample",
     ] {
         let set = format!("demand[0].aggregate=\"../aggregates/bad-{bad}\"");
         let out = planner(&[
@@ -1416,7 +1525,7 @@ fn lengths_drawn_from_an_aggregate_keep_the_traces_moments() {
             .iter()
             .map(|r| (r.input_tokens, r.output_tokens))
             .collect();
-        let drawn = builder.finish().tiers[0].length_sample(200_000);
+        let drawn = builder.finish().tiers[0].drawn_lengths(200_000);
         let (e, d) = (length_moments(&exact), length_moments(&drawn));
         // Means are exact per bin; the joint moment loses only the
         // correlation inside a coarse cell; the tail is at most a bin wider.
@@ -1507,10 +1616,11 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
             assert_eq!(a.input, b.input, "{}: input bins", a.tier);
             assert_eq!(a.output, b.output, "{}: output bins", a.tier);
             assert_eq!(a.pairs, b.pairs, "{}: pairs", a.tier);
+            assert_eq!(a.sample, b.sample, "{}: sample", a.tier);
         }
         if !parquet {
             // Same rows in the same order: the CSV files are identical.
-            for name in ["minutes", "lengths", "pairs"] {
+            for name in ["minutes", "lengths", "pairs", "sample"] {
                 let read =
                     |d: &Path| std::fs::read_to_string(d.join(format!("{name}.csv"))).unwrap();
                 assert_eq!(read(&ours), read(&theirs), "{name}.csv");
@@ -2346,21 +2456,26 @@ fn pooled_rps_per_replica(scenario: &str, seed: u32) -> Option<f64> {
 }
 
 #[test]
-fn a_bursty_tier_gets_the_same_fleet_capacity_whatever_the_seed() {
-    // One MI300X TP2 replica on the Azure code trace misses the 99% target
-    // even at a trickle on seed 5 and not on seed 1: the bursts' long
-    // prompts wait for each other, and the share they take sits at 1%. A
-    // fleet pools them on both seeds, and both find about the same capacity
-    // (it once had no fleet at all on seed 5, so the plan's choice between
-    // configurations turned on the seed).
+fn a_bursty_tier_gets_a_fleet_of_similar_capacity_on_every_seed() {
+    // One MI300X TP2 replica on the Azure code trace sits at the 99% target
+    // even at a trickle: the bursts' long prompts wait for each other, and
+    // the share they take is about 1%. A fleet pools them, on every seed (it
+    // once had no fleet at all on seed 5, so the plan's choice between
+    // configurations turned on the seed). The four-replica fleet's capacity
+    // still moves with the seed at the default run length: 0.86-1.16 req/s
+    // per replica over seeds 1-5 (docs/simulator.md, "Seed sensitivity").
     let scenario = "tests/fixtures/ok/burst-pooling.toml";
-    let a = pooled_rps_per_replica(scenario, 1).expect("a fleet on seed 1");
-    let b = pooled_rps_per_replica(scenario, 5).expect("a fleet on seed 5");
-    assert!(a > 0.5 && b > 0.5, "{a} {b} req/s per replica");
-    assert!(
-        (a / b - 1.0).abs() < 0.25,
-        "{a} against {b} req/s per replica"
-    );
+    let rates: Vec<f64> = (1..=5)
+        .map(|seed| {
+            pooled_rps_per_replica(scenario, seed)
+                .unwrap_or_else(|| panic!("a fleet on seed {seed}"))
+        })
+        .collect();
+    let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+        (lo.min(r), hi.max(r))
+    });
+    assert!(lo > 0.5, "{rates:?} req/s per replica");
+    assert!(hi / lo < 1.5, "{rates:?} req/s per replica");
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! The aggregate of per-request traces, one request at a time. Memory holds
 //! one 60-second counter row per tier and minute spanned (about 300 bytes;
-//! 3 MB for a week of one tier), whatever the number of requests; traces of
-//! one tier may overlap in time and come in any order.
+//! 3 MB for a week of one tier), the fine pair cells holding requests (at
+//! most 81 × 81) and the 16,384 requests of the length sample, whatever the
+//! number of requests; traces of one tier may overlap in time and come in
+//! any order.
 
-use super::bins::{coarse_bin, fine_bin, COARSE_BINS};
-use super::{Aggregate, MinuteRow, TierAggregate};
+use super::bins::fine_bin;
+use super::{Aggregate, JointLengths, MinuteRow, SampleRow, TierAggregate};
+use crate::traces::length_sample::BottomK;
 use crate::traces::micros::arrival_us;
 use crate::traces::stats::MAX_SPAN_S;
 use crate::traces::Request;
@@ -24,6 +27,7 @@ struct MinuteCounters {
 struct TierBuilder {
     minutes: BTreeMap<i64, MinuteCounters>,
     lengths: TierAggregate,
+    sample: BottomK,
 }
 
 /// Builds an [`Aggregate`] from requests tagged with their tier.
@@ -46,13 +50,15 @@ impl AggregateBuilder {
                 TierBuilder {
                     minutes: BTreeMap::new(),
                     lengths: TierAggregate::empty(tier),
+                    sample: BottomK::new(),
                 },
             );
         }
         let t = self.tiers.get_mut(tier).expect("inserted above");
         let second = r.arrival_s.floor() as i64;
         let minute_s = second.div_euclid(60) * 60;
-        let offset_us = (arrival_us(r.arrival_s) - minute_s * 1_000_000) as u32;
+        let us = arrival_us(r.arrival_s);
+        let offset_us = (us - minute_s * 1_000_000) as u32;
         let minute = t.minutes.entry(minute_s).or_insert(MinuteCounters {
             per_second: [0; 60],
             input_tokens: 0,
@@ -72,7 +78,13 @@ impl AggregateBuilder {
             bin.requests += 1;
             bin.tokens += u64::from(n);
         }
-        lengths.pairs[(coarse_bin(i) * COARSE_BINS + coarse_bin(o)) as usize] += 1;
+        if let JointLengths::Fine(cells) = &mut lengths.pairs {
+            let cell = cells.entry((fine_bin(i), fine_bin(o))).or_default();
+            cell.requests += 1;
+            cell.input_tokens += u64::from(i);
+            cell.output_tokens += u64::from(o);
+        }
+        t.sample.push(us, i, o);
     }
 
     /// The first tier whose minutes span more than 400 days, with its span in
@@ -94,6 +106,17 @@ impl AggregateBuilder {
             .into_values()
             .map(|t| {
                 let mut out = t.lengths;
+                out.sample = Some(
+                    t.sample
+                        .sorted()
+                        .into_iter()
+                        .map(|r| SampleRow {
+                            key: r.key,
+                            input_tokens: r.input_tokens,
+                            output_tokens: r.output_tokens,
+                        })
+                        .collect(),
+                );
                 let (Some(&first), Some(&last)) =
                     (t.minutes.keys().next(), t.minutes.keys().next_back())
                 else {
@@ -104,6 +127,7 @@ impl AggregateBuilder {
                     .map(|minute_s| match t.minutes.get(&minute_s) {
                         None => MinuteRow {
                             minute_s,
+                            seconds: Some([0; 60]),
                             ..MinuteRow::default()
                         },
                         Some(m) => MinuteRow {
@@ -118,6 +142,7 @@ impl AggregateBuilder {
                                 .map(|&c| u64::from(c) * u64::from(c))
                                 .sum(),
                             arrivals_us: Some((m.first_us, m.last_us)),
+                            seconds: Some(m.per_second),
                         },
                     })
                     .collect();
@@ -161,6 +186,10 @@ mod tests {
                 busiest_second: 3,
                 second_sq_sum: 10,
                 arrivals_us: Some((1_000_000, 2_200_000)),
+                seconds: Some(std::array::from_fn(|k| [0, 3, 1]
+                    .get(k)
+                    .copied()
+                    .unwrap_or(0))),
             }
         );
         assert_eq!(m[1].arrivals_us, None);
@@ -204,7 +233,14 @@ mod tests {
         let agg = b.finish();
         assert_eq!(agg.tiers[0].tier, "a");
         assert_eq!(agg.tiers[1].requests(), 1);
-        let cell = (crate::aggregate::bins::coarse_bin(5000) * COARSE_BINS + 1) as usize;
-        assert_eq!(agg.tiers[0].pairs[cell], 1);
+        let JointLengths::Fine(cells) = &agg.tiers[0].pairs else {
+            panic!("a built aggregate has fine pairs");
+        };
+        let cell = cells[&(fine_bin(5000), 1)];
+        assert_eq!(
+            (cell.requests, cell.input_tokens, cell.output_tokens),
+            (1, 5000, 1)
+        );
+        assert_eq!(agg.tiers[0].sample.as_ref().map(Vec::len), Some(1));
     }
 }

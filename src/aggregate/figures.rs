@@ -1,13 +1,14 @@
 //! The figures demand takes from one tier of an aggregate: within-minute
-//! burstiness, length distributions and a fixed-seed length sample, computed
-//! as `traces::stats` computes them from requests.
+//! burstiness, length distributions and the length sample, computed as
+//! `traces::stats` computes them from requests.
 
 use super::bins::fine_range;
 use super::sample::LengthSampler;
 use super::{BinTotal, MinuteRow, TierAggregate};
 use crate::stats::percentile_histogram;
+use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
 use crate::traces::micros::span_s;
-use crate::traces::stats::LengthStats;
+use crate::traces::stats::{within_minute_cv_of, LengthStats};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -18,15 +19,7 @@ impl TierAggregate {
     /// requests aggregated (Σ_m (S_m − n_m²/60) / Σ_m n_m, S the minute's
     /// `second_sq_sum`).
     pub fn within_minute_cv(&self) -> f64 {
-        let (weighted, total) = self.minutes.iter().fold((0.0, 0.0), |(w, t), m| {
-            let n = m.requests as f64;
-            (w + m.second_sq_sum as f64 - n * n / 60.0, t + n)
-        });
-        if total > 0.0 {
-            (weighted / total).max(0.0).sqrt()
-        } else {
-            1.0
-        }
+        within_minute_cv_of(self.minutes.iter().map(|m| (m.requests, m.second_sq_sum)))
     }
 
     /// Seconds from the first to the last arrival, as the shaped demand's
@@ -80,8 +73,29 @@ impl TierAggregate {
         length_stats(&self.output)
     }
 
-    /// `count` (input, output) pairs drawn with a fixed seed.
-    pub fn length_sample(&self, count: usize) -> Vec<(u32, u32)> {
+    /// The (input, output) pairs the capacity search runs on: the length
+    /// sample the aggregate records (format version 3; the same requests, in
+    /// the same order, as [`crate::traces::stats::TraceAccumulator::length_sample`]
+    /// takes from the trace), or, for versions 1 and 2, which have none,
+    /// [`LENGTH_SAMPLE_SIZE`] pairs drawn from the bins with a fixed seed.
+    pub fn capacity_lengths(&self) -> Vec<(u32, u32)> {
+        match &self.sample {
+            Some(sample) => sample
+                .iter()
+                .map(|r| (r.input_tokens, r.output_tokens))
+                .collect(),
+            None => self.drawn_lengths(LENGTH_SAMPLE_SIZE),
+        }
+    }
+
+    /// Whether the capacity lengths are real requests (the recorded sample)
+    /// rather than drawn from the bins.
+    pub fn has_length_sample(&self) -> bool {
+        self.sample.is_some()
+    }
+
+    /// `count` (input, output) pairs drawn from the bins with a fixed seed.
+    pub fn drawn_lengths(&self, count: usize) -> Vec<(u32, u32)> {
         let sampler = LengthSampler::new(self);
         let mut rng = StdRng::seed_from_u64(0x5eed);
         (0..count).map(|_| sampler.draw(&mut rng)).collect()
@@ -156,7 +170,7 @@ mod tests {
         }
         let agg = b.finish();
         let t = &agg.tiers[0];
-        assert!((t.within_minute_cv() - acc.within_minute_cv()).abs() < 1e-9);
+        assert_eq!(t.within_minute_cv(), acc.within_minute_cv());
         assert_eq!(t.mean_input_tokens(), acc.mean_input_tokens());
         assert_eq!(t.span_s(), acc.span_s());
         // Without the offsets (format version 1): whole minutes.
@@ -173,6 +187,8 @@ mod tests {
         ] {
             assert!(b >= e && (b as f64) <= e as f64 * 1.25 + 1.0, "{e} vs {b}");
         }
-        assert_eq!(t.length_sample(100).len(), 100);
+        assert_eq!(t.drawn_lengths(100).len(), 100);
+        // The recorded sample is the trace's own, request for request.
+        assert_eq!(t.capacity_lengths(), acc.length_sample());
     }
 }

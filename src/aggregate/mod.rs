@@ -1,7 +1,7 @@
 //! Aggregate demand: what the planner needs of a request log, computed where
 //! the log lives (a warehouse, a data lake, or `planner trace aggregate`) and
-//! small enough to copy anywhere. Format version 2 (version 1 is still read),
-//! one folder of three tables (CSV or Parquet each), described in
+//! small enough to copy anywhere. Format version 3 (versions 1 and 2 are
+//! still read), one folder of four tables (CSV or Parquet each), described in
 //! `docs/aggregate-format.md`:
 //!
 //! * `minutes`: per tier and clock minute, the request count, input- and
@@ -12,7 +12,11 @@
 //!   the tier's span exactly; version 1 lacks them);
 //! * `lengths`: per tier, input and output length histograms on the fixed
 //!   log-spaced bins of [`bins`], with the tokens in each bin;
-//! * `pairs`: per tier, joint (input, output) counts on the coarse grid.
+//! * `pairs`: per tier, joint (input, output) counts and token sums on the
+//!   grid of fine bins (versions 1 and 2: counts on the coarse grid);
+//! * `sample`: per tier, the lengths of the 16,384 requests of smallest sample
+//!   key ([`crate::traces::length_sample`]), the same requests a trace's
+//!   capacity search runs on (versions 1 and 2 have none).
 
 pub mod bins;
 mod builder;
@@ -31,22 +35,35 @@ pub use read::read_aggregate;
 pub use write::{columns, write_csv, Column, Columns};
 
 use bins::{COARSE_BINS, FINE_BINS};
+use std::collections::BTreeMap;
 
 /// The format version this planner writes.
-pub const FORMAT_VERSION: i64 = 2;
+pub const FORMAT_VERSION: i64 = 3;
 
 /// The format versions this planner reads: 1 lacks the arrival offsets, so
-/// its spans are known to whole minutes only.
-pub const READ_VERSIONS: [i64; 2] = [1, 2];
+/// its spans are known to whole minutes only; 1 and 2 hold their pairs on the
+/// coarse grid and no length sample.
+pub const READ_VERSIONS: [i64; 3] = [1, 2, 3];
 
 /// Microseconds in a minute: arrival offsets lie in `0..MINUTE_US`.
 pub const MINUTE_US: u32 = 60_000_000;
 
-/// The three tables, by file stem.
-pub const TABLES: [&str; 3] = ["minutes", "lengths", "pairs"];
+/// The tables of the current version, by file stem.
+pub const TABLES: [&str; 4] = ["minutes", "lengths", "pairs", "sample"];
 
-/// The columns of the minutes table (format version 2), in file order.
-pub(crate) const MINUTE_COLUMNS: [&str; 10] = [
+/// The tables of format `version`: versions 1 and 2 have no `sample`.
+pub fn tables_of(version: i64) -> &'static [&'static str] {
+    if version >= 3 {
+        &TABLES
+    } else {
+        &TABLES[..3]
+    }
+}
+
+/// The columns of the minutes table (format version 3), in file order;
+/// version 2 has the first 10, version 1 the first 8. Version 3 adds each
+/// clock second's arrivals, `second_00` to `second_59`.
+pub(crate) const MINUTE_COLUMNS: [&str; 70] = [
     "version",
     "tier",
     "minute_s",
@@ -57,6 +74,87 @@ pub(crate) const MINUTE_COLUMNS: [&str; 10] = [
     "second_sq_sum",
     "first_arrival_us",
     "last_arrival_us",
+    "second_00",
+    "second_01",
+    "second_02",
+    "second_03",
+    "second_04",
+    "second_05",
+    "second_06",
+    "second_07",
+    "second_08",
+    "second_09",
+    "second_10",
+    "second_11",
+    "second_12",
+    "second_13",
+    "second_14",
+    "second_15",
+    "second_16",
+    "second_17",
+    "second_18",
+    "second_19",
+    "second_20",
+    "second_21",
+    "second_22",
+    "second_23",
+    "second_24",
+    "second_25",
+    "second_26",
+    "second_27",
+    "second_28",
+    "second_29",
+    "second_30",
+    "second_31",
+    "second_32",
+    "second_33",
+    "second_34",
+    "second_35",
+    "second_36",
+    "second_37",
+    "second_38",
+    "second_39",
+    "second_40",
+    "second_41",
+    "second_42",
+    "second_43",
+    "second_44",
+    "second_45",
+    "second_46",
+    "second_47",
+    "second_48",
+    "second_49",
+    "second_50",
+    "second_51",
+    "second_52",
+    "second_53",
+    "second_54",
+    "second_55",
+    "second_56",
+    "second_57",
+    "second_58",
+    "second_59",
+];
+
+/// The columns of the pairs table (format version 3), in file order.
+pub(crate) const PAIR_COLUMNS: [&str; 7] = [
+    "version",
+    "tier",
+    "input_bin",
+    "output_bin",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+];
+
+/// The columns of the sample table (format version 3), in file order.
+pub(crate) const SAMPLE_COLUMNS: [&str; 6] = [
+    "version",
+    "tier",
+    "sample_rank",
+    "sample_key",
+    "input_tokens",
+    "output_tokens",
 ];
 
 /// One clock minute of one tier.
@@ -76,6 +174,9 @@ pub struct MinuteRow {
     /// arrival (`None` for an empty minute, and for every minute of a
     /// version-1 aggregate).
     pub arrivals_us: Option<(u32, u32)>,
+    /// Arrivals in each of the minute's 60 clock seconds (`None` before
+    /// version 3): a burst that lasts several seconds is replayed as it was.
+    pub seconds: Option<[u32; 60]>,
 }
 
 /// Requests and their tokens in one length bin.
@@ -83,6 +184,35 @@ pub struct MinuteRow {
 pub struct BinTotal {
     pub requests: u64,
     pub tokens: u64,
+}
+
+/// Requests and their tokens in one (input bin, output bin) cell of the
+/// fine grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PairCell {
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The joint distribution of (input, output) lengths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JointLengths {
+    /// Format versions 1 and 2: requests per coarse cell, index
+    /// `input_bin · COARSE_BINS + output_bin`.
+    Coarse(Vec<u64>),
+    /// Format version 3: the cells of the fine grid holding requests, by
+    /// (input bin, output bin).
+    Fine(BTreeMap<(u32, u32), PairCell>),
+}
+
+/// One request of a tier's length sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRow {
+    /// Its sample key ([`crate::traces::length_sample::sample_key`]).
+    pub key: u32,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
 }
 
 /// Everything the aggregate holds about one tier.
@@ -95,19 +225,37 @@ pub struct TierAggregate {
     pub input: Vec<BinTotal>,
     /// Output lengths per fine bin.
     pub output: Vec<BinTotal>,
-    /// Requests per coarse cell, index `input_bin · COARSE_BINS + output_bin`.
-    pub pairs: Vec<u64>,
+    /// Joint lengths: fine cells (version 3) or coarse counts (1 and 2).
+    pub pairs: JointLengths,
+    /// The length sample in rank order (`None` before version 3).
+    pub sample: Option<Vec<SampleRow>>,
 }
 
 impl TierAggregate {
-    /// An empty tier (no minutes, empty histograms).
+    /// An empty tier of the current format (no minutes, empty histograms,
+    /// fine pairs, an empty sample).
     pub fn empty(tier: &str) -> Self {
+        Self::empty_of_version(tier, FORMAT_VERSION)
+    }
+
+    /// An empty tier as format `version` holds it: coarse pairs and no
+    /// sample before version 3.
+    pub fn empty_of_version(tier: &str, version: i64) -> Self {
+        let (pairs, sample) = if version >= 3 {
+            (JointLengths::Fine(BTreeMap::new()), Some(Vec::new()))
+        } else {
+            (
+                JointLengths::Coarse(vec![0; (COARSE_BINS * COARSE_BINS) as usize]),
+                None,
+            )
+        };
         TierAggregate {
             tier: tier.to_string(),
             minutes: Vec::new(),
             input: vec![BinTotal::default(); FINE_BINS as usize],
             output: vec![BinTotal::default(); FINE_BINS as usize],
-            pairs: vec![0; (COARSE_BINS * COARSE_BINS) as usize],
+            pairs,
+            sample,
         }
     }
 

@@ -1,30 +1,45 @@
-//! Requests drawn from an aggregate, for the capacity search and the replay.
+//! Requests drawn from an aggregate, for the replay (and, for an aggregate of
+//! format version 1 or 2, which has no length sample, for the capacity
+//! search).
 //!
-//! Lengths: a coarse (input, output) cell in proportion to the pairs; in each
-//! axis a fine bin inside that cell in proportion to the fine histogram (so
-//! every fine bin keeps its share); a length inside the fine bin, uniform on
-//! the widest interval centred on the bin's mean (tokens / requests) that the
-//! bin holds, so each bin keeps its mean.
+//! Lengths, format version 3: a fine (input bin, output bin) cell in
+//! proportion to its requests in the whole log; then one of the length
+//! sample's requests in that cell, uniformly (the sample is a uniform random
+//! subset of the log, so within a cell its requests are the cell's own
+//! lengths; when the log has no more requests than the sample holds, the
+//! draws are the log's own lengths); a cell no sampled request lies in gets,
+//! on each axis, a length inside its bin, uniform on the widest interval
+//! centred on the cell's mean (its tokens / requests) that the bin holds.
+//! Versions 1 and 2: a coarse cell in proportion to the pairs; in each axis a
+//! fine bin inside that cell in proportion to the fine histogram (so every
+//! fine bin keeps its share); a length inside the fine bin as above, centred
+//! on the bin's mean.
 //!
-//! Arrivals of a minute: its request count spread over the K clock seconds
-//! from its first to its last arrival's (all 60 when the offsets are unknown,
-//! format version 1), with the minute's dispersion over those seconds
-//! D = Σc²/n − n/K (variance over mean of the per-second counts c; the
-//! seconds outside hold none; (K − 1)/K for a Poisson stream's multinomial
-//! spread). When D > (K − 1)/K the seconds' weights are drawn from a
-//! symmetric Dirichlet of concentration k = (n − D′)/(K·(D′ − 1)) with
-//! D′ = D·K/(K − 1), whose multinomial counts have expected dispersion D;
-//! otherwise a share D′ of the requests go to random seconds and the rest
-//! round-robin, more regular than Poisson. Within a second, times are uniform
-//! (inside the first and last arrivals); the earliest and the latest are then
-//! put at the first and last arrival offsets, which the aggregate records
-//! exactly (a minute of one or two requests is replayed exactly).
+//! Arrivals of a minute, format version 3: each clock second's recorded
+//! arrivals, at uniform times within the second (inside the first and last
+//! arrivals). Versions 1 and 2 record only the minute's sum of squared
+//! per-second counts: its count is spread over the K clock seconds from its
+//! first to its last arrival's (all 60 when the offsets are unknown, version
+//! 1), with the minute's dispersion over those seconds D = Σc²/n − n/K
+//! (variance over mean of the per-second counts c; the seconds outside hold
+//! none; (K − 1)/K for a Poisson stream's multinomial spread). When
+//! D > (K − 1)/K the seconds' weights are drawn from a symmetric Dirichlet of
+//! concentration k = (n − D′)/(K·(D′ − 1)) with D′ = D·K/(K − 1), whose
+//! multinomial counts have expected dispersion D; otherwise a share D′ of the
+//! requests go to random seconds and the rest round-robin, more regular than
+//! Poisson. That keeps the minute's dispersion but not the order of its
+//! seconds: a burst lasting ten seconds comes back as ten scattered busy
+//! seconds, which a fleet absorbs more easily (docs/aggregate-format.md). In
+//! every version the earliest and the latest arrival are then put at the
+//! first and last arrival offsets, which versions 2 and 3 record exactly (a
+//! minute of one or two requests is replayed exactly).
 
-use super::bins::{coarse_of_fine, fine_range, COARSE_BINS};
-use super::{MinuteRow, TierAggregate};
+use super::bins::{coarse_of_fine, fine_bin, fine_range, COARSE_BINS};
+use super::{JointLengths, MinuteRow, TierAggregate};
 use rand::distributions::Distribution;
 use rand::Rng;
 use statrs::distribution::Gamma;
+use std::collections::BTreeMap;
 
 /// Cumulative weights for drawing an index in proportion to its weight.
 #[derive(Debug, Clone, Default)]
@@ -50,77 +65,147 @@ impl Weighted {
     }
 }
 
-/// One axis's fine bins: (lo, hi, mean tokens), and per coarse bin the fine
-/// bins inside it weighted by requests.
+/// A length in fine bin `bin` whose requests have mean `mean`: uniform on the
+/// widest interval centred on the mean inside the bin.
+fn within_bin(bin: u32, mean: f64, rng: &mut impl Rng) -> u32 {
+    let (lo, hi) = fine_range(bin).expect("a fine bin");
+    let lo = f64::from(lo);
+    let top = hi.map_or(f64::INFINITY, |h| f64::from(h - 1));
+    let half = (mean - lo).min(top - mean).max(0.0);
+    let x = mean + (2.0 * rng.gen::<f64>() - 1.0) * half;
+    x.round().clamp(lo, top.min(f64::from(u32::MAX))) as u32
+}
+
+/// The mean of `tokens` over `requests` (the bin's lower edge when empty).
+fn mean_in(bin: u32, requests: u64, tokens: u64) -> f64 {
+    if requests > 0 {
+        tokens as f64 / requests as f64
+    } else {
+        f64::from(fine_range(bin).expect("a fine bin").0)
+    }
+}
+
+/// One axis's fine bins' means, and per coarse bin the fine bins inside it
+/// weighted by requests (versions 1 and 2).
 #[derive(Debug, Clone)]
 struct Axis {
-    bins: Vec<(u32, Option<u32>, f64)>,
+    means: Vec<f64>,
     by_coarse: Vec<Weighted>,
 }
 
 impl Axis {
     fn new(hist: &[super::BinTotal]) -> Self {
         let mut by_coarse = vec![Weighted::default(); COARSE_BINS as usize];
-        let bins = hist
+        let means = hist
             .iter()
             .enumerate()
             .map(|(b, total)| {
-                let (lo, hi) = fine_range(b as u32).expect("a fine bin");
                 by_coarse[coarse_of_fine(b as u32) as usize].push(b as u32, total.requests);
-                let mean = if total.requests > 0 {
-                    total.tokens as f64 / total.requests as f64
-                } else {
-                    f64::from(lo)
-                };
-                (lo, hi, mean)
+                mean_in(b as u32, total.requests, total.tokens)
             })
             .collect();
-        Axis { bins, by_coarse }
+        Axis { means, by_coarse }
     }
 
     fn draw(&self, coarse: u32, rng: &mut impl Rng) -> u32 {
         let Some(bin) = self.by_coarse[coarse as usize].draw(rng) else {
             return 0;
         };
-        let (lo, hi, mean) = self.bins[bin as usize];
-        let lo = f64::from(lo);
-        let top = hi.map_or(f64::INFINITY, |h| f64::from(h - 1));
-        let half = (mean - lo).min(top - mean).max(0.0);
-        let x = mean + (2.0 * rng.gen::<f64>() - 1.0) * half;
-        x.round().clamp(lo, top.min(f64::from(u32::MAX))) as u32
+        within_bin(bin, self.means[bin as usize], rng)
     }
+}
+
+/// One fine cell (version 3): its bins, their means over the cell's
+/// requests, and the sampled requests inside it.
+#[derive(Debug, Clone)]
+struct FineCell {
+    input_bin: u32,
+    input_mean: f64,
+    output_bin: u32,
+    output_mean: f64,
+    sampled: Vec<(u32, u32)>,
+}
+
+/// What a drawn cell stands for.
+#[derive(Debug, Clone)]
+enum Cells {
+    /// Fine cells (version 3).
+    Fine(Vec<FineCell>),
+    /// Coarse cells (versions 1 and 2), index `input · COARSE_BINS + output`.
+    Coarse { input: Axis, output: Axis },
 }
 
 /// Draws (input, output) token pairs from a tier's aggregate.
 #[derive(Debug, Clone)]
 pub struct LengthSampler {
-    cells: Weighted,
-    input: Axis,
-    output: Axis,
+    weights: Weighted,
+    cells: Cells,
 }
 
 impl LengthSampler {
     /// The sampler of `tier`'s lengths.
     pub fn new(tier: &TierAggregate) -> Self {
-        let mut cells = Weighted::default();
-        for (cell, &n) in tier.pairs.iter().enumerate() {
-            cells.push(cell as u32, n);
-        }
-        LengthSampler {
-            cells,
-            input: Axis::new(&tier.input),
-            output: Axis::new(&tier.output),
-        }
+        let mut weights = Weighted::default();
+        let cells = match &tier.pairs {
+            JointLengths::Fine(fine) => {
+                let mut sampled: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
+                for r in tier.sample.iter().flatten() {
+                    let (i, o) = (r.input_tokens, r.output_tokens);
+                    sampled
+                        .entry((fine_bin(i), fine_bin(o)))
+                        .or_default()
+                        .push((i, o));
+                }
+                Cells::Fine(
+                    fine.iter()
+                        .filter(|(_, c)| c.requests > 0)
+                        .enumerate()
+                        .map(|(k, (&(i, o), c))| {
+                            weights.push(k as u32, c.requests);
+                            FineCell {
+                                input_bin: i,
+                                input_mean: mean_in(i, c.requests, c.input_tokens),
+                                output_bin: o,
+                                output_mean: mean_in(o, c.requests, c.output_tokens),
+                                sampled: sampled.remove(&(i, o)).unwrap_or_default(),
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            JointLengths::Coarse(coarse) => {
+                for (cell, &n) in coarse.iter().enumerate() {
+                    weights.push(cell as u32, n);
+                }
+                Cells::Coarse {
+                    input: Axis::new(&tier.input),
+                    output: Axis::new(&tier.output),
+                }
+            }
+        };
+        LengthSampler { weights, cells }
     }
 
     /// One (input tokens, output tokens) pair; (0, 0) for an empty tier.
     pub fn draw(&self, rng: &mut impl Rng) -> (u32, u32) {
-        let Some(cell) = self.cells.draw(rng) else {
+        let Some(cell) = self.weights.draw(rng) else {
             return (0, 0);
         };
-        let input = self.input.draw(cell / COARSE_BINS, rng);
-        let output = self.output.draw(cell % COARSE_BINS, rng);
-        (input, output)
+        match &self.cells {
+            Cells::Fine(cells) => {
+                let c = &cells[cell as usize];
+                if c.sampled.is_empty() {
+                    let input = within_bin(c.input_bin, c.input_mean, rng);
+                    (input, within_bin(c.output_bin, c.output_mean, rng))
+                } else {
+                    c.sampled[rng.gen_range(0..c.sampled.len())]
+                }
+            }
+            Cells::Coarse { input, output } => {
+                let i = input.draw(cell / COARSE_BINS, rng);
+                (i, output.draw(cell % COARSE_BINS, rng))
+            }
+        }
     }
 }
 
@@ -146,8 +231,18 @@ pub fn minute_offsets(m: &MinuteRow, rng: &mut impl Rng) -> Vec<f64> {
         (f64::from(f) / 1e6, f64::from(l) / 1e6)
     });
     let from = first.floor() as u32;
-    let width = (last.floor() as u32 + 1).min(60) - from;
-    let seconds = draw_seconds(n, m.second_sq_sum, width, rng);
+    let seconds: Vec<u32> = match &m.seconds {
+        // Version 3: each second's own arrivals.
+        Some(counts) => counts
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &c)| std::iter::repeat_n(k as u32 - from.min(k as u32), c as usize))
+            .collect(),
+        None => {
+            let width = (last.floor() as u32 + 1).min(60) - from;
+            draw_seconds(n, m.second_sq_sum, width, rng)
+        }
+    };
     let mut offsets: Vec<f64> = seconds
         .into_iter()
         .map(|s| {

@@ -1,8 +1,10 @@
-//! Writes an aggregate's three tables in the current format version, as CSV
-//! or Parquet, rows in the order `sql/aggregate.sql` sorts them (tier, then time or bin).
+//! Writes an aggregate's four tables in the current format version, as CSV
+//! or Parquet, rows in the order `sql/aggregate.sql` sorts them (tier, then
+//! time, bin or rank). The pairs and the sample are those of a built
+//! aggregate ([`super::AggregateBuilder`]); a tier read from a version-1 or 2
+//! aggregate has neither in this version's form, and writes no such rows.
 
-use super::bins::COARSE_BINS;
-use super::{Aggregate, FORMAT_VERSION};
+use super::{Aggregate, JointLengths, FORMAT_VERSION};
 use std::io::{self, Write};
 
 /// One column of a table.
@@ -35,12 +37,13 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
     let mut axis = Vec::new();
     let names: &[&'static str] = match name {
         "minutes" => {
-            ints.resize(8, Vec::new());
+            ints.resize(68, Vec::new());
             for t in &agg.tiers {
                 for m in &t.minutes {
                     tier.push(t.tier.clone());
                     // An empty minute has no arrivals: both offsets 0.
                     let (first_us, last_us) = m.arrivals_us.unwrap_or((0, 0));
+                    let seconds = m.seconds.unwrap_or([0; 60]);
                     let row = [
                         m.minute_s,
                         int(m.requests),
@@ -51,7 +54,8 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
                         i64::from(first_us),
                         i64::from(last_us),
                     ];
-                    for (c, v) in ints.iter_mut().zip(row) {
+                    let per_second = seconds.iter().map(|&c| i64::from(c));
+                    for (c, v) in ints.iter_mut().zip(row.into_iter().chain(per_second)) {
                         c.push(v);
                     }
                 }
@@ -77,18 +81,45 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
             }
             &["bin", "requests", "tokens"]
         }
-        _ => {
-            ints.resize(3, Vec::new());
+        "pairs" => {
+            ints.resize(5, Vec::new());
             for t in &agg.tiers {
-                for (cell, &n) in t.pairs.iter().enumerate().filter(|(_, &n)| n > 0) {
+                let JointLengths::Fine(cells) = &t.pairs else {
+                    continue;
+                };
+                for (&(i, o), cell) in cells.iter().filter(|(_, c)| c.requests > 0) {
                     tier.push(t.tier.clone());
-                    let (i, o) = (cell as u32 / COARSE_BINS, cell as u32 % COARSE_BINS);
-                    for (c, v) in ints.iter_mut().zip([i64::from(i), i64::from(o), int(n)]) {
+                    let row = [
+                        i64::from(i),
+                        i64::from(o),
+                        int(cell.requests),
+                        int(cell.input_tokens),
+                        int(cell.output_tokens),
+                    ];
+                    for (c, v) in ints.iter_mut().zip(row) {
                         c.push(v);
                     }
                 }
             }
-            &["input_bin", "output_bin", "requests"]
+            &super::PAIR_COLUMNS[2..]
+        }
+        _ => {
+            ints.resize(4, Vec::new());
+            for t in &agg.tiers {
+                for (rank, r) in t.sample.iter().flatten().enumerate() {
+                    tier.push(t.tier.clone());
+                    let row = [
+                        rank as i64 + 1,
+                        i64::from(r.key),
+                        i64::from(r.input_tokens),
+                        i64::from(r.output_tokens),
+                    ];
+                    for (c, v) in ints.iter_mut().zip(row) {
+                        c.push(v);
+                    }
+                }
+            }
+            &super::SAMPLE_COLUMNS[2..]
         }
     };
     let mut out: Columns = vec![
@@ -157,17 +188,28 @@ mod tests {
             write_csv(&agg, name, &mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
+        // Arrival at 60.5 s: second 0 of the minute holds it.
+        let seconds: Vec<String> = (0..60).map(|k| format!("second_{k:02}")).collect();
         assert_eq!(
             text("minutes"),
-            "version,tier,minute_s,requests,input_tokens,output_tokens,busiest_second,second_sq_sum,first_arrival_us,last_arrival_us\n2,\"a,b\",60,1,3,9,1,1,500000,500000\n"
+            format!(
+                "version,tier,minute_s,requests,input_tokens,output_tokens,busiest_second,second_sq_sum,first_arrival_us,last_arrival_us,{}\n3,\"a,b\",60,1,3,9,1,1,500000,500000,1{}\n",
+                seconds.join(","),
+                ",0".repeat(59)
+            )
         );
         assert_eq!(
             text("lengths"),
-            "version,tier,axis,bin,requests,tokens\n2,\"a,b\",input,3,1,3\n2,\"a,b\",output,8,1,9\n"
+            "version,tier,axis,bin,requests,tokens\n3,\"a,b\",input,3,1,3\n3,\"a,b\",output,8,1,9\n"
         );
         assert_eq!(
             text("pairs"),
-            "version,tier,input_bin,output_bin,requests\n2,\"a,b\",2,4,1\n"
+            "version,tier,input_bin,output_bin,requests,input_tokens,output_tokens\n3,\"a,b\",3,8,1,3,9\n"
+        );
+        let key = crate::traces::length_sample::sample_key(60_500_000, 3, 9);
+        assert_eq!(
+            text("sample"),
+            format!("version,tier,sample_rank,sample_key,input_tokens,output_tokens\n3,\"a,b\",1,{key},3,9\n")
         );
     }
 }

@@ -32,8 +32,8 @@ pub struct AggregateArgs {
     /// name without its extension); several files may feed one tier.
     #[arg(required = true)]
     pub traces: Vec<String>,
-    /// Folder to write minutes, lengths and pairs tables into (created if
-    /// missing).
+    /// Folder to write the minutes, lengths, pairs and sample tables into
+    /// (created if missing).
     #[arg(long)]
     pub out: PathBuf,
     /// Table file format.
@@ -94,7 +94,12 @@ fn check_out(dir: &Path, format: TableFormat) -> Result<(), PlannerError> {
 }
 
 /// The option label of each table's output, for messages.
-const OPTIONS: [&str; 3] = ["--out (minutes)", "--out (lengths)", "--out (pairs)"];
+const OPTIONS: [&str; 4] = [
+    "--out (minutes)",
+    "--out (lengths)",
+    "--out (pairs)",
+    "--out (sample)",
+];
 
 /// Reads the traces and writes the tables: every table is written to a
 /// temporary file first, and all are renamed into place only at the end.

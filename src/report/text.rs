@@ -3,6 +3,7 @@
 
 use super::usd;
 use crate::capacity::Verdict;
+use crate::demand_source::CapacityLengths;
 use crate::milp::Method;
 use crate::plan::Plan;
 use std::fmt::Write as _;
@@ -374,8 +375,12 @@ pub fn render(plan: &Plan) -> String {
         for s in &d.tier.sources {
             let what = match &s.aggregate_tier {
                 Some(t) => format!(
-                    "aggregate {}, tier `{t}`; replay samples its requests",
-                    s.trace
+                    "aggregate {}, tier `{t}`; capacity runs on {}; replay samples its requests",
+                    s.trace,
+                    match s.capacity_lengths {
+                        CapacityLengths::AggregateBins => "lengths drawn from its bins (its format version records no length sample)",
+                        _ => "its recorded length sample (the trace's own requests)",
+                    }
                 ),
                 None => s.trace.clone(),
             };

@@ -103,13 +103,30 @@ impl SourceReplay {
         seed: u64,
     ) -> Self {
         let first = tier.minutes.first().map_or(0, |m| m.minute_s) as f64;
+        // The first arrival, which a shaped replay starts from as a trace's
+        // does (format version 2 on: the first minute's first offset).
+        let first_arrival = first
+            + tier
+                .minutes
+                .iter()
+                .find(|m| m.requests > 0)
+                .and_then(|m| m.arrivals_us)
+                .map_or(0.0, |(f, _)| f64::from(f) / 1e6);
         let origin = if shaped {
-            first
+            first_arrival
         } else {
             (first / slot_s).floor() * slot_s
         };
-        // The loop replays every minute of the aggregate.
-        let span_s = (tier.minutes.len() as f64 * 60.0).max(60.0);
+        // The loop is the trace's, (last − first)·n/(n − 1) from the first
+        // arrival (closing one mean gap after the last), when the offsets
+        // give the span; every minute of the aggregate otherwise (version 1).
+        let n = tier.requests() as f64;
+        let exact_span = tier.minutes.iter().any(|m| m.arrivals_us.is_some());
+        let span_s = match (exact_span, n > 1.0) {
+            (true, true) => (tier.span_s() * n / (n - 1.0)).max(1.0),
+            (true, false) => slot_s.max(1.0),
+            (false, _) => (tier.minutes.len() as f64 * 60.0).max(60.0),
+        };
         SourceReplay {
             arrivals: Arrivals::Minutes {
                 minutes: tier.minutes.clone(),

@@ -2,6 +2,7 @@
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
 mod error;
+pub mod length_sample;
 pub mod lines;
 pub mod micros;
 pub mod quantised;

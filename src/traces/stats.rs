@@ -1,25 +1,21 @@
 //! Trace statistics in one streaming pass: arrival counts per clock-aligned
 //! second, minute and hour (empty windows count as zero), interarrival
-//! variability, token-length distributions, and a fixed-seed sample of
-//! (input, output) pairs for the capacity model.
+//! variability, token-length distributions, and the length sample of
+//! (input, output) pairs for the capacity model ([`super::length_sample`]).
 
+use super::length_sample::BottomK;
 use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
 use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
 use crate::progress::Progress;
 use crate::stats::RunningMoments;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::path::Path;
 
 /// Longest span a trace may cover (400 days), so a stray timestamp cannot
 /// exhaust memory.
 pub const MAX_SPAN_S: f64 = 400.0 * 86_400.0;
-
-/// Size of the (input, output) sample kept for the capacity model.
-pub const LENGTH_SAMPLE_SIZE: usize = 4096;
 
 /// Whether arrival times are wall-clock UTC or relative to the trace start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,6 +70,26 @@ pub fn accumulate_keeping(
     Ok((format, summary, acc))
 }
 
+/// The within-minute arrival CV of minutes given as (arrivals n, Σ over the
+/// minute's 60 seconds of squared arrivals S): the square root of the
+/// count-weighted mean index of dispersion, Σ n·D / Σ n with D = S/n − n/60,
+/// that is sqrt(Σ (60·S − n²) / (60·Σ n)), summed in exact integers so that
+/// a trace and its aggregate give the same double; 1 (Poisson) when no
+/// minute holds an arrival.
+pub fn within_minute_cv_of(minutes: impl IntoIterator<Item = (u64, u64)>) -> f64 {
+    let (excess, total) = minutes
+        .into_iter()
+        .fold((0u128, 0u128), |(excess, total), (n, sq)| {
+            let (n, sq) = (u128::from(n), u128::from(sq));
+            (excess + (60 * sq).saturating_sub(n * n), total + n)
+        });
+    if total == 0 {
+        1.0
+    } else {
+        (excess as f64 / (60 * total) as f64).sqrt()
+    }
+}
+
 /// Accumulates statistics one request at a time.
 #[derive(Debug, Clone)]
 pub struct TraceAccumulator {
@@ -92,9 +108,8 @@ pub struct TraceAccumulator {
     output_hist: LengthHistogram,
     input_sum: u128,
     output_sum: u128,
-    sample: Vec<(u32, u32)>,
+    sample: BottomK,
     seen: u64,
-    rng: StdRng,
     too_long: bool,
     quantisation: QuantisationDetector,
 }
@@ -115,9 +130,8 @@ impl TraceAccumulator {
             output_hist: LengthHistogram::default(),
             input_sum: 0,
             output_sum: 0,
-            sample: Vec::with_capacity(LENGTH_SAMPLE_SIZE),
+            sample: BottomK::new(),
             seen: 0,
-            rng: StdRng::seed_from_u64(0x5eed),
             too_long: false,
             quantisation: QuantisationDetector::default(),
         }
@@ -159,15 +173,8 @@ impl TraceAccumulator {
         self.input_sum += u128::from(r.input_tokens);
         self.output_sum += u128::from(r.output_tokens);
         self.seen += 1;
-        // Reservoir sampling (Algorithm R) with a fixed seed: deterministic.
-        if self.sample.len() < LENGTH_SAMPLE_SIZE {
-            self.sample.push((r.input_tokens, r.output_tokens));
-        } else {
-            let j = self.rng.gen_range(0..self.seen);
-            if (j as usize) < LENGTH_SAMPLE_SIZE {
-                self.sample[j as usize] = (r.input_tokens, r.output_tokens);
-            }
-        }
+        self.sample
+            .push(arrival_us(r.arrival_s), r.input_tokens, r.output_tokens);
     }
 
     /// Requests added.
@@ -210,9 +217,11 @@ impl TraceAccumulator {
         (out, windows)
     }
 
-    /// The fixed-seed sample of (input tokens, output tokens) pairs.
-    pub fn length_sample(&self) -> &[(u32, u32)] {
-        &self.sample
+    /// The length sample's (input tokens, output tokens) pairs in rank
+    /// order: the requests of smallest sample key, as an aggregate of the
+    /// trace records them.
+    pub fn length_sample(&self) -> Vec<(u32, u32)> {
+        self.sample.pairs()
     }
 
     /// Mean input tokens per request.
@@ -245,15 +254,6 @@ impl TraceAccumulator {
     /// per-minute peak rate already carries it. Used as the arrival CV of the
     /// queueing model.
     pub fn within_minute_cv(&self) -> f64 {
-        let (weighted, total) = self.within_minute_dispersion();
-        if total > 0.0 {
-            (weighted / total).sqrt()
-        } else {
-            1.0
-        }
-    }
-
-    fn within_minute_dispersion(&self) -> (f64, f64) {
         // Only minutes holding arrivals count, so only they are built.
         let mut minutes: Vec<[u32; 60]> = Vec::new();
         let mut current = None;
@@ -267,21 +267,11 @@ impl TraceAccumulator {
                 last[second.rem_euclid(60) as usize] = c;
             }
         }
-        minutes
-            .iter()
-            .fold((0.0, 0.0), |(weighted, total), seconds| {
-                let n: f64 = seconds.iter().map(|&c| f64::from(c)).sum();
-                if n == 0.0 {
-                    return (weighted, total);
-                }
-                let mean = n / 60.0;
-                let var = seconds
-                    .iter()
-                    .map(|&c| (f64::from(c) - mean).powi(2))
-                    .sum::<f64>()
-                    / 60.0;
-                (weighted + n * var / mean, total + n)
-            })
+        within_minute_cv_of(minutes.iter().map(|seconds| {
+            let n = seconds.iter().map(|&c| u64::from(c)).sum();
+            let sq = seconds.iter().map(|&c| u64::from(c) * u64::from(c)).sum();
+            (n, sq)
+        }))
     }
 
     /// Seconds from the first to the last arrival, measured in whole
