@@ -63,6 +63,35 @@ pub struct Plan {
     pub verification: Option<Verification>,
     /// Solve-and-replay rounds, the last being this plan.
     pub rounds: Vec<Round>,
+    /// The scenario solved again with some tiers kept off the API, when the
+    /// rounds had to tighten a tier that sends traffic to it (see
+    /// [`WithoutApi`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_api: Option<WithoutApi>,
+}
+
+/// A tier whose plan sends part of its traffic to the API runs smaller
+/// fleets, which pool its bursts less than the figures they were sized from
+/// assumed; when the replay rounds had to tighten such a tier, the scenario
+/// is solved again with it kept off the API (its fleets then carry all of its
+/// traffic), and the cheaper of the two plans that meets every target is
+/// returned.
+#[derive(Debug, Clone, Serialize)]
+pub struct WithoutApi {
+    /// The tiers kept off the API.
+    pub tiers: Vec<String>,
+    /// What the plan without the API for them costs over the horizon.
+    pub total_cost_usd: f64,
+    /// Whether its replay met every tier's target.
+    pub meets_targets: bool,
+    /// What the plan with the API (as the scenario allows it) costs.
+    pub with_api_total_cost_usd: f64,
+    /// Whether its replay met every tier's target.
+    pub with_api_meets_targets: bool,
+    /// The rounds of the plan that is not this one.
+    pub other_rounds: Vec<Round>,
+    /// Whether this plan is the one without the API.
+    pub chosen: bool,
 }
 
 /// Reserved GPU-hours left idle by the plan.

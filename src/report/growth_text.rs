@@ -94,7 +94,7 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
             reserved.join(", ")
         };
         notes.push(format!(
-            "the horizon alone would reserve {reserved}; its cheapest plan costs {} USD over the horizon",
+            "the horizon alone would reserve {reserved}; its cheapest plan on the same capacity figures costs {} USD over the horizon (priced by the MILP, not replayed)",
             usd(h.horizon_usd)
         ));
         if h.same_reservations {

@@ -186,16 +186,60 @@ pub fn sentence(b: &BreakEven) -> String {
             b.swept_high
         )
     };
+    let miss = |meets: bool| {
+        if meets {
+            ""
+        } else {
+            "; its replay misses a target"
+        }
+    };
     format!(
-        "{}{with}: between {} and {} ({narrowed}). At {}: {} ({} USD); at {}: {} ({} USD)",
+        "{}{with}: between {} and {} ({narrowed}). At {}: {} ({} USD{}); at {}: {} ({} USD{})",
         b.key,
         b.low,
         b.high,
         b.low,
         b.below,
         usd(b.low_cost_usd),
+        miss(b.low_meets_targets),
         b.high,
         b.above,
-        usd(b.high_cost_usd)
+        usd(b.high_cost_usd),
+        miss(b.high_meets_targets)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::row::Decision;
+
+    #[test]
+    fn a_break_even_says_when_a_plan_at_its_ends_misses() {
+        let decision = Decision::ApiMost("standard".into());
+        let mut b = BreakEven {
+            key: "demand[1].scale".into(),
+            with: Vec::new(),
+            below: decision.describe(true),
+            above: decision.describe(false),
+            decision,
+            low: 2.8,
+            high: 2.9,
+            swept_low: 2.0,
+            swept_high: 3.0,
+            low_cost_usd: 7_999.0,
+            high_cost_usd: 7_745.0,
+            low_meets_targets: true,
+            high_meets_targets: true,
+            probes: Vec::new(),
+        };
+        assert!(!sentence(&b).contains("misses"), "{}", sentence(&b));
+        b.high_meets_targets = false;
+        let text = sentence(&b);
+        assert!(
+            text.ends_with("(7,745 USD; its replay misses a target)"),
+            "{text}"
+        );
+        assert_eq!(text.matches("misses").count(), 1, "{text}");
+    }
 }

@@ -18,6 +18,16 @@ use crate::simcap;
 use crate::verification::Verification;
 use std::collections::BTreeMap;
 
+/// The API price of each tier's mean request (whether or not the tier may
+/// use the API).
+pub(super) fn api_prices(scenario: &Scenario, demand: &Demand) -> Vec<Option<f64>> {
+    demand
+        .tiers
+        .iter()
+        .map(|d| api_usd_per_request(scenario, d))
+        .collect()
+}
+
 pub(super) fn assemble(
     scenario: &Scenario,
     demand: &Demand,
@@ -171,11 +181,7 @@ pub(super) fn assemble(
         .iter()
         .any(|t| t.rules.deadline_slots.is_some())
         .then(|| idle_reserved_gpu_hours(input, solution));
-    let api_prices: Vec<Option<f64>> = demand
-        .tiers
-        .iter()
-        .map(|d| api_usd_per_request(scenario, d))
-        .collect();
+    let api_prices = api_prices(scenario, demand);
     let integer_variables = integer_variables(input);
     let mut plan = Plan {
         scenario: scenario.name.clone(),
@@ -304,6 +310,7 @@ pub(super) fn assemble(
         },
         verification: None,
         rounds: Vec::new(),
+        without_api: None,
     };
     plan.unit_costs = crate::unit_costs::of(&plan);
     plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);

@@ -1,11 +1,12 @@
 //! The `solve` pipeline: scenario → demand → capacity → MILP → plan → replay,
 //! re-solved with tighter capacity while a tier misses its target.
 
+use crate::baselines;
 use crate::capacity::{self, CapacityEntry};
 use crate::demand::{self, Demand};
 use crate::error::PlannerError;
 use crate::milp::{self, MilpError};
-use crate::plan::{Plan, Round};
+use crate::plan::{Plan, Round, WithoutApi};
 use crate::plan_file::PlanFile;
 use crate::progress::Progress;
 use crate::replay;
@@ -20,7 +21,7 @@ mod feasibility;
 mod input;
 mod term;
 
-use assemble::{assemble, cost_basis_answer, slo_met_answer};
+use assemble::{api_prices, assemble, cost_basis_answer, slo_met_answer};
 use feasibility::{check_servable, explain_infeasible};
 use input::milp_input;
 
@@ -71,7 +72,75 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// every tier sits in [target, target + margin], when no step changes the
 /// fleets any more, or after `simulation.max_rounds` rounds, and returns the
 /// cheapest plan whose replay met every target, else the last.
+///
+/// When that plan sends part of a tier to the API and the rounds had to
+/// tighten the tier (its smaller fleets pooled its bursts less than sized
+/// for), the scenario is solved again with those tiers kept off the API, and
+/// the cheaper of the two plans that meets every target is returned, with
+/// both costs in [`Plan::without_api`].
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
+    let plan = solve_rounds(scenario, options)?;
+    let tiers = tightened_on_api(scenario, &plan);
+    if tiers.is_empty() {
+        return Ok(plan);
+    }
+    let mut kept_off = scenario.clone();
+    for &k in &tiers {
+        kept_off.tiers[k].api_allowed = false;
+    }
+    // Without the API the GPU quotas may not cover the tier: then the plan
+    // with the API stands.
+    let Ok(other) = solve_rounds(&kept_off, options) else {
+        return Ok(plan);
+    };
+    let meets = |p: &Plan| p.missed_targets.is_empty();
+    let take = meets(&other) && (!meets(&plan) || other.total_cost_usd < plan.total_cost_usd);
+    let summary = WithoutApi {
+        tiers: tiers
+            .iter()
+            .map(|&k| scenario.tiers[k].name.clone())
+            .collect(),
+        total_cost_usd: other.total_cost_usd,
+        meets_targets: meets(&other),
+        with_api_total_cost_usd: plan.total_cost_usd,
+        with_api_meets_targets: meets(&plan),
+        other_rounds: if take {
+            plan.rounds.clone()
+        } else {
+            other.rounds.clone()
+        },
+        chosen: take,
+    };
+    let mut chosen = if take { other } else { plan };
+    chosen.without_api = Some(summary);
+    Ok(chosen)
+}
+
+/// The tiers that send traffic to the API in `plan` and whose capacity
+/// figures its rounds tightened (or whose target it misses).
+fn tightened_on_api(scenario: &Scenario, plan: &Plan) -> Vec<usize> {
+    let Some(last) = plan.rounds.last() else {
+        return Vec::new();
+    };
+    scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            let on_api = plan.tiers.get(&t.name).is_some_and(|p| p.api_share > 0.0);
+            let tightened = last.capacity_factor.get(&t.name).is_some_and(|&f| f < 1.0);
+            let missed = plan
+                .verification
+                .as_ref()
+                .is_some_and(|v| !v.tiers[&t.name].meets_target);
+            t.api_allowed && on_api && (tightened || missed)
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// [`solve`]'s rounds on `scenario` as it stands.
+fn solve_rounds(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
     let progress = options.progress;
     let verify = scenario.simulation.verify != VerifySlots::Off;
     let (demand, requests) = demand::build_keeping(scenario, progress, verify)?;
@@ -154,6 +223,15 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
         }
         silent_steps = 0;
         let mut plan = solved.expect("a new MILP was solved");
+        let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
+        if gpu_share != whole {
+            // The alternatives serve every request on GPUs (but all-api):
+            // price them on fleets sized for the whole peak, not on the
+            // per-replica rates of fleets sized for the share this round's
+            // GPUs carry, which a small share makes low.
+            let (full, _) = milp_input(scenario, &demand, &capacity, (&factors, &whole), options);
+            plan.baselines = baselines::compute(&full, &api_prices(scenario, &demand));
+        }
         let Some(replay) = &replay else {
             return Ok(plan);
         };

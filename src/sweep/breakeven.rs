@@ -21,6 +21,8 @@ pub struct Probe {
     pub total_cost_usd: Option<f64>,
     /// Whether the decision holds there (`None`: no plan).
     pub holds: Option<bool>,
+    /// Whether its plan's replay met every tier's target (`None`: no plan).
+    pub meets_targets: Option<bool>,
 }
 
 /// A decision that changes between two values of a swept key.
@@ -45,6 +47,10 @@ pub struct BreakEven {
     /// Total cost at `low` and `high`.
     pub low_cost_usd: f64,
     pub high_cost_usd: f64,
+    /// Whether the plans at `low` and `high` met every tier's target on
+    /// replay (a plan that misses is still a plan, and says so).
+    pub low_meets_targets: bool,
+    pub high_meets_targets: bool,
     /// The bisection's solves, in order.
     pub probes: Vec<Probe>,
 }
@@ -148,6 +154,10 @@ pub(super) fn find(
                     }
                     let (mut lo, mut hi) = (value(pair[0]), value(pair[1]));
                     let (mut lo_cost, mut hi_cost) = (lo_f.total_cost_usd, hi_f.total_cost_usd);
+                    let (mut lo_meets, mut hi_meets) = (
+                        lo_f.missed_targets.is_empty(),
+                        hi_f.missed_targets.is_empty(),
+                    );
                     let mut probes = Vec::new();
                     for _ in 0..steps {
                         let Some(mid) = midpoint(lo, hi, integer) else {
@@ -160,16 +170,20 @@ pub(super) fn find(
                             value: mid.clone(),
                             total_cost_usd: at.as_ref().ok().map(|f| f.total_cost_usd),
                             holds: state,
+                            meets_targets: at.as_ref().ok().map(|f| f.missed_targets.is_empty()),
                         });
                         let cost = at.as_ref().map_or(f64::NAN, |f| f.total_cost_usd);
+                        let meets = at.as_ref().is_ok_and(|f| f.missed_targets.is_empty());
                         match state {
                             Some(h) if h == lo_holds => {
                                 lo = mid_value;
                                 lo_cost = cost;
+                                lo_meets = meets;
                             }
                             Some(_) => {
                                 hi = mid_value;
                                 hi_cost = cost;
+                                hi_meets = meets;
                             }
                             // No plan at the midpoint: stop narrowing.
                             None => break,
@@ -187,6 +201,8 @@ pub(super) fn find(
                         swept_high: value(pair[1]),
                         low_cost_usd: lo_cost,
                         high_cost_usd: hi_cost,
+                        low_meets_targets: lo_meets,
+                        high_meets_targets: hi_meets,
                         probes,
                     });
                 }
