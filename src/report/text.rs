@@ -345,24 +345,7 @@ pub fn render(plan: &Plan) -> String {
     if let Some(v) = &plan.verification {
         o.push_str(&super::verification_text::render(v, &plan.rounds));
         if let Some(w) = &plan.without_api {
-            let verdict = |meets: bool| {
-                if meets {
-                    "meets every target"
-                } else {
-                    "misses a target"
-                }
-            };
-            let _ = writeln!(
-                o,
-                "  {} kept off the API (the rounds tightened {} while part went to it): {} USD, {}; with the API {} USD, {}; this plan is the one {}",
-                w.tiers.join(", "),
-                if w.tiers.len() == 1 { "it" } else { "them" },
-                usd(w.total_cost_usd),
-                verdict(w.meets_targets),
-                usd(w.with_api_total_cost_usd),
-                verdict(w.with_api_meets_targets),
-                if w.chosen { "without the API" } else { "with the API" }
-            );
+            let _ = writeln!(o, "  {}", without_api_sentence(w));
         }
         let _ = writeln!(o);
     }
@@ -498,4 +481,25 @@ fn floor_usd(amount: f64) -> String {
     } else {
         format!("{:.4}", (amount * 10_000.0).floor() / 10_000.0)
     }
+}
+
+/// What the re-solve with tiers kept off the API found, in one sentence.
+pub fn without_api_sentence(w: &crate::plan::WithoutApi) -> String {
+    let verdict = |meets: bool| {
+        if meets {
+            "meets every target"
+        } else {
+            "misses a target"
+        }
+    };
+    format!(
+        "{} kept off the API (the rounds tightened {} while part went to it): {} USD, {}; with the API {} USD, {}; this plan is the one {}",
+        w.tiers.join(", "),
+        if w.tiers.len() == 1 { "it" } else { "them" },
+        usd(w.total_cost_usd),
+        verdict(w.meets_targets),
+        usd(w.with_api_total_cost_usd),
+        verdict(w.with_api_meets_targets),
+        if w.chosen { "without the API" } else { "with the API" }
+    )
 }

@@ -172,6 +172,13 @@ fn replay_section(plan: &Plan) -> String {
         esc(&v.method),
         v.seed
     );
+    if let Some(w) = &plan.without_api {
+        let _ = write!(
+            o,
+            "<p class=\"lead\">{}.</p>",
+            esc(&crate::report::text::without_api_sentence(w))
+        );
+    }
     for (name, t) in &v.tiers {
         let slo = &plan.slo[name];
         let verdict = if t.meets_target {
