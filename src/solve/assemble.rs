@@ -3,7 +3,6 @@
 
 use super::input::api_usd_per_request;
 use super::{SolveOptions, SPEEDUP_FACTOR};
-use crate::baselines;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::Demand;
 use crate::milp::{self, MilpInput};
@@ -181,7 +180,6 @@ pub(super) fn assemble(
         .iter()
         .any(|t| t.rules.deadline_slots.is_some())
         .then(|| idle_reserved_gpu_hours(input, solution));
-    let api_prices = api_prices(scenario, demand);
     let integer_variables = integer_variables(input);
     let mut plan = Plan {
         scenario: scenario.name.clone(),
@@ -249,7 +247,8 @@ pub(super) fn assemble(
             0.0
         },
         idle_reserved,
-        baselines: baselines::compute(input, &api_prices),
+        // The caller prices the alternatives (on fleets for the whole peak).
+        baselines: BTreeMap::new(),
         solver: SolverSummary {
             status: solution.status,
             method: solution.method,

@@ -79,7 +79,12 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Plan, PlannerEr
 /// the cheaper of the two plans that meets every target is returned, with
 /// both costs in [`Plan::without_api`].
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
-    let plan = solve_rounds(scenario, options)?;
+    let verify = scenario.simulation.verify != VerifySlots::Off;
+    // Demand and the replay's traces do not depend on which tiers may use
+    // the API: read once for both solves.
+    let (demand, requests) = demand::build_keeping(scenario, options.progress, verify)?;
+    let replay = verify.then(|| replay::traces(scenario, &demand, requests));
+    let plan = solve_rounds(scenario, &demand, replay.as_ref(), options)?;
     let tiers = tightened_on_api(scenario, &plan);
     if tiers.is_empty() {
         return Ok(plan);
@@ -90,7 +95,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Planne
     }
     // Without the API the GPU quotas may not cover the tier: then the plan
     // with the API stands.
-    let Ok(other) = solve_rounds(&kept_off, options) else {
+    let Ok(other) = solve_rounds(&kept_off, &demand, replay.as_ref(), options) else {
         return Ok(plan);
     };
     let meets = |p: &Plan| p.missed_targets.is_empty();
@@ -133,24 +138,33 @@ fn tightened_on_api(scenario: &Scenario, plan: &Plan) -> Vec<usize> {
                 .verification
                 .as_ref()
                 .is_some_and(|v| !v.tiers[&t.name].meets_target);
-            t.api_allowed && on_api && (tightened || missed)
+            on_api && (tightened || missed)
         })
         .map(|(k, _)| k)
         .collect()
 }
 
-/// [`solve`]'s rounds on `scenario` as it stands.
-fn solve_rounds(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, PlannerError> {
+/// [`solve`]'s rounds on `scenario` as it stands, with its demand and (when
+/// the plan is verified) the traces to replay.
+fn solve_rounds(
+    scenario: &Scenario,
+    demand: &Demand,
+    replay: Option<&crate::sim::workload::TraceReplay>,
+    options: &SolveOptions,
+) -> Result<Plan, PlannerError> {
     let progress = options.progress;
-    let verify = scenario.simulation.verify != VerifySlots::Off;
-    let (demand, requests) = demand::build_keeping(scenario, progress, verify)?;
     // With demand growing over the term, fleets are sized up to its busiest month.
-    let sizing = term::sizing_demand(scenario, &demand);
-    let sizing = sizing.as_ref().unwrap_or(&demand);
+    let sizing = term::sizing_demand(scenario, demand);
+    let sizing = sizing.as_ref().unwrap_or(demand);
     let mut factors = vec![1.0; scenario.tiers.len()];
     let mut capacity = capacity_table(scenario, sizing, &factors, options);
-    check_servable(scenario, &demand, &capacity)?;
-    let replay = verify.then(|| replay::traces(scenario, &demand, requests));
+    check_servable(scenario, demand, &capacity)?;
+    // The alternatives serve every request on GPUs (but all-api): they are
+    // priced on fleets sized for the whole peak, not on the per-replica rates
+    // of fleets sized for the share a round's GPUs carry, which a small share
+    // makes low.
+    let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
+    let api_prices = api_prices(scenario, demand);
     let mut brackets = vec![Bracket::default(); scenario.tiers.len()];
     // Per tier and slot, the share of the peak the GPUs served in the last
     // round (1 until a round sends some of it to the API).
@@ -171,13 +185,8 @@ fn solve_rounds(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Pla
                 progress,
             );
         }
-        let (input, option_entries) = milp_input(
-            scenario,
-            &demand,
-            &capacity,
-            (&factors, &gpu_share),
-            options,
-        );
+        let (input, option_entries) =
+            milp_input(scenario, demand, &capacity, (&factors, &gpu_share), options);
         let coverage = coverage_of(&input);
         // The same MILP as the last round gives the same plan: skip it.
         let solved = if last.as_ref().is_some_and(|l| l.coverage == coverage) {
@@ -187,19 +196,28 @@ fn solve_rounds(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Pla
             // factors and shares).
             let over_term = term::term_input(
                 scenario,
-                &demand,
+                demand,
                 &capacity,
                 (&factors, &gpu_share),
                 options,
                 &input,
             );
-            Some(solve_once(
+            let alternatives = if gpu_share == whole {
+                baselines::compute(&input, &api_prices)
+            } else {
+                let (full, _) =
+                    milp_input(scenario, demand, &capacity, (&factors, &whole), options);
+                baselines::compute(&full, &api_prices)
+            };
+            let mut plan = solve_once(
                 scenario,
-                &demand,
+                demand,
                 capacity.clone(),
                 (input, option_entries, over_term.as_ref()),
                 (&factors, options),
-            )?)
+            )?;
+            plan.baselines = alternatives;
+            Some(plan)
         };
         if let Some(l) = &last {
             if solved.as_ref().is_none_or(|p| same_fleets(&l.plan, p)) {
@@ -223,22 +241,13 @@ fn solve_rounds(scenario: &Scenario, options: &SolveOptions) -> Result<Plan, Pla
         }
         silent_steps = 0;
         let mut plan = solved.expect("a new MILP was solved");
-        let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
-        if gpu_share != whole {
-            // The alternatives serve every request on GPUs (but all-api):
-            // price them on fleets sized for the whole peak, not on the
-            // per-replica rates of fleets sized for the share this round's
-            // GPUs carry, which a small share makes low.
-            let (full, _) = milp_input(scenario, &demand, &capacity, (&factors, &whole), options);
-            plan.baselines = baselines::compute(&full, &api_prices(scenario, &demand));
-        }
-        let Some(replay) = &replay else {
+        let Some(replay) = replay else {
             return Ok(plan);
         };
         let plan_file = PlanFile::of(&plan, scenario.planning.slot_minutes);
         let v = replay::verify(
             scenario,
-            &demand,
+            demand,
             &plan_file,
             replay,
             scenario.simulation.verify,

@@ -254,24 +254,22 @@ impl TraceAccumulator {
     /// per-minute peak rate already carries it. Used as the arrival CV of the
     /// queueing model.
     pub fn within_minute_cv(&self) -> f64 {
-        // Only minutes holding arrivals count, so only they are built.
-        let mut minutes: Vec<[u32; 60]> = Vec::new();
+        // Per busy minute, its arrivals and their per-second squares (the
+        // seconds come in order, so a minute's are consecutive).
+        let mut minutes: Vec<(u64, u64)> = Vec::new();
         let mut current = None;
         for &(second, c) in &self.per_second {
             let m = second.div_euclid(60);
             if current != Some(m) {
                 current = Some(m);
-                minutes.push([0; 60]);
+                minutes.push((0, 0));
             }
-            if let Some(last) = minutes.last_mut() {
-                last[second.rem_euclid(60) as usize] = c;
+            if let Some((n, sq)) = minutes.last_mut() {
+                *n += u64::from(c);
+                *sq += u64::from(c) * u64::from(c);
             }
         }
-        within_minute_cv_of(minutes.iter().map(|seconds| {
-            let n = seconds.iter().map(|&c| u64::from(c)).sum();
-            let sq = seconds.iter().map(|&c| u64::from(c) * u64::from(c)).sum();
-            (n, sq)
-        }))
+        within_minute_cv_of(minutes)
     }
 
     /// Seconds from the first to the last arrival, measured in whole
