@@ -1141,20 +1141,25 @@ fn read_dir_text(dir: &Path) -> String {
         .collect()
 }
 
+/// `planner trace aggregate TRACES… --out OUT -q`, which must succeed.
+fn aggregate_into(out: &Path, traces: &[&str]) {
+    let mut args = vec!["trace", "aggregate", "--out", out.to_str().unwrap(), "-q"];
+    args.extend_from_slice(traces);
+    let o = planner(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn trace_aggregate_writes_the_four_tables() {
     let dir = temp_dir("agg-tiny");
     let out = dir.join("agg");
-    let o = planner(&[
-        "trace",
-        "aggregate",
-        "tests/fixtures/traces/tiny.csv",
-        "batch=tests/fixtures/traces/tiny.jsonl",
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    aggregate_into(
+        &out,
+        &[
+            "tests/fixtures/traces/tiny.csv",
+            "batch=tests/fixtures/traces/tiny.jsonl",
+        ],
+    );
     insta::assert_snapshot!("tiny_aggregate", read_dir_text(&out));
     // No temporary files are left behind.
     let names: Vec<String> = std::fs::read_dir(&out)
@@ -1298,16 +1303,13 @@ fn the_peak_plan_from_an_aggregate_is_the_plan_from_its_traces() {
     // the traces' does, within the scenario's 1% MILP gap.
     let dir = temp_dir("peak-aggregate");
     let agg = dir.join("agg");
-    let o = planner(&[
-        "trace",
-        "aggregate",
-        "interactive=data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
-        "standard=data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
-        "--out",
-        agg.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    aggregate_into(
+        &agg,
+        &[
+            "interactive=data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+            "standard=data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+        ],
+    );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("scenarios/peak.toml")).unwrap();
     let conv = "trace = \"../data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv\"";
@@ -1635,10 +1637,8 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
     std::fs::write(&requests, table).unwrap();
     let ours = dir.join("planner");
     let args: Vec<String> = traces.iter().map(|(t, p)| format!("{t}={p}")).collect();
-    let mut cmd = vec!["trace", "aggregate", "--out", ours.to_str().unwrap(), "-q"];
-    cmd.extend(args.iter().map(String::as_str));
-    let o = planner(&cmd);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    aggregate_into(&ours, &args);
     let ours_read = planner::aggregate::read_aggregate(&ours).unwrap();
     for parquet in [false, true] {
         let theirs = dir.join(if parquet {
