@@ -11,7 +11,7 @@
 -- Portable on purpose: the same text runs on DuckDB and Spark SQL. It uses
 -- only CREATE OR REPLACE TEMPORARY VIEW, WITH, SELECT ... GROUP BY, JOIN,
 -- UNION ALL, CASE, CAST(... AS BIGINT), FLOOR, LN, POWER, MOD, MIN, MAX, SUM,
--- COUNT, COALESCE and ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...), with
+-- COUNT, COALESCE, ROW_NUMBER() and SUM() OVER (PARTITION BY ... ORDER BY ...), with
 -- arithmetic on integers below 2^63 or exactly representable doubles, so
 -- every engine computes the same integers (see the docs for why the bin
 -- formula is exact). No engine-specific function is used.
@@ -289,12 +289,43 @@ keyed AS (
              2147483647) AS sample_key
   FROM step_c
 ),
-ranked AS (
-  SELECT tier, sample_key, input_tokens, output_tokens,
-         ROW_NUMBER() OVER (PARTITION BY tier
-                            ORDER BY sample_key, arrival_us, input_tokens, output_tokens)
-           AS sample_rank
+-- Only the rows that can be among a tier's 16384 smallest keys are ranked:
+-- keys in buckets of 2^20 (2048 buckets), and each tier's buckets up to the
+-- first whose running count reaches 16384 (all of them when the tier has
+-- fewer rows). Those hold the tier's 16384 smallest keys, so the ranks are
+-- those of all its rows, and the window sorts tens of thousands of rows a
+-- tier instead of every row (in one task per tier on Spark).
+bucketed AS (
+  SELECT tier, arrival_us, input_tokens, output_tokens, sample_key,
+         CAST(FLOOR(sample_key / 1048576) AS BIGINT) AS bucket
   FROM keyed
+),
+bucket_counts AS (
+  SELECT tier, bucket, COUNT(*) AS requests
+  FROM bucketed
+  GROUP BY tier, bucket
+),
+running AS (
+  SELECT tier, bucket,
+         SUM(requests) OVER (PARTITION BY tier ORDER BY bucket
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS up_to
+  FROM bucket_counts
+),
+cutoff AS (
+  SELECT tier,
+         COALESCE(MIN(CASE WHEN up_to >= 16384 THEN bucket END), MAX(bucket)) AS bucket
+  FROM running
+  GROUP BY tier
+),
+ranked AS (
+  SELECT k.tier AS tier, k.sample_key AS sample_key,
+         k.input_tokens AS input_tokens, k.output_tokens AS output_tokens,
+         ROW_NUMBER() OVER (PARTITION BY k.tier
+                            ORDER BY k.sample_key, k.arrival_us, k.input_tokens, k.output_tokens)
+           AS sample_rank
+  FROM bucketed k
+  JOIN cutoff c ON c.tier = k.tier
+  WHERE k.bucket <= c.bucket
 )
 SELECT 3 AS version, tier, CAST(sample_rank AS BIGINT) AS sample_rank,
        CAST(sample_key AS BIGINT) AS sample_key, input_tokens, output_tokens
