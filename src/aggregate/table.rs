@@ -81,7 +81,7 @@ pub fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
             file: dir.to_path_buf(),
             location: String::new(),
             message: format!(
-                "no {name}.csv or {name}.parquet: an aggregate folder holds minutes, lengths and pairs tables (docs/aggregate-format.md)"
+                "no {name}.csv or {name}.parquet: an aggregate folder holds minutes, lengths, pairs and (format version 3) sample tables (docs/aggregate-format.md)"
             ),
         }),
     }

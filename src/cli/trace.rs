@@ -28,10 +28,13 @@ pub enum TraceCommand {
     Synth(SynthArgs),
     /// Sum a folder of ServeGen per-client rate files into one curve file.
     Shape(ShapeArgs),
-    /// Aggregate demand tables (per tier: minutes, length histograms, length
-    /// pairs) of per-request traces, in one streaming pass.
+    /// Aggregate demand tables (per tier: minutes with each second's
+    /// arrivals, length histograms, length pairs, the length sample) of
+    /// per-request traces, in one streaming pass.
     ///
-    /// Memory grows with the minutes spanned, not the rows. The same tables
+    /// Memory grows with the minutes spanned, not the rows (the sample holds
+    /// 16,384 requests a tier). A scenario naming the tables with `aggregate`
+    /// gets the capacity figures its traces give. The same tables
     /// come from sql/aggregate.sql on a warehouse; docs/aggregate-format.md.
     /// Example: planner trace aggregate chat=data/mooncake/conversation_trace.jsonl --out agg
     Aggregate(super::trace_aggregate::AggregateArgs),
