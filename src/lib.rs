@@ -1,75 +1,47 @@
 //! `planner`: a capacity planner for LLM inference serving.
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, one folder per stage, each reading only the stages above it
+//! in this list:
 //!
-//! 1. [`scenario`] reads and validates a declarative TOML scenario and the
-//!    [`profiles`] it names (GPUs, models).
-//! 2. [`traces`] streams request traces (Azure CSV, Mooncake JSONL) and computes
-//!    their statistics; [`shape`] reads ServeGen rate curves.
-//! 3. [`demand`] turns traces (and an optional rate curve) into per-tier,
-//!    per-slot peak arrival rates.
-//! 4. [`perf`] is the roofline latency model (prefill, decode and mixed engine
-//!    steps; runs of decode steps in closed form), calibrated by [`kernels`]
-//!    against measured kernel timings and by [`calibrate`] against published
-//!    throughput.
-//! 5. [`simcap`] finds, per configuration and tier, the highest arrival rate one
-//!    replica, and then fleets of 1…N replicas behind the router
-//!    ([`fleet_capacity`]), sustain while the tier's attainment target holds, by
-//!    bisection in the simulator, never above the [`roofline`] ceiling;
-//!    [`capacity`] is the closed-form queueing alternative.
-//! 6. [`milp`] chooses reserved and on-demand GPUs, configurations and the API
-//!    share at minimum cost (good_lp + HiGHS).
-//! 7. [`plan`] assembles the chosen plan with its costs; [`baselines`] prices the
-//!    simple alternatives; [`unit_costs`] states its cost per token and
-//!    [`commitment`] what its reservations commit to per year; [`plan_file`] writes and reads plans.
-//! 8. [`replay`] replays the traces against a plan in [`sim`], the discrete-event
-//!    simulator of continuous batching, and reports attainment and goodput as a
-//!    [`verification`], which the plan carries.
-//! 9. [`report`] renders results as text or JSON; [`goodput`] counts goodput
-//!    in measured per-request logs.
-//!
-//! [`solve`] runs stages 1-9 in order, re-solving with tighter capacity when a
-//! tier misses its target on replay; [`cli`] is the command-line front end.
+//! 0. [`base`]: errors and exit codes, accepted ranges, the finite check,
+//!    text and TOML files, statistics, parallel work, progress, numbers.
+//! 1. `profiles`: GPU and model profiles (`profiles/*.toml`).
+//! 2. [`traces`]: request traces (Azure CSV, Mooncake JSONL, BurstGPT), their
+//!    statistics, rate curves and the aggregate demand tables.
+//! 3. [`perf`]: the step model (prefill, decode and mixed engine steps; runs
+//!    of decode steps in closed form), its roofline ceiling and its fit to
+//!    measured kernel timings.
+//! 4. `sim`: the discrete-event simulator of continuous batching.
+//! 5. `milp`: the optimiser (good_lp + HiGHS) over its own sets and prices.
+//! 6. [`scenario`]: the declarative TOML scenario, validated.
+//! 7. `demand`: per-tier, per-slot arrival rates from the traces, and the
+//!    workloads the replay runs.
+//! 8. `capacity`: per configuration and tier, what one replica and fleets of
+//!    1…N replicas sustain under the tier's SLO (by simulation or queueing),
+//!    checked against published throughput.
+//! 9. [`plan`]: the decision the optimiser made, the plan file and the
+//!    schedule slot by slot.
+//! 10. `money`: the alternatives, cost per token, commitment and growth.
+//! 11. [`replay`]: the plan replayed against the traces, and goodput of
+//!     measured logs.
+//! 12. [`solve`]: stages 6-11 in order, re-solved while a tier misses.
+//! 13. [`sweep`]: a grid of `--set` variants solved, with break-evens.
+//! 14. [`report`]: text, JSON, CSV and HTML.
+//! 15. [`cli`]: the command-line front end.
 
-pub mod aggregate;
-pub mod baselines;
-pub mod bounds;
-pub mod calibrate;
-pub mod capacity;
+pub mod base;
+pub(crate) mod capacity;
 pub mod cli;
-pub mod commitment;
-pub mod demand;
-pub mod demand_source;
-pub mod error;
-pub mod finite;
-pub mod fleet_capacity;
-pub mod goodput;
-pub mod growth;
-pub mod kernels;
-pub mod milp;
-pub mod output;
-pub mod parallel;
+pub(crate) mod demand;
+pub(crate) mod milp;
+pub(crate) mod money;
 pub mod perf;
 pub mod plan;
-pub mod plan_file;
-pub mod precision;
-pub mod profiles;
-pub mod progress;
+pub(crate) mod profiles;
 pub mod replay;
 pub mod report;
-pub mod reserved_offer;
-pub mod roofline;
 pub mod scenario;
-pub mod schedule;
-pub mod shape;
-pub mod sim;
-pub mod simcap;
+pub(crate) mod sim;
 pub mod solve;
-pub mod stats;
 pub mod sweep;
-#[cfg(test)]
-mod testing;
-pub mod text;
 pub mod traces;
-pub mod unit_costs;
-pub mod verification;

@@ -1565,7 +1565,7 @@ fn length_moments(pairs: &[(u32, u32)]) -> [f64; 4] {
 
 #[test]
 fn lengths_drawn_from_an_aggregate_keep_the_traces_moments() {
-    use planner::aggregate::AggregateBuilder;
+    use planner::traces::aggregate::AggregateBuilder;
     use planner::traces::{read_all, ReaderOptions};
     for path in [
         "data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
@@ -1639,7 +1639,7 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
     let args: Vec<String> = traces.iter().map(|(t, p)| format!("{t}={p}")).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     aggregate_into(&ours, &args);
-    let ours_read = planner::aggregate::read_aggregate(&ours).unwrap();
+    let ours_read = planner::traces::aggregate::read_aggregate(&ours).unwrap();
     for parquet in [false, true] {
         let theirs = dir.join(if parquet {
             "duckdb-parquet"
@@ -1661,7 +1661,7 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
             "sql/aggregate.sql on DuckDB failed (run scripts/prereqs.sh to install DuckDB): {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let theirs_read = planner::aggregate::read_aggregate(&theirs).unwrap();
+        let theirs_read = planner::traces::aggregate::read_aggregate(&theirs).unwrap();
         assert_eq!(theirs_read.tiers.len(), 3);
         for (a, b) in ours_read.tiers.iter().zip(&theirs_read.tiers) {
             assert_eq!(a.tier, b.tier);

@@ -1,7 +1,7 @@
 //! `planner calibrate`: the latency model against published and measured figures.
 
 use super::{emit, finite};
-use crate::error::PlannerError;
+use crate::base::error::PlannerError;
 use crate::report::{self, Format};
 use clap::Args;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ pub struct CalibrateArgs {
 
 pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
     if let Some(dir) = &args.kernels {
-        let c = crate::kernels::calibrate(dir, &args.profiles)?;
+        let c = crate::perf::kernels::calibrate(dir, &args.profiles)?;
         finite(&c)?;
         let text = match args.format {
             Format::Json => report::json::render(&c),
@@ -31,9 +31,10 @@ pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
         };
         return emit(&text);
     }
-    let points = crate::calibrate::compare(&args.profiles)?;
-    let cache = crate::simcap::default_cache_dir();
-    let (ratios, server) = crate::calibrate::compare_mlperf(&args.profiles, cache.as_deref())?;
+    let points = crate::capacity::published::compare(&args.profiles)?;
+    let cache = crate::capacity::simulated::default_cache_dir();
+    let (ratios, server) =
+        crate::capacity::published::compare_mlperf(&args.profiles, cache.as_deref())?;
     finite(&(&points, &ratios, &server))?;
     let text = match args.format {
         Format::Json => report::json::render(&serde_json::json!({

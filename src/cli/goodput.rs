@@ -1,9 +1,9 @@
 //! `planner goodput`: goodput and cost of SLO-met output in a measured log.
 
 use super::{emit, finite};
-use crate::bounds::Bound;
-use crate::error::PlannerError;
-use crate::goodput::{CostBasis, LimitSource, SloLimits};
+use crate::base::bounds::Bound;
+use crate::base::error::PlannerError;
+use crate::replay::goodput::{CostBasis, LimitSource, SloLimits};
 use crate::report::{self, Format};
 use clap::Args;
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ pub const GOODPUT_BOUNDS: &[Bound] = &[
     Bound::positive("--ttft-ms", 600_000.0, "ms"),
     Bound::positive("--tpot-ms", 60_000.0, "ms"),
     Bound::positive("--cost-per-hour", 1e12, "per hour"),
-    Bound::positive("--duration-s", crate::goodput::MAX_DURATION_S, "s"),
+    Bound::positive("--duration-s", crate::replay::goodput::MAX_DURATION_S, "s"),
 ];
 
 #[derive(Debug, Args)]
@@ -48,7 +48,7 @@ pub struct GoodputArgs {
 
 pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
     let usage = |m: &str| PlannerError::Usage(m.to_string());
-    let log = crate::goodput::read_log(&args.log)?;
+    let log = crate::replay::goodput::read_log(&args.log)?;
     let tiers = match (&args.scenario, args.ttft_ms, args.tpot_ms) {
         (Some(path), None, None) => Some(crate::scenario::load(path)?.tiers),
         (None, Some(_), Some(_)) => None,
@@ -62,7 +62,7 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         ("--duration-s", args.duration_s),
     ] {
         if let Some(message) =
-            value.and_then(|v| crate::bounds::find(GOODPUT_BOUNDS, name).check(name, v))
+            value.and_then(|v| crate::base::bounds::find(GOODPUT_BOUNDS, name).check(name, v))
         {
             return Err(PlannerError::Usage(message));
         }
@@ -82,7 +82,7 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
     })?;
     let (duration_s, duration_text) = match (
         args.duration_s,
-        crate::goodput::span_s(&log),
+        crate::replay::goodput::span_s(&log),
         log.duration_s,
     ) {
         (Some(d), _, _) => (d, format!("{d} s (--duration-s)")),
@@ -103,7 +103,7 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         )),
         None => None,
     };
-    let r = crate::goodput::report(
+    let r = crate::replay::goodput::report(
         &log,
         &args.log.display().to_string(),
         &limits,

@@ -4,13 +4,14 @@
 //! Parses arguments, runs the library, prints or writes the result only once
 //! it is complete, and maps errors to exit codes.
 
-use crate::error::{PlannerError, EXIT_OK};
+use crate::base::error::{PlannerError, EXIT_OK};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 mod calibrate;
 mod goodput;
+pub(crate) mod output;
 mod perf;
 mod plan;
 mod simulate;
@@ -169,10 +170,10 @@ pub fn run(cli: Cli) -> Result<(), PlannerError> {
 /// Refuses a result holding a non-finite figure, or a negative cost or
 /// latency, before anything is printed or written.
 fn finite<T: serde::Serialize + ?Sized>(result: &T) -> Result<(), PlannerError> {
-    crate::finite::check(result).map_err(PlannerError::Figure)
+    crate::base::finite::check(result).map_err(PlannerError::Figure)
 }
 
 /// Writes a finished report to standard output.
 fn emit(text: &str) -> Result<(), PlannerError> {
-    crate::output::emit_stdout(text)
+    crate::cli::output::emit_stdout(text)
 }

@@ -1,9 +1,9 @@
 //! `planner perf`: the predicted time of one engine step and its parts.
 
 use super::{emit, finite};
-use crate::error::PlannerError;
+use crate::base::error::PlannerError;
+use crate::perf::precision::Precision;
 use crate::perf::{PerfModel, StepParts, StepWork};
-use crate::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use crate::report::{self, Format};
 use clap::Args;
@@ -76,7 +76,7 @@ fn load<T>(
     kind: &str,
     flag: &str,
     id: &str,
-    read: fn(&Path, &str) -> Result<T, crate::error::Problem>,
+    read: fn(&Path, &str) -> Result<T, crate::base::error::Problem>,
 ) -> Result<T, PlannerError> {
     let dir = profiles.join(kind);
     if !dir.join(format!("{id}.toml")).is_file() {

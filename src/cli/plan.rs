@@ -1,10 +1,10 @@
 //! `planner solve`, `planner capacity` and `planner bench`.
 
 use super::{emit, finite};
-use crate::error::PlannerError;
-use crate::output::{Output, Outputs};
-use crate::plan_file::PlanFile;
-use crate::progress::Progress;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::cli::output::{Output, Outputs};
+use crate::plan::file::PlanFile;
 use crate::report::{self, Format, ReportFormat};
 use crate::scenario::Override;
 use crate::solve::SolveOptions;
@@ -169,7 +169,7 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
     let cache = if args.no_cache {
         None
     } else {
-        crate::simcap::default_cache_dir()
+        crate::capacity::simulated::default_cache_dir()
     };
     let analytic = crate::capacity::evaluate_all(
         &scenario.gpus,
@@ -182,8 +182,13 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
         .iter()
         .map(|d| d.peak_rps.iter().fold(0.0_f64, |m, &r| m.max(r)))
         .collect();
-    let simulated =
-        crate::simcap::evaluate_all(&scenario, &demand.tiers, &need, cache.as_deref(), progress);
+    let simulated = crate::capacity::simulated::evaluate_all(
+        &scenario,
+        &demand.tiers,
+        &need,
+        cache.as_deref(),
+        progress,
+    );
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
     let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
     finite(&pairs)?;
@@ -216,7 +221,7 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             cache_dir: if args.no_cache {
                 None
             } else {
-                crate::simcap::default_cache_dir()
+                crate::capacity::simulated::default_cache_dir()
             },
             ..SolveOptions::new(Progress::hidden())
         };

@@ -1,10 +1,10 @@
 //! `planner simulate`: a plan replayed against the scenario's traces.
 
 use super::{emit, finite, OutputArgs};
-use crate::error::PlannerError;
-use crate::output::{Output, Outputs};
-use crate::plan_file::PlanFile;
-use crate::progress::Progress;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::cli::output::{Output, Outputs};
+use crate::plan::file::PlanFile;
 use crate::report::{self, Format};
 use crate::scenario::VerifySlots;
 use clap::{Args, ValueEnum};

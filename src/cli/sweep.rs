@@ -1,9 +1,9 @@
 //! `planner sweep`: the scenario solved over a grid of `--set` values.
 
 use super::emit;
-use crate::error::PlannerError;
-use crate::output::{Output, Outputs};
-use crate::progress::Progress;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::cli::output::{Output, Outputs};
 use crate::report::{self, ReportFormat};
 use crate::solve::SolveOptions;
 use crate::sweep::{Grid, SweepOptions};

@@ -1,12 +1,12 @@
 //! `planner trace stats|synth|shape`.
 
 use super::{emit, finite};
-use crate::bounds::Bound;
-use crate::error::PlannerError;
-use crate::output::{Output, Outputs};
-use crate::progress::Progress;
+use crate::base::bounds::Bound;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::cli::output::{Output, Outputs};
 use crate::report::{self, Format};
-use crate::shape::read_rate_curve;
+use crate::traces::shape::read_rate_curve;
 use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
 use crate::traces::{read_all, ReaderOptions, TraceFormat};
@@ -158,7 +158,7 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
         ("--mean-rps", args.mean_rps),
         ("--days", f64::from(args.days)),
     ] {
-        if let Some(message) = crate::bounds::find(SYNTH_BOUNDS, key).check(key, value) {
+        if let Some(message) = crate::base::bounds::find(SYNTH_BOUNDS, key).check(key, value) {
             return Err(bad(message));
         }
     }
@@ -195,7 +195,7 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
                     path.display()
                 )));
             }
-            crate::shape::RateCurve {
+            crate::traces::shape::RateCurve {
                 rate_rps: c
                     .rate_rps
                     .iter()

@@ -2,10 +2,10 @@
 //! traces, written whole or not at all.
 
 use super::trace::FormatArg;
-use crate::aggregate::{aggregate_traces, columns, write_csv, write_parquet, TABLES};
-use crate::error::PlannerError;
-use crate::output::{Output, Outputs};
-use crate::progress::Progress;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::cli::output::{Output, Outputs};
+use crate::traces::aggregate::{aggregate_traces, columns, write_csv, write_parquet, TABLES};
 use crate::traces::ReaderOptions;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};

@@ -195,7 +195,7 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
     let slots = input.slots();
     let slot_numbers: Vec<usize> = (0..slots).collect();
     let solved: Vec<Option<MilpSolution>> =
-        crate::parallel::map_in_order(&slot_numbers, |&t| solve_slot(input, reserved, t))
+        crate::base::parallel::map_in_order(&slot_numbers, |&t| solve_slot(input, reserved, t))
             .into_iter()
             .map(Option::flatten)
             .collect();

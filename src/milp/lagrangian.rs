@@ -73,7 +73,7 @@ pub fn initial(input: &MilpInput, lp: &LpRelaxation) -> Multipliers {
 /// optimality (no bound then).
 pub fn evaluate(input: &MilpInput, lambda: &Multipliers) -> Result<Option<Dual>, MilpError> {
     let slots: Vec<usize> = (0..input.slots()).collect();
-    let solved = crate::parallel::map_in_order(&slots, |&t| {
+    let solved = crate::base::parallel::map_in_order(&slots, |&t| {
         let usd: Vec<f64> = lambda.0.iter().map(|per_slot| per_slot[t]).collect();
         let plan = slot_search::solve_exact(input, t, Pricing::Priced(&usd));
         (usd, plan)

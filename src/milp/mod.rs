@@ -161,7 +161,7 @@ pub struct MilpInput {
     /// How to solve it.
     pub method: Method,
     /// `block[t]`: the slots are consecutive blocks of this many slots
-    /// (the periods of a term, [`crate::growth`]) that no minimum rental or
+    /// (the periods of a term, [`crate::money::growth`]) that no minimum rental or
     /// deadline crosses; `None`: one block, the horizon.
     pub block_slots: Option<usize>,
 }
@@ -674,7 +674,7 @@ pub(super) mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::testing::proptest_config(24))]
+        #![proptest_config(crate::base::testing::proptest_config(24))]
 
         #[test]
         fn more_demand_never_costs_less(
@@ -803,7 +803,7 @@ pub(super) mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::testing::proptest_config(24))]
+        #![proptest_config(crate::base::testing::proptest_config(24))]
 
         /// Each method's proven bound is below the other's plan, and both
         /// plans are within the gap of each other.

@@ -50,7 +50,7 @@ impl<'a> OuterSearch<'a> {
         }
         let input = self.input;
         let slots: Vec<usize> = (0..input.slots()).collect();
-        let solved = crate::parallel::map_in_order(&slots, |&t| {
+        let solved = crate::base::parallel::map_in_order(&slots, |&t| {
             slot_search::solve_exact(input, t, Pricing::Reserved(reserved))
         });
         let plans: Option<Vec<SlotPlan>> = solved
@@ -123,7 +123,7 @@ impl<'a> OuterSearch<'a> {
                 // again only for their usage.
                 let input = self.input;
                 let slots: Vec<usize> = (0..input.slots()).collect();
-                crate::parallel::map_in_order(&slots, |&t| {
+                crate::base::parallel::map_in_order(&slots, |&t| {
                     slot_search::solve_exact(input, t, Pricing::Reserved(reserved)).ok()
                 })
                 .into_iter()

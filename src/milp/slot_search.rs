@@ -717,7 +717,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::testing::proptest_config(40))]
+        #![proptest_config(crate::base::testing::proptest_config(40))]
 
         #[test]
         fn the_search_finds_the_brute_force_optimum(

@@ -2,9 +2,9 @@
 //! efficiency factors of the roofline model.
 
 use super::check_bound;
-use crate::bounds::Bound;
-use crate::error::Problem;
-use crate::precision::Precision;
+use crate::base::bounds::Bound;
+use crate::base::error::Problem;
+use crate::perf::precision::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

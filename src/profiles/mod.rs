@@ -5,16 +5,16 @@
 
 mod gpu;
 mod model;
-mod toml_file;
-mod toml_syntax;
 
 pub use gpu::GpuProfile;
+#[cfg(test)]
 pub use gpu::GPU_BOUNDS;
-pub use model::{ModelProfile, MODEL_BOUNDS};
-pub use toml_file::{parse_toml, read_toml_file, read_toml_text};
-pub use toml_syntax::syntax_errors;
+pub use model::ModelProfile;
+#[cfg(test)]
+pub use model::MODEL_BOUNDS;
 
-use crate::error::Problem;
+use crate::base::error::Problem;
+use crate::base::toml_file::read_toml_file;
 use std::path::Path;
 
 /// Reads and checks `<profiles_dir>/gpus/<id>.toml`.
@@ -56,11 +56,11 @@ pub fn known_ids(dir: &Path) -> Vec<String> {
 pub(crate) fn check_bound(
     problems: &mut Vec<Problem>,
     file: &Path,
-    table: &[crate::bounds::Bound],
+    table: &[crate::base::bounds::Bound],
     key: &str,
     value: f64,
 ) {
-    if let Some(message) = crate::bounds::find(table, key).check(key, value) {
+    if let Some(message) = crate::base::bounds::find(table, key).check(key, value) {
         problems.push(Problem {
             file: file.to_path_buf(),
             location: key.to_string(),

@@ -1,8 +1,8 @@
 //! A model profile: the transformer shape the latency model needs.
 
 use super::check_bound;
-use crate::bounds::Bound;
-use crate::error::Problem;
+use crate::base::bounds::Bound;
+use crate::base::error::Problem;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! Text rendering of `planner calibrate`.
 
-use crate::calibrate::{Comparison, RatioComparison, ServerComparison};
+use crate::capacity::published::{Comparison, RatioComparison, ServerComparison};
 use std::fmt::Write as _;
 
 /// The published points and MLPerf ratios with the model's predictions.

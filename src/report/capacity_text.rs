@@ -2,8 +2,8 @@
 //! sustains under the tier's SLO by the queueing model and by the simulator,
 //! and the fleet step functions of the configurations the screen kept.
 
+use crate::capacity::fleet::FleetCapacity;
 use crate::capacity::{CapacityEntry, Verdict};
-use crate::fleet_capacity::FleetCapacity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;

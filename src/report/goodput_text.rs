@@ -1,7 +1,7 @@
 //! `planner goodput` as text.
 
 use super::{group_thousands, money};
-use crate::goodput::{Goodput, GoodputReport};
+use crate::replay::goodput::{Goodput, GoodputReport};
 use std::fmt::Write;
 
 pub fn render(r: &GoodputReport) -> String {

@@ -1,8 +1,8 @@
 //! The term's cost with demand growth, as text (`[commitment]
-//! monthly_growth`, [`crate::growth`]).
+//! monthly_growth`, [`crate::money::growth`]).
 
 use super::usd;
-use crate::growth::TermProjection;
+use crate::money::growth::TermProjection;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 

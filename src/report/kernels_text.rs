@@ -1,7 +1,7 @@
 //! `planner calibrate --kernels` as text.
 
-use crate::kernels::measured::MeasuredCalibration;
-use crate::kernels::KernelCalibration;
+use crate::perf::kernels::measured::MeasuredCalibration;
+use crate::perf::kernels::KernelCalibration;
 use std::fmt::Write;
 
 pub fn render(c: &KernelCalibration) -> String {

@@ -5,7 +5,7 @@ use crate::plan::Plan;
 
 /// The per-slot schedule as CSV.
 pub fn render(plan: &Plan) -> String {
-    let schedule = crate::schedule::of(plan);
+    let schedule = crate::plan::schedule::of(plan);
     let gpus: Vec<&String> = plan.reserved.keys().collect();
     let tiers: Vec<&String> = plan.tiers.keys().collect();
     let mut header: Vec<String> = ["slot", "start_hour", "demand_rps"]

@@ -3,7 +3,7 @@
 
 use super::usd;
 use crate::capacity::Verdict;
-use crate::demand_source::CapacityLengths;
+use crate::demand::source::CapacityLengths;
 use crate::milp::Method;
 use crate::plan::Plan;
 use std::fmt::Write as _;
@@ -97,7 +97,7 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
             "  over the {}-month term   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated unchanged, occupies {:.1}% of them",
             term.months,
             usd(term.usd),
-            crate::report::group_thousands(term.reserved_gpu_hours.round() as i64),
+            crate::base::numbers::group_thousands(term.reserved_gpu_hours.round() as i64),
             term.occupied_share * 100.0
         );
         for (gpu, line) in &c.gpu_types {

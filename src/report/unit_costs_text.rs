@@ -2,7 +2,7 @@
 //! together, and output alone) per tier and in total, beside the API's price
 //! for the same tokens.
 
-use crate::unit_costs::{UnitCost, UnitCosts};
+use crate::money::unit_costs::{UnitCost, UnitCosts};
 use std::fmt::Write as _;
 
 /// A per-token figure with enough digits to be read at any price level.

@@ -4,7 +4,7 @@
 
 use super::group_thousands;
 use crate::plan::Round;
-use crate::verification::Verification;
+use crate::replay::verification::Verification;
 use std::fmt::Write;
 
 /// The "REPLAY" section.

@@ -4,12 +4,13 @@
 
 pub mod overrides;
 pub mod raw;
+pub mod reserved_offer;
 mod validate;
 
 pub use overrides::Override;
 pub use validate::{load, load_with, MAX_SLOTS, SCENARIO_BOUNDS};
 
-use crate::precision::Precision;
+use crate::perf::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
@@ -103,14 +104,14 @@ pub struct GpuOffer {
     /// Reserved price, paid for every hour of the horizon whether used or not;
     /// `None` when the type cannot be reserved.
     /// With `reserved_offers`, the chosen offer's effective price over the
-    /// commitment term (see [`crate::reserved_offer`]).
+    /// commitment term (see [`crate::scenario::reserved_offer`]).
     pub reserved_usd_per_gpu_hour: Option<f64>,
     pub reserved_term: String,
     /// The offers listed under `reserved_offers` (empty with the single
     /// `reserved_usd_per_gpu_hour` key).
-    pub reserved_offers: Vec<crate::reserved_offer::ReservedOffer>,
+    pub reserved_offers: Vec<crate::scenario::reserved_offer::ReservedOffer>,
     /// The offer the reservations are bought under, when offers are listed.
-    pub reserved_offer: Option<crate::reserved_offer::ChosenOffer>,
+    pub reserved_offer: Option<crate::scenario::reserved_offer::ChosenOffer>,
     pub price_source: String,
     /// Most GPUs of this type available in any slot (quota).
     pub max_gpus: Option<u32>,
@@ -365,4 +366,31 @@ pub enum VerifySlots {
     All,
     /// No replay.
     Off,
+}
+
+#[cfg(test)]
+mod docs {
+    use crate::base::bounds::markdown;
+
+    #[test]
+    fn the_scenario_format_lists_every_bound() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scenario-format.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let mut missing = String::new();
+        for (name, table) in [
+            ("Scenario", crate::scenario::SCENARIO_BOUNDS),
+            ("GPU profiles", crate::profiles::GPU_BOUNDS),
+            ("Model profiles", crate::profiles::MODEL_BOUNDS),
+        ] {
+            let expected = format!("### {name}\n\n{}", markdown(table));
+            if !doc.contains(&expected) {
+                missing.push_str(&expected);
+                missing.push('\n');
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "docs/scenario-format.md lacks, under `## Accepted ranges`:\n{missing}"
+        );
+    }
 }

@@ -13,7 +13,7 @@
 //! problem found later on such a line names the `--set` key, and a problem on
 //! any other line keeps its line and column in the file.
 
-use crate::error::Problem;
+use crate::base::error::Problem;
 use std::path::Path;
 use toml_edit::{DocumentMut, Item, Table, Value};
 
@@ -161,7 +161,7 @@ pub fn apply(file: &Path, text: &str, overrides: &[Override]) -> Result<Overridd
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let location = e
             .span()
-            .map(|s| crate::error::line_col(text, s.start))
+            .map(|s| crate::base::error::line_col(text, s.start))
             .unwrap_or_default();
         vec![Problem {
             file: file.to_path_buf(),

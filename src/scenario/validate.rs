@@ -10,13 +10,14 @@ use super::{
     Scenario, ServedModel, ServingRules, ShapeAnchor, ShapeSpec, Simulation, SpotOffer, Tier,
     VerifySlots,
 };
-use crate::bounds::{self, Bound};
-use crate::error::{line_col, PlannerError, Problem};
-use crate::growth::MAX_TERM_GROWTH_FACTOR;
+use crate::base::bounds::{self, Bound};
+use crate::base::error::{line_col, PlannerError, Problem};
+use crate::base::toml_file::{parse_toml, read_toml_file, read_toml_text};
 use crate::milp::Method;
-use crate::precision::Precision;
-use crate::profiles::{parse_toml, read_toml_file, read_toml_text, GpuProfile, ModelProfile};
-use crate::reserved_offer::{self, ReservedOffer};
+use crate::money::growth::MAX_TERM_GROWTH_FACTOR;
+use crate::perf::precision::Precision;
+use crate::profiles::{GpuProfile, ModelProfile};
+use crate::scenario::reserved_offer::{self, ReservedOffer};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
@@ -111,7 +112,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
 
 /// Prices a GPU type's reservations at the offer with the lowest
 /// effective price over the commitment term (exact: see
-/// [`crate::reserved_offer`]).
+/// [`crate::scenario::reserved_offer`]).
 fn choose_reserved_offer(mut g: GpuOffer, commitment_term_months: Option<u32>) -> GpuOffer {
     if let Some(chosen) = reserved_offer::cheapest(&g.reserved_offers, commitment_term_months) {
         g.reserved_usd_per_gpu_hour = Some(chosen.effective_usd_per_gpu_hour);

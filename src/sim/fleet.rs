@@ -567,15 +567,20 @@ pub fn simulate_observed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::tests::{h100, llama8b};
+    use crate::perf::step::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::renewal::renewal;
     use crate::sim::router::Router;
     use crate::sim::scheduler::Scheduler;
-    use crate::sim::workload::renewal;
 
     fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
         ReplicaSpec {
-            perf: PerfModel::new(&h100(), &llama8b(), 1, crate::precision::Precision::Bf16),
+            perf: PerfModel::new(
+                &h100(),
+                &llama8b(),
+                1,
+                crate::perf::precision::Precision::Bf16,
+            ),
             max_batch,
             max_batched_tokens: 2048,
             kv_capacity_tokens,
@@ -946,10 +951,10 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::perf::tests::{h100, llama8b};
+    use crate::perf::step::tests::{h100, llama8b};
     use crate::perf::PerfModel;
+    use crate::sim::renewal::renewal;
     use crate::sim::scheduler::Scheduler;
-    use crate::sim::workload::renewal;
     use proptest::prelude::*;
 
     fn fleet(
@@ -974,7 +979,12 @@ mod properties {
                 tier: 0,
                 label: "g".into(),
                 spec: ReplicaSpec {
-                    perf: PerfModel::new(&h100(), &llama8b(), 1, crate::precision::Precision::Bf16),
+                    perf: PerfModel::new(
+                        &h100(),
+                        &llama8b(),
+                        1,
+                        crate::perf::precision::Precision::Bf16,
+                    ),
                     max_batch,
                     max_batched_tokens: budget,
                     kv_capacity_tokens: kv,
@@ -990,7 +1000,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(crate::testing::proptest_config(24))]
+        #![proptest_config(crate::base::testing::proptest_config(24))]
 
         /// Under either scheduler, advancing decode steps in runs changes
         /// nothing a request sees: the same requests meet the same limits,

@@ -70,11 +70,6 @@ pub struct TierTally {
 }
 
 impl TierTally {
-    /// Records one completed request.
-    pub fn record(&mut self, latency: Latency, output_tokens: u32, limits: Limits) {
-        self.record_on_time(latency, output_tokens, limits, true);
-    }
-
     /// Records one completed request of a tier with a deadline: one finished
     /// after it (`on_time` false) misses even when both limits hold.
     pub fn record_on_time(

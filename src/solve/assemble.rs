@@ -3,18 +3,18 @@
 
 use super::input::api_usd_per_request;
 use super::{SolveOptions, SPEEDUP_FACTOR};
+use crate::base::numbers::group_thousands;
+use crate::capacity::simulated;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::Demand;
 use crate::milp::{self, MilpInput};
+use crate::perf::precision::Precision;
 use crate::plan::{
     total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, IdleReserved,
     ModelSummary, Plan, Prices, Questions, SolverSummary, TierPlan,
 };
-use crate::precision::Precision;
-use crate::report::group_thousands;
+use crate::replay::verification::Verification;
 use crate::scenario::{CapacitySource, Scenario};
-use crate::simcap;
-use crate::verification::Verification;
 use std::collections::BTreeMap;
 
 /// The API price of each tier's mean request (whether or not the tier may
@@ -311,12 +311,13 @@ pub(super) fn assemble(
         rounds: Vec::new(),
         without_api: None,
     };
-    plan.unit_costs = crate::unit_costs::of(&plan);
-    plan.commitment = crate::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
+    plan.unit_costs = crate::money::unit_costs::of(&plan);
+    plan.commitment =
+        crate::money::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
     plan.commitment.term_months = scenario.commitment_term_months;
     plan.commitment.term = scenario
         .commitment_term_months
-        .and_then(|months| crate::commitment::over_term(&plan, months));
+        .and_then(|months| crate::money::commitment::over_term(&plan, months));
     plan
 }
 
@@ -404,8 +405,8 @@ pub(super) fn questions(
             // slot, before the replay rounds' factor.
             let served = f64::from(n) * option.rps(busiest) / factors[k];
             let after = match scenario.simulation.capacity {
-                CapacitySource::Simulated => simcap::fleet(
-                    &simcap::Setting::of(scenario, options.cache_dir.as_deref()),
+                CapacitySource::Simulated => simulated::fleet(
+                    &simulated::Setting::of(scenario, options.cache_dir.as_deref()),
                     &faster,
                     &entry.config,
                     tier_k,

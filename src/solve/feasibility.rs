@@ -1,9 +1,9 @@
 //! Why a scenario has no plan: tiers no configuration can serve, and quotas
 //! too small for the busiest slot.
 
+use crate::base::error::PlannerError;
 use crate::capacity::{CapacityEntry, Verdict};
 use crate::demand::Demand;
-use crate::error::PlannerError;
 use crate::scenario::Scenario;
 
 /// Fails when a tier with demand has neither a configuration that meets its

@@ -2,9 +2,9 @@
 //! dominated configurations pruned, API prices per request.
 
 use super::SolveOptions;
+use crate::capacity::fleet::FleetCapacity;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
-use crate::fleet_capacity::FleetCapacity;
 use crate::milp::{
     ApiTerms, ConfigOption, GpuType, MilpInput, Purchase, SpotTerms, TierInput, TierRules,
 };

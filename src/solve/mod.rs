@@ -1,18 +1,18 @@
 //! The `solve` pipeline: scenario → demand → capacity → MILP → plan → replay,
 //! re-solved with tighter capacity while a tier misses its target.
 
-use crate::baselines;
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::capacity::simulated;
 use crate::capacity::{self, CapacityEntry};
 use crate::demand::{self, Demand};
-use crate::error::PlannerError;
 use crate::milp::{self, MilpError};
+use crate::money::baselines;
+use crate::plan::file::PlanFile;
 use crate::plan::{Plan, Round, WithoutApi};
-use crate::plan_file::PlanFile;
-use crate::progress::Progress;
 use crate::replay;
+use crate::replay::verification::Verification;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
-use crate::simcap;
-use crate::verification::Verification;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -47,7 +47,7 @@ impl SolveOptions {
             progress,
             solver_log: None,
             warm_start: true,
-            cache_dir: simcap::default_cache_dir(),
+            cache_dir: simulated::default_cache_dir(),
         }
     }
 }
@@ -149,7 +149,7 @@ fn tightened_on_api(scenario: &Scenario, plan: &Plan) -> Vec<usize> {
 fn solve_rounds(
     scenario: &Scenario,
     demand: &Demand,
-    replay: Option<&crate::sim::workload::TraceReplay>,
+    replay: Option<&crate::demand::workload::TraceReplay>,
     options: &SolveOptions,
 ) -> Result<Plan, PlannerError> {
     let progress = options.progress;
@@ -176,7 +176,7 @@ fn solve_rounds(
     let mut resized_last = vec![false; scenario.tiers.len()];
     loop {
         if scenario.simulation.capacity == CapacitySource::Simulated {
-            simcap::extend_fleets(
+            simulated::extend_fleets(
                 &mut capacity,
                 scenario,
                 &sizing.tiers,
@@ -317,7 +317,7 @@ pub fn first_round_milp(
     let factors = vec![1.0; scenario.tiers.len()];
     let mut capacity = capacity_table(scenario, demand, &factors, options);
     if scenario.simulation.capacity == CapacitySource::Simulated {
-        simcap::extend_fleets(
+        simulated::extend_fleets(
             &mut capacity,
             scenario,
             &demand.tiers,
@@ -580,7 +580,7 @@ pub fn capacity_table(
     options: &SolveOptions,
 ) -> Vec<Vec<CapacityEntry>> {
     match scenario.simulation.capacity {
-        CapacitySource::Simulated => simcap::evaluate_all(
+        CapacitySource::Simulated => simulated::evaluate_all(
             scenario,
             &demand.tiers,
             &need_rps(demand, factors),

@@ -1,14 +1,14 @@
-//! Solving over the commitment term when demand grows ([`crate::growth`]):
+//! Solving over the commitment term when demand grows ([`crate::money::growth`]):
 //! the reserved counts from the term's MILP, the horizon's plan with them.
 
 use super::input::milp_input;
 use super::SolveOptions;
 use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
-use crate::growth::{
+use crate::milp::{self, Method, MilpError, MilpInput, MilpSolution, SolveStatus};
+use crate::money::growth::{
     HorizonOnly, TermGrowth, TermProjection, MAX_TERM_SLOTS_DECOMPOSED, MAX_TERM_SLOTS_WHOLE,
 };
-use crate::milp::{self, Method, MilpError, MilpInput, MilpSolution, SolveStatus};
 use crate::scenario::Scenario;
 use std::time::Instant;
 

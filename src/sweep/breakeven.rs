@@ -71,7 +71,7 @@ fn midpoint(lo: f64, hi: f64, integer: bool) -> Option<String> {
     }
     let mid = (lo + hi) / 2.0;
     (2..=12).find_map(|digits| {
-        let text = crate::report::significant(mid, digits);
+        let text = crate::base::numbers::significant(mid, digits);
         let v: f64 = text.parse().ok()?;
         (v > lo && v < hi).then_some(text)
     })

@@ -1,7 +1,7 @@
 //! The sweep grid: each `--set KEY=V1,V2,…` is an axis, and the variants are
 //! every combination of one value per axis (the first axis varies slowest).
 
-use crate::error::PlannerError;
+use crate::base::error::PlannerError;
 use crate::scenario::Override;
 use serde::Serialize;
 
@@ -114,9 +114,9 @@ impl Grid {
                 .collect();
             return Err(PlannerError::Usage(format!(
                 "--set: the sweep grid has {} variants ({}), over the limit of {}; each variant is a full solve. Give fewer values, or confirm with {LARGE_GRID_FLAG}",
-                crate::report::group_thousands(n as i64),
+                crate::base::numbers::group_thousands(n as i64),
                 shape.join(" × "),
-                crate::report::group_thousands(MAX_VARIANTS as i64)
+                crate::base::numbers::group_thousands(MAX_VARIANTS as i64)
             )));
         }
         Ok(grid)
@@ -199,7 +199,7 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("1,200 variants (40 (a) × 30 (b))"), "{msg}");
         assert!(msg.contains(LARGE_GRID_FLAG), "{msg}");
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_INPUT);
+        assert_eq!(err.exit_code(), crate::base::error::EXIT_BAD_INPUT);
         assert_eq!(Grid::parse(&[a, b], true).unwrap().variant_count(), 1200);
     }
 

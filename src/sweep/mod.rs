@@ -12,7 +12,7 @@ pub mod breakeven;
 pub mod grid;
 pub mod row;
 
-use crate::error::PlannerError;
+use crate::base::error::PlannerError;
 use crate::scenario::{self, Override};
 use crate::solve::SolveOptions;
 pub use breakeven::BreakEven;
@@ -88,7 +88,7 @@ impl Solver<'_> {
                     &label
                 },
                 match &result {
-                    Ok(f) => format!("{} USD", crate::report::usd(f.total_cost_usd)),
+                    Ok(f) => format!("{} USD", crate::base::numbers::usd(f.total_cost_usd)),
                     Err(_) => "no plan".to_string(),
                 },
                 t0.elapsed().as_secs_f64()
@@ -152,7 +152,8 @@ pub fn run(
         options,
         solved: Mutex::new(BTreeMap::new()),
     };
-    let figures = crate::parallel::map_in_order(&variants, |v| solver.figures(&overrides_of(v)));
+    let figures =
+        crate::base::parallel::map_in_order(&variants, |v| solver.figures(&overrides_of(v)));
     let rows: Vec<SweepRow> = variants
         .iter()
         .zip(figures)

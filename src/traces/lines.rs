@@ -2,10 +2,10 @@
 //! numbers from 1, and files as users save them — a UTF-8 byte-order mark on
 //! the first line is skipped, a CRLF end is taken as a line end, and invalid
 //! UTF-8 or a lone carriage return is an error naming the line and column
-//! ([`crate::text::check_line`]). A reader for a new format reads its rows
+//! ([`crate::base::text::check_line`]). A reader for a new format reads its rows
 //! from [`Lines::next_line`] and inherits all of this.
 
-use crate::text::check_line;
+use crate::base::text::check_line;
 use std::io::BufRead;
 
 /// Why a line could not be read.

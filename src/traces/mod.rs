@@ -1,12 +1,14 @@
 //! Request traces: streaming readers for the Azure CSV and Mooncake JSONL
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
+pub mod aggregate;
 mod error;
 pub mod length_sample;
 pub mod lines;
 pub mod micros;
 pub mod quantised;
 mod reader;
+pub mod shape;
 pub mod stats;
 pub mod synth;
 pub mod timestamp;

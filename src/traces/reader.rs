@@ -54,7 +54,7 @@ pub fn read_trace(
     let head = reader
         .fill_buf()
         .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
-    let head = head.strip_prefix(crate::text::BOM).unwrap_or(head);
+    let head = head.strip_prefix(crate::base::text::BOM).unwrap_or(head);
     let format = match options.format {
         Some(f) => f,
         None => TraceFormat::detect(head).ok_or_else(|| {

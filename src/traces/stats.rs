@@ -8,8 +8,8 @@ use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
 use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
-use crate::progress::Progress;
-use crate::stats::RunningMoments;
+use crate::base::progress::Progress;
+use crate::base::stats::RunningMoments;
 use serde::Serialize;
 use std::path::Path;
 
@@ -613,8 +613,8 @@ mod sparse_tests {
             let mut sorted: Vec<f64> = dense.iter().map(|&c| c as f64).collect();
             sorted.sort_by(f64::total_cmp);
             assert_eq!(s.windows, dense.len() as u64);
-            assert_eq!(s.p50, crate::stats::percentile_sorted(&sorted, 0.5));
-            assert_eq!(s.p99, crate::stats::percentile_sorted(&sorted, 0.99));
+            assert_eq!(s.p50, crate::base::stats::percentile_sorted(&sorted, 0.5));
+            assert_eq!(s.p99, crate::base::stats::percentile_sorted(&sorted, 0.99));
             assert_eq!(s.max, *dense.iter().max().unwrap() as f64);
         }
     }

@@ -4,7 +4,7 @@
 //! real trace.
 
 use super::timestamp::format_utc;
-use crate::shape::RateCurve;
+use crate::traces::shape::RateCurve;
 use rand::distributions::Distribution;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -2,10 +2,10 @@
 
 use super::page::{card, page, table};
 use super::svg::{bars, esc, legend, log_ticks, nice_ticks, tick_label, Frame};
+use crate::base::numbers::usd;
+use crate::plan::schedule::Slot;
 use crate::plan::Plan;
-use crate::report::usd;
-use crate::schedule::Slot;
-use crate::verification::QuantileMs;
+use crate::replay::verification::QuantileMs;
 use std::fmt::Write as _;
 
 /// x-axis ticks over a horizon: days when it spans two or more, else hours.
@@ -226,7 +226,7 @@ fn unit_cost_table(plan: &Plan) -> String {
         header.extend(["API USD / 1M in+out", "API USD / 1M out"].map(String::from));
     }
     let fmt = crate::report::unit_costs_text::per_token_usd;
-    let row = |name: &str, u: &crate::unit_costs::UnitCost| {
+    let row = |name: &str, u: &crate::money::unit_costs::UnitCost| {
         let mut r = vec![
             name.to_string(),
             usd(u.cost_usd),
@@ -295,7 +295,7 @@ fn gpu_table(plan: &Plan) -> String {
 
 /// The plan as a self-contained HTML page.
 pub fn render(plan: &Plan) -> String {
-    let schedule = crate::schedule::of(plan);
+    let schedule = crate::plan::schedule::of(plan);
     let mut body = String::new();
     if !plan.missed_targets.is_empty() {
         let _ = write!(

@@ -53,7 +53,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// A tick label: thousands grouped, trailing zeros dropped.
 pub fn tick_label(v: f64) -> String {
     if v.abs() >= 1000.0 {
-        crate::report::group_thousands(v.round() as i64)
+        crate::base::numbers::group_thousands(v.round() as i64)
     } else if v == v.round() {
         format!("{v:.0}")
     } else {
@@ -335,7 +335,7 @@ pub fn bars(id: &str, title: &str, rows: &[(String, f64, &str)], unit: &str) -> 
             y + 20.0,
             x1 + 6.0,
             y + 15.0,
-            esc(&crate::report::usd(*value)),
+            esc(&crate::base::numbers::usd(*value)),
             esc(unit)
         );
     }

@@ -1,0 +1,101 @@
+//! Parsing a TOML file into a struct, with the error located by line, column
+//! and key path.
+
+use crate::base::error::{line_col, Problem};
+use serde::de::DeserializeOwned;
+use std::path::Path;
+
+/// Reads and parses `path` (a UTF-8 BOM and CRLF line ends accepted).
+/// Errors carry the file, `line:column` and the key path; every syntax error
+/// is listed ([`super::toml_syntax`]).
+pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), Vec<Problem>> {
+    let text = read_toml_text(path).map_err(|p| vec![p])?;
+    let value = parse_toml(path, &text)?;
+    Ok((value, text))
+}
+
+/// The text of a TOML file: without its BOM, invalid UTF-8 and lone
+/// carriage returns located.
+pub fn read_toml_text(path: &Path) -> Result<String, Problem> {
+    crate::base::text::read_text(path).map_err(|e| Problem {
+        file: path.to_path_buf(),
+        location: e.location(),
+        message: e.message,
+    })
+}
+
+/// Parses `text` (the contents of `path`) into `T`: all syntax errors, or
+/// the first type error.
+pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Vec<Problem>> {
+    let syntax_error = || toml::from_str::<toml::Table>(text).is_err();
+    let deserializer = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let key_path = err.path().to_string();
+        let inner = err.into_inner();
+        let location = inner
+            .span()
+            .map(|span| line_col(text, span.start))
+            .unwrap_or_default();
+        let message = inner.message().trim().replace('\n', "; ");
+        let message = if key_path.is_empty() || key_path == "." {
+            message
+        } else {
+            format!("{message} (at key `{key_path}`)")
+        };
+        let first = Problem {
+            file: path.to_path_buf(),
+            location,
+            message,
+        };
+        if syntax_error() {
+            super::toml_syntax::all_syntax_problems(path, text, first)
+        } else {
+            vec![first]
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        size: u32,
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Outer {
+        name: String,
+        inner: Inner,
+    }
+
+    #[test]
+    fn wrong_type_reports_line_and_key_path() {
+        let text = "name = \"x\"\n[inner]\nsize = \"big\"\n";
+        let err = parse_toml::<Outer>(Path::new("f.toml"), text)
+            .unwrap_err()
+            .remove(0);
+        assert_eq!(err.location, "3:8");
+        assert!(err.message.contains("inner.size"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_key_is_rejected() {
+        let text = "name = \"x\"\ncolour = 1\n[inner]\nsize = 1\n";
+        let err = parse_toml::<Outer>(Path::new("f.toml"), text)
+            .unwrap_err()
+            .remove(0);
+        assert_eq!(err.location, "2:1");
+        assert!(
+            err.message.contains("unknown field `colour`"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! One `[[demand]]` source read into the figures demand is built from —
+//! per-minute arrivals, within-minute burstiness, length distributions and a
+//! length sample — whether it is a per-request trace or a tier of an
+//! aggregate; and what the replay keeps of it.
+
+use crate::base::error::{PlannerError, Problem};
+use crate::base::progress::Progress;
+use crate::scenario::{DemandSource, Scenario};
+use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
+use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
+use crate::traces::stats::{accumulate_keeping, LengthStats};
+use crate::traces::{ReaderOptions, Request};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the replay needs of a source.
+#[derive(Debug, Clone)]
+pub enum KeptSource {
+    /// Nothing kept (demand only).
+    Nothing,
+    /// A trace's requests.
+    Requests(Vec<Request>),
+    /// An aggregate's tier, from which requests are sampled.
+    Aggregate(Arc<TierAggregate>),
+}
+
+/// The figures of one source.
+#[derive(Debug, Clone)]
+pub struct SourceFigures {
+    /// `azure`, `mooncake`, … or `aggregate`.
+    pub format: String,
+    /// The tier read from an aggregate (`None` for a trace).
+    pub aggregate_tier: Option<String>,
+    pub requests: u64,
+    pub span_s: f64,
+    /// Start (seconds on the source's clock) of the first minute.
+    pub first_minute_s: i64,
+    /// Arrivals per clock minute from the first minute on.
+    pub minute_counts: Vec<u64>,
+    pub within_minute_cv: f64,
+    /// `None` when the source cannot tell (an aggregate).
+    pub interarrival_cv: Option<f64>,
+    /// Set when the trace's timestamps are rounded to a coarse step, so its
+    /// within-minute CV was replaced by the fallback (or the scenario's).
+    pub quantised_step_s: Option<f64>,
+    pub input_tokens: LengthStats,
+    pub output_tokens: LengthStats,
+    /// The (input, output) pairs the capacity search runs on.
+    pub lengths: Vec<(u32, u32)>,
+    /// Where `lengths` come from.
+    pub capacity_lengths: CapacityLengths,
+}
+
+/// Where a source's capacity lengths come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityLengths {
+    /// The trace's length sample: its requests of smallest sample key.
+    TraceSample,
+    /// The aggregate's recorded length sample: the same requests.
+    AggregateSample,
+    /// Drawn from the aggregate's bins (format versions 1 and 2 record no
+    /// sample).
+    AggregateBins,
+}
+
+/// Aggregates read so far, by folder (a folder named twice is read once).
+#[derive(Default)]
+pub struct AggregateCache {
+    read: HashMap<PathBuf, Arc<Aggregate>>,
+}
+
+impl AggregateCache {
+    fn get(&mut self, dir: &PathBuf) -> Result<Arc<Aggregate>, PlannerError> {
+        if let Some(a) = self.read.get(dir) {
+            return Ok(a.clone());
+        }
+        let agg = Arc::new(read_aggregate(dir).map_err(PlannerError::Aggregate)?);
+        self.read.insert(dir.clone(), agg.clone());
+        Ok(agg)
+    }
+}
+
+/// Reads `source` of `scenario`; keeps what a replay needs when `keep`.
+pub fn read_source(
+    scenario: &Scenario,
+    index: usize,
+    source: &DemandSource,
+    cache: &mut AggregateCache,
+    progress: Progress,
+    keep: bool,
+) -> Result<(SourceFigures, KeptSource), PlannerError> {
+    if let Some(name) = &source.aggregate_tier {
+        let agg = cache.get(&source.trace)?;
+        let Some(t) = agg.tier(name) else {
+            let names: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
+            return Err(PlannerError::Scenario(vec![Problem {
+                file: scenario.path.clone(),
+                location: format!("demand[{index}]"),
+                message: format!(
+                    "the aggregate {} has no tier `{name}`; it holds {}; name one with `aggregate_tier`",
+                    source.trace.display(),
+                    names.join(", ")
+                ),
+            }]));
+        };
+        let t = Arc::new(t.clone());
+        let counts = t.minutes.iter().map(|m| m.requests).collect();
+        let figures = SourceFigures {
+            format: "aggregate".into(),
+            aggregate_tier: Some(name.clone()),
+            requests: t.requests(),
+            span_s: t.span_s(),
+            first_minute_s: t.minutes.first().map_or(0, |m| m.minute_s),
+            minute_counts: counts,
+            within_minute_cv: source
+                .within_minute_cv
+                .unwrap_or_else(|| t.within_minute_cv()),
+            interarrival_cv: None,
+            quantised_step_s: None,
+            input_tokens: t.input_tokens(),
+            output_tokens: t.output_tokens(),
+            lengths: t.capacity_lengths(),
+            capacity_lengths: if t.has_length_sample() {
+                CapacityLengths::AggregateSample
+            } else {
+                CapacityLengths::AggregateBins
+            },
+        };
+        let kept = if keep {
+            KeptSource::Aggregate(t)
+        } else {
+            KeptSource::Nothing
+        };
+        return Ok((figures, kept));
+    }
+    let options = ReaderOptions {
+        format: source.format,
+        skip_bad_rows: false,
+        max_context_tokens: Some(scenario.model.profile.max_context_tokens),
+    };
+    let mut requests = Vec::new();
+    // `solve` has no --skip-bad-rows: the message must not suggest it.
+    let (format, summary, acc) = accumulate_keeping(
+        &source.trace,
+        options,
+        progress,
+        keep.then_some(&mut requests),
+    )
+    .map_err(|mut e| {
+        e.skippable = false;
+        e
+    })?;
+    let (first_minute_s, minute_counts) = acc.window_counts(60);
+    let figures = SourceFigures {
+        format: serde_json::to_value(format)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        aggregate_tier: None,
+        requests: summary.requests,
+        span_s: acc.span_s(),
+        first_minute_s,
+        minute_counts,
+        within_minute_cv: source
+            .within_minute_cv
+            .unwrap_or_else(|| match acc.quantised() {
+                Some(_) => FALLBACK_WITHIN_MINUTE_CV,
+                None => acc.within_minute_cv(),
+            }),
+        interarrival_cv: Some(acc.interarrival_cv()),
+        quantised_step_s: acc.quantised().map(|q| q.step_s),
+        input_tokens: acc.input_tokens(),
+        output_tokens: acc.output_tokens(),
+        lengths: acc.length_sample(),
+        capacity_lengths: CapacityLengths::TraceSample,
+    };
+    let kept = if keep {
+        KeptSource::Requests(requests)
+    } else {
+        KeptSource::Nothing
+    };
+    Ok((figures, kept))
+}

@@ -1,0 +1,341 @@
+//! Workloads for the simulator: the scenario's traces replayed slot by slot
+//! against a plan, and a renewal stream at a chosen rate for capacity search.
+//!
+//! Replay of slot t, per trace of a tier (the arrival pattern inside the slot
+//! is the trace's own; its volume is the plan's):
+//! * without a rate curve the slot reads the trace's own requests in
+//!   [t·slot, (t+1)·slot) from the trace's first slot boundary — the same
+//!   window the demand figures came from — and `scale` sets the multiplier;
+//! * with a rate curve the slot reads the trace as a loop, from offset
+//!   (t·slot) mod span, and the multiplier makes the expected count the
+//!   slot's mean rate × slot length × this trace's share of the tier;
+//! * every request is kept ⌊m⌋ or ⌈m⌉ times (seeded draw on the fraction);
+//!   copies after the first are shifted by a uniform 0-60 s (wrapping inside
+//!   the slot), so scaled-up traffic keeps the trace's minute-by-minute shape
+//!   without replaying identical bursts in lockstep.
+//!
+//! Seeds depend on (seed, slot, tier, trace), so a slot replayed alone gets the
+//! same requests as in a replay of the whole horizon.
+
+use crate::sim::request::Arrival;
+use crate::traces::aggregate::sample::{minute_offsets, LengthSampler};
+use crate::traces::aggregate::{MinuteRow, TierAggregate};
+use crate::traces::Request;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Seconds within which the copies of a scaled-up request are spread.
+pub const COPY_SPREAD_S: f64 = 60.0;
+
+/// Where a source's requests come from.
+#[derive(Debug, Clone)]
+enum Arrivals {
+    /// A trace's requests: (seconds, input tokens, output tokens), sorted.
+    Requests(Vec<(f64, u32, u32)>),
+    /// An aggregate's minutes (the first starting at `first_s`), whose
+    /// requests are drawn per minute with a seed of (seed, minute).
+    Minutes {
+        minutes: Vec<MinuteRow>,
+        first_s: f64,
+        sampler: LengthSampler,
+        seed: u64,
+    },
+}
+
+/// One trace of a tier, in memory, times relative to its first slot boundary
+/// (unshaped) or its first request (shaped); or one tier of an aggregate,
+/// whose requests are drawn minute by minute when a slot asks for them.
+#[derive(Debug, Clone)]
+pub struct SourceReplay {
+    arrivals: Arrivals,
+    /// Length of the loop for shaped replay.
+    span_s: f64,
+    scale: f64,
+    /// Requests/s of the trace × scale (its weight within the tier).
+    base_rps: f64,
+}
+
+impl SourceReplay {
+    /// Prepares a trace's requests (any order) for replay in slots of `slot_s`.
+    pub fn new(requests: Vec<Request>, scale: f64, slot_s: f64, shaped: bool) -> Self {
+        // Same size and alignment: the collect reuses the allocation.
+        let mut times: Vec<(f64, u32, u32)> = requests
+            .into_iter()
+            .map(|r| (r.arrival_s, r.input_tokens, r.output_tokens))
+            .collect();
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let first = times.first().map_or(0.0, |r| r.0);
+        let last = times.last().map_or(0.0, |r| r.0);
+        let n = times.len() as f64;
+        // The loop closes one mean gap after the last request.
+        let span_s = if n > 1.0 {
+            (last - first) * n / (n - 1.0)
+        } else {
+            slot_s
+        }
+        .max(1.0);
+        let origin = if shaped {
+            first
+        } else {
+            (first / slot_s).floor() * slot_s
+        };
+        for r in &mut times {
+            r.0 -= origin;
+        }
+        SourceReplay {
+            arrivals: Arrivals::Requests(times),
+            span_s,
+            scale,
+            base_rps: n / span_s * scale,
+        }
+    }
+
+    /// Prepares a tier of an aggregate: its minutes are aligned like a
+    /// trace's requests (to the first slot boundary, or to the first minute
+    /// when shaped), and each minute's requests are drawn with `seed`.
+    pub fn from_aggregate(
+        tier: &TierAggregate,
+        scale: f64,
+        slot_s: f64,
+        shaped: bool,
+        seed: u64,
+    ) -> Self {
+        let first = tier.minutes.first().map_or(0, |m| m.minute_s) as f64;
+        // The first arrival, which a shaped replay starts from as a trace's
+        // does (format version 2 on: the first minute's first offset).
+        let first_arrival = first
+            + tier
+                .minutes
+                .iter()
+                .find(|m| m.requests > 0)
+                .and_then(|m| m.arrivals_us)
+                .map_or(0.0, |(f, _)| f64::from(f) / 1e6);
+        let origin = if shaped {
+            first_arrival
+        } else {
+            (first / slot_s).floor() * slot_s
+        };
+        // The loop is the trace's, (last − first)·n/(n − 1) from the first
+        // arrival (closing one mean gap after the last), when the offsets
+        // give the span; every minute of the aggregate otherwise (version 1).
+        let n = tier.requests() as f64;
+        let exact_span = tier.minutes.iter().any(|m| m.arrivals_us.is_some());
+        let span_s = match (exact_span, n > 1.0) {
+            (true, true) => (tier.span_s() * n / (n - 1.0)).max(1.0),
+            (true, false) => slot_s.max(1.0),
+            (false, _) => (tier.minutes.len() as f64 * 60.0).max(60.0),
+        };
+        SourceReplay {
+            arrivals: Arrivals::Minutes {
+                minutes: tier.minutes.clone(),
+                first_s: first - origin,
+                sampler: LengthSampler::new(tier),
+                seed,
+            },
+            span_s,
+            scale,
+            base_rps: tier.requests() as f64 / span_s * scale,
+        }
+    }
+
+    /// Requests/s × scale.
+    pub fn base_rps(&self) -> f64 {
+        self.base_rps
+    }
+
+    /// Appends the requests in [start, end), their times moved by `shift`.
+    fn between(&self, start: f64, end: f64, shift: f64, out: &mut Vec<(f64, u32, u32)>) {
+        match &self.arrivals {
+            Arrivals::Requests(requests) => {
+                let lo = requests.partition_point(|r| r.0 < start);
+                let hi = requests.partition_point(|r| r.0 < end);
+                out.extend(requests[lo..hi].iter().map(|&(t, i, o)| (t + shift, i, o)));
+            }
+            Arrivals::Minutes {
+                minutes,
+                first_s,
+                sampler,
+                seed,
+            } => {
+                let index = |t: f64| ((t - first_s) / 60.0).floor().max(0.0) as usize;
+                let from = index(start);
+                let to = (index(end) + 1).min(minutes.len());
+                for (i, m) in minutes.iter().enumerate().take(to).skip(from) {
+                    let mut rng = StdRng::seed_from_u64(mix(*seed, i as u64, 0, 0));
+                    let minute_start = first_s + 60.0 * i as f64;
+                    for offset in minute_offsets(m, &mut rng) {
+                        let (input, output) = sampler.draw(&mut rng);
+                        let t = minute_start + offset;
+                        if (start..end).contains(&t) {
+                            out.push((t + shift, input, output));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Requests in [from, from + len) of the trace (looped when `looped`).
+    fn window(&self, from_s: f64, len_s: f64, looped: bool, out: &mut Vec<(f64, u32, u32)>) {
+        out.clear();
+        let mut start = from_s;
+        let mut emitted_s = 0.0;
+        let empty = match &self.arrivals {
+            Arrivals::Requests(r) => r.is_empty(),
+            Arrivals::Minutes { minutes, .. } => minutes.is_empty(),
+        };
+        while emitted_s < len_s {
+            let end = if looped {
+                (start + (len_s - emitted_s)).min(self.span_s)
+            } else {
+                start + len_s
+            };
+            self.between(start, end, emitted_s - start, out);
+            emitted_s += end - start;
+            if !looped || empty {
+                break;
+            }
+            start = 0.0;
+        }
+    }
+}
+
+/// One tier's traces and per-slot volume.
+#[derive(Debug, Clone)]
+pub struct TierReplay {
+    pub sources: Vec<SourceReplay>,
+    /// Mean requests/s per slot (shaped replay); unused without a curve.
+    pub mean_rps: Vec<f64>,
+}
+
+/// The scenario's traces, ready to replay slot by slot.
+#[derive(Debug, Clone)]
+pub struct TraceReplay {
+    pub tiers: Vec<TierReplay>,
+    pub slot_s: f64,
+    /// Whether a rate curve shapes the volume.
+    pub shaped: bool,
+    pub seed: u64,
+}
+
+impl TraceReplay {
+    /// The arrivals of slot `t`, sorted by time (seconds since slot 0).
+    pub fn slot(&self, t: usize) -> Vec<Arrival> {
+        let mut out = Vec::new();
+        let mut window = Vec::new();
+        let slot_start = t as f64 * self.slot_s;
+        for (k, tier) in self.tiers.iter().enumerate() {
+            let total_base: f64 = tier.sources.iter().map(|s| s.base_rps).sum();
+            for (j, source) in tier.sources.iter().enumerate() {
+                let mut rng = StdRng::seed_from_u64(mix(self.seed, t as u64, k as u64, j as u64));
+                let multiplier = if self.shaped {
+                    let offset = (slot_start % source.span_s + source.span_s) % source.span_s;
+                    source.window(offset, self.slot_s, true, &mut window);
+                    let share = if total_base > 0.0 {
+                        source.base_rps / total_base
+                    } else {
+                        0.0
+                    };
+                    let target = tier.mean_rps.get(t).copied().unwrap_or(0.0) * self.slot_s * share;
+                    if window.is_empty() {
+                        0.0
+                    } else {
+                        target / window.len() as f64
+                    }
+                } else {
+                    source.window(slot_start, self.slot_s, false, &mut window);
+                    source.scale
+                };
+                for &(offset_s, input, output) in &window {
+                    let copies = multiplier.floor() as u64
+                        + u64::from(rng.gen::<f64>() < multiplier.fract());
+                    for c in 0..copies {
+                        let mut at = offset_s;
+                        if c > 0 {
+                            at = (at + rng.gen::<f64>() * COPY_SPREAD_S) % self.slot_s;
+                        }
+                        out.push(Arrival {
+                            time_s: slot_start + at,
+                            tier: k as u16,
+                            input_tokens: input,
+                            output_tokens: output,
+                        });
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.time_s.total_cmp(&b.time_s).then(a.tier.cmp(&b.tier)));
+        out
+    }
+
+    /// Arrivals of the slots in `slots`, generated one slot at a time.
+    pub fn arrivals(&self, slots: std::ops::Range<usize>) -> impl Iterator<Item = Arrival> + '_ {
+        slots.flat_map(move |t| self.slot(t))
+    }
+}
+
+/// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).
+pub fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
+    let mut z =
+        seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace() -> Vec<Request> {
+        (0..3600)
+            .map(|i| Request {
+                arrival_s: 1_000_000.0 * 3600.0 + f64::from(i),
+                input_tokens: 100 + i as u32 % 7,
+                output_tokens: 10,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unshaped_slot_replays_the_trace_times_its_scale() {
+        let src = SourceReplay::new(trace(), 2.0, 3600.0, false);
+        let replay = TraceReplay {
+            tiers: vec![TierReplay {
+                sources: vec![src],
+                mean_rps: vec![],
+            }],
+            slot_s: 3600.0,
+            shaped: false,
+            seed: 1,
+        };
+        let slot = replay.slot(0);
+        assert_eq!(slot.len(), 7200);
+        assert!(slot.windows(2).all(|w| w[0].time_s <= w[1].time_s));
+        assert!(slot.iter().all(|a| (0.0..3600.0).contains(&a.time_s)));
+        assert!(replay.slot(1).is_empty());
+        assert_eq!(replay.slot(0), slot, "same seed, same arrivals");
+    }
+
+    #[test]
+    fn shaped_slot_follows_the_planned_volume() {
+        let src = SourceReplay::new(trace(), 1.0, 1800.0, true);
+        let replay = TraceReplay {
+            tiers: vec![TierReplay {
+                sources: vec![src],
+                mean_rps: vec![0.5, 2.5],
+            }],
+            slot_s: 1800.0,
+            shaped: true,
+            seed: 7,
+        };
+        let quiet = replay.slot(0).len() as f64;
+        let busy = replay.slot(1).len() as f64;
+        assert!((quiet - 900.0).abs() < 60.0, "{quiet}");
+        assert!((busy - 4500.0).abs() < 60.0, "{busy}");
+        assert!(replay
+            .slot(1)
+            .iter()
+            .all(|a| (1800.0..3600.0).contains(&a.time_s)));
+    }
+}

@@ -1,0 +1,9 @@
+//! Money derived from a plan: the simple alternatives priced on the same
+//! demand ([`baselines`]), cost per token ([`unit_costs`]), what the
+//! reservations commit to per year and over the term ([`commitment`]), and
+//! the term's cost when demand grows ([`growth`]).
+
+pub mod baselines;
+pub mod commitment;
+pub mod growth;
+pub mod unit_costs;

@@ -1,0 +1,636 @@
+//! The roofline latency model: prefill time and decode step time of one
+//! replica (a tensor-parallel group of GPUs) from the model shape, the GPU's
+//! peaks and its efficiency factors. Formulas in `docs/model.md`.
+//!
+//! A step is the sum of parts that each run at their own bound: the weight
+//! GEMMs (layers, then the LM head for the tokens that produce logits), the
+//! attention, the all-reduces, the fixed GPU time of the layers and the
+//! engine's CPU overhead.
+
+use crate::perf::precision::Precision;
+use crate::profiles::{GpuProfile, ModelProfile};
+use serde::Serialize;
+
+/// Bytes per activation element exchanged by the all-reduces (BF16).
+const ACTIVATION_BYTES: f64 = 2.0;
+
+/// Speed-up of an FP8 GEMM's compute over BF16 on the same GPU, as a function
+/// of the tokens `T` through it: `at_one_token + per_token_doubling × log2 T`,
+/// at least 1 and at most the datasheet ratio `fp8_tflops / bf16_tflops`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fp8Gain {
+    /// The gain at one token.
+    pub at_one_token: f64,
+    /// What each doubling of the tokens adds.
+    pub per_token_doubling: f64,
+}
+
+impl Fp8Gain {
+    /// The gain at `tokens` tokens, capped at `max`.
+    pub fn at(&self, tokens: f64, max: f64) -> f64 {
+        (self.at_one_token + self.per_token_doubling * tokens.max(1.0).log2())
+            .clamp(1.0, max.max(1.0))
+    }
+}
+
+/// The FP8 GEMM gain fitted by `planner calibrate --kernels` to the H200's
+/// measured FP8 and BF16 GEMMs (`data/h200-measured/fp8.csv`: Llama 3.1 70B
+/// shapes, TP 1-8, 16-8,192 tokens): 1.47× at 16 tokens, 1.67× at 256, 1.77×
+/// at 1,024, 1.92× at 8,192. Every FP8 GPU takes it (only the H200 was
+/// measured).
+pub const FP8_GEMM_GAIN: Fp8Gain = Fp8Gain {
+    at_one_token: 1.27,
+    per_token_doubling: 0.05,
+};
+
+/// Latency model of one replica: `tp` GPUs of one type serving one model at
+/// one precision.
+#[derive(Debug, Clone)]
+pub struct PerfModel {
+    /// Tensor-parallel degree (GPUs per replica).
+    pub tp: u32,
+    /// Precision of the weights and their GEMMs.
+    pub precision: Precision,
+    layers: f64,
+    hidden: f64,
+    heads: f64,
+    head_dim: f64,
+    /// GEMM parameters per token in the layers (active minus embedding and
+    /// LM head), and all of them (a mixture of experts reads at most these).
+    gemm_params: f64,
+    gemm_params_total: f64,
+    /// LM head parameters: vocabulary × hidden.
+    lm_head_params: f64,
+    total_params: f64,
+    bytes_per_weight: f64,
+    kv_bytes_per_token: f64,
+    /// η_c × BF16 peak FLOP/s of one GPU.
+    gemm_flops_per_s: f64,
+    /// The FP8 gain when the GEMMs run on FP8 units, with its cap.
+    fp8_gain: Option<(Fp8Gain, f64)>,
+    /// η_att × BF16 peak FLOP/s of one GPU (attention stays in BF16).
+    attention_flops_per_s: f64,
+    /// η_m × memory bandwidth of one GPU.
+    bytes_per_s: f64,
+    link_bytes_per_s: f64,
+    hop_latency_s: f64,
+    step_overhead_s: f64,
+    /// Fixed GPU time of one forward pass: layers × time per layer.
+    layers_fixed_s: f64,
+    usable_memory_bytes: f64,
+}
+
+/// The parts of one step's time, in seconds; they add up to the step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StepParts {
+    /// Weight GEMMs of the layers and the LM head, each at its own bound.
+    pub gemm_s: f64,
+    /// Attention at its own bound (BF16 FLOPs or KV-cache bytes read).
+    pub attention_s: f64,
+    /// Tensor-parallel all-reduces.
+    pub allreduce_s: f64,
+    /// Fixed GPU time: layers × `layer_overhead_us`.
+    pub fixed_gpu_s: f64,
+    /// Engine (CPU) overhead per step: `step_overhead_ms`.
+    pub cpu_overhead_s: f64,
+}
+
+impl StepParts {
+    /// The step: the sum of its parts.
+    pub fn total_s(&self) -> f64 {
+        self.gemm_s + self.attention_s + self.allreduce_s + self.fixed_gpu_s + self.cpu_overhead_s
+    }
+}
+
+impl PerfModel {
+    /// The model of `model` on `tp` GPUs of type `gpu`, its weights and GEMMs
+    /// at `precision`. Attention and the KV cache stay in BF16 (the KV bytes
+    /// come from the model profile).
+    ///
+    /// FP8 needs FP8 units: do not ask for it on a GPU without `fp8_tflops`
+    /// ([`GpuProfile::supports`]; scenario validation refuses that pairing).
+    /// A debug build asserts it; a release build runs such GEMMs with
+    /// one-byte weights on the BF16 units (no FP8 gain).
+    pub fn new(gpu: &GpuProfile, model: &ModelProfile, tp: u32, precision: Precision) -> Self {
+        debug_assert!(
+            gpu.supports(precision),
+            "{} has no {precision} units",
+            gpu.name
+        );
+        let fp8_gain = match (precision, gpu.fp8_tflops) {
+            (Precision::Fp8, Some(fp8)) => Some((FP8_GEMM_GAIN, fp8 / gpu.bf16_tflops)),
+            _ => None,
+        };
+        let bf16_flops = gpu.bf16_tflops * 1e12;
+        PerfModel {
+            tp,
+            precision,
+            layers: f64::from(model.layers),
+            hidden: f64::from(model.hidden),
+            heads: f64::from(model.heads),
+            head_dim: f64::from(model.head_dim),
+            gemm_params: model.gemm_params(),
+            gemm_params_total: model.gemm_params_total(),
+            lm_head_params: model.lm_head_params(),
+            total_params: model.params_billion * 1e9,
+            bytes_per_weight: precision.bytes_per_weight(),
+            kv_bytes_per_token: model.kv_bytes_per_token(),
+            gemm_flops_per_s: gpu.compute_efficiency * bf16_flops,
+            fp8_gain,
+            attention_flops_per_s: gpu.attention_efficiency() * bf16_flops,
+            bytes_per_s: gpu.bandwidth_efficiency * gpu.bandwidth_bytes_per_s(),
+            link_bytes_per_s: gpu.interconnect_gb_s * 1e9,
+            hop_latency_s: gpu.hop_latency_us * 1e-6,
+            step_overhead_s: gpu.step_overhead_ms * 1e-3,
+            layers_fixed_s: f64::from(model.layers) * gpu.layer_overhead_us * 1e-6,
+            usable_memory_bytes: gpu.usable_memory_bytes(),
+        }
+    }
+
+    fn tp(&self) -> f64 {
+        f64::from(self.tp)
+    }
+
+    /// Time of a step that does not depend on its work: engine overhead plus
+    /// the fixed GPU time of every layer.
+    fn fixed_s(&self) -> f64 {
+        self.step_overhead_s + self.layers_fixed_s
+    }
+
+    /// Weight bytes held by each GPU of the replica.
+    pub fn weight_bytes_per_gpu(&self) -> f64 {
+        self.total_params * self.bytes_per_weight / self.tp()
+    }
+
+    /// Tokens of KV cache the whole replica holds after the weights; negative
+    /// when the weights alone do not fit.
+    pub fn kv_capacity_tokens(&self) -> f64 {
+        (self.usable_memory_bytes - self.weight_bytes_per_gpu()) * self.tp()
+            / self.kv_bytes_per_token
+    }
+
+    /// KV-cache bytes per token of context.
+    pub fn kv_bytes_per_token(&self) -> f64 {
+        self.kv_bytes_per_token
+    }
+
+    /// Time of the two all-reduces per layer over `tokens` tokens of
+    /// activations: ring cost 2 (TP−1)/TP × message / link bandwidth plus one
+    /// hop latency each. Zero at TP 1.
+    pub fn allreduce_s(&self, tokens: f64) -> f64 {
+        if self.tp == 1 {
+            return 0.0;
+        }
+        let message = tokens * self.hidden * ACTIVATION_BYTES;
+        let one = 2.0 * (self.tp() - 1.0) / self.tp() * message / self.link_bytes_per_s
+            + self.hop_latency_s;
+        2.0 * self.layers * one
+    }
+
+    /// One GEMM group at its own bound: `flops` over `tokens` tokens against
+    /// `weight_bytes` of weights, split over the replica.
+    fn gemm_bound_s(&self, flops: f64, weight_bytes: f64, tokens: f64) -> f64 {
+        let gain = self
+            .fp8_gain
+            .map_or(1.0, |(gain, max)| gain.at(tokens, max));
+        let compute = flops / (self.tp() * self.gemm_flops_per_s * gain);
+        let memory = weight_bytes / (self.tp() * self.bytes_per_s);
+        compute.max(memory)
+    }
+
+    /// The weight GEMMs of a step, in seconds: the layers' GEMMs over
+    /// `tokens` tokens, max(2 N_g T / (TP η_c P g(T)), w N_read(T) / (TP η_m BW)),
+    /// plus the LM head over the `logit_tokens` tokens that produce logits,
+    /// max(2 V h T_logit / (TP η_c P g(T_logit)), w V h / (TP η_m BW)).
+    pub fn gemm_s(&self, tokens: f64, logit_tokens: f64) -> f64 {
+        if tokens <= 0.0 {
+            return 0.0;
+        }
+        let read = (self.gemm_params * tokens.max(1.0)).min(self.gemm_params_total);
+        let layers = self.gemm_bound_s(
+            2.0 * self.gemm_params * tokens,
+            read * self.bytes_per_weight,
+            tokens,
+        );
+        let head = if logit_tokens > 0.0 {
+            self.gemm_bound_s(
+                2.0 * self.lm_head_params * logit_tokens,
+                self.lm_head_params * self.bytes_per_weight,
+                logit_tokens,
+            )
+        } else {
+            0.0
+        };
+        layers + head
+    }
+
+    /// Attention of a step, in seconds, at its own bound:
+    /// max(4 L H d A / (TP η_att P_bf16), R kv / (TP η_m BW)) for `pairs`
+    /// (query, key) pairs and `kv_read_tokens` tokens of KV cache read.
+    pub fn attention_s(&self, pairs: f64, kv_read_tokens: f64) -> f64 {
+        let (compute, memory) = self.attention_per_unit();
+        (compute * pairs).max(memory * kv_read_tokens)
+    }
+
+    /// Seconds per (query, key) pair at the attention's compute bound, and
+    /// per token of KV cache read at its memory bound.
+    fn attention_per_unit(&self) -> (f64, f64) {
+        (
+            4.0 * self.layers * self.heads * self.head_dim
+                / (self.tp() * self.attention_flops_per_s),
+            self.kv_bytes_per_token / (self.tp() * self.bytes_per_s),
+        )
+    }
+
+    /// Prefill time of one prompt of `tokens` tokens, in seconds: a step of
+    /// `tokens` tokens with S²/2 pairs of causal attention, no cached KV and
+    /// one logit (the prompt's last token).
+    pub fn prefill_s(&self, tokens: f64) -> f64 {
+        self.step_s(&StepWork {
+            tokens,
+            attention_pairs: tokens * tokens / 2.0,
+            kv_read_tokens: 0.0,
+            logit_tokens: 1.0,
+        })
+    }
+
+    /// One decode step of `batch` sequences whose mean context is
+    /// `mean_context` tokens, in seconds: a step of `batch` tokens, each with
+    /// a logit, `batch × mean_context` pairs of attention and as many tokens
+    /// of KV cache read.
+    pub fn decode_step_s(&self, batch: f64, mean_context: f64) -> f64 {
+        if batch <= 0.0 {
+            return 0.0;
+        }
+        self.step_s(&StepWork {
+            tokens: batch,
+            attention_pairs: batch * mean_context,
+            kv_read_tokens: batch * mean_context,
+            logit_tokens: batch,
+        })
+    }
+
+    /// The parts of one engine step (see [`Self::step_s`]); all zero for a
+    /// step without tokens.
+    pub fn step_parts(&self, work: &StepWork) -> StepParts {
+        if work.tokens <= 0.0 {
+            return StepParts::default();
+        }
+        StepParts {
+            gemm_s: self.gemm_s(work.tokens, work.logit_tokens),
+            attention_s: self.attention_s(work.attention_pairs, work.kv_read_tokens),
+            allreduce_s: self.allreduce_s(work.tokens),
+            fixed_gpu_s: self.layers_fixed_s,
+            cpu_overhead_s: self.step_overhead_s,
+        }
+    }
+
+    /// One engine step of continuous batching, in seconds: the weight GEMMs
+    /// ([`Self::gemm_s`]) + attention ([`Self::attention_s`]) + all-reduces +
+    /// fixed GPU time (L τ_layer) + engine overhead (τ_step), each part at its
+    /// own bound. [`Self::prefill_s`] and [`Self::decode_step_s`] are its two
+    /// pure cases.
+    pub fn step_s(&self, work: &StepWork) -> f64 {
+        self.step_parts(work).total_s()
+    }
+
+    /// A run of decode-only steps of `batch` sequences whose contexts sum to
+    /// `context_tokens` at the first step (each step adds `batch` tokens).
+    pub fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
+        let b = f64::from(batch);
+        let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
+        DecodeRun {
+            compute: Line {
+                at_zero_s: 0.0,
+                per_context_token_s: per_pair_s,
+            },
+            memory: Line {
+                at_zero_s: 0.0,
+                per_context_token_s: per_kv_token_s,
+            },
+            fixed_s: self.gemm_s(b, b) + self.allreduce_s(b) + self.fixed_s(),
+            context_tokens,
+            batch: b,
+        }
+    }
+}
+
+/// The work of one engine step (see [`PerfModel::step_s`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepWork {
+    /// Tokens through the weights: prefill chunk tokens + decoding sequences.
+    pub tokens: f64,
+    /// (query, key) pairs of attention: a decoding sequence contributes its
+    /// context; a prefill chunk of c tokens after o cached ones c·o + c²/2.
+    pub attention_pairs: f64,
+    /// Tokens of KV cache read from memory.
+    pub kv_read_tokens: f64,
+    /// Tokens that produce logits through the LM head: one per decoding
+    /// sequence and one for a prefill chunk that completes its prompt (a
+    /// chunk that does not produces none).
+    pub logit_tokens: f64,
+}
+
+/// `at_zero_s + per_context_token_s × C`: one bound of a decode step's time as
+/// a function of the summed context C.
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    at_zero_s: f64,
+    per_context_token_s: f64,
+}
+
+impl Line {
+    fn at(&self, context: f64) -> f64 {
+        self.at_zero_s + self.per_context_token_s * context
+    }
+
+    /// Σ_{j<k} at(c0 + j b).
+    fn sum(&self, c0: f64, b: f64, k: f64) -> f64 {
+        k * self.at_zero_s + self.per_context_token_s * (k * c0 + b * k * (k - 1.0) / 2.0)
+    }
+}
+
+/// Consecutive decode-only steps with a fixed batch: step j takes
+/// max(compute(C_j), memory(C_j)) + fixed with C_j = C_0 + j B, where the two
+/// bounds are the attention's (linear in C) and `fixed` holds everything the
+/// summed context does not change (weight GEMMs and LM head of B tokens,
+/// all-reduces, fixed GPU time, engine overhead). The time of k steps has a
+/// closed form and the simulator advances a whole run at once.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeRun {
+    compute: Line,
+    memory: Line,
+    fixed_s: f64,
+    context_tokens: f64,
+    batch: f64,
+}
+
+impl DecodeRun {
+    /// Seconds taken by the first `steps` steps.
+    pub fn elapsed_s(&self, steps: u64) -> f64 {
+        let k = steps as f64;
+        let (c0, b) = (self.context_tokens, self.batch);
+        // The steeper line dominates from the crossing on: steps before the
+        // crossing follow the flatter line.
+        let (flat, steep) = if self.compute.per_context_token_s <= self.memory.per_context_token_s {
+            (self.compute, self.memory)
+        } else {
+            (self.memory, self.compute)
+        };
+        let slope_gap = steep.per_context_token_s - flat.per_context_token_s;
+        let split = if slope_gap <= 0.0 {
+            if steep.at_zero_s >= flat.at_zero_s {
+                0.0
+            } else {
+                k
+            }
+        } else {
+            let crossing = (flat.at_zero_s - steep.at_zero_s) / slope_gap;
+            if b > 0.0 {
+                ((crossing - c0) / b).ceil().clamp(0.0, k)
+            } else if c0 >= crossing {
+                0.0
+            } else {
+                k
+            }
+        };
+        flat.sum(c0, b, split) + steep.sum(c0 + split * b, b, k - split) + k * self.fixed_s
+    }
+
+    /// Seconds of step `j` alone (0-based).
+    pub fn step_s(&self, j: u64) -> f64 {
+        let c = self.context_tokens + j as f64 * self.batch;
+        self.compute.at(c).max(self.memory.at(c)) + self.fixed_s
+    }
+
+    /// The number of steps, at most `max_steps`, needed for the run to reach
+    /// `elapsed_s`: the step in flight at that moment counts as done.
+    pub fn steps_to_reach(&self, elapsed_s: f64, max_steps: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, max_steps);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.elapsed_s(mid) >= elapsed_s {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn h100() -> GpuProfile {
+        GpuProfile {
+            name: "H100".into(),
+            memory_gb: 80.0,
+            memory_bandwidth_tb_s: 3.35,
+            bf16_tflops: 989.0,
+            fp8_tflops: Some(1979.0),
+            interconnect: "NVLink4".into(),
+            interconnect_gb_s: 450.0,
+            hop_latency_us: 8.0,
+            gpus_per_node: 8,
+            compute_efficiency: 0.7,
+            bandwidth_efficiency: 0.8,
+            attention_efficiency: None,
+            step_overhead_ms: 0.0,
+            layer_overhead_us: 0.0,
+            usable_memory_fraction: 0.9,
+            source: "test".into(),
+        }
+    }
+
+    pub(crate) fn llama8b() -> ModelProfile {
+        ModelProfile {
+            name: "Llama 3.1 8B".into(),
+            params_billion: 8.03,
+            active_params_billion: 8.03,
+            layers: 32,
+            hidden: 4096,
+            vocab_size: 128256,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            bytes_per_weight: 2.0,
+            kv_bytes_per_element: 2.0,
+            max_context_tokens: 131072,
+            source: "test".into(),
+        }
+    }
+
+    /// Llama 3.1 8B's LM head (and embedding): 128,256 × 4,096.
+    const HEAD: f64 = 128256.0 * 4096.0;
+
+    #[test]
+    fn decode_at_batch_one_is_the_weight_read_time() {
+        let m = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        // Every weight but the embedding (a lookup) is read once: 8.03e9 −
+        // 0.525e9 params x 2 B = 15.01 GB at 0.8 x 3.35 TB/s = 5.60 ms, plus
+        // the KV read of 1,000 tokens x 128 KiB = 0.131 GB (0.049 ms).
+        let bytes_per_s = 0.8 * 3.35e12;
+        let expected = ((8.03e9 - HEAD) * 2.0 + 1000.0 * 131_072.0) / bytes_per_s;
+        assert!((m.decode_step_s(1.0, 1000.0) - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn prefill_of_a_long_prompt_is_compute_bound() {
+        let m = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        let s = 2048.0;
+        let flops_per_s = 0.7 * 989e12;
+        let layers = 2.0 * (8.03e9 - 2.0 * HEAD) * s / flops_per_s;
+        // One logit: the LM head is a weight read.
+        let head = HEAD * 2.0 / (0.8 * 3.35e12);
+        let attention = 4.0 * 32.0 * 32.0 * 128.0 * s * s / 2.0 / flops_per_s;
+        let expected = layers + head + attention;
+        assert!(
+            (m.prefill_s(s) - expected).abs() < 1e-9,
+            "{} vs {expected}",
+            m.prefill_s(s)
+        );
+    }
+
+    #[test]
+    fn tensor_parallel_adds_all_reduce_cost() {
+        let m = PerfModel::new(&h100(), &llama8b(), 2, Precision::Bf16);
+        // One token: 2 layers-worth of all-reduces per layer: 2 x 32 x (0.5 x 2 x 8192 B / 450 GB/s + 8 us).
+        let one = 2.0 * 0.5 * 4096.0 * 2.0 / 450e9 + 8e-6;
+        assert!((m.allreduce_s(1.0) - 64.0 * one).abs() < 1e-12);
+        assert_eq!(
+            PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16).allreduce_s(1.0),
+            0.0
+        );
+    }
+
+    #[test]
+    fn kv_capacity_after_weights() {
+        let m = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        let expected = (72e9 - 16.06e9) / 131_072.0;
+        assert!((m.kv_capacity_tokens() - expected).abs() < 1e-6);
+        // FP8 weights take one byte; the KV cache stays BF16.
+        let fp8 = PerfModel::new(&h100(), &llama8b(), 1, Precision::Fp8);
+        assert!((fp8.kv_capacity_tokens() - (72e9 - 8.03e9) / 131_072.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn step_work_reduces_to_prefill_and_decode() {
+        let m = PerfModel::new(&h100(), &llama8b(), 2, Precision::Bf16);
+        let prefill = StepWork {
+            tokens: 3000.0,
+            attention_pairs: 3000.0 * 3000.0 / 2.0,
+            kv_read_tokens: 0.0,
+            logit_tokens: 1.0,
+        };
+        assert!((m.step_s(&prefill) - m.prefill_s(3000.0)).abs() < 1e-12);
+        let decode = StepWork {
+            tokens: 16.0,
+            attention_pairs: 16.0 * 900.0,
+            kv_read_tokens: 16.0 * 900.0,
+            logit_tokens: 16.0,
+        };
+        assert!((m.step_s(&decode) - m.decode_step_s(16.0, 900.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_step_is_the_sum_of_parts_each_at_its_own_bound() {
+        let m = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        // Large-batch decode: the GEMMs are compute-bound while attention is
+        // bound by the KV read; one max over the whole step hides one of them.
+        let (b, c) = (512.0, 2000.0);
+        let work = StepWork {
+            tokens: b,
+            attention_pairs: b * c,
+            kv_read_tokens: b * c,
+            logit_tokens: b,
+        };
+        let parts = m.step_parts(&work);
+        let kv_read_s = b * c * 131_072.0 / (0.8 * 3.35e12);
+        assert!((parts.attention_s - kv_read_s).abs() < 1e-12);
+        let flops_per_s = 0.7 * 989e12;
+        let layers_s = 2.0 * (8.03e9 - 2.0 * HEAD) * b / flops_per_s;
+        let head_s = (2.0 * HEAD * b / flops_per_s).max(2.0 * HEAD / (0.8 * 3.35e12));
+        assert!((parts.gemm_s - layers_s - head_s).abs() < 1e-12);
+        assert!((m.step_s(&work) - parts.total_s()).abs() < 1e-15);
+        assert!(m.step_s(&work) > parts.gemm_s.max(parts.attention_s));
+    }
+
+    #[test]
+    fn the_lm_head_is_charged_only_for_tokens_with_logits() {
+        let m = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        let chunk = |logit_tokens| StepWork {
+            tokens: 512.0,
+            attention_pairs: 512.0 * 512.0 / 2.0,
+            kv_read_tokens: 0.0,
+            logit_tokens,
+        };
+        // A chunk that does not finish its prompt skips the LM head; the one
+        // that does reads its weights once (memory-bound at one token).
+        let head_s = HEAD * 2.0 / (0.8 * 3.35e12);
+        let gap = m.step_s(&chunk(1.0)) - m.step_s(&chunk(0.0));
+        assert!((gap - head_s).abs() < 1e-12, "{gap} vs {head_s}");
+    }
+
+    #[test]
+    fn fp8_gain_grows_with_tokens_and_is_capped() {
+        let g = FP8_GEMM_GAIN;
+        assert!(g.at(16.0, 2.0) < g.at(1024.0, 2.0));
+        assert!(g.at(1e9, 2.0) <= 2.0);
+        assert!(g.at(0.0, 2.0) >= 1.0);
+        assert_eq!(g.at(1e9, 1.5), 1.5);
+    }
+
+    #[test]
+    fn fp8_halves_the_weight_read_and_speeds_up_compute_at_most_twofold() {
+        let bf16 = PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16);
+        let fp8 = PerfModel::new(&h100(), &llama8b(), 1, Precision::Fp8);
+        // Batch 1 decode, short context: the weight read halves.
+        let (b, f) = (bf16.gemm_s(1.0, 1.0), fp8.gemm_s(1.0, 1.0));
+        assert!((b / f - 2.0).abs() < 1e-9, "{}", b / f);
+        for s in [256.0, 2048.0, 8192.0, 32768.0] {
+            let ratio = bf16.prefill_s(s) / fp8.prefill_s(s);
+            assert!(ratio > 1.0 && ratio <= 2.0, "prefill {s}: {ratio}");
+        }
+        // Attention does not change with the weights' precision.
+        assert_eq!(bf16.attention_s(1e6, 1e6), fp8.attention_s(1e6, 1e6));
+    }
+
+    #[test]
+    fn gpus_without_fp8_units_do_not_support_fp8() {
+        let mut a100 = h100();
+        a100.fp8_tflops = None;
+        assert!(!a100.supports(Precision::Fp8));
+        assert!(a100.supports(Precision::Bf16));
+        assert!(h100().supports(Precision::Fp8));
+    }
+
+    #[test]
+    fn decode_run_sums_its_steps_exactly() {
+        // Small and large batches cross between memory- and compute-bound.
+        let cases = [(1u32, 500.0), (64, 64.0 * 2000.0), (512, 512.0 * 100.0)];
+        for ((batch, context), precision) in
+            cases.into_iter().zip(Precision::ALL.into_iter().cycle())
+        {
+            let m = PerfModel::new(&h100(), &llama8b(), 1, precision);
+            let run = m.decode_run(batch, context);
+            let mut total = 0.0;
+            for j in 0..300u64 {
+                let c = context + j as f64 * f64::from(batch);
+                let step = m.decode_step_s(f64::from(batch), c / f64::from(batch));
+                assert!((run.step_s(j) - step).abs() < 1e-12);
+                total += step;
+                let closed = run.elapsed_s(j + 1);
+                assert!(
+                    (closed - total).abs() < 1e-9 * total.max(1.0),
+                    "{closed} vs {total}"
+                );
+            }
+            let half = run.elapsed_s(150) - 1e-9;
+            assert_eq!(run.steps_to_reach(half, 300), 150);
+            assert_eq!(run.steps_to_reach(1e9, 300), 300);
+            assert_eq!(run.steps_to_reach(0.0, 300), 0);
+        }
+    }
+}

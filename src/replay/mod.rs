@@ -1,0 +1,522 @@
+//! Plans verified by replay: builds the simulator's fleet from a plan file,
+//! replays the scenario's traces against it (all slots, or a sample), and
+//! reports per tier attainment, latency percentiles, goodput and the cost of
+//! SLO-met output. Used by `planner simulate` and inside `planner solve`.
+
+pub mod goodput;
+pub mod verification;
+
+use crate::base::progress::Progress;
+use crate::capacity::{label, perf_model};
+use crate::demand::source::KeptSource;
+use crate::demand::workload::{mix, SourceReplay, TierReplay, TraceReplay};
+use crate::demand::Demand;
+use crate::plan::file::{PlanFile, PlannedConfig};
+use crate::replay::verification::{ConfigUtilisation, TierVerification, Verification};
+use crate::scenario::{Scenario, VerifySlots};
+use crate::sim::metrics::{GroupTally, SlotTally};
+use crate::sim::{
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
+    SimResult, Spot, TierTally,
+};
+
+/// Slots replayed in "sample" mode besides each tier's most loaded slot and
+/// the busiest slot: this many, evenly spaced.
+pub const EVENLY_SPACED_SLOTS: usize = 4;
+
+/// The replica of a planned configuration of the scenario's GPU types.
+pub fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
+    let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
+    Some(ReplicaSpec::new(
+        perf_model(offer, &scenario.model, c.tensor_parallel, c.precision),
+        c.max_batch,
+        c.max_batched_tokens,
+        scenario.simulation.scheduler,
+    ))
+}
+
+/// The fleet of a checked plan: a group per (tier, configuration).
+pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
+    let mut groups = Vec::new();
+    let mut tiers = Vec::new();
+    for (k, tier) in scenario.tiers.iter().enumerate() {
+        let planned = &plan.tiers[&tier.name];
+        for c in &planned.configurations {
+            let Some(spec) = replica_spec(scenario, c) else {
+                continue; // `PlanFile::check` has rejected unknown GPU types
+            };
+            let config_label = label(
+                &c.gpu_type,
+                c.tensor_parallel,
+                c.max_batch,
+                c.max_batched_tokens,
+                c.precision,
+            );
+            let spot = scenario
+                .gpus
+                .iter()
+                .find(|g| g.id == c.gpu_type)
+                .and_then(|g| g.spot);
+            if let (Some(terms), false) = (spot, c.spot_replicas_by_slot.is_empty()) {
+                groups.push(Group {
+                    tier: k,
+                    label: format!("{config_label} spot"),
+                    spec: spec.clone(),
+                    replicas_by_slot: c.spot_replicas_by_slot.clone(),
+                    rps_per_replica: c.rps_per_replica,
+                    spot: Some(Spot {
+                        availability: terms.availability,
+                        interruptions_per_hour: terms.interruptions_per_hour,
+                    }),
+                });
+            }
+            let spot_only =
+                !c.spot_replicas_by_slot.is_empty() && c.replicas_by_slot.iter().all(|&n| n == 0);
+            if !spot_only {
+                groups.push(Group {
+                    tier: k,
+                    label: config_label,
+                    spec,
+                    replicas_by_slot: c.replicas_by_slot.clone(),
+                    rps_per_replica: c.rps_per_replica,
+                    spot: None,
+                });
+            }
+        }
+        tiers.push(FleetTier {
+            name: tier.name.clone(),
+            limits: Limits {
+                ttft_ms: tier.ttft_ms,
+                tpot_ms: tier.tpot_ms,
+            },
+            api_share_by_slot: planned.api_share_by_slot.clone(),
+            mean_output_tokens: demand.tiers[k].output_tokens.mean,
+            deadline_s: tier.rules.deadline_hours.map(|h| h * 3600.0),
+        });
+    }
+    Fleet {
+        slot_s: f64::from(scenario.planning.slot_minutes) * 60.0,
+        tiers,
+        groups,
+        router: scenario.simulation.router,
+    }
+}
+
+/// The scenario's traces ready for replay, from what
+/// [`crate::demand::build_keeping`] kept (indexed like `scenario.demand`):
+/// a trace's requests, or an aggregate's tier to sample requests from.
+pub fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>) -> TraceReplay {
+    let slot_s = f64::from(scenario.planning.slot_minutes) * 60.0;
+    let shaped = scenario.shape.is_some();
+    let seed = scenario.simulation.seed;
+    let mut sources: Vec<Vec<SourceReplay>> = vec![Vec::new(); scenario.tiers.len()];
+    for (j, (source, kept)) in scenario.demand.iter().zip(kept).enumerate() {
+        let replay = match kept {
+            KeptSource::Requests(r) => SourceReplay::new(r, source.scale, slot_s, shaped),
+            KeptSource::Nothing => SourceReplay::new(Vec::new(), source.scale, slot_s, shaped),
+            KeptSource::Aggregate(t) => SourceReplay::from_aggregate(
+                &t,
+                source.scale,
+                slot_s,
+                shaped,
+                mix(seed, u64::MAX, source.tier as u64, j as u64),
+            ),
+        };
+        sources[source.tier].push(replay);
+    }
+    let tiers = sources
+        .into_iter()
+        .zip(&demand.tiers)
+        .map(|(sources, d)| TierReplay {
+            sources,
+            mean_rps: d.mean_rps.clone(),
+        })
+        .collect();
+    TraceReplay {
+        tiers,
+        slot_s,
+        shaped,
+        seed: scenario.simulation.seed,
+    }
+}
+
+/// The slots "sample" mode replays: per tier the slot with the highest
+/// demand per unit of planned GPU capacity, the slot with the highest total
+/// demand, and [`EVENLY_SPACED_SLOTS`] evenly spaced ones.
+pub fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
+    let slots = demand.slots;
+    let mut chosen = Vec::new();
+    for d in &demand.tiers {
+        let Some(planned) = plan.tiers.get(&d.tier) else {
+            continue;
+        };
+        let load = |t: usize| {
+            let capacity: f64 = planned
+                .configurations
+                .iter()
+                .map(|c| f64::from(c.replicas_by_slot[t]) * c.rps_per_replica)
+                .sum();
+            let on_gpus = d.peak_rps[t] * (1.0 - planned.api_share_by_slot[t]);
+            if capacity > 0.0 {
+                on_gpus / capacity
+            } else if on_gpus > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        };
+        if let Some(t) = (0..slots).max_by(|&a, &b| load(a).total_cmp(&load(b)).then(b.cmp(&a))) {
+            chosen.push(t);
+        }
+    }
+    let total = |t: usize| demand.tiers.iter().map(|d| d.peak_rps[t]).sum::<f64>();
+    if let Some(t) = (0..slots).max_by(|&a, &b| total(a).total_cmp(&total(b)).then(b.cmp(&a))) {
+        chosen.push(t);
+    }
+    for i in 0..EVENLY_SPACED_SLOTS.min(slots) {
+        chosen.push((2 * i + 1) * slots / (2 * EVENLY_SPACED_SLOTS));
+    }
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
+}
+
+/// Replays `slots` of `replay` against the plan. `All` replays every slot in
+/// one continuous run; `Sample` replays [`sample_slots`], each from an empty
+/// fleet, two at a time.
+pub fn verify(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    mode: VerifySlots,
+    progress: Progress,
+) -> Verification {
+    // A deadline tier's volume crosses slots: only a continuous replay
+    // carries its backlog from one slot to the next.
+    let has_deadline_tier = scenario
+        .tiers
+        .iter()
+        .any(|t| t.rules.deadline_hours.is_some());
+    if mode != VerifySlots::Sample || has_deadline_tier {
+        return verify_range(
+            scenario,
+            demand,
+            plan,
+            replay,
+            0..demand.slots,
+            progress,
+            |_| {},
+        );
+    }
+    let fleet = fleet(scenario, demand, plan);
+    let slots = sample_slots(demand, plan);
+    let method = format!(
+        "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
+        slots.len(),
+        demand.slots
+    );
+    let result = replay_each(&fleet, &slots, replay, scenario.simulation.seed, progress);
+    report(scenario, plan, &fleet, slots, result, method)
+}
+
+/// Replays the slots in `range` in one continuous run from an empty fleet,
+/// handing every completed request to `on_completed` (for `simulate
+/// --requests-out`); a one-slot range is that slot replayed alone.
+pub fn verify_range(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    range: std::ops::Range<usize>,
+    progress: Progress,
+    on_completed: impl FnMut(&Completed),
+) -> Verification {
+    let fleet = fleet(scenario, demand, plan);
+    let bar = progress.steps("replaying slots", range.len() as u64);
+    let start = range.start;
+    let r = simulate_observed(
+        &fleet,
+        range.clone(),
+        replay.arrivals(range.clone()),
+        scenario.simulation.seed,
+        |s| bar.set_position((s - start) as u64),
+        on_completed,
+    );
+    bar.finish_and_clear();
+    let method = if range.len() == demand.slots {
+        format!("all {} slots, replayed in one continuous run", demand.slots)
+    } else if range.len() == 1 {
+        format!(
+            "slot {} of {}, replayed alone from an empty fleet",
+            range.start, demand.slots
+        )
+    } else {
+        format!(
+            "slots {}-{} of {}, replayed in one continuous run from an empty fleet",
+            range.start,
+            range.end - 1,
+            demand.slots
+        )
+    };
+    report(scenario, plan, &fleet, range.collect(), r, method)
+}
+
+/// Replays each slot on its own, from an empty fleet, on all cores.
+fn replay_each(
+    fleet: &Fleet,
+    slots: &[usize],
+    replay: &TraceReplay,
+    seed: u64,
+    progress: Progress,
+) -> SimResult {
+    let bar = progress.steps("replaying slots", slots.len() as u64);
+    let results: Vec<SimResult> = crate::base::parallel::map_in_order(slots, |&t| {
+        let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
+        bar.inc(1);
+        r
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    bar.finish_and_clear();
+    merge(&results, fleet.tiers.len(), fleet.groups.len())
+}
+
+/// Sums independent single-slot replays, slot rows in order.
+fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
+    let mut total = SimResult {
+        tiers: vec![TierTally::default(); tiers],
+        slots: Vec::new(),
+        groups: vec![GroupTally::default(); groups],
+        requests: 0,
+        events: 0,
+        peak_in_flight: 0,
+    };
+    for r in results {
+        for (a, b) in total.tiers.iter_mut().zip(&r.tiers) {
+            a.merge(b);
+        }
+        total.slots.extend(r.slots.iter().cloned());
+        for (a, b) in total.groups.iter_mut().zip(&r.groups) {
+            a.merge(b);
+        }
+        total.requests += r.requests;
+        total.events += r.events;
+        total.peak_in_flight = total.peak_in_flight.max(r.peak_in_flight);
+    }
+    total
+}
+
+/// GPU spend of each replayed slot, allocated to tiers by the GPUs their
+/// replicas occupy; spend on GPUs no tier occupies is shared in proportion to
+/// the GPUs each tier occupies in that slot (or equally when none).
+fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Vec<f64> {
+    let slot_h = f64::from(plan.slot_minutes) / 60.0;
+    let mut cost = vec![0.0; scenario.tiers.len()];
+    for &t in slots {
+        let mut slot_cost = vec![0.0; scenario.tiers.len()];
+        let mut unallocated = 0.0;
+        for offer in &scenario.gpus {
+            let reserved = f64::from(plan.reserved.get(&offer.id).copied().unwrap_or(0));
+            let rented = f64::from(plan.on_demand[t].get(&offer.id).copied().unwrap_or(0));
+            let spend = (reserved * offer.reserved_usd_per_gpu_hour.unwrap_or(0.0)
+                + rented * offer.on_demand_usd_per_gpu_hour.unwrap_or(0.0))
+                * slot_h;
+            let used: Vec<f64> = scenario
+                .tiers
+                .iter()
+                .map(|tier| {
+                    plan.tiers[&tier.name]
+                        .configurations
+                        .iter()
+                        .filter(|c| c.gpu_type == offer.id)
+                        .map(|c| f64::from(c.replicas_by_slot[t] * c.tensor_parallel))
+                        .sum()
+                })
+                .collect();
+            // Spot GPUs are paid for the share granted, by the tier using them.
+            if let Some(spot) = offer.spot {
+                for (tier_cost, tier) in slot_cost.iter_mut().zip(&scenario.tiers) {
+                    let gpus: f64 = plan.tiers[&tier.name]
+                        .configurations
+                        .iter()
+                        .filter(|c| c.gpu_type == offer.id)
+                        .map(|c| {
+                            f64::from(c.spot_replicas_by_slot.get(t).copied().unwrap_or(0))
+                                * f64::from(c.tensor_parallel)
+                        })
+                        .sum();
+                    *tier_cost += gpus * spot.availability * spot.usd_per_gpu_hour * slot_h;
+                }
+            }
+            let all: f64 = used.iter().sum();
+            if all > 0.0 {
+                for (c, u) in slot_cost.iter_mut().zip(&used) {
+                    *c += spend * u / all;
+                }
+            } else {
+                unallocated += spend;
+            }
+        }
+        let allocated: f64 = slot_cost.iter().sum();
+        let n = slot_cost.len() as f64;
+        for (c, s) in cost.iter_mut().zip(&slot_cost) {
+            *c += s + if allocated > 0.0 {
+                unallocated * s / allocated
+            } else {
+                unallocated / n
+            };
+        }
+    }
+    cost
+}
+
+/// What the replay says about sources it sampled instead of replaying.
+pub fn sampling_note(scenario: &Scenario) -> Option<String> {
+    let sampled: Vec<String> = scenario
+        .demand
+        .iter()
+        .filter_map(|d| {
+            let name = d.aggregate_tier.as_ref()?;
+            Some(format!(
+                "{} (tier `{name}` of the aggregate {})",
+                scenario.tiers[d.tier].name,
+                d.trace.display()
+            ))
+        })
+        .collect();
+    (!sampled.is_empty()).then(|| {
+        format!(
+            "requests of {} sampled from the aggregate (each second's recorded arrivals, or a minute's count and dispersion before format version 3; lengths from its pairs and length sample), not replayed",
+            sampled.join(", ")
+        )
+    })
+}
+
+fn report(
+    scenario: &Scenario,
+    plan: &PlanFile,
+    fleet: &Fleet,
+    slots: Vec<usize>,
+    r: SimResult,
+    method: String,
+) -> Verification {
+    let method = match sampling_note(scenario) {
+        Some(note) => format!("{method}; {note}"),
+        None => method,
+    };
+    let gpu_cost = gpu_cost_by_tier(scenario, plan, &slots);
+    let per_1k = |usd: f64, tokens: u64| {
+        if tokens > 0 {
+            usd / tokens as f64 * 1e3
+        } else {
+            0.0
+        }
+    };
+    let tiers = scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(k, tier)| {
+            let t = &r.tiers[k];
+            let api_usd = scenario.api.as_ref().map_or(0.0, |a| {
+                (t.api_input_tokens as f64 * a.usd_per_million_input_tokens
+                    + t.api_output_tokens as f64 * a.usd_per_million_output_tokens)
+                    / 1e6
+            });
+            let cost_usd = gpu_cost[k] + api_usd;
+            let output_tokens = t.output_tokens + t.api_output_tokens;
+            let goodput = t.goodput_output_tokens + t.api_output_tokens;
+            let target = tier.percentile / 100.0;
+            let worst_slot = slots
+                .iter()
+                .zip(&r.slots)
+                .filter(|(_, s)| s[k].on_gpus > 0)
+                .map(|(&slot, s)| (slot, attainment(&s[k])))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let v = TierVerification {
+                attainment: t.attainment(),
+                target,
+                meets_target: t.attainment() >= target,
+                requests: t.requests,
+                api_requests: t.api_requests,
+                served_requests: t.served_requests,
+                unserved_requests: t.unserved_requests,
+                late_requests: tier.rules.deadline_hours.map(|_| t.late),
+                interrupted_requests: plan.tiers[&tier.name]
+                    .configurations
+                    .iter()
+                    .any(|c| !c.spot_replicas_by_slot.is_empty())
+                    .then_some(t.interrupted),
+                met_ttft: t.met_ttft,
+                met_tpot: t.met_tpot,
+                met_both: t.met_both,
+                ttft_p50_ms: t.ttft.quantile_ms(0.5),
+                ttft_p99_ms: t.ttft.quantile_ms(0.99),
+                tpot_p50_ms: t.tpot.quantile_ms(0.5),
+                tpot_p99_ms: t.tpot.quantile_ms(0.99),
+                ttft_distribution_ms: crate::replay::verification::distribution(|q| {
+                    t.ttft.quantile_ms(q)
+                }),
+                tpot_distribution_ms: crate::replay::verification::distribution(|q| {
+                    t.tpot.quantile_ms(q)
+                }),
+                e2e_p99_ms: t.e2e.quantile_ms(0.99),
+                queue_p99_ms: t.queue.quantile_ms(0.99),
+                output_tokens,
+                goodput_output_tokens: goodput,
+                cost_usd,
+                cost_per_1k_output_tokens_usd: per_1k(cost_usd, output_tokens),
+                cost_per_1k_goodput_tokens_usd: per_1k(cost_usd, goodput),
+                worst_slot,
+            };
+            (tier.name.clone(), v)
+        })
+        .collect();
+    let configurations = fleet
+        .groups
+        .iter()
+        .zip(&r.groups)
+        .map(|(g, tally)| ConfigUtilisation {
+            tier: fleet.tiers[g.tier].name.clone(),
+            config: g.label.clone(),
+            utilisation: if tally.up_s > 0.0 {
+                tally.busy_s / tally.up_s
+            } else {
+                0.0
+            },
+            mean_batch: if tally.busy_s > 0.0 {
+                tally.batch_s / tally.busy_s
+            } else {
+                0.0
+            },
+            max_batch: g.spec.max_batch,
+            preemptions: tally.preemptions,
+            replicas: tally
+                .replicas
+                .iter()
+                .filter(|(up, _)| *up > 0.0)
+                .map(|(up, busy)| busy / up)
+                .collect(),
+        })
+        .collect();
+    Verification {
+        method,
+        replayed_slots: slots,
+        seed: scenario.simulation.seed,
+        requests: r.requests,
+        events: r.events,
+        peak_in_flight: r.peak_in_flight,
+        tiers,
+        configurations,
+    }
+}
+
+fn attainment(s: &SlotTally) -> f64 {
+    if s.on_gpus == 0 {
+        1.0
+    } else {
+        s.met_both as f64 / s.on_gpus as f64
+    }
+}

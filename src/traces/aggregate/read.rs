@@ -1,0 +1,1080 @@
+//! Reads an aggregate folder and checks it: the format version, every column,
+//! non-negative counts, known bins, every minute from a tier's first to its
+//! last, histograms and pairs that add up to the minutes' counts and tokens,
+//! and a length sample of the size and order the format fixes. Every problem
+//! is located (file and line, or Parquet row) and all are reported.
+
+use super::bins::{coarse_of_fine, fine_bin, fine_range, COARSE_BINS, FINE_BINS};
+use super::table::{self, RawRow, RawTable};
+use super::{
+    tables_of, Aggregate, BinTotal, JointLengths, MinuteRow, PairCell, SampleRow, TierAggregate,
+    FORMAT_VERSION, MINUTE_COLUMNS, MINUTE_US, PAIR_COLUMNS, READ_VERSIONS, SAMPLE_COLUMNS,
+};
+use crate::base::error::Problem;
+use crate::traces::length_sample::{LENGTH_SAMPLE_SIZE, SAMPLE_KEY_MODULUS};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Reports beyond this many are counted, not listed.
+const MAX_LISTED: usize = 20;
+
+/// Version 1's minutes table: version 2's without the arrival offsets.
+const MINUTE_COLUMNS_V1: &[&str] = MINUTE_COLUMNS.split_at(8).0;
+/// Version 2's minutes table: version 3's without the window sums.
+const MINUTE_COLUMNS_V2: &[&str] = MINUTE_COLUMNS.split_at(10).0;
+const LENGTH_COLUMNS: [&str; 6] = ["version", "tier", "axis", "bin", "requests", "tokens"];
+/// Versions 1 and 2's pairs table: coarse cells, counts only.
+const PAIR_COLUMNS_V2: &[&str] = PAIR_COLUMNS.split_at(5).0;
+
+/// The versions this planner reads, for messages: "1, 2 and 3".
+fn read_versions_text() -> String {
+    let v: Vec<String> = READ_VERSIONS.iter().map(i64::to_string).collect();
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => v.join(""),
+    }
+}
+
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn at(&mut self, t: &RawTable, location: &str, message: String) {
+        self.0.push(Problem {
+            file: t.path.clone(),
+            location: location.to_string(),
+            message,
+        });
+    }
+}
+
+/// A row's cells by column name.
+struct Row<'a> {
+    row: &'a RawRow,
+    index: &'a HashMap<String, usize>,
+}
+
+impl Row<'_> {
+    fn cell(&self, name: &str) -> Result<&table::Cell, String> {
+        self.row.cells.get(self.index[name]).ok_or_else(|| {
+            format!(
+                "the row has {} cells, too few for `{name}`",
+                self.row.cells.len()
+            )
+        })
+    }
+
+    fn text(&self, name: &str) -> Result<String, String> {
+        self.cell(name)?
+            .text()
+            .map_err(|e| format!("`{name}`: {e}"))
+    }
+
+    fn int(&self, name: &str) -> Result<i64, String> {
+        self.cell(name)?.int().map_err(|e| format!("`{name}`: {e}"))
+    }
+
+    fn count(&self, name: &str) -> Result<u64, String> {
+        let v = self.int(name)?;
+        u64::try_from(v).map_err(|_| format!("`{name}` is negative ({v}); counts are 0 or more"))
+    }
+
+    /// A token count of one request: 0 to 2³² − 1.
+    fn tokens(&self, name: &str) -> Result<u32, String> {
+        let v = self.count(name)?;
+        u32::try_from(v).map_err(|_| {
+            format!(
+                "`{name}` {v} is more tokens than one request holds (at most {})",
+                u32::MAX
+            )
+        })
+    }
+
+    /// The row is of the aggregate's format `version`.
+    fn version(&self, version: i64) -> Result<(), String> {
+        match self.int("version")? {
+            v if v == version => Ok(()),
+            v if READ_VERSIONS.contains(&v) => Err(format!(
+                "this row is format version {v}, but the minutes table's first row is version {version}; an aggregate's tables are all of one version (make them again with one planner or one sql/aggregate.sql)"
+            )),
+            v => Err(format!(
+                "aggregate format version {v} is not known; this planner reads versions {} (docs/aggregate-format.md)",
+                read_versions_text()
+            )),
+        }
+    }
+
+    /// The minute's arrivals per clock second (format version 3).
+    fn seconds(&self) -> Result<[u32; 60], String> {
+        let mut out = [0u32; 60];
+        for (k, c) in out.iter_mut().enumerate() {
+            let name = &MINUTE_COLUMNS[10 + k];
+            let v = self.count(name)?;
+            *c = u32::try_from(v).map_err(|_| {
+                format!(
+                    "`{name}` {v} is more arrivals than a second can count here (at most {})",
+                    u32::MAX
+                )
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// The minute's first and last arrival offsets (format version 2): in
+    /// the minute, in order, and none for an empty minute.
+    fn arrivals_us(&self, requests: u64) -> Result<Option<(u32, u32)>, String> {
+        let offset = |name: &str| -> Result<u32, String> {
+            let v = self.int(name)?;
+            if v < 0 {
+                return Err(format!("`{name}` is negative ({v}); it counts microseconds from the minute's start, 0 to {}", MINUTE_US - 1));
+            }
+            u32::try_from(v).ok().filter(|&v| v < MINUTE_US).ok_or_else(|| {
+                format!("`{name}` {v} lies outside the minute; it counts microseconds from the minute's start, 0 to {}", MINUTE_US - 1)
+            })
+        };
+        let (first, last) = (offset("first_arrival_us")?, offset("last_arrival_us")?);
+        match requests {
+            0 if first == 0 && last == 0 => Ok(None),
+            0 => Err(format!("an empty minute (0 requests) has arrival offsets {first} and {last}; write 0 for both")),
+            _ if first > last => Err(format!(
+                "`first_arrival_us` {first} is after `last_arrival_us` {last}; the first arrival comes no later than the last"
+            )),
+            1 if first != last => Err(format!(
+                "a minute of one request has one arrival, but `first_arrival_us` {first} and `last_arrival_us` {last} differ"
+            )),
+            _ => Ok(Some((first, last))),
+        }
+    }
+}
+
+/// The aggregate's format version, from the minutes table's first row, and
+/// whether this planner reads it (when it does not, or the row has none, the
+/// current version: the rows then report the version they hold).
+fn folder_version(minutes: &RawTable) -> (i64, bool) {
+    let column = minutes
+        .columns
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case("version"));
+    match column.and_then(|i| minutes.rows.first()?.cells.get(i)?.int().ok()) {
+        Some(v) if READ_VERSIONS.contains(&v) => (v, true),
+        Some(_) => (FORMAT_VERSION, false),
+        None => (FORMAT_VERSION, true),
+    }
+}
+
+/// Checks the columns; returns the name → position index when all are there.
+fn columns(
+    t: &RawTable,
+    expected: &[&str],
+    problems: &mut Problems,
+) -> Option<HashMap<String, usize>> {
+    let index: HashMap<String, usize> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.to_ascii_lowercase(), i))
+        .collect();
+    let missing: Vec<&str> = expected
+        .iter()
+        .copied()
+        .filter(|c| !index.contains_key(*c))
+        .collect();
+    let unknown: Vec<&str> = t
+        .columns
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !expected.contains(&c.to_ascii_lowercase().as_str()))
+        .collect();
+    if !missing.is_empty() || !unknown.is_empty() {
+        let mut what = Vec::new();
+        if !missing.is_empty() {
+            what.push(format!("missing column(s) {}", missing.join(", ")));
+        }
+        if !unknown.is_empty() {
+            what.push(format!("unknown column(s) {}", unknown.join(", ")));
+        }
+        problems.at(
+            t,
+            &t.header_location,
+            format!(
+                "{}; expected the columns {}",
+                what.join("; "),
+                expected.join(",")
+            ),
+        );
+        return None;
+    }
+    Some(index)
+}
+
+/// `line N` for a CSV line number, the location itself otherwise.
+fn at(location: &str) -> String {
+    if location.chars().all(|c| c.is_ascii_digit()) {
+        format!("line {location}")
+    } else {
+        location.to_string()
+    }
+}
+
+/// Runs `parse` on every row, recording its error at the row's location. A
+/// row not of the aggregate's `version` is reported once per table, at the
+/// first such row.
+fn each_row<'a>(
+    t: &'a RawTable,
+    index: &'a HashMap<String, usize>,
+    version: i64,
+    problems: &mut Problems,
+    mut parse: impl FnMut(Row<'a>) -> Result<(), String>,
+) {
+    let mut bad_version: Option<(String, String, usize)> = None;
+    for row in &t.rows {
+        let r = Row { row, index };
+        match r.version(version) {
+            Err(message) => match &mut bad_version {
+                Some((_, _, n)) => *n += 1,
+                None => bad_version = Some((row.location.clone(), message, 0)),
+            },
+            Ok(()) => {
+                if let Err(message) = parse(Row { row, index }) {
+                    problems.at(t, &row.location, message);
+                }
+            }
+        }
+    }
+    if let Some((location, message, more)) = bad_version {
+        let suffix = if more > 0 {
+            format!(" ({more} more rows of this table are not version {version} either)")
+        } else {
+            String::new()
+        };
+        problems.at(t, &location, format!("{message}{suffix}"));
+    }
+}
+
+/// Reads and checks the aggregate in `dir`.
+pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
+    if !dir.is_dir() {
+        return Err(vec![Problem {
+            file: dir.to_path_buf(),
+            location: String::new(),
+            message: "not a folder: an aggregate is a folder holding minutes, lengths, pairs and sample tables (make one with `planner trace aggregate` or sql/aggregate.sql)".into(),
+        }]);
+    }
+    let mut problems = Problems(Vec::new());
+    let minutes_t = table::find(dir, "minutes")
+        .and_then(|p| table::read(&p))
+        .map_err(|p| vec![p])?;
+    let (version, known) = folder_version(&minutes_t);
+    if !known {
+        // Its columns are those of a version this planner does not know:
+        // report the version, not the columns or the tables.
+        let index = minutes_t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.to_ascii_lowercase(), i))
+            .collect();
+        each_row(&minutes_t, &index, version, &mut problems, |_| Ok(()));
+        return Err(problems.0);
+    }
+    let mut tables = Vec::new();
+    for name in &tables_of(version)[1..] {
+        match table::find(dir, name).and_then(|p| table::read(&p)) {
+            Ok(t) => tables.push(t),
+            Err(p) => problems.0.push(p),
+        }
+    }
+    if !problems.0.is_empty() {
+        return Err(problems.0);
+    }
+    let mut tables = tables.into_iter();
+    let (lengths_t, pairs_t) = (
+        tables.next().expect("lengths"),
+        tables.next().expect("pairs"),
+    );
+    let sample_t = tables.next();
+
+    let mut tiers = read_minutes(&minutes_t, version, &mut problems);
+    read_lengths(&lengths_t, version, &mut tiers, &mut problems);
+    read_pairs(&pairs_t, version, &mut tiers, &mut problems);
+    if let Some(sample_t) = &sample_t {
+        read_sample(sample_t, version, &mut tiers, &mut problems);
+    }
+
+    if problems.0.is_empty() {
+        let tables = Tables {
+            minutes: &minutes_t,
+            lengths: &lengths_t,
+            pairs: &pairs_t,
+            sample: sample_t.as_ref(),
+        };
+        for t in tiers.values() {
+            check_sums(t, &tables, &mut problems);
+        }
+    }
+    if problems.0.is_empty() {
+        return Ok(Aggregate {
+            tiers: tiers.into_values().collect(),
+        });
+    }
+    let mut listed = problems.0;
+    if listed.len() > MAX_LISTED {
+        let more = listed.len() - MAX_LISTED;
+        listed.truncate(MAX_LISTED);
+        listed.push(Problem {
+            file: dir.to_path_buf(),
+            location: String::new(),
+            message: format!("and {more} more problems"),
+        });
+    }
+    Err(listed)
+}
+
+/// The tier called `name` in `tiers`, made empty (as `version` holds it)
+/// when first named.
+fn tier_entry<'a>(
+    tiers: &'a mut BTreeMap<String, TierAggregate>,
+    name: &str,
+    version: i64,
+) -> &'a mut TierAggregate {
+    tiers
+        .entry(name.to_string())
+        .or_insert_with(|| TierAggregate::empty_of_version(name, version))
+}
+
+/// The minutes table: each tier's minutes, contiguous and in order.
+fn read_minutes(
+    minutes_t: &RawTable,
+    version: i64,
+    problems: &mut Problems,
+) -> BTreeMap<String, TierAggregate> {
+    let mut tiers: BTreeMap<String, TierAggregate> = BTreeMap::new();
+    let mut minute_at: BTreeMap<String, Vec<(MinuteRow, String)>> = BTreeMap::new();
+    let minute_columns: &[&str] = match version {
+        1 => MINUTE_COLUMNS_V1,
+        2 => MINUTE_COLUMNS_V2,
+        _ => &MINUTE_COLUMNS,
+    };
+    if let Some(index) = columns(minutes_t, minute_columns, problems) {
+        each_row(minutes_t, &index, version, problems, |r| {
+            let tier = r.text("tier")?;
+            let minute_s = r.int("minute_s")?;
+            if minute_s.rem_euclid(60) != 0 {
+                return Err(format!(
+                    "`minute_s` {minute_s} is not the start of a minute (a multiple of 60)"
+                ));
+            }
+            let requests = r.count("requests")?;
+            let m = MinuteRow {
+                minute_s,
+                requests,
+                input_tokens: r.count("input_tokens")?,
+                output_tokens: r.count("output_tokens")?,
+                busiest_second: r.count("busiest_second")?,
+                second_sq_sum: r.count("second_sq_sum")?,
+                arrivals_us: if version == 1 {
+                    None
+                } else {
+                    r.arrivals_us(requests)?
+                },
+                seconds: if version >= 3 {
+                    Some(r.seconds()?)
+                } else {
+                    None
+                },
+            };
+            check_minute(&m)?;
+            minute_at
+                .entry(tier)
+                .or_default()
+                .push((m, r.row.location.clone()));
+            Ok(())
+        });
+    }
+    for (tier, rows) in &mut minute_at {
+        rows.sort_by_key(|(m, _)| m.minute_s);
+        for w in rows.windows(2) {
+            let ((a, at), (b, bt)) = (&w[0], &w[1]);
+            if b.minute_s == a.minute_s {
+                problems.at(
+                    minutes_t,
+                    bt,
+                    format!(
+                        "tier `{tier}` lists minute_s {} twice (also at {at})",
+                        b.minute_s
+                    ),
+                );
+            } else if b.minute_s != a.minute_s + 60 {
+                let missing = (b.minute_s - a.minute_s) / 60 - 1;
+                problems.at(minutes_t, bt, format!(
+                    "missing minutes: tier `{tier}` goes from minute_s {} ({}) to {}, leaving out {missing} minute{}; list every minute from a tier's first to its last, with zero counts for empty ones",
+                    a.minute_s, self::at(at), b.minute_s, if missing == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        let mut t = TierAggregate::empty_of_version(tier, version);
+        t.minutes = rows.iter().map(|(m, _)| *m).collect();
+        tiers.insert(tier.clone(), t);
+    }
+    tiers
+}
+
+/// The lengths table: each tier's input and output histograms.
+fn read_lengths(
+    lengths_t: &RawTable,
+    version: i64,
+    tiers: &mut BTreeMap<String, TierAggregate>,
+    problems: &mut Problems,
+) {
+    if let Some(index) = columns(lengths_t, &LENGTH_COLUMNS, problems) {
+        let mut seen: HashMap<(String, String, i64), String> = HashMap::new();
+        each_row(lengths_t, &index, version, problems, |r| {
+            let tier = r.text("tier")?;
+            let axis = r.text("axis")?;
+            if axis != "input" && axis != "output" {
+                return Err(format!(
+                    "unknown axis `{axis}`; expected `input` or `output`"
+                ));
+            }
+            let bin = r.int("bin")?;
+            let fine = u32::try_from(bin).ok().filter(|&b| fine_range(b).is_some()).ok_or_else(|| {
+                format!("unknown length bin {bin}; the fine bins are 0 to {} (docs/aggregate-format.md)", FINE_BINS - 1)
+            })?;
+            let total = BinTotal {
+                requests: r.count("requests")?,
+                tokens: r.count("tokens")?,
+            };
+            if let Some(why) = tokens_outside_bin(fine, total.requests, total.tokens) {
+                return Err(why);
+            }
+            if let Some(first) =
+                seen.insert((tier.clone(), axis.clone(), bin), r.row.location.clone())
+            {
+                return Err(format!(
+                    "tier `{tier}` lists {axis} bin {bin} twice (also at {first})"
+                ));
+            }
+            let t = tier_entry(tiers, &tier, version);
+            let hist = if axis == "input" {
+                &mut t.input
+            } else {
+                &mut t.output
+            };
+            hist[bin as usize] = total;
+            Ok(())
+        });
+    }
+}
+
+/// Why `tokens` summed over `requests` lengths cannot all lie in fine bin
+/// `bin` (`None` when they can).
+fn tokens_outside_bin(bin: u32, requests: u64, tokens: u64) -> Option<String> {
+    let (lo, hi) = fine_range(bin)?;
+    let lo_sum = u64::from(lo) * requests;
+    let too_many = hi.is_some_and(|h| tokens > u64::from(h - 1) * requests);
+    (tokens < lo_sum || too_many).then(|| {
+        format!(
+            "bin {bin} holds {requests} requests of {lo}{} tokens, so its tokens must lie in {lo_sum}..={}, not {tokens}",
+            hi.map_or(" or more".to_string(), |h| format!("-{}", h - 1)),
+            hi.map_or("∞".to_string(), |h| (u64::from(h - 1) * requests).to_string()),
+        )
+    })
+}
+
+/// The pairs table: coarse counts (versions 1 and 2) or fine cells with
+/// their tokens (version 3).
+fn read_pairs(
+    pairs_t: &RawTable,
+    version: i64,
+    tiers: &mut BTreeMap<String, TierAggregate>,
+    problems: &mut Problems,
+) {
+    let fine = version >= 3;
+    let expected: &[&str] = if fine { &PAIR_COLUMNS } else { PAIR_COLUMNS_V2 };
+    let Some(index) = columns(pairs_t, expected, problems) else {
+        return;
+    };
+    let bins = if fine { FINE_BINS } else { COARSE_BINS };
+    let kind = if fine { "fine" } else { "coarse" };
+    let mut seen: HashMap<(String, u32, u32), String> = HashMap::new();
+    each_row(pairs_t, &index, version, problems, |r| {
+        let tier = r.text("tier")?;
+        let bin = |name: &str| -> Result<u32, String> {
+            let b = r.int(name)?;
+            u32::try_from(b).ok().filter(|&b| b < bins).ok_or_else(|| {
+                format!(
+                    "unknown {name} {b}; the {kind} bins are 0 to {} (docs/aggregate-format.md)",
+                    bins - 1
+                )
+            })
+        };
+        let (i, o) = (bin("input_bin")?, bin("output_bin")?);
+        let requests = r.count("requests")?;
+        if let Some(first) = seen.insert((tier.clone(), i, o), r.row.location.clone()) {
+            return Err(format!(
+                "tier `{tier}` lists the pair ({i}, {o}) twice (also at {first})"
+            ));
+        }
+        let t = tier_entry(tiers, &tier, version);
+        match &mut t.pairs {
+            JointLengths::Coarse(cells) => cells[(i * COARSE_BINS + o) as usize] = requests,
+            JointLengths::Fine(cells) => {
+                let cell = PairCell {
+                    requests,
+                    input_tokens: r.count("input_tokens")?,
+                    output_tokens: r.count("output_tokens")?,
+                };
+                for (axis, b, tokens) in [
+                    ("input", i, cell.input_tokens),
+                    ("output", o, cell.output_tokens),
+                ] {
+                    if let Some(why) = tokens_outside_bin(b, requests, tokens) {
+                        return Err(format!("`{axis}_tokens`: {axis} {why}"));
+                    }
+                }
+                cells.insert((i, o), cell);
+            }
+        }
+        Ok(())
+    });
+}
+
+/// The sample table (version 3): each tier's sampled requests, by rank.
+fn read_sample(
+    sample_t: &RawTable,
+    version: i64,
+    tiers: &mut BTreeMap<String, TierAggregate>,
+    problems: &mut Problems,
+) {
+    let Some(index) = columns(sample_t, &SAMPLE_COLUMNS, problems) else {
+        return;
+    };
+    let mut ranked: BTreeMap<String, Vec<(u64, SampleRow, String)>> = BTreeMap::new();
+    each_row(sample_t, &index, version, problems, |r| {
+        let tier = r.text("tier")?;
+        let rank = r.count("sample_rank")?;
+        if rank == 0 || rank > LENGTH_SAMPLE_SIZE as u64 {
+            return Err(format!(
+                "`sample_rank` {rank} is outside 1..={LENGTH_SAMPLE_SIZE}; a tier's sample holds its {LENGTH_SAMPLE_SIZE} requests of smallest key, ranked from 1"
+            ));
+        }
+        let key = r.count("sample_key")?;
+        let key = u32::try_from(key)
+            .ok()
+            .filter(|&k| i64::from(k) < SAMPLE_KEY_MODULUS)
+            .ok_or_else(|| {
+                format!("`sample_key` {key} is not a key: keys lie in 0..{SAMPLE_KEY_MODULUS} (docs/aggregate-format.md)")
+            })?;
+        let row = SampleRow {
+            key,
+            input_tokens: r.tokens("input_tokens")?,
+            output_tokens: r.tokens("output_tokens")?,
+        };
+        ranked
+            .entry(tier)
+            .or_default()
+            .push((rank, row, r.row.location.clone()));
+        Ok(())
+    });
+    for (tier, mut rows) in ranked {
+        rows.sort_by_key(|(rank, _, _)| *rank);
+        let mut ok = true;
+        for w in rows.windows(2) {
+            let ((ra, a, at), (rb, b, bt)) = (&w[0], &w[1]);
+            let message = if rb == ra {
+                format!(
+                    "tier `{tier}` lists sample_rank {rb} twice (also at {})",
+                    self::at(at)
+                )
+            } else if *rb != ra + 1 {
+                format!("tier `{tier}`'s sample goes from sample_rank {ra} ({}) to {rb}; ranks run 1, 2, 3, … without gaps", self::at(at))
+            } else if b.key < a.key {
+                format!("tier `{tier}`'s sample_rank {rb} has key {} below rank {ra}'s {}; ranks follow the keys (smallest first)", b.key, a.key)
+            } else {
+                continue;
+            };
+            // The first break in a tier's ranks; what follows it would
+            // repeat the report.
+            problems.at(sample_t, bt, message);
+            ok = false;
+            break;
+        }
+        if let Some((first, _, at)) = rows.first().filter(|(r, _, _)| *r != 1) {
+            problems.at(
+                sample_t,
+                at,
+                format!("tier `{tier}`'s sample starts at sample_rank {first}; ranks start at 1"),
+            );
+            ok = false;
+        }
+        if ok {
+            let t = tier_entry(tiers, &tier, version);
+            t.sample = Some(rows.into_iter().map(|(_, row, _)| row).collect());
+        }
+    }
+}
+
+/// One minute's figures agree with each other.
+fn check_minute(m: &MinuteRow) -> Result<(), String> {
+    let (n, b, s) = (m.requests, m.busiest_second, m.second_sq_sum);
+    if b > n || (n > 0 && b == 0) {
+        return Err(format!("`busiest_second` {b} is impossible with {n} requests in the minute (it lies in 1..={n}, 0 for an empty minute)"));
+    }
+    // The per-second counts c add up to n with max b: b² ≤ Σc² ≤ b·n, and
+    // Σc² ≥ n²/60 (an even spread over the 60 seconds).
+    if s < b * b || s > b * n || s * 60 < n * n {
+        return Err(format!(
+            "`second_sq_sum` {s} is impossible with {n} requests and a busiest second of {b} (it lies between max({}, ⌈n²/60⌉ = {}) and {})",
+            b * b,
+            (n * n).div_ceil(60),
+            b * n
+        ));
+    }
+    if n == 0 && (m.input_tokens > 0 || m.output_tokens > 0) {
+        return Err("an empty minute (0 requests) has tokens".into());
+    }
+    if let Some(seconds) = &m.seconds {
+        check_seconds(m, seconds)?;
+    }
+    Ok(())
+}
+
+/// The tables of one aggregate, for locating a tier's inconsistencies.
+struct Tables<'a> {
+    minutes: &'a RawTable,
+    lengths: &'a RawTable,
+    pairs: &'a RawTable,
+    sample: Option<&'a RawTable>,
+}
+
+/// Version 3: a minute's per-second arrivals are its count, its busiest
+/// second and its sum of squares, and lie between its first and last
+/// arrivals' seconds.
+fn check_seconds(m: &MinuteRow, seconds: &[u32; 60]) -> Result<(), String> {
+    let total: u64 = seconds.iter().map(|&c| u64::from(c)).sum();
+    let busiest = seconds.iter().copied().max().map_or(0, u64::from);
+    let squares: u64 = seconds.iter().map(|&c| u64::from(c) * u64::from(c)).sum();
+    if total != m.requests {
+        return Err(format!(
+            "`second_00` to `second_59` add up to {total} arrivals, but `requests` is {}; each second's column counts the arrivals in it",
+            m.requests
+        ));
+    }
+    if busiest != m.busiest_second || squares != m.second_sq_sum {
+        return Err(format!(
+            "the seconds' arrivals give a busiest second of {busiest} and a sum of squares of {squares}, but `busiest_second` is {} and `second_sq_sum` {}",
+            m.busiest_second, m.second_sq_sum
+        ));
+    }
+    if let Some((first, last)) = m.arrivals_us {
+        let (a, b) = ((first / 1_000_000) as usize, (last / 1_000_000) as usize);
+        let outside = seconds
+            .iter()
+            .enumerate()
+            .find(|&(k, &c)| c > 0 && (k < a || k > b));
+        let empty_end = seconds[a] == 0 || seconds[b] == 0;
+        if let Some((k, _)) = outside {
+            return Err(format!(
+                "`second_{k:02}` holds arrivals, but the first and last arrivals ({first} and {last} µs) lie in seconds {a} and {b}"
+            ));
+        }
+        if empty_end {
+            return Err(format!(
+                "the first and last arrivals ({first} and {last} µs) lie in seconds {a} and {b}, but `second_{:02}` is 0",
+                if seconds[a] == 0 { a } else { b }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The histograms, pairs and sample of a tier agree with its minutes and
+/// with each other.
+fn check_sums(t: &TierAggregate, tables: &Tables, problems: &mut Problems) {
+    let tier = &t.tier;
+    if t.minutes.is_empty() {
+        problems.at(
+            tables.minutes,
+            "",
+            format!("tier `{tier}` has lengths, pairs or a sample but no minutes"),
+        );
+        return;
+    }
+    let requests = t.requests();
+    let minute_tokens = |f: fn(&MinuteRow) -> u64| t.minutes.iter().map(f).sum::<u64>();
+    for (axis, hist, tokens) in [
+        ("input", &t.input, minute_tokens(|m| m.input_tokens)),
+        ("output", &t.output, minute_tokens(|m| m.output_tokens)),
+    ] {
+        let n: u64 = hist.iter().map(|b| b.requests).sum();
+        let sum: u64 = hist.iter().map(|b| b.tokens).sum();
+        if n != requests {
+            problems.at(tables.lengths, "", format!("tier `{tier}`: the {axis} histogram holds {n} requests, but the minutes count {requests}; the histograms must sum to the counts"));
+        } else if sum != tokens {
+            problems.at(tables.lengths, "", format!("tier `{tier}`: the {axis} histogram holds {sum} tokens, but the minutes' `{axis}_tokens` add up to {tokens}"));
+        }
+    }
+    let pair_total: u64 = match &t.pairs {
+        JointLengths::Coarse(cells) => cells.iter().sum(),
+        JointLengths::Fine(cells) => cells.values().map(|c| c.requests).sum(),
+    };
+    if pair_total != requests {
+        problems.at(tables.pairs, "", format!("tier `{tier}`: the pairs hold {pair_total} requests, but the minutes count {requests}; the pairs must sum to the counts"));
+        return;
+    }
+    match &t.pairs {
+        JointLengths::Coarse(cells) => check_coarse_pairs(t, cells, tables.pairs, problems),
+        JointLengths::Fine(cells) => check_fine_pairs(t, cells, tables.pairs, problems),
+    }
+    if let (Some(sample), Some(sample_t)) = (&t.sample, tables.sample) {
+        check_sample(t, sample, sample_t, problems);
+    }
+}
+
+/// Versions 1 and 2: the pairs' counts per coarse bin are the fine
+/// histogram's inside it.
+fn check_coarse_pairs(t: &TierAggregate, cells: &[u64], pairs: &RawTable, problems: &mut Problems) {
+    let tier = &t.tier;
+    let c = COARSE_BINS as usize;
+    for (axis, hist) in [("input", &t.input), ("output", &t.output)] {
+        let mut from_hist = vec![0u64; c];
+        for (b, total) in hist.iter().enumerate() {
+            from_hist[coarse_of_fine(b as u32) as usize] += total.requests;
+        }
+        let from_pairs: Vec<u64> = (0..c)
+            .map(|k| {
+                (0..c)
+                    .map(|j| {
+                        if axis == "input" {
+                            cells[k * c + j]
+                        } else {
+                            cells[j * c + k]
+                        }
+                    })
+                    .sum()
+            })
+            .collect();
+        if let Some(k) = (0..c).find(|&k| from_hist[k] != from_pairs[k]) {
+            problems.at(pairs, "", format!(
+                "tier `{tier}`: the pairs put {} requests in {axis} coarse bin {k}, but the {axis} histogram's bins inside it hold {}",
+                from_pairs[k], from_hist[k]
+            ));
+        }
+    }
+}
+
+/// Version 3: the pairs' requests and tokens per fine bin of each axis are
+/// the histogram's.
+fn check_fine_pairs(
+    t: &TierAggregate,
+    cells: &BTreeMap<(u32, u32), PairCell>,
+    pairs: &RawTable,
+    problems: &mut Problems,
+) {
+    let tier = &t.tier;
+    for (axis, hist) in [("input", &t.input), ("output", &t.output)] {
+        let mut from_pairs = vec![BinTotal::default(); FINE_BINS as usize];
+        for (&(i, o), cell) in cells {
+            let (bin, tokens) = if axis == "input" {
+                (i, cell.input_tokens)
+            } else {
+                (o, cell.output_tokens)
+            };
+            let total = &mut from_pairs[bin as usize];
+            total.requests += cell.requests;
+            total.tokens += tokens;
+        }
+        if let Some(b) = (0..FINE_BINS as usize).find(|&b| from_pairs[b] != hist[b]) {
+            problems.at(pairs, "", format!(
+                "tier `{tier}`: the pairs put {} requests and {} tokens in {axis} bin {b}, but the {axis} histogram holds {} and {} there; the pairs must add up to the histograms",
+                from_pairs[b].requests, from_pairs[b].tokens, hist[b].requests, hist[b].tokens
+            ));
+        }
+    }
+}
+
+/// Version 3: a sample of the size the format fixes, whose requests lie in
+/// cells of the pairs that hold them.
+fn check_sample(
+    t: &TierAggregate,
+    sample: &[SampleRow],
+    sample_t: &RawTable,
+    problems: &mut Problems,
+) {
+    let tier = &t.tier;
+    let expected = t.requests().min(LENGTH_SAMPLE_SIZE as u64);
+    if sample.len() as u64 != expected {
+        problems.at(sample_t, "", format!(
+            "tier `{tier}`'s sample holds {} requests; a tier of {} requests has {expected} (its {LENGTH_SAMPLE_SIZE} of smallest key, or all when fewer)",
+            sample.len(),
+            t.requests()
+        ));
+        return;
+    }
+    let JointLengths::Fine(cells) = &t.pairs else {
+        return;
+    };
+    let mut in_cell: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for r in sample {
+        *in_cell
+            .entry((fine_bin(r.input_tokens), fine_bin(r.output_tokens)))
+            .or_default() += 1;
+    }
+    for (&(i, o), &n) in &in_cell {
+        let held = cells.get(&(i, o)).map_or(0, |c| c.requests);
+        if n > held {
+            problems.at(sample_t, "", format!(
+                "tier `{tier}`'s sample has {n} requests in the pair ({i}, {o}), but the pairs hold {held} there; the sample is of the tier's own requests"
+            ));
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traces::aggregate::{columns, write_csv, write_parquet, AggregateBuilder, TABLES};
+    use crate::traces::Request;
+
+    fn sample() -> Aggregate {
+        let mut b = AggregateBuilder::new();
+        for i in 0..2000u32 {
+            let r = Request {
+                arrival_s: 1.7e9 + f64::from(i) * 0.37,
+                input_tokens: (i * 7919) % 20_000,
+                output_tokens: (i * 104_729) % 900,
+            };
+            b.push(if i % 3 == 0 { "batch" } else { "chat" }, &r);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn csv_and_parquet_read_back_what_was_written() {
+        let agg = sample();
+        for parquet in [false, true] {
+            let dir =
+                std::env::temp_dir().join(format!("planner-agg-{}-{parquet}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            for name in TABLES {
+                if parquet {
+                    let f = std::fs::File::create(dir.join(format!("{name}.parquet"))).unwrap();
+                    write_parquet(&columns(&agg, name), f).unwrap();
+                } else {
+                    let mut f = std::fs::File::create(dir.join(format!("{name}.csv"))).unwrap();
+                    write_csv(&agg, name, &mut f).unwrap();
+                }
+            }
+            let back = read_aggregate(&dir);
+            std::fs::remove_dir_all(&dir).unwrap();
+            assert_eq!(back.unwrap(), agg, "parquet: {parquet}");
+        }
+    }
+
+    /// Writes `agg` into `dir` as format `version` 1 or 2 writes it: no
+    /// seconds and no sample, pairs counted on the coarse grid, and (version
+    /// 1) no arrival offsets.
+    fn write_legacy(agg: &Aggregate, version: i64, dir: &Path) {
+        use crate::traces::aggregate::bins::coarse_bin;
+        let relabel = |text: String, keep: Option<usize>| -> String {
+            text.lines()
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(',').collect();
+                    let line = cells[..keep.unwrap_or(cells.len())].join(",");
+                    let line = line
+                        .strip_prefix("3,")
+                        .map_or(line.clone(), |r| format!("{version},{r}"));
+                    format!("{line}\n")
+                })
+                .collect()
+        };
+        for name in ["minutes", "lengths"] {
+            let mut out = Vec::new();
+            write_csv(agg, name, &mut out).unwrap();
+            // Version 1's minutes lack the offsets and the seconds, 2's the seconds.
+            let keep = (name == "minutes").then_some(if version == 1 { 8 } else { 10 });
+            let text = relabel(String::from_utf8(out).unwrap(), keep);
+            std::fs::write(dir.join(format!("{name}.csv")), text).unwrap();
+        }
+        let mut pairs = String::from("version,tier,input_bin,output_bin,requests\n");
+        for t in &agg.tiers {
+            let JointLengths::Fine(cells) = &t.pairs else {
+                panic!("a built aggregate")
+            };
+            let mut coarse: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+            for (&(i, o), c) in cells {
+                let lo = |b: u32| fine_range(b).unwrap().0;
+                *coarse
+                    .entry((coarse_bin(lo(i)), coarse_bin(lo(o))))
+                    .or_default() += c.requests;
+            }
+            for ((i, o), n) in coarse {
+                pairs.push_str(&format!("{version},{},{i},{o},{n}\n", t.tier));
+            }
+        }
+        std::fs::write(dir.join("pairs.csv"), pairs).unwrap();
+    }
+
+    #[test]
+    fn versions_1_and_2_read_with_coarse_pairs_and_no_sample() {
+        let agg = sample();
+        for version in [1, 2] {
+            let dir =
+                std::env::temp_dir().join(format!("planner-agg-v{version}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            write_legacy(&agg, version, &dir);
+            let back = read_aggregate(&dir);
+            std::fs::remove_dir_all(&dir).unwrap();
+            let back = back.unwrap();
+            for (a, b) in agg.tiers.iter().zip(&back.tiers) {
+                assert_eq!(a.requests(), b.requests());
+                assert_eq!((&a.input, &a.output), (&b.input, &b.output));
+                assert!(matches!(b.pairs, JointLengths::Coarse(_)));
+                assert!(!b.has_length_sample());
+                assert_eq!(b.capacity_lengths().len(), LENGTH_SAMPLE_SIZE);
+                if version == 1 {
+                    // No offsets: the span is known to whole minutes.
+                    assert!(b.minutes.iter().all(|m| m.arrivals_us.is_none()));
+                    assert_eq!(b.span_s(), (b.minutes.len() - 1) as f64 * 60.0);
+                    assert!(a.span_s() < b.span_s() + 60.0);
+                } else {
+                    // All but the seconds, which version 2 lacks.
+                    assert!(b.minutes.iter().all(|m| m.seconds.is_none()));
+                    let without = |m: &MinuteRow| MinuteRow {
+                        seconds: None,
+                        ..*m
+                    };
+                    let a_minutes: Vec<MinuteRow> = a.minutes.iter().map(without).collect();
+                    assert_eq!(a_minutes, b.minutes);
+                    assert_eq!(a.span_s(), b.span_s());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sample_out_of_order_or_of_the_wrong_size_is_refused() {
+        let agg = sample();
+        let dir =
+            std::env::temp_dir().join(format!("planner-agg-bad-sample-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in TABLES {
+            let mut f = std::fs::File::create(dir.join(format!("{name}.csv"))).unwrap();
+            write_csv(&agg, name, &mut f).unwrap();
+        }
+        let good = std::fs::read_to_string(dir.join("sample.csv")).unwrap();
+        let lines: Vec<&str> = good.lines().collect();
+        let problems = |text: String| {
+            std::fs::write(dir.join("sample.csv"), text).unwrap();
+            read_aggregate(&dir).unwrap_err()
+        };
+        // A row dropped: a gap in the ranks.
+        let mut gap = lines.clone();
+        gap.remove(5);
+        let p = problems(gap.join("\n"));
+        assert!(p[0].message.contains("from sample_rank 4"), "{p:?}");
+        assert_eq!(p[0].location, "6");
+        // The last row dropped: too few requests.
+        let short = lines[..lines.len() - 1].join("\n");
+        let p = problems(short);
+        assert!(
+            p[0].message
+                .contains("holds 1332 requests; a tier of 1333 requests has 1333"),
+            "{p:?}"
+        );
+        // Two rows' keys swapped: out of key order.
+        let cells = |l: &str| l.split(',').map(String::from).collect::<Vec<_>>();
+        let (mut a, mut b) = (cells(lines[1]), cells(lines[2]));
+        std::mem::swap(&mut a[3], &mut b[3]);
+        let mut swapped: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        (swapped[1], swapped[2]) = (a.join(","), b.join(","));
+        let p = problems(swapped.join("\n"));
+        assert!(p[0].message.contains("ranks follow the keys"), "{p:?}");
+        // A key outside 0..P.
+        let mut big = cells(lines[1]);
+        big[3] = "2147483647".into();
+        let mut bad: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        bad[1] = big.join(",");
+        let p = problems(bad.join("\n"));
+        assert!(p[0].message.contains("is not a key"), "{p:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn impossible_minutes_are_refused() {
+        let ok = MinuteRow {
+            minute_s: 0,
+            requests: 10,
+            input_tokens: 5,
+            output_tokens: 5,
+            busiest_second: 4,
+            second_sq_sum: 30,
+            arrivals_us: Some((0, 1)),
+            seconds: None,
+        };
+        assert!(check_minute(&ok).is_ok());
+        assert!(check_minute(&MinuteRow {
+            busiest_second: 11,
+            ..ok
+        })
+        .is_err());
+        assert!(check_minute(&MinuteRow {
+            second_sq_sum: 41,
+            ..ok
+        })
+        .is_err());
+        assert!(check_minute(&MinuteRow {
+            second_sq_sum: 15,
+            ..ok
+        })
+        .is_err());
+        // Version 3: the seconds are the minute's count, busiest second and
+        // squares, between its first and last arrivals.
+        let mut seconds = [0u32; 60];
+        seconds[..5].copy_from_slice(&[4, 2, 2, 1, 1]);
+        let v3 = MinuteRow {
+            second_sq_sum: 26,
+            arrivals_us: Some((250_000, 4_500_000)),
+            seconds: Some(seconds),
+            ..ok
+        };
+        assert!(check_minute(&v3).is_ok());
+        let mut more = seconds;
+        more[1] = 3;
+        let mut outside = seconds;
+        (outside[4], outside[9]) = (0, 1);
+        for (bad, why) in [
+            (
+                MinuteRow {
+                    seconds: Some(more),
+                    ..v3
+                },
+                "add up to 11",
+            ),
+            (
+                MinuteRow {
+                    second_sq_sum: 27,
+                    ..v3
+                },
+                "sum of squares of 26",
+            ),
+            (
+                MinuteRow {
+                    seconds: Some(outside),
+                    ..v3
+                },
+                "`second_09` holds arrivals",
+            ),
+            (
+                MinuteRow {
+                    arrivals_us: Some((250_000, 5_500_000)),
+                    ..v3
+                },
+                "`second_05` is 0",
+            ),
+        ] {
+            let e = check_minute(&bad).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}
