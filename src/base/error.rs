@@ -1,5 +1,6 @@
 //! Errors of every pipeline stage, and the exit codes the binary uses.
 
+pub use super::located::Problem;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -16,33 +17,6 @@ pub const EXIT_FAILURE: i32 = 4;
 /// `--accept-miss` turns this into 0).
 pub const EXIT_TARGET_MISSED: i32 = 5;
 
-/// One problem found in an input file, with where it is and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The file the problem is in.
-    pub file: PathBuf,
-    /// `line:column`, or a dotted key path such as `gpus[1].max_batch`.
-    pub location: String,
-    /// What is wrong and what is accepted.
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.location.is_empty() {
-            write!(f, "{}: {}", self.file.display(), self.message)
-        } else {
-            write!(
-                f,
-                "{}:{}: {}",
-                self.file.display(),
-                self.location,
-                self.message
-            )
-        }
-    }
-}
-
 /// Any error the planner reports.
 #[derive(Debug)]
 pub enum PlannerError {
@@ -53,7 +27,7 @@ pub enum PlannerError {
     /// A per-request results log (for `goodput`) is invalid.
     Log(Vec<Problem>),
     /// A trace file could not be read.
-    Trace(crate::traces::TraceError),
+    Trace(Problem),
     /// An aggregate demand folder is invalid; every problem found is listed.
     Aggregate(Vec<Problem>),
     /// A rate-curve (shape) file could not be read.
@@ -143,31 +117,3 @@ fn list(f: &mut fmt::Formatter<'_>, what: &str, problems: &[Problem]) -> fmt::Re
 }
 
 impl std::error::Error for PlannerError {}
-
-impl From<crate::traces::TraceError> for PlannerError {
-    fn from(e: crate::traces::TraceError) -> Self {
-        PlannerError::Trace(e)
-    }
-}
-
-/// Converts a byte offset in `text` into a 1-based `line:column` string.
-pub fn line_col(text: &str, byte_offset: usize) -> String {
-    let offset = byte_offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rfind('\n').map_or(offset, |i| offset - i - 1) + 1;
-    format!("{line}:{column}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_col_counts_from_one() {
-        let text = "a = 1\nbb = 2\n";
-        assert_eq!(line_col(text, 0), "1:1");
-        assert_eq!(line_col(text, 6), "2:1");
-        assert_eq!(line_col(text, 9), "2:4");
-    }
-}

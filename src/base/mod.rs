@@ -7,6 +7,7 @@
 pub mod bounds;
 pub mod error;
 pub mod finite;
+pub mod located;
 pub mod numbers;
 pub mod parallel;
 pub mod progress;

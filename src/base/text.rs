@@ -8,44 +8,21 @@
 //! curves); [`check_line`] does the same checks on one line of a streamed
 //! file (traces).
 
+use super::located::Problem;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Why a text could not be read, and where (1-based line and column; the
-/// column counts characters, the BOM excluded).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextError {
-    /// `None` when the file could not be opened or read at all.
-    pub line: Option<u64>,
-    pub column: Option<u64>,
-    pub message: String,
-}
-
-impl TextError {
-    /// `line:column`, or empty when the error has no position.
-    pub fn location(&self) -> String {
-        match (self.line, self.column) {
-            (Some(l), Some(c)) => format!("{l}:{c}"),
-            (Some(l), None) => l.to_string(),
-            _ => String::new(),
-        }
-    }
-}
-
 /// Reads `path` as UTF-8 text without its byte-order mark.
-pub fn read_text(path: &Path) -> Result<String, TextError> {
-    let bytes = std::fs::read(path).map_err(|e| TextError {
-        line: None,
-        column: None,
-        message: format!("cannot read the file: {e}"),
-    })?;
-    decode(bytes)
+pub fn read_text(path: &Path) -> Result<String, Problem> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Problem::new(path, "", format!("cannot read the file: {e}")))?;
+    decode(bytes, path)
 }
 
-/// [`read_text`] on bytes already read.
-pub fn decode(mut bytes: Vec<u8>) -> Result<String, TextError> {
+/// [`read_text`] on the bytes of `path`, already read.
+fn decode(mut bytes: Vec<u8>, path: &Path) -> Result<String, Problem> {
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
     }
@@ -58,7 +35,7 @@ pub fn decode(mut bytes: Vec<u8>) -> Result<String, TextError> {
             line += 1;
             line_start = i + 1;
         } else if b == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
-            return Err(bare_cr(line, column(&bytes[line_start..i])));
+            return Err(bare_cr(path, line, column(&bytes[line_start..i])));
         }
         i += 1;
     }
@@ -70,14 +47,14 @@ pub fn decode(mut bytes: Vec<u8>) -> Result<String, TextError> {
             .rposition(|&b| b == b'\n')
             .map_or(0, |p| p + 1);
         let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        invalid_utf8(line, column(&bytes[line_start..at]), bytes[at])
+        invalid_utf8(path, line, column(&bytes[line_start..at]), bytes[at])
     })
 }
 
-/// Checks one line of a streamed file (`line` without its `\n`; line 1 may
-/// start with the BOM) and returns it without the BOM and the `\r` of a
-/// CRLF end.
-pub fn check_line(bytes: &[u8], line: u64) -> Result<&str, TextError> {
+/// Checks line `line` of the streamed file `path` (`bytes` without its
+/// `\n`; line 1 may start with the BOM) and returns it without the BOM and
+/// the `\r` of a CRLF end.
+pub fn check_line<'a>(bytes: &'a [u8], line: u64, path: &Path) -> Result<&'a str, Problem> {
     let mut row = bytes;
     if line == 1 {
         row = row.strip_prefix(BOM).unwrap_or(row);
@@ -86,11 +63,11 @@ pub fn check_line(bytes: &[u8], line: u64) -> Result<&str, TextError> {
         row = stripped;
     }
     if let Some(cr) = row.iter().position(|&b| b == b'\r') {
-        return Err(bare_cr(line, column(&row[..cr])));
+        return Err(bare_cr(path, line, column(&row[..cr])));
     }
     std::str::from_utf8(row).map_err(|e| {
         let at = e.valid_up_to();
-        invalid_utf8(line, column(&row[..at]), row[at])
+        invalid_utf8(path, line, column(&row[..at]), row[at])
     })
 }
 
@@ -99,51 +76,60 @@ fn column(before: &[u8]) -> u64 {
     String::from_utf8_lossy(before).chars().count() as u64 + 1
 }
 
-fn bare_cr(line: u64, column: u64) -> TextError {
-    TextError {
-        line: Some(line),
-        column: Some(column),
-        message: "a carriage return not followed by a line feed (classic Mac line ends); save the file with LF or CRLF line ends".into(),
-    }
+fn bare_cr(path: &Path, line: u64, column: u64) -> Problem {
+    Problem::at_line(
+        path,
+        Some(line),
+        Some(column),
+        "a carriage return not followed by a line feed (classic Mac line ends); save the file with LF or CRLF line ends",
+    )
 }
 
-fn invalid_utf8(line: u64, column: u64, byte: u8) -> TextError {
-    TextError {
-        line: Some(line),
-        column: Some(column),
-        message: format!("invalid UTF-8 (byte 0x{byte:02X}); save the file as UTF-8"),
-    }
+fn invalid_utf8(path: &Path, line: u64, column: u64, byte: u8) -> Problem {
+    Problem::at_line(
+        path,
+        Some(line),
+        Some(column),
+        format!("invalid UTF-8 (byte 0x{byte:02X}); save the file as UTF-8"),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn f() -> &'static Path {
+        Path::new("f.txt")
+    }
+
     #[test]
     fn bom_and_crlf_are_accepted() {
-        let text = decode(b"\xEF\xBB\xBFa = 1\r\nb = 2\r\n".to_vec()).unwrap();
+        let text = decode(b"\xEF\xBB\xBFa = 1\r\nb = 2\r\n".to_vec(), f()).unwrap();
         assert_eq!(text, "a = 1\r\nb = 2\r\n");
         assert_eq!(
-            check_line(b"\xEF\xBB\xBFTIMESTAMP,a\r", 1).unwrap(),
+            check_line(b"\xEF\xBB\xBFTIMESTAMP,a\r", 1, f()).unwrap(),
             "TIMESTAMP,a"
         );
-        assert_eq!(check_line(b"x,y\r", 2).unwrap(), "x,y");
+        assert_eq!(check_line(b"x,y\r", 2, f()).unwrap(), "x,y");
     }
 
     #[test]
     fn invalid_utf8_names_its_line_and_column() {
-        let e = decode(b"ok\nab\xFFcd\n".to_vec()).unwrap_err();
-        assert_eq!(e.location(), "2:3");
+        let e = decode(b"ok\nab\xFFcd\n".to_vec(), f()).unwrap_err();
+        assert_eq!(e.location, "2:3");
         assert!(e.message.contains("0xFF"), "{}", e.message);
-        let e = check_line(b"\xC3\xA9t\xE9", 7).unwrap_err();
-        assert_eq!(e.location(), "7:3");
+        let e = check_line(b"\xC3\xA9t\xE9", 7, f()).unwrap_err();
+        assert_eq!(e.location, "7:3");
     }
 
     #[test]
     fn a_lone_carriage_return_is_located() {
-        let e = decode(b"a = 1\rb = 2\n".to_vec()).unwrap_err();
-        assert_eq!(e.location(), "1:6");
+        let e = decode(b"a = 1\rb = 2\n".to_vec(), f()).unwrap_err();
+        assert_eq!(e.location, "1:6");
         assert!(e.message.contains("carriage return"));
-        assert_eq!(check_line(b"1,2\r3,4\r", 3).unwrap_err().location(), "3:4");
+        assert_eq!(
+            check_line(b"1,2\r3,4\r", 3, f()).unwrap_err().location,
+            "3:4"
+        );
     }
 }

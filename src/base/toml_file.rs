@@ -1,7 +1,7 @@
 //! Parsing a TOML file into a struct, with the error located by line, column
 //! and key path.
 
-use crate::base::error::{line_col, Problem};
+use crate::base::located::{line_col, Problem};
 use serde::de::DeserializeOwned;
 use std::path::Path;
 
@@ -17,11 +17,7 @@ pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), V
 /// The text of a TOML file: without its BOM, invalid UTF-8 and lone
 /// carriage returns located.
 pub fn read_toml_text(path: &Path) -> Result<String, Problem> {
-    crate::base::text::read_text(path).map_err(|e| Problem {
-        file: path.to_path_buf(),
-        location: e.location(),
-        message: e.message,
-    })
+    crate::base::text::read_text(path)
 }
 
 /// Parses `text` (the contents of `path`) into `T`: all syntax errors, or
@@ -42,11 +38,7 @@ pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Vec
         } else {
             format!("{message} (at key `{key_path}`)")
         };
-        let first = Problem {
-            file: path.to_path_buf(),
-            location,
-            message,
-        };
+        let first = Problem::new(path.to_path_buf(), location, message);
         if syntax_error() {
             super::toml_syntax::all_syntax_problems(path, text, first)
         } else {

@@ -13,7 +13,7 @@
 //! (newlines in inline tables, `\e`): its errors only add to `toml`'s, never
 //! replace them.
 
-use crate::base::error::{line_col, Problem};
+use crate::base::located::{line_col, Problem};
 use std::path::Path;
 use toml_parser::parser::{Event, EventKind};
 use toml_parser::{ParseError, Source};
@@ -113,11 +113,7 @@ pub fn all_syntax_problems(path: &Path, text: &str, mut first: Problem) -> Vec<P
     let later: Vec<Problem> = found
         .into_iter()
         .filter(|(at, _)| line_of(*at) > first_line)
-        .map(|(at, message)| Problem {
-            file: path.to_path_buf(),
-            location: line_col(text, at),
-            message,
-        })
+        .map(|(at, message)| Problem::new(path.to_path_buf(), line_col(text, at), message))
         .collect();
     first.message.push_str(&match later.len() {
         0 => " (the rest of the file has no other syntax error)".to_string(),
@@ -149,11 +145,7 @@ mod tests {
 
     #[test]
     fn an_empty_first_message_gets_one() {
-        let first = Problem {
-            file: "s.toml".into(),
-            location: "2:6".into(),
-            message: String::new(),
-        };
+        let first = Problem::new("s.toml", "2:6", String::new());
         let p = all_syntax_problems(Path::new("s.toml"), "name = \"x\"\nkey =", first);
         assert!(!p[0].message.is_empty(), "{p:?}");
         assert_eq!(p[0].location, "2:6");

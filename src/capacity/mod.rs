@@ -14,8 +14,8 @@ pub mod simulated;
 
 use crate::capacity::fleet::FleetCapacity;
 use crate::demand::TierDemand;
-use crate::perf::precision::Precision;
 use crate::perf::PerfModel;
+use crate::profiles::precision::Precision;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
 use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
@@ -454,7 +454,7 @@ mod tests {
             &crate::perf::step::tests::h100(),
             &crate::perf::step::tests::llama8b(),
             1,
-            crate::perf::precision::Precision::Bf16,
+            crate::profiles::precision::Precision::Bf16,
         )
     }
 

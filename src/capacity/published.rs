@@ -10,8 +10,8 @@
 //! maximised over B up to what the KV cache holds, times the replicas.
 
 use crate::base::error::PlannerError;
-use crate::perf::precision::Precision;
 use crate::perf::PerfModel;
+use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::path::Path;
@@ -384,7 +384,7 @@ fn server_throughput(
     cache_dir: Option<&Path>,
 ) -> Result<(f64, f64), PlannerError> {
     use crate::capacity::{evaluate, Config, Verdict};
-    use crate::perf::precision::Precision;
+    use crate::profiles::precision::Precision;
     use crate::scenario::{GpuOffer, ServedModel, Simulation, Tier};
     use crate::traces::stats::LengthStats;
     let (gpu, model) = fp8_profiles(profiles_dir, system.gpu, "llama-2-70b")?;

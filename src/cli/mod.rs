@@ -9,6 +9,7 @@ use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod args;
 mod calibrate;
 mod goodput;
 pub(crate) mod output;
@@ -19,13 +20,14 @@ mod sweep;
 mod trace;
 mod trace_aggregate;
 
+pub use args::FormatArg;
 pub use calibrate::CalibrateArgs;
 pub use goodput::GoodputArgs;
 pub use perf::PerfArgs;
 pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
 pub use simulate::{SimulateArgs, SlotChoice};
 pub use sweep::SweepArgs;
-pub use trace::{FormatArg, ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
+pub use trace::{ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
 pub use trace_aggregate::{AggregateArgs, TableFormat};
 
 /// Capacity planner for LLM inference serving.

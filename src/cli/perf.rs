@@ -2,8 +2,8 @@
 
 use super::{emit, finite};
 use crate::base::error::PlannerError;
-use crate::perf::precision::Precision;
 use crate::perf::{PerfModel, StepParts, StepWork};
+use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use crate::report::{self, Format};
 use clap::Args;

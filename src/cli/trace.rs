@@ -1,5 +1,6 @@
 //! `planner trace stats|synth|shape`.
 
+use super::args::FormatArg;
 use super::{emit, finite};
 use crate::base::bounds::Bound;
 use crate::base::error::PlannerError;
@@ -9,8 +10,8 @@ use crate::report::{self, Format};
 use crate::traces::shape::read_rate_curve;
 use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
-use crate::traces::{read_all, ReaderOptions, TraceFormat};
-use clap::{Args, Subcommand, ValueEnum};
+use crate::traces::{read_all, ReaderOptions};
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
@@ -38,26 +39,6 @@ pub enum TraceCommand {
     /// come from sql/aggregate.sql on a warehouse; docs/aggregate-format.md.
     /// Example: planner trace aggregate chat=data/mooncake/conversation_trace.jsonl --out agg
     Aggregate(super::trace_aggregate::AggregateArgs),
-}
-
-/// Trace format names for the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    Auto,
-    Azure,
-    Mooncake,
-    Burstgpt,
-}
-
-impl FormatArg {
-    pub(super) fn to_format(self) -> Option<TraceFormat> {
-        match self {
-            FormatArg::Auto => None,
-            FormatArg::Azure => Some(TraceFormat::Azure),
-            FormatArg::Mooncake => Some(TraceFormat::Mooncake),
-            FormatArg::Burstgpt => Some(TraceFormat::Burstgpt),
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -134,7 +115,8 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
         skip_bad_rows: args.skip_bad_rows,
         max_context_tokens: None,
     };
-    let (_, summary, acc) = accumulate(&args.file, options, Progress::new(args.quiet))?;
+    let (_, summary, acc) =
+        accumulate(&args.file, options, Progress::new(args.quiet)).map_err(PlannerError::Trace)?;
     if let Some((line, why)) = &summary.first_skipped {
         eprintln!(
             "warning: skipped {} bad rows; the first, line {line}: {why}",
@@ -181,7 +163,8 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
             },
         )
     })?;
-    let lengths: Vec<(u32, u32)> = read_all(&args.lengths_from, ReaderOptions::default())?
+    let lengths: Vec<(u32, u32)> = read_all(&args.lengths_from, ReaderOptions::default())
+        .map_err(PlannerError::Trace)?
         .iter()
         .map(|r| (r.input_tokens, r.output_tokens))
         .collect();

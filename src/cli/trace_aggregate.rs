@@ -1,7 +1,7 @@
 //! `planner trace aggregate`: the aggregate demand tables of per-request
 //! traces, written whole or not at all.
 
-use super::trace::FormatArg;
+use super::args::FormatArg;
 use crate::base::error::PlannerError;
 use crate::base::progress::Progress;
 use crate::cli::output::{Output, Outputs};

@@ -120,14 +120,10 @@ pub fn build_keeping(
             let full = read_rate_curve(&s.servegen)?;
             let covered_days = full.rate_rps.len() as u64 * u64::from(full.window_s) / 86_400;
             if covered_days < u64::from(s.days) {
-                return Err(PlannerError::Scenario(vec![Problem {
-                    file: scenario.path.clone(),
-                    location: "shape.days".into(),
-                    message: format!(
+                return Err(PlannerError::Scenario(vec![Problem::new(scenario.path.clone(), "shape.days", format!(
                         "the rate curve {} covers {covered_days} whole days; set `shape.days` to at most {covered_days}",
                         s.servegen.display()
-                    ),
-                }]));
+                    ))]));
             }
             Some(full.truncated(u64::from(s.days) * 86_400))
         }
@@ -135,14 +131,10 @@ pub fn build_keeping(
     };
     if let Some(c) = &curve {
         if !(slot_minutes * 60).is_multiple_of(c.window_s as usize) {
-            return Err(PlannerError::Scenario(vec![Problem {
-                file: scenario.path.clone(),
-                location: "planning.slot_minutes".into(),
-                message: format!(
+            return Err(PlannerError::Scenario(vec![Problem::new(scenario.path.clone(), "planning.slot_minutes", format!(
                     "with a rate curve, a slot must hold whole curve windows of {} minutes; got {slot_minutes}",
                     c.window_s / 60
-                ),
-            }]));
+                ))]));
         }
     }
     let mut tiers = Vec::new();
@@ -219,14 +211,10 @@ pub fn build_keeping(
     }
     let slots = tiers.iter().map(|t| t.peak_rps.len()).max().unwrap_or(0);
     if slots as u64 > crate::scenario::MAX_SLOTS {
-        return Err(PlannerError::Scenario(vec![Problem {
-            file: scenario.path.clone(),
-            location: "planning.slot_minutes".into(),
-            message: format!(
+        return Err(PlannerError::Scenario(vec![Problem::new(scenario.path.clone(), "planning.slot_minutes", format!(
                 "the traces span {slots} slots of {slot_minutes} minutes, more than the {} a plan may have; use longer slots, or traces covering a shorter period",
                 crate::scenario::MAX_SLOTS
-            ),
-        }]));
+            ))]));
     }
     for t in &mut tiers {
         t.peak_rps.resize(slots, 0.0);

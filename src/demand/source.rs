@@ -96,15 +96,11 @@ pub fn read_source(
         let agg = cache.get(&source.trace)?;
         let Some(t) = agg.tier(name) else {
             let names: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
-            return Err(PlannerError::Scenario(vec![Problem {
-                file: scenario.path.clone(),
-                location: format!("demand[{index}]"),
-                message: format!(
+            return Err(PlannerError::Scenario(vec![Problem::new(scenario.path.clone(), format!("demand[{index}]"), format!(
                     "the aggregate {} has no tier `{name}`; it holds {}; name one with `aggregate_tier`",
                     source.trace.display(),
                     names.join(", ")
-                ),
-            }]));
+                ))]));
         };
         let t = Arc::new(t.clone());
         let counts = t.minutes.iter().map(|m| m.requests).collect();
@@ -151,7 +147,7 @@ pub fn read_source(
     )
     .map_err(|mut e| {
         e.skippable = false;
-        e
+        PlannerError::Trace(e)
     })?;
     let (first_minute_s, minute_counts) = acc.window_counts(60);
     let figures = SourceFigures {

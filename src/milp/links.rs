@@ -20,7 +20,7 @@
 //!   replicas[k,c,t] ≤ M[k,c,t] uses[k,c]; `config_limit[k]`: Σ_c uses[k,c]
 //!   ≤ max_configs[k].
 
-use super::model::{replica_bound, Vars};
+use super::vars::{replica_bound, Vars};
 use super::MilpInput;
 use good_lp::solvers::highs::HighsProblem;
 use good_lp::{constraint, variable, Expression, ProblemVariables, SolverModel, Variable};

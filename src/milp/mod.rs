@@ -28,6 +28,7 @@ mod outer_search;
 mod relaxation;
 mod slot_rules;
 pub mod slot_search;
+mod vars;
 
 /// One GPU type as the MILP sees it.
 #[derive(Debug, Clone)]

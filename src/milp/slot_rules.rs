@@ -2,7 +2,7 @@
 //! that is 1 when tier `k` runs any replica of option `c` in slot `t` (for
 //! the `headroom[k,c,t]` rows of tiers with headroom).
 
-use super::model::{serves_in, Vars};
+use super::vars::{serves_in, Vars};
 use super::MilpInput;
 use good_lp::{variable, ProblemVariables, Variable};
 

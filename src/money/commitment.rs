@@ -6,12 +6,10 @@
 //! solved on (a day, a week) says nothing about that figure; the report
 //! prints it beside the horizon's cost.
 
+use crate::base::units::{HOURS_PER_MONTH, HOURS_PER_YEAR};
 use crate::plan::GpuPrice;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Hours in a (non-leap) year of reservation.
-pub const HOURS_PER_YEAR: f64 = 8760.0;
 
 /// The reservation commitment of one GPU type.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -70,9 +68,6 @@ pub struct TermCommitment {
     /// occupy, were it repeated over the term unchanged.
     pub occupied_share: f64,
 }
-
-/// Hours in a month of reservation (8,760 / 12).
-pub const HOURS_PER_MONTH: f64 = HOURS_PER_YEAR / 12.0;
 
 /// The commitment over `months`: its money, the GPU-hours it buys, and the
 /// share of them the plan's replicas occupy (`plan.reserved` against each

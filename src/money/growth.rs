@@ -24,20 +24,15 @@ use crate::scenario::Scenario;
 use serde::Serialize;
 use std::ops::Range;
 
-/// Largest factor (and smallest, inverted) between the term's last month's
-/// demand and the planned pattern's that a scenario may state.
-pub const MAX_TERM_GROWTH_FACTOR: f64 = 100.0;
-
 /// Most slots the term's MILP may have when the decomposed method solves it
 /// (each slot exactly, on its own).
 pub const MAX_TERM_SLOTS_DECOMPOSED: usize = 8_760;
 
 /// Most slots the term's MILP may have when the whole model goes to HiGHS
 /// (the plan's own limit).
-pub const MAX_TERM_SLOTS_WHOLE: usize = 2_000;
+pub const MAX_TERM_SLOTS_WHOLE: usize = crate::scenario::MAX_SLOTS as usize;
 
-/// Hours in a month of the term (8,760 / 12).
-const HOURS_PER_MONTH: f64 = crate::money::commitment::HOURS_PER_MONTH;
+use crate::base::units::HOURS_PER_MONTH;
 
 /// The months of the term the MILP sees as one repetition of the horizon.
 #[derive(Debug, Clone, PartialEq, Serialize)]

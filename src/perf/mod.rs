@@ -1,10 +1,9 @@
 //! The performance model: what one engine step of a replica costs. The
-//! roofline step model ([`step`]) at a weight [`precision`], the physical
+//! roofline step model ([`step`]) at a weight precision, the physical
 //! ceiling on a replica's throughput ([`roofline`]), and the fit of its
 //! efficiency factors to measured kernel timings ([`kernels`]).
 
 pub mod kernels;
-pub mod precision;
 pub mod roofline;
 pub mod step;
 

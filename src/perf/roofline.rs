@@ -4,7 +4,7 @@
 //! capacity figure must stay below it; it is independent of the latency
 //! model's fitted factors, so it also checks them.
 
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 
 /// The ceiling for one configuration.

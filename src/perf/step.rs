@@ -7,7 +7,7 @@
 //! attention, the all-reduces, the fixed GPU time of the layers and the
 //! engine's CPU overhead.
 
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
 

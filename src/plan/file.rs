@@ -4,8 +4,8 @@
 //! Reading checks it against the scenario and collects every mismatch.
 
 use crate::base::error::{PlannerError, Problem};
-use crate::perf::precision::Precision;
 use crate::plan::Plan;
+use crate::profiles::precision::Precision;
 use crate::scenario::{GpuOffer, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -160,14 +160,9 @@ impl PlanFile {
     /// field path.
     pub fn read(path: &Path) -> Result<Self, PlannerError> {
         let problem = |location: String, message: String| {
-            PlannerError::Plan(vec![Problem {
-                file: path.to_path_buf(),
-                location,
-                message,
-            }])
+            PlannerError::Plan(vec![Problem::new(path.to_path_buf(), location, message)])
         };
-        let text =
-            crate::base::text::read_text(path).map_err(|e| problem(e.location(), e.message))?;
+        let text = crate::base::text::read_text(path).map_err(|e| PlannerError::Plan(vec![e]))?;
         let mut de = serde_json::Deserializer::from_str(&text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let inner = e.inner();
@@ -194,11 +189,7 @@ impl PlanFile {
     pub fn check(&self, scenario: &Scenario, slots: usize, path: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut add = |location: String, message: String| {
-            problems.push(Problem {
-                file: path.to_path_buf(),
-                location,
-                message,
-            })
+            problems.push(Problem::new(path.to_path_buf(), location, message))
         };
         if self.plan_format != PLAN_FORMAT {
             add(
@@ -401,11 +392,7 @@ impl PlanFile {
                         .map(|c| u64::from(c.replicas_by_slot[t]) * u64::from(c.tensor_parallel))
                         .sum();
                     if used > held {
-                        problems.push(Problem {
-                            file: path.to_path_buf(),
-                            location: format!("on_demand[{t}].{id}"),
-                            message: format!("slot {t} runs replicas on {used} {id} GPUs but holds only {held} (reserved + on demand)"),
-                        });
+                        problems.push(Problem::new(path.to_path_buf(), format!("on_demand[{t}].{id}"), format!("slot {t} runs replicas on {used} {id} GPUs but holds only {held} (reserved + on demand)")));
                     }
                 }
             }

@@ -8,7 +8,7 @@ use crate::capacity::CapacityEntry;
 use crate::demand::{Demand, TierDemand};
 use crate::milp::{Method, SolveStatus};
 use crate::money::baselines::Baseline;
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use crate::replay::verification::Verification;
 use crate::scenario::ApiOffer;
 use serde::Serialize;

@@ -4,7 +4,7 @@
 use super::check_bound;
 use crate::base::bounds::Bound;
 use crate::base::error::Problem;
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

@@ -5,6 +5,7 @@
 
 mod gpu;
 mod model;
+pub mod precision;
 
 pub use gpu::GpuProfile;
 #[cfg(test)]
@@ -61,11 +62,7 @@ pub(crate) fn check_bound(
     value: f64,
 ) {
     if let Some(message) = crate::base::bounds::find(table, key).check(key, value) {
-        problems.push(Problem {
-            file: file.to_path_buf(),
-            location: key.to_string(),
-            message,
-        });
+        problems.push(Problem::new(file.to_path_buf(), key.to_string(), message));
     }
 }
 

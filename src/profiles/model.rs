@@ -118,33 +118,29 @@ impl ModelProfile {
         bound("kv_bytes_per_element", self.kv_bytes_per_element);
         bound("max_context_tokens", f64::from(self.max_context_tokens));
         if self.kv_heads > self.heads {
-            problems.push(Problem {
-                file: file.to_path_buf(),
-                location: "kv_heads".into(),
-                message: format!(
+            problems.push(Problem::new(file.to_path_buf(), "kv_heads", format!(
                     "`kv_heads` ({}) cannot exceed `heads` ({}): grouped-query attention shares each KV head among query heads",
                     self.kv_heads, self.heads
-                ),
-            });
+                )));
         }
         if self.active_params_billion > self.params_billion {
-            problems.push(Problem {
-                file: file.to_path_buf(),
-                location: "active_params_billion".into(),
-                message: "`active_params_billion` cannot exceed `params_billion`".into(),
-            });
+            problems.push(Problem::new(
+                file.to_path_buf(),
+                "active_params_billion",
+                "`active_params_billion` cannot exceed `params_billion`",
+            ));
         }
         if self.gemm_params() <= 0.0 {
-            problems.push(Problem {
-                file: file.to_path_buf(),
-                location: "vocab_size".into(),
-                message: format!(
+            problems.push(Problem::new(
+                file.to_path_buf(),
+                "vocab_size",
+                format!(
                     "the embedding and LM head (2 × vocab_size × hidden = {:.3} billion) leave no \
                      layer parameters in `active_params_billion` ({})",
                     2.0 * self.lm_head_params() / 1e9,
                     self.active_params_billion
                 ),
-            });
+            ));
         }
         problems
     }

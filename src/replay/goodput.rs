@@ -179,14 +179,7 @@ pub struct GoodputReport {
 
 /// Reads a CSV or vLLM JSON results log, collecting every bad row.
 pub fn read_log(path: &Path) -> Result<ResultLog, PlannerError> {
-    let fail = |location: String, message: String| {
-        PlannerError::Log(vec![Problem {
-            file: path.to_path_buf(),
-            location,
-            message,
-        }])
-    };
-    let text = crate::base::text::read_text(path).map_err(|e| fail(e.location(), e.message))?;
+    let text = crate::base::text::read_text(path).map_err(|e| PlannerError::Log(vec![e]))?;
     if text.trim_start().starts_with('{') {
         read_vllm_json(path, &text)
     } else {
@@ -196,11 +189,8 @@ pub fn read_log(path: &Path) -> Result<ResultLog, PlannerError> {
 
 fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let mut problems = Vec::new();
-    let at = |line: usize, message: String| Problem {
-        file: path.to_path_buf(),
-        location: format!("{line}"),
-        message,
-    };
+    let at =
+        |line: usize, message: String| Problem::new(path.to_path_buf(), format!("{line}"), message);
     let mut lines = text.lines().enumerate();
     let header: Vec<String> = lines
         .next()
@@ -324,11 +314,11 @@ fn finish(mut problems: Vec<Problem>, log: ResultLog) -> Result<ResultLog, Plann
         let more = problems.len() - MAX_LISTED;
         let file = problems[0].file.clone();
         problems.truncate(MAX_LISTED);
-        problems.push(Problem {
+        problems.push(Problem::new(
             file,
-            location: String::new(),
-            message: format!("… and {more} more problems"),
-        });
+            String::new(),
+            format!("… and {more} more problems"),
+        ));
     }
     Err(PlannerError::Log(problems))
 }
@@ -346,11 +336,8 @@ struct VllmResult {
 }
 
 fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
-    let problem = |location: String, message: String| Problem {
-        file: path.to_path_buf(),
-        location,
-        message,
-    };
+    let problem =
+        |location: String, message: String| Problem::new(path.to_path_buf(), location, message);
     let parsed: VllmResult = serde_json::from_str(text).map_err(|e| {
         PlannerError::Log(vec![problem(
             format!("{}:{}", e.line(), e.column()),

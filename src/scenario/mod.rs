@@ -10,7 +10,7 @@ mod validate;
 pub use overrides::Override;
 pub use validate::{load, load_with, MAX_SLOTS, SCENARIO_BOUNDS};
 
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use crate::sim::{Router, Scheduler};
 use crate::traces::TraceFormat;

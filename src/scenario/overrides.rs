@@ -161,22 +161,22 @@ pub fn apply(file: &Path, text: &str, overrides: &[Override]) -> Result<Overridd
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let location = e
             .span()
-            .map(|s| crate::base::error::line_col(text, s.start))
+            .map(|s| crate::base::located::line_col(text, s.start))
             .unwrap_or_default();
-        vec![Problem {
-            file: file.to_path_buf(),
+        vec![Problem::new(
+            file.to_path_buf(),
             location,
-            message: e.message().trim().to_string(),
-        }]
+            e.message().trim().to_string(),
+        )]
     })?;
     let mut problems = Vec::new();
     for o in overrides {
         if let Err(message) = apply_one(&mut doc, o) {
-            problems.push(Problem {
-                file: file.to_path_buf(),
-                location: format!("--set {}", o.key),
+            problems.push(Problem::new(
+                file.to_path_buf(),
+                format!("--set {}", o.key),
                 message,
-            });
+            ));
         }
     }
     if !problems.is_empty() {
@@ -482,15 +482,8 @@ mod tests {
         ];
         let out = apply(Path::new("s.toml"), TEXT, &overrides).unwrap();
         let at = |line: usize| {
-            out.locate(
-                Problem {
-                    file: "s.toml".into(),
-                    location: format!("{line}:1"),
-                    message: "m".into(),
-                },
-                &overrides,
-            )
-            .location
+            out.locate(Problem::new("s.toml", format!("{line}:1"), "m"), &overrides)
+                .location
         };
         let lines: Vec<&str> = out.text.lines().collect();
         let added = lines.iter().position(|l| l.starts_with("extra")).unwrap() + 1;

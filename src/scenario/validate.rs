@@ -11,11 +11,11 @@ use super::{
     VerifySlots,
 };
 use crate::base::bounds::{self, Bound};
-use crate::base::error::{line_col, PlannerError, Problem};
+use crate::base::error::{PlannerError, Problem};
+use crate::base::located::line_col;
 use crate::base::toml_file::{parse_toml, read_toml_file, read_toml_text};
 use crate::milp::Method;
-use crate::money::growth::MAX_TERM_GROWTH_FACTOR;
-use crate::perf::precision::Precision;
+use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use crate::scenario::reserved_offer::{self, ReservedOffer};
 use crate::sim::{Router, Scheduler};
@@ -36,6 +36,10 @@ pub const MIN_BATCHED_TOKENS: u32 = 64;
 /// Most planning slots a scenario may have (traces or rate-curve days divided
 /// by `planning.slot_minutes`): the MILP and the replay grow with them.
 pub const MAX_SLOTS: u64 = 2_000;
+
+/// Largest factor (and smallest, inverted) between the term's last month's
+/// demand and the planned pattern's that a scenario may state.
+pub const MAX_TERM_GROWTH_FACTOR: f64 = 100.0;
 
 /// The accepted range of every number in a scenario, by key. A number that
 /// sizes memory or time (slots, requests, replicas, threads, days) has an
@@ -189,20 +193,14 @@ struct Validator {
 
 impl Validator {
     fn at_key(&mut self, key: impl Into<String>, message: impl Into<String>) {
-        self.problems.push(Problem {
-            file: self.file.clone(),
-            location: key.into(),
-            message: message.into(),
-        });
+        self.problems
+            .push(Problem::new(self.file.clone(), key.into(), message.into()));
     }
 
     fn at_span<T>(&mut self, spanned: &Spanned<T>, message: impl Into<String>) {
         let location = line_col(&self.text, spanned.span().start);
-        self.problems.push(Problem {
-            file: self.file.clone(),
-            location,
-            message: message.into(),
-        });
+        self.problems
+            .push(Problem::new(self.file.clone(), location, message.into()));
     }
 
     /// Checks `value` against the row of [`SCENARIO_BOUNDS`] for `key`

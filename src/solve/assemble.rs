@@ -8,11 +8,11 @@ use crate::capacity::simulated;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::Demand;
 use crate::milp::{self, MilpInput};
-use crate::perf::precision::Precision;
 use crate::plan::{
     total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, IdleReserved,
     ModelSummary, Plan, Prices, Questions, SolverSummary, TierPlan,
 };
+use crate::profiles::precision::Precision;
 use crate::replay::verification::Verification;
 use crate::scenario::{CapacitySource, Scenario};
 use std::collections::BTreeMap;
@@ -193,7 +193,7 @@ pub(super) fn assemble(
             ),
         },
         total_cost_usd: total,
-        cost_per_month_usd: total / horizon_hours * 730.0,
+        cost_per_month_usd: total / horizon_hours * crate::base::units::HOURS_PER_MONTH,
         horizon_hours,
         slot_hours: input.slot_hours,
         costs: CostBreakdown {

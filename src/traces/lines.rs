@@ -5,49 +5,52 @@
 //! ([`crate::base::text::check_line`]). A reader for a new format reads its rows
 //! from [`Lines::next_line`] and inherits all of this.
 
+use crate::base::located::Problem;
 use crate::base::text::check_line;
 use std::io::BufRead;
-
-/// Why a line could not be read.
-#[derive(Debug)]
-pub struct LineError {
-    /// 1-based line, and column when known.
-    pub line: u64,
-    pub column: Option<u64>,
-    pub message: String,
-}
+use std::path::Path;
 
 /// Lines of a streamed text file.
-pub struct Lines<R> {
+pub struct Lines<'p, R> {
     reader: R,
+    path: &'p Path,
     buf: Vec<u8>,
     line: u64,
     bytes: u64,
 }
 
-impl<R: BufRead> Lines<R> {
-    /// Lines of `reader`, from the first.
-    pub fn new(reader: R) -> Self {
+impl<'p, R: BufRead> Lines<'p, R> {
+    /// Lines of `reader`, the file `path`, from the first.
+    pub fn new(reader: R, path: &'p Path) -> Self {
         Lines {
             reader,
+            path,
             buf: Vec::with_capacity(256),
             line: 0,
             bytes: 0,
         }
     }
 
+    /// The number of the line read last (1-based; 0 before the first), or
+    /// of the line that could not be read.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
     /// The next line, without its end, the BOM or trailing spaces, with its
     /// 1-based number; `None` at the end of the file.
-    pub fn next_line(&mut self) -> Option<Result<(u64, &str), LineError>> {
+    pub fn next_line(&mut self) -> Option<Result<(u64, &str), Problem>> {
         self.buf.clear();
         let n = match self.reader.read_until(b'\n', &mut self.buf) {
             Ok(n) => n,
             Err(e) => {
-                return Some(Err(LineError {
-                    line: self.line + 1,
-                    column: None,
-                    message: format!("cannot read the file: {e}"),
-                }))
+                self.line += 1;
+                return Some(Err(Problem::at_line(
+                    self.path,
+                    Some(self.line),
+                    None,
+                    format!("cannot read the file: {e}"),
+                )));
             }
         };
         if n == 0 {
@@ -57,15 +60,7 @@ impl<R: BufRead> Lines<R> {
         self.bytes += n as u64;
         let line = self.line;
         let body = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-        Some(
-            check_line(body, line)
-                .map(|text| (line, text.trim_end_matches(' ')))
-                .map_err(|e| LineError {
-                    line,
-                    column: e.column,
-                    message: e.message,
-                }),
-        )
+        Some(check_line(body, line, self.path).map(|text| (line, text.trim_end_matches(' '))))
     }
 
     /// Bytes read so far.
@@ -79,13 +74,10 @@ mod tests {
     use super::*;
 
     fn all(bytes: &[u8]) -> Vec<Result<(u64, String), String>> {
-        let mut lines = Lines::new(bytes);
+        let mut lines = Lines::new(bytes, std::path::Path::new("t.csv"));
         let mut out = Vec::new();
         while let Some(l) = lines.next_line() {
-            out.push(
-                l.map(|(n, t)| (n, t.to_string()))
-                    .map_err(|e| format!("{}:{:?}", e.line, e.column)),
-            );
+            out.push(l.map(|(n, t)| (n, t.to_string())).map_err(|e| e.location));
         }
         out
     }
@@ -106,11 +98,7 @@ mod tests {
     fn bad_lines_are_located_and_reading_goes_on() {
         assert_eq!(
             all(b"ok\nb\xFFd\nx\ry\n"),
-            vec![
-                Ok((1, "ok".into())),
-                Err("2:Some(2)".into()),
-                Err("3:Some(2)".into())
-            ]
+            vec![Ok((1, "ok".into())), Err("2:2".into()), Err("3:2".into())]
         );
     }
 }

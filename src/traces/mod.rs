@@ -2,7 +2,6 @@
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
 pub mod aggregate;
-mod error;
 pub mod length_sample;
 pub mod lines;
 pub mod micros;
@@ -13,7 +12,6 @@ pub mod stats;
 pub mod synth;
 pub mod timestamp;
 
-pub use error::TraceError;
 pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions, RowError};
 
 use serde::Serialize;

@@ -3,7 +3,8 @@
 
 use super::lines::Lines;
 use super::timestamp::parse_timestamp_checked;
-use super::{Request, TraceError, TraceFormat};
+use super::{Request, TraceFormat};
+use crate::base::located::Problem;
 use serde::Deserialize;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -41,14 +42,8 @@ pub fn read_trace(
     options: ReaderOptions,
     mut on_request: impl FnMut(Request),
     mut on_progress: impl FnMut(u64),
-) -> Result<(TraceFormat, ReadSummary), TraceError> {
-    let fail = |line: Option<u64>, message: String| TraceError {
-        path: path.to_path_buf(),
-        line,
-        column: None,
-        message,
-        skippable: false,
-    };
+) -> Result<(TraceFormat, ReadSummary), Problem> {
+    let fail = |line: Option<u64>, message: String| Problem::at_line(path, line, None, message);
     let file = File::open(path).map_err(|e| fail(None, format!("cannot open the trace: {e}")))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let head = reader
@@ -65,7 +60,7 @@ pub fn read_trace(
         })?,
     };
     let mut summary = ReadSummary::default();
-    let mut lines = Lines::new(reader);
+    let mut lines = Lines::new(reader, path);
     let mut last_arrival = f64::NEG_INFINITY;
     let mut next_progress = 0u64;
     while let Some(next) = lines.next_line() {
@@ -106,18 +101,13 @@ pub fn read_trace(
                         parse_burstgpt_row(row)
                     }
                 };
+                let checked = parsed.and_then(|r| check_row(r, &options, last_arrival));
                 (
                     line_no,
-                    parsed.and_then(|r| check_row(r, &options, last_arrival)),
+                    checked.map_err(|e| Problem::at_line(path, Some(line_no), e.column, e.message)),
                 )
             }
-            Err(e) => (
-                e.line,
-                Err(RowError {
-                    column: e.column,
-                    message: e.message,
-                }),
-            ),
+            Err(e) => (lines.line(), Err(e)),
         };
         if lines.bytes_read() >= next_progress {
             on_progress(lines.bytes_read());
@@ -133,14 +123,9 @@ pub fn read_trace(
                 summary.skipped_rows += 1;
                 summary.first_skipped.get_or_insert((line_no, e.message));
             }
-            Err(e) => {
-                return Err(TraceError {
-                    path: path.to_path_buf(),
-                    line: Some(line_no),
-                    column: e.column,
-                    message: e.message,
-                    skippable: true,
-                })
+            Err(mut problem) => {
+                problem.skippable = true;
+                return Err(problem);
             }
         }
     }
@@ -351,7 +336,7 @@ pub fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
 }
 
 /// Reads a whole small trace into memory (tests and tiny tools).
-pub fn read_all(path: &Path, options: ReaderOptions) -> Result<Vec<Request>, TraceError> {
+pub fn read_all(path: &Path, options: ReaderOptions) -> Result<Vec<Request>, Problem> {
     let mut out = Vec::new();
     read_trace(path, options, |r| out.push(r), |_| {})?;
     Ok(out)

@@ -83,8 +83,7 @@ pub fn read_rate_curve(path: &Path) -> Result<RateCurve, PlannerError> {
     // window start -> (sum of rates, sum of rate x cv)
     let mut windows: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for file in &files {
-        let text = crate::base::text::read_text(file)
-            .map_err(|e| shape_error(file, &e.location(), e.message))?;
+        let text = crate::base::text::read_text(file).map_err(PlannerError::Shape)?;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -115,11 +114,7 @@ pub fn read_rate_curve(path: &Path) -> Result<RateCurve, PlannerError> {
 }
 
 fn shape_error(file: &Path, location: &str, message: String) -> PlannerError {
-    PlannerError::Shape(Problem {
-        file: file.to_path_buf(),
-        location: location.into(),
-        message,
-    })
+    PlannerError::Shape(Problem::new(file.to_path_buf(), location, message))
 }
 
 /// Latest window start of a rate curve (400 days, as for traces).

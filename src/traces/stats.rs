@@ -7,7 +7,8 @@ use super::length_sample::BottomK;
 use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
-use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceError, TraceFormat};
+use super::{read_trace, ReadSummary, ReaderOptions, Request, TraceFormat};
+use crate::base::located::Problem;
 use crate::base::progress::Progress;
 use crate::base::stats::RunningMoments;
 use serde::Serialize;
@@ -32,7 +33,7 @@ pub fn accumulate(
     path: &Path,
     options: ReaderOptions,
     progress: Progress,
-) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), TraceError> {
+) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), Problem> {
     accumulate_keeping(path, options, progress, None)
 }
 
@@ -43,7 +44,7 @@ pub fn accumulate_keeping(
     options: ReaderOptions,
     progress: Progress,
     mut keep: Option<&mut Vec<Request>>,
-) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), TraceError> {
+) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), Problem> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = progress.bytes(&format!("reading {}", path.display()), size);
     let mut acc = TraceAccumulator::new(Clock::Utc);
@@ -56,13 +57,11 @@ pub fn accumulate_keeping(
     let (format, summary) = read_trace(path, options, on_request, |b| bar.set_position(b))?;
     bar.finish_and_clear();
     if acc.too_long() {
-        return Err(TraceError {
-            path: path.to_path_buf(),
-            line: None,
-            column: None,
-            message: "the trace spans more than 400 days; check its timestamps".into(),
-            skippable: false,
-        });
+        return Err(Problem::new(
+            path,
+            "",
+            "the trace spans more than 400 days; check its timestamps",
+        ));
     }
     if matches!(format, TraceFormat::Mooncake | TraceFormat::Burstgpt) {
         acc.clock = Clock::Relative;

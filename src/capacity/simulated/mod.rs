@@ -69,7 +69,7 @@ pub fn evaluate_all(
     // Stage 1b: chunk sizes at the best batch cap of each (tier, GPU, TP,
     // precision).
     let mut best_batch: BTreeMap<
-        (usize, usize, u32, crate::perf::precision::Precision),
+        (usize, usize, u32, crate::profiles::precision::Precision),
         (f64, u32),
     > = BTreeMap::new();
     for ((k, i), e) in jobs.iter().zip(&screened) {
@@ -239,7 +239,7 @@ pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
         .filter(|e| serving_rps(e) > 0.0)
         .map(|e| (e.config.gpu, e.config.tensor_parallel, e.config.precision))
         .collect();
-    let mut pooling: BTreeMap<(usize, u32, crate::perf::precision::Precision), (usize, f64)> =
+    let mut pooling: BTreeMap<(usize, u32, crate::profiles::precision::Precision), (usize, f64)> =
         BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let key = (e.config.gpu, e.config.tensor_parallel, e.config.precision);
@@ -262,7 +262,7 @@ pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
 }
 
 fn serving_survivors(entries: &[CapacityEntry]) -> Vec<usize> {
-    let mut best: BTreeMap<(usize, u32, crate::perf::precision::Precision), usize> =
+    let mut best: BTreeMap<(usize, u32, crate::profiles::precision::Precision), usize> =
         BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if serving_rps(e) <= 0.0 {

@@ -25,8 +25,8 @@ use super::{
     roofline_ms, Efficiency, GpuCalibration, LayerRow, LAYER_OPS,
 };
 use crate::base::error::PlannerError;
-use crate::perf::precision::Precision;
 use crate::perf::{Fp8Gain, PerfModel, StepWork};
+use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -240,11 +240,7 @@ pub struct KernelCalibration {
 }
 
 pub(crate) fn problem(path: &Path, location: String, message: String) -> PlannerError {
-    PlannerError::Data(Problem {
-        file: path.to_path_buf(),
-        location,
-        message,
-    })
+    PlannerError::Data(Problem::new(path.to_path_buf(), location, message))
 }
 
 /// Column name → index.

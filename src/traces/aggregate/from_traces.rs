@@ -2,8 +2,9 @@
 
 use super::{Aggregate, AggregateBuilder};
 use crate::base::error::PlannerError;
+use crate::base::located::Problem;
 use crate::base::progress::Progress;
-use crate::traces::{read_trace, ReaderOptions, TraceError};
+use crate::traces::{read_trace, ReaderOptions};
 use std::path::PathBuf;
 
 /// What was read.
@@ -29,7 +30,8 @@ pub fn aggregate_traces(
             options,
             |r| builder.push(tier, &r),
             |b| bar.set_position(b),
-        )?;
+        )
+        .map_err(PlannerError::Trace)?;
         bar.finish_and_clear();
         if let Some((line, why)) = &read.first_skipped {
             eprintln!(
@@ -41,15 +43,11 @@ pub fn aggregate_traces(
         summary.requests += read.requests;
         summary.skipped_rows += read.skipped_rows;
         if let Some((name, days)) = builder.too_long() {
-            return Err(PlannerError::Trace(TraceError {
-                path: path.clone(),
-                line: None,
-                column: None,
-                message: format!(
-                    "tier `{name}` spans {days:.0} days, more than 400; check the timestamps"
-                ),
-                skippable: false,
-            }));
+            return Err(PlannerError::Trace(Problem::new(
+                path.clone(),
+                "",
+                format!("tier `{name}` spans {days:.0} days, more than 400; check the timestamps"),
+            )));
         }
     }
     Ok((builder.finish(), summary))

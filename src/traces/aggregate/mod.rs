@@ -20,6 +20,7 @@
 
 pub mod bins;
 mod builder;
+mod cells;
 mod figures;
 mod from_traces;
 mod parquet;

@@ -2,7 +2,7 @@
 //! row API (plain, dictionary and Snappy-compressed files, as DuckDB and Spark
 //! write by default), written with its column writers (Snappy).
 
-use super::table::{Cell, RawRow, RawTable};
+use super::cells::{Cell, RawRow, RawTable};
 use super::write::{Column, Columns};
 use crate::base::error::Problem;
 use parquet::basic::Compression;
@@ -18,11 +18,8 @@ use std::sync::Arc;
 
 /// Reads a Parquet table; rows are located as `row N` (from 1).
 pub fn read(path: &Path) -> Result<RawTable, Problem> {
-    let problem = |location: String, message: String| Problem {
-        file: path.to_path_buf(),
-        location,
-        message,
-    };
+    let problem =
+        |location: String, message: String| Problem::new(path.to_path_buf(), location, message);
     let file = File::open(path).map_err(|e| problem(String::new(), format!("cannot open: {e}")))?;
     let reader = SerializedFileReader::new(file)
         .map_err(|e| problem(String::new(), format!("not a readable Parquet file: {e}")))?;

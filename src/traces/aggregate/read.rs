@@ -5,7 +5,8 @@
 //! is located (file and line, or Parquet row) and all are reported.
 
 use super::bins::{coarse_of_fine, fine_bin, fine_range, COARSE_BINS, FINE_BINS};
-use super::table::{self, RawRow, RawTable};
+use super::cells::{Cell, RawRow, RawTable};
+use super::table;
 use super::{
     tables_of, Aggregate, BinTotal, JointLengths, MinuteRow, PairCell, SampleRow, TierAggregate,
     FORMAT_VERSION, MINUTE_COLUMNS, MINUTE_US, PAIR_COLUMNS, READ_VERSIONS, SAMPLE_COLUMNS,
@@ -39,11 +40,8 @@ struct Problems(Vec<Problem>);
 
 impl Problems {
     fn at(&mut self, t: &RawTable, location: &str, message: String) {
-        self.0.push(Problem {
-            file: t.path.clone(),
-            location: location.to_string(),
-            message,
-        });
+        self.0
+            .push(Problem::new(t.path.clone(), location.to_string(), message));
     }
 }
 
@@ -54,7 +52,7 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn cell(&self, name: &str) -> Result<&table::Cell, String> {
+    fn cell(&self, name: &str) -> Result<&Cell, String> {
         self.row.cells.get(self.index[name]).ok_or_else(|| {
             format!(
                 "the row has {} cells, too few for `{name}`",
@@ -253,11 +251,7 @@ fn each_row<'a>(
 /// Reads and checks the aggregate in `dir`.
 pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
     if !dir.is_dir() {
-        return Err(vec![Problem {
-            file: dir.to_path_buf(),
-            location: String::new(),
-            message: "not a folder: an aggregate is a folder holding minutes, lengths, pairs and sample tables (make one with `planner trace aggregate` or sql/aggregate.sql)".into(),
-        }]);
+        return Err(vec![Problem::new(dir.to_path_buf(), String::new(), "not a folder: an aggregate is a folder holding minutes, lengths, pairs and sample tables (make one with `planner trace aggregate` or sql/aggregate.sql)")]);
     }
     let mut problems = Problems(Vec::new());
     let minutes_t = table::find(dir, "minutes")
@@ -320,11 +314,11 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
     if listed.len() > MAX_LISTED {
         let more = listed.len() - MAX_LISTED;
         listed.truncate(MAX_LISTED);
-        listed.push(Problem {
-            file: dir.to_path_buf(),
-            location: String::new(),
-            message: format!("and {more} more problems"),
-        });
+        listed.push(Problem::new(
+            dir.to_path_buf(),
+            String::new(),
+            format!("and {more} more problems"),
+        ));
     }
     Err(listed)
 }

@@ -2,68 +2,9 @@
 //! named columns and rows of cells, each row with where it came from. CSV
 //! (RFC 4180 quoting, optional byte-order mark, LF or CRLF) and Parquet.
 
+use super::cells::{Cell, RawRow, RawTable};
 use crate::base::error::Problem;
 use std::path::{Path, PathBuf};
-
-/// One cell as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    Int(i64),
-    Float(f64),
-    Text(String),
-    Null,
-}
-
-impl Cell {
-    /// The cell as an integer, or why it is not one.
-    pub fn int(&self) -> Result<i64, String> {
-        match self {
-            Cell::Int(v) => Ok(*v),
-            Cell::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(*f as i64),
-            Cell::Float(f) => Err(format!("`{f}` is not an integer")),
-            Cell::Text(t) => {
-                let t = t.trim();
-                t.parse::<i64>()
-                    .ok()
-                    .or_else(|| {
-                        t.parse::<f64>()
-                            .ok()
-                            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
-                            .map(|f| f as i64)
-                    })
-                    .ok_or_else(|| format!("`{t}` is not an integer"))
-            }
-            Cell::Null => Err("the cell is empty".into()),
-        }
-    }
-
-    /// The cell as text.
-    pub fn text(&self) -> Result<String, String> {
-        match self {
-            Cell::Text(t) if !t.is_empty() => Ok(t.clone()),
-            Cell::Int(v) => Ok(v.to_string()),
-            Cell::Float(f) => Ok(f.to_string()),
-            Cell::Text(_) | Cell::Null => Err("the cell is empty".into()),
-        }
-    }
-}
-
-/// One row with its location: the line (CSV) or `row N` (Parquet).
-#[derive(Debug, Clone)]
-pub struct RawRow {
-    pub location: String,
-    pub cells: Vec<Cell>,
-}
-
-/// A table: its file, column names and rows.
-#[derive(Debug, Clone)]
-pub struct RawTable {
-    pub path: PathBuf,
-    pub columns: Vec<String>,
-    /// Location of the column names (line 1, or the Parquet schema).
-    pub header_location: String,
-    pub rows: Vec<RawRow>,
-}
 
 /// The file of table `name` in `dir`: `name.csv` or `name.parquet`.
 pub fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
@@ -72,28 +13,16 @@ pub fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
     match (csv.is_file(), parquet.is_file()) {
         (true, false) => Ok(csv),
         (false, true) => Ok(parquet),
-        (true, true) => Err(Problem {
-            file: dir.to_path_buf(),
-            location: String::new(),
-            message: format!("both {name}.csv and {name}.parquet are here; keep one"),
-        }),
-        (false, false) => Err(Problem {
-            file: dir.to_path_buf(),
-            location: String::new(),
-            message: format!(
+        (true, true) => Err(Problem::new(dir.to_path_buf(), String::new(), format!("both {name}.csv and {name}.parquet are here; keep one"))),
+        (false, false) => Err(Problem::new(dir.to_path_buf(), String::new(), format!(
                 "no {name}.csv or {name}.parquet: an aggregate folder holds minutes, lengths, pairs and (format version 3) sample tables (docs/aggregate-format.md)"
-            ),
-        }),
+            ))),
     }
 }
 
 /// Reads a table file (CSV or Parquet, by extension).
 pub fn read(path: &Path) -> Result<RawTable, Problem> {
-    let problem = |message: String| Problem {
-        file: path.to_path_buf(),
-        location: String::new(),
-        message,
-    };
+    let problem = |message: String| Problem::new(path.to_path_buf(), String::new(), message);
     if path.extension().is_some_and(|e| e == "parquet") {
         return super::parquet::read(path);
     }
@@ -111,18 +40,14 @@ pub fn read(path: &Path) -> Result<RawTable, Problem> {
 pub fn parse_csv(path: &Path, text: &str) -> Result<RawTable, Problem> {
     let mut lines = text.split('\n').enumerate();
     let Some((_, header)) = lines.next().filter(|(_, h)| !h.trim().is_empty()) else {
-        return Err(Problem {
-            file: path.to_path_buf(),
-            location: "1".into(),
-            message: "the file is empty; expected a header line naming the columns".into(),
-        });
+        return Err(Problem::new(
+            path.to_path_buf(),
+            "1",
+            "the file is empty; expected a header line naming the columns",
+        ));
     };
     let columns = split_fields(header.trim_end_matches('\r'))
-        .map_err(|m| Problem {
-            file: path.to_path_buf(),
-            location: "1".into(),
-            message: m,
-        })?
+        .map_err(|m| Problem::new(path.to_path_buf(), "1", m))?
         .into_iter()
         .map(|c| c.trim().to_string())
         .collect();
@@ -133,11 +58,8 @@ pub fn parse_csv(path: &Path, text: &str) -> Result<RawTable, Problem> {
             continue;
         }
         let location = (i + 1).to_string();
-        let cells = split_fields(line).map_err(|m| Problem {
-            file: path.to_path_buf(),
-            location: location.clone(),
-            message: m,
-        })?;
+        let cells = split_fields(line)
+            .map_err(|m| Problem::new(path.to_path_buf(), location.clone(), m))?;
         rows.push(RawRow {
             location,
             cells: cells
