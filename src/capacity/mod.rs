@@ -8,96 +8,27 @@
 //! the percentile); decoding sequences share steps, their number follows from
 //! Little's law, and its percentile from a Poisson law capped at the batch.
 
+pub mod config;
 pub mod fleet;
+pub mod probe;
 pub mod published;
 pub mod simulated;
 
 use crate::capacity::fleet::FleetCapacity;
 use crate::demand::TierDemand;
 use crate::perf::PerfModel;
-use crate::profiles::precision::Precision;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
+pub use config::Config;
 use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
-
-/// One serving configuration: GPU type, tensor-parallel degree, batch cap,
-/// chunked-prefill budget and weight precision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Config {
-    /// Index into the scenario's GPU offers.
-    #[serde(skip)]
-    pub gpu: usize,
-    /// GPU profile id.
-    pub gpu_type: String,
-    pub tensor_parallel: u32,
-    pub max_batch: u32,
-    /// Most tokens per engine step (the chunked-prefill budget).
-    pub max_batched_tokens: u32,
-    pub precision: Precision,
-}
-
-impl Config {
-    /// e.g. `h100-sxm tp2 b64 c2048 fp8`.
-    pub fn label(&self) -> String {
-        label(
-            &self.gpu_type,
-            self.tensor_parallel,
-            self.max_batch,
-            self.max_batched_tokens,
-            self.precision,
-        )
-    }
-
-    /// Every configuration the scenario's offers list, in offer, TP,
-    /// precision, chunk size, batch order.
-    pub fn candidates(offers: &[GpuOffer]) -> Vec<Config> {
-        let mut out = Vec::new();
-        for (g, offer) in offers.iter().enumerate() {
-            for &tp in &offer.tensor_parallel {
-                for &precision in &offer.precision {
-                    for &chunk in &offer.max_batched_tokens {
-                        for &b in &offer.max_batch {
-                            out.push(Config {
-                                gpu: g,
-                                gpu_type: offer.id.clone(),
-                                tensor_parallel: tp,
-                                max_batch: b,
-                                max_batched_tokens: chunk,
-                                precision,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// The latency model of one replica of this configuration.
-    pub fn perf(&self, offer: &GpuOffer, model: &ServedModel) -> PerfModel {
-        perf_model(offer, model, self.tensor_parallel, self.precision)
-    }
-}
-
-/// A configuration's label: `<gpu> tp<N> b<max batch> c<chunk> <precision>`.
-pub fn label(gpu: &str, tp: u32, max_batch: u32, chunk: u32, precision: Precision) -> String {
-    format!("{gpu} tp{tp} b{max_batch} c{chunk} {precision}")
-}
-
-/// The latency model of `tp` GPUs of `offer` running `model` at `precision`.
-pub fn perf_model(
-    offer: &GpuOffer,
-    model: &ServedModel,
-    tp: u32,
-    precision: Precision,
-) -> PerfModel {
-    PerfModel::new(&offer.profile, &model.profile, tp, precision)
-}
 
 /// What one replica of a configuration achieves on a tier, and (capacity by
 /// simulation) what fleets of 1…N replicas behind the router sustain.
 #[derive(Debug, Clone, Serialize)]
 pub struct CapacityEntry {
+    /// Index of the configuration's GPU type among the scenario's offers.
+    #[serde(skip)]
+    pub gpu: usize,
     pub config: Config,
     pub gpus_per_replica: u32,
     #[serde(flatten)]
@@ -287,7 +218,7 @@ pub fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
         .filter_map(|&i| {
             let e = &entries[i];
             match &e.verdict {
-                Verdict::Serves(s) => Some((i, e.gpus_per_replica, s.max_rps, e.config.gpu)),
+                Verdict::Serves(s) => Some((i, e.gpus_per_replica, s.max_rps, e.gpu)),
                 Verdict::Cannot { .. } => None,
             }
         })
@@ -311,6 +242,7 @@ pub fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
 
 /// Capacity of one configuration on one tier.
 pub fn evaluate(
+    gpu: usize,
     offer: &GpuOffer,
     model: &ServedModel,
     config: &Config,
@@ -319,6 +251,7 @@ pub fn evaluate(
 ) -> CapacityEntry {
     let (tp, max_batch) = (config.tensor_parallel, config.max_batch);
     let entry = |verdict| CapacityEntry {
+        gpu,
         config: config.clone(),
         gpus_per_replica: tp,
         verdict,
@@ -413,7 +346,7 @@ pub fn evaluate_all(
         .map(|(tier, d)| {
             Config::candidates(offers)
                 .iter()
-                .map(|c| evaluate(&offers[c.gpu], model, c, tier, d))
+                .map(|(g, c)| evaluate(*g, &offers[*g], model, c, tier, d))
                 .collect()
         })
         .collect()
@@ -524,15 +457,15 @@ mod tests {
             tensor_parallel: vec![1],
             max_batch: vec![64],
             max_batched_tokens: vec![8192],
-            precision: vec![Precision::Bf16],
+            precision: vec![crate::profiles::precision::Precision::Bf16],
         };
         let model = ServedModel {
             id: "8b".into(),
             profile: crate::perf::step::tests::llama8b(),
             precision: None,
         };
-        let config = Config::candidates(std::slice::from_ref(&offer)).remove(0);
-        let e = evaluate(&offer, &model, &config, &t, &d);
+        let (_, config) = Config::candidates(std::slice::from_ref(&offer)).remove(0);
+        let e = evaluate(0, &offer, &model, &config, &t, &d);
         let Verdict::Serves(s) = e.verdict else {
             panic!("should serve")
         };
@@ -541,7 +474,7 @@ mod tests {
         let over = operating_point(&p, &load, 64, s.max_rps * 1.01);
         assert!(!over.stable || over.ttft_ms > 500.0 || over.tpot_ms > 30.0);
         // A TTFT limit below the bare prefill time cannot be met.
-        let strict = evaluate(&offer, &model, &config, &tier(10.0, 30.0), &d);
+        let strict = evaluate(0, &offer, &model, &config, &tier(10.0, 30.0), &d);
         assert!(matches!(
             strict.verdict,
             Verdict::Cannot {

@@ -453,14 +453,15 @@ fn server_throughput(
         };
         for batch in SERVER_BATCHES {
             let config = Config {
-                gpu: 0,
                 gpu_type: system.gpu.into(),
                 tensor_parallel: tp,
                 max_batch: batch,
                 max_batched_tokens: SERVER_MAX_BATCHED_TOKENS,
                 precision: Precision::Fp8,
             };
-            if let Verdict::Serves(s) = evaluate(&offer, &served, &config, &tier, &demand).verdict {
+            if let Verdict::Serves(s) =
+                evaluate(0, &offer, &served, &config, &tier, &demand).verdict
+            {
                 analytic = analytic.max(f64::from(replicas) * s.max_rps * f64::from(osl));
             }
             let fleet = crate::capacity::simulated::fleet(

@@ -119,16 +119,16 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
     }
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
-    let plan = crate::solve::solve(&scenario, &options)?;
-    finite(&plan)?;
+    let outcome = crate::solve::solve(&scenario, &options)?;
+    finite(&outcome)?;
     let text = match args.format {
-        ReportFormat::Text => report::text::render(&plan),
-        ReportFormat::Json => report::json::render(&plan),
-        ReportFormat::Csv => report::schedule_csv::render(&plan),
-        ReportFormat::Html => report::html::plan_page::render(&plan),
+        ReportFormat::Text => report::text::render(&outcome),
+        ReportFormat::Json => report::json::render(&outcome),
+        ReportFormat::Csv => report::schedule_csv::render(&outcome),
+        ReportFormat::Html => report::html::plan_page::render(&outcome),
     };
     if outputs.has("--plan-out") {
-        let file = PlanFile::of(&plan, scenario.planning.slot_minutes);
+        let file = PlanFile::of(&outcome.plan, scenario.planning.slot_minutes);
         outputs.write_text("--plan-out", &report::json::render(&file))?;
     }
     if outputs.has("--out") {
@@ -138,8 +138,10 @@ pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
         outputs.commit()?;
         emit(&text)?;
     }
-    if !plan.missed_targets.is_empty() && !args.accept_miss {
-        return Err(PlannerError::TargetMissed(plan.missed_targets.clone()));
+    if !outcome.missed_targets.is_empty() && !args.accept_miss {
+        return Err(PlannerError::TargetMissed(
+            report::sentences::missed_targets(&outcome.missed_targets),
+        ));
     }
     Ok(())
 }
@@ -225,13 +227,13 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             },
             ..SolveOptions::new(Progress::hidden())
         };
-        let input = crate::solve::first_round_milp(&scenario, &demand, &options);
+        let milp = crate::solve::first_round(&scenario, &demand, &options)?;
         let t3 = Instant::now();
-        let first = crate::milp::solve(&input);
+        let first = milp.solve();
         let t4 = Instant::now();
         let first = match &first {
             Ok(s) => {
-                let cost = crate::milp::total(&input, s);
+                let cost = crate::milp::total(&milp.problem, s);
                 format!(
                     "{:?}, {:?}, {:.2} USD, proven gap {:.3}%",
                     s.method,
@@ -242,7 +244,8 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             }
             Err(e) => format!("{e:?}"),
         };
-        let plan = crate::solve::solve(&scenario, &options)?;
+        let outcome = crate::solve::solve(&scenario, &options)?;
+        let plan = &outcome.plan;
         let t5 = Instant::now();
         lines.push(format!(
             "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, first round's MILP {:.3} s ({first}), full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {:?} method, proven gap {:.3}%, {} round(s), total {:.2} USD",
@@ -257,7 +260,7 @@ pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
             plan.solver.status,
             plan.solver.method,
             plan.solver.proven_gap * 100.0,
-            plan.rounds.len().max(1),
+            outcome.rounds.len().max(1),
             plan.total_cost_usd
         ));
     }

@@ -3,6 +3,7 @@
 //! rate that sets volume and API cost (`mean_rps`).
 
 pub mod source;
+pub mod summary;
 pub mod workload;
 
 use crate::base::error::{PlannerError, Problem};

@@ -16,7 +16,7 @@
 
 use super::lagrangian;
 use super::outer_search::OuterSearch;
-use super::{relaxation, Method, MilpError, MilpInput, MilpSolution, SolveStatus};
+use super::{relaxation, Method, MilpError, Problem, Settings, Solution, SolveStatus};
 use std::time::Instant;
 
 /// Most subgradient rounds.
@@ -28,10 +28,10 @@ const RELEVEL_ROUNDS: usize = 4;
 /// Rounds without a better bound before the step size halves.
 const PATIENCE: usize = 3;
 
-pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
+pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let clock = Instant::now();
-    let in_time = || clock.elapsed().as_secs_f64() < input.time_limit_s;
-    let lp = relaxation::solve(input)?;
+    let in_time = || clock.elapsed().as_secs_f64() < settings.time_limit_s;
+    let lp = relaxation::solve(input, settings)?;
     let mut lower = lp.objective_usd - 1e-6 * (1.0 + lp.objective_usd.abs());
     let mut search = OuterSearch::new(input);
     let floor: Vec<u32> = lp
@@ -48,7 +48,7 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
         .collect();
     let closed = |lower: f64, search: &OuterSearch| {
         let upper = search.best_usd();
-        upper.is_finite() && upper - lower <= input.mip_gap * upper.abs() + 1e-6
+        upper.is_finite() && upper - lower <= settings.mip_gap * upper.abs() + 1e-6
     };
     for start in [floor, ceil, vec![0; input.gpus.len()]] {
         if closed(lower, &search) {
@@ -108,7 +108,7 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     let gap_usd = priced.cost_usd - lower;
     let status = if gap_usd <= 1e-6 * (1.0 + priced.cost_usd.abs()) {
         SolveStatus::Optimal
-    } else if gap_usd <= input.mip_gap * priced.cost_usd.abs() + 1e-6 {
+    } else if gap_usd <= settings.mip_gap * priced.cost_usd.abs() + 1e-6 {
         SolveStatus::GapLimit
     } else if !in_time() {
         SolveStatus::TimeLimit
@@ -120,7 +120,7 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
 
 /// The cheapest plan with the reserved counts fixed to `reserved`: every
 /// slot solved exactly, so it is optimal for those counts.
-pub fn with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
+pub fn with_reserved(input: &Problem, reserved: &[u32]) -> Result<Solution, MilpError> {
     let mut search = OuterSearch::new(input);
     let cost_usd = search.price(reserved).ok_or(MilpError::Infeasible)?;
     let (reserved, priced) = search.best().cloned().ok_or(MilpError::Infeasible)?;
@@ -135,12 +135,12 @@ pub fn with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution
 
 /// The whole plan from the slots' plans.
 fn assemble(
-    input: &MilpInput,
+    input: &Problem,
     reserved: Vec<u32>,
     slots: &[super::slot_search::SlotPlan],
     status: SolveStatus,
     lower_bound_usd: f64,
-) -> MilpSolution {
+) -> Solution {
     let on_demand = slots
         .iter()
         .map(|p| {
@@ -164,8 +164,8 @@ fn assemble(
     let api = (0..input.tiers.len())
         .map(|k| slots.iter().map(|p| p.api[k]).collect())
         .collect();
-    let spot = MilpSolution::no_spot(&replicas);
-    MilpSolution {
+    let spot = Solution::no_spot(&replicas);
+    Solution {
         reserved,
         on_demand,
         replicas,

@@ -4,9 +4,9 @@
 //! re-set the reserved counts to what the plan uses and round again.
 
 use super::model::{build, solve_built, Mode};
-use super::{cost_usd, Method, MilpInput, MilpSolution, SolveStatus};
+use super::{cost_usd, Method, Problem, Settings, Solution, SolveStatus};
 
-/// The LP relaxation's values, indexed like [`MilpSolution`].
+/// The LP relaxation's values, indexed like [`Solution`].
 #[derive(Debug, Clone)]
 pub struct Relaxation {
     pub reserved: Vec<f64>,
@@ -22,7 +22,7 @@ const ROUNDS: usize = 6;
 /// The cheapest plan found from two starting points: the LP's rounded
 /// reserved counts with its replicas rounded down, and no reservation with
 /// nothing pre-assigned. `None` when neither gives a feasible plan (quotas).
-pub fn best_rounding(input: &MilpInput, lp: &Relaxation) -> Option<MilpSolution> {
+pub fn best_rounding(input: &Problem, settings: &Settings, lp: &Relaxation) -> Option<Solution> {
     let zero = Relaxation {
         reserved: vec![0.0; lp.reserved.len()],
         replicas: lp
@@ -32,7 +32,7 @@ pub fn best_rounding(input: &MilpInput, lp: &Relaxation) -> Option<MilpSolution>
             .collect(),
         api: lp.api.iter().map(|t| vec![0.0; t.len()]).collect(),
     };
-    let mut best: Option<(f64, MilpSolution)> = None;
+    let mut best: Option<(f64, Solution)> = None;
     for start in [lp, &zero] {
         let reserved = start
             .reserved
@@ -47,7 +47,7 @@ pub fn best_rounding(input: &MilpInput, lp: &Relaxation) -> Option<MilpSolution>
     // re-level and solve again.
     let reserved = best.as_ref()?.1.reserved.clone();
     relevel(input, reserved, POLISH_ROUNDS, &mut best, |r| {
-        per_slot_solution(input, r)
+        per_slot_solution(input, settings, r)
     });
     best.map(|(_, plan)| plan)
 }
@@ -55,11 +55,11 @@ pub fn best_rounding(input: &MilpInput, lp: &Relaxation) -> Option<MilpSolution>
 /// Alternates `plan_for(reserved)` and [`reserved_levels`] up to `rounds`
 /// times or until the levels settle, keeping the cheapest plan in `best`.
 fn relevel(
-    input: &MilpInput,
+    input: &Problem,
     mut reserved: Vec<u32>,
     rounds: usize,
-    best: &mut Option<(f64, MilpSolution)>,
-    plan_for: impl Fn(&[u32]) -> Option<MilpSolution>,
+    best: &mut Option<(f64, Solution)>,
+    plan_for: impl Fn(&[u32]) -> Option<Solution>,
 ) {
     for _ in 0..rounds {
         let Some(plan) = plan_for(&reserved) else {
@@ -81,9 +81,9 @@ fn relevel(
 const POLISH_ROUNDS: usize = 2;
 
 /// One rounding with `reserved` fixed; `None` when a slot cannot be covered.
-pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<MilpSolution> {
+pub fn round(input: &Problem, lp: &Relaxation, reserved: &[u32]) -> Option<Solution> {
     let slots = input.slots();
-    let mut plan = MilpSolution {
+    let mut plan = Solution {
         reserved: reserved.to_vec(),
         on_demand: vec![vec![0; input.gpus.len()]; slots],
         replicas: input
@@ -191,15 +191,20 @@ pub fn round(input: &MilpInput, lp: &Relaxation, reserved: &[u32]) -> Option<Mil
 /// is single-threaded and deterministic, so the result does not depend on the
 /// split). `None` when a slot is infeasible with those counts (quotas) or a
 /// solve fails.
-pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolution> {
+pub fn per_slot_solution(
+    input: &Problem,
+    settings: &Settings,
+    reserved: &[u32],
+) -> Option<Solution> {
     let slots = input.slots();
     let slot_numbers: Vec<usize> = (0..slots).collect();
-    let solved: Vec<Option<MilpSolution>> =
-        crate::base::parallel::map_in_order(&slot_numbers, |&t| solve_slot(input, reserved, t))
-            .into_iter()
-            .map(Option::flatten)
-            .collect();
-    let mut whole = MilpSolution {
+    let solved: Vec<Option<Solution>> = crate::base::parallel::map_in_order(&slot_numbers, |&t| {
+        solve_slot(input, settings, reserved, t)
+    })
+    .into_iter()
+    .map(Option::flatten)
+    .collect();
+    let mut whole = Solution {
         reserved: reserved.to_vec(),
         on_demand: Vec::with_capacity(slots),
         replicas: input
@@ -238,25 +243,31 @@ pub fn per_slot_solution(input: &MilpInput, reserved: &[u32]) -> Option<MilpSolu
 }
 
 /// Slot `t` alone, exactly, with `reserved` fixed.
-pub(super) fn solve_slot(input: &MilpInput, reserved: &[u32], t: usize) -> Option<MilpSolution> {
-    let one = input.one_slot(t);
+pub(super) fn solve_slot(
+    input: &Problem,
+    settings: &Settings,
+    reserved: &[u32],
+    t: usize,
+) -> Option<Solution> {
+    let one = input.slots_in(t..t + 1);
+    let exact = settings.one_slot();
     let mode = Mode {
         integer: true,
         fixed_reserved: Some(reserved),
         warm_start: None,
     };
-    solve_built(&one, build(&one, mode).ok()?).ok()
+    solve_built(&one, &exact, build(&one, &exact, mode).ok()?).ok()
 }
 
 /// For each GPU type, the reserved count that suits `plan`'s usage: the
 /// largest R such that the slots using at least R GPUs, rented on demand,
 /// would cost more than reserving the R-th GPU for the whole horizon.
-pub fn reserved_levels(input: &MilpInput, plan: &MilpSolution) -> Vec<u32> {
+pub fn reserved_levels(input: &Problem, plan: &Solution) -> Vec<u32> {
     levels_for_usage(input, |t, g| plan.reserved[g] + plan.on_demand[t][g])
 }
 
 /// [`reserved_levels`] for the GPUs `held(t, g)` in each slot.
-pub fn levels_for_usage(input: &MilpInput, held: impl Fn(usize, usize) -> u32) -> Vec<u32> {
+pub fn levels_for_usage(input: &Problem, held: impl Fn(usize, usize) -> u32) -> Vec<u32> {
     let slots = input.slots();
     let horizon = input.horizon_hours();
     input

@@ -17,7 +17,7 @@
 
 use super::relaxation::LpRelaxation;
 use super::slot_search::{self, Pricing, SlotOutcome, SlotPlan};
-use super::{MilpError, MilpInput};
+use super::{MilpError, Problem};
 
 /// `λ[g][t]`, USD per reserved GPU of type `g` in slot `t`.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ pub struct Dual {
 /// USD a reserved GPU of type `g` costs for the horizon, `P[g]`, and the
 /// most one slot's multiplier needs to reach (its on-demand price for the
 /// slot: above it the slot rents instead).
-fn limits(input: &MilpInput, g: usize) -> Option<(f64, f64)> {
+fn limits(input: &Problem, g: usize) -> Option<(f64, f64)> {
     let gpu = &input.gpus[g];
     let total = gpu.reserved_usd_per_gpu_hour? * input.horizon_hours();
     let per_slot = gpu
@@ -44,7 +44,7 @@ fn limits(input: &MilpInput, g: usize) -> Option<(f64, f64)> {
 }
 
 /// The LP's GPU prices, within the limits.
-pub fn initial(input: &MilpInput, lp: &LpRelaxation) -> Multipliers {
+pub fn initial(input: &Problem, lp: &LpRelaxation) -> Multipliers {
     let slots = input.slots();
     Multipliers(
         (0..input.gpus.len())
@@ -71,7 +71,7 @@ pub fn initial(input: &MilpInput, lp: &LpRelaxation) -> Multipliers {
 /// `L(λ)`: every slot solved exactly under the multipliers, on the
 /// available cores. `Ok(None)` when a slot could not be solved to proven
 /// optimality (no bound then).
-pub fn evaluate(input: &MilpInput, lambda: &Multipliers) -> Result<Option<Dual>, MilpError> {
+pub fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<Dual>, MilpError> {
     let slots: Vec<usize> = (0..input.slots()).collect();
     let solved = crate::base::parallel::map_in_order(&slots, |&t| {
         let usd: Vec<f64> = lambda.0.iter().map(|per_slot| per_slot[t]).collect();
@@ -122,7 +122,7 @@ pub fn evaluate(input: &MilpInput, lambda: &Multipliers) -> Result<Option<Dual>,
 /// toward a plan costing `target_usd`; `None` when the subgradient is zero
 /// (the multipliers are optimal).
 pub fn step(
-    input: &MilpInput,
+    input: &Problem,
     lambda: &Multipliers,
     dual: &Dual,
     target_usd: f64,

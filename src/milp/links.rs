@@ -21,7 +21,7 @@
 //!   ≤ max_configs[k].
 
 use super::vars::{replica_bound, Vars};
-use super::MilpInput;
+use super::Problem;
 use good_lp::solvers::highs::HighsProblem;
 use good_lp::{constraint, variable, Expression, ProblemVariables, SolverModel, Variable};
 
@@ -38,7 +38,7 @@ pub(super) struct LinkVars {
 
 impl LinkVars {
     pub(super) fn add(
-        input: &MilpInput,
+        input: &Problem,
         core: &Vars,
         vars: &mut ProblemVariables,
         integer: bool,
@@ -102,7 +102,7 @@ impl LinkVars {
 /// Adds the minimum-rental, deadline and configuration-limit rows.
 pub(super) fn add_link_constraints(
     problem: &mut HighsProblem,
-    input: &MilpInput,
+    input: &Problem,
     core: &Vars,
     links: &LinkVars,
 ) {
@@ -112,7 +112,7 @@ pub(super) fn add_link_constraints(
 }
 
 /// `rental_start[g,t]` and `rental_hold[g,t]`.
-fn add_min_rental(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, links: &LinkVars) {
+fn add_min_rental(problem: &mut HighsProblem, input: &Problem, core: &Vars, links: &LinkVars) {
     for (g, gpu) in input.gpus.iter().enumerate() {
         let hold = gpu.purchase.min_rental_slots as usize;
         for (t, start) in links.starts[g].iter().enumerate() {
@@ -143,7 +143,7 @@ fn add_min_rental(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, li
 }
 
 /// `deadline_volume[k,t]` and `deadline_coverage[k,u]`.
-fn add_deadlines(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, links: &LinkVars) {
+fn add_deadlines(problem: &mut HighsProblem, input: &Problem, core: &Vars, links: &LinkVars) {
     let slots = input.slots();
     for (k, tier) in input.tiers.iter().enumerate() {
         if tier.rules.deadline_slots.is_none() {
@@ -173,7 +173,7 @@ fn add_deadlines(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, lin
 }
 
 /// `config_use[k,c,t]` and `config_limit[k]`.
-fn add_config_limits(problem: &mut HighsProblem, input: &MilpInput, core: &Vars, links: &LinkVars) {
+fn add_config_limits(problem: &mut HighsProblem, input: &Problem, core: &Vars, links: &LinkVars) {
     for (k, tier) in input.tiers.iter().enumerate() {
         let Some(limit) = tier.rules.max_configurations else {
             continue;
@@ -201,17 +201,17 @@ fn add_config_limits(problem: &mut HighsProblem, input: &MilpInput, core: &Vars,
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{covered, one_type, tiny};
+    use super::super::tests::{covered, one_type, settings, tiny};
     use super::super::{solve, total};
 
     #[test]
     fn a_minimum_rental_holds_units_through_the_quiet_slots() {
         let mut input = one_type(vec![4.0, 0.5, 0.5, 0.5, 4.0], None);
-        let hourly = solve(&input).unwrap();
+        let hourly = solve(&input, &settings()).unwrap();
         let per_slot: Vec<u32> = hourly.on_demand.iter().map(|s| s[0]).collect();
         assert_eq!(per_slot, vec![4, 1, 1, 1, 4]);
         input.gpus[0].purchase.min_rental_slots = 2;
-        let held = solve(&input).unwrap();
+        let held = solve(&input, &settings()).unwrap();
         let per_slot: Vec<u32> = held.on_demand.iter().map(|s| s[0]).collect();
         // The four started in slot 0 stay a second slot; the three started in
         // the last slot would outlast the horizon, which is not charged.
@@ -225,17 +225,17 @@ mod tests {
         // 4; with three hours' grace one reserved GPU at 0.9 serves it over
         // four hours for 3.6.
         let mut input = one_type(vec![4.0, 0.0, 0.0, 0.0], Some(0.9));
-        let urgent = solve(&input).unwrap();
+        let urgent = solve(&input, &settings()).unwrap();
         assert!((total(&input, &urgent) - 4.0).abs() < 1e-9);
         input.tiers[0].rules.deadline_slots = Some(3);
-        let batch = solve(&input).unwrap();
+        let batch = solve(&input, &settings()).unwrap();
         assert_eq!(batch.reserved, vec![1]);
         assert_eq!(batch.replicas[0][0], vec![1, 1, 1, 1]);
         assert!((total(&input, &batch) - 3.6).abs() < 1e-9);
         // Two hours' grace are not enough to spread it thinly: 2 reserved
         // would cost 7.2, renting 4 costs 4.
         input.tiers[0].rules.deadline_slots = Some(1);
-        let short = solve(&input).unwrap();
+        let short = solve(&input, &settings()).unwrap();
         assert!((total(&input, &short) - 4.0).abs() < 1e-9);
     }
 
@@ -246,22 +246,22 @@ mod tests {
         input.gpus[0].purchase.min_rental_slots = 2;
         // One block: the four rented for slot 1 are held into slot 2 (or
         // rented from slot 0), 12 GPU-hours in all.
-        let one = solve(&input).unwrap();
+        let one = solve(&input, &settings()).unwrap();
         assert!((total(&input, &one) - 12.0).abs() < 1e-9, "{one:?}");
         // Two blocks, each a horizon of its own: nothing is rented before a
         // block starts, and a hold past its end is not charged, as for the
         // horizon itself.
         input.block_slots = Some(2);
-        let two = solve(&input).unwrap();
+        let two = solve(&input, &settings()).unwrap();
         let per_slot: Vec<u32> = two.on_demand.iter().map(|s| s[0]).collect();
         assert_eq!(per_slot, vec![0, 4, 0, 4]);
         assert!((total(&input, &two) - 8.0).abs() < 1e-9);
         // A deadline cannot carry a block's volume into the next block.
         let mut batch = one_type(vec![0.0, 4.0, 0.0, 0.0], Some(0.5));
         batch.tiers[0].rules.deadline_slots = Some(2);
-        let free = solve(&batch).unwrap();
+        let free = solve(&batch, &settings()).unwrap();
         batch.block_slots = Some(2);
-        let blocked = solve(&batch).unwrap();
+        let blocked = solve(&batch, &settings()).unwrap();
         assert!(
             total(&batch, &blocked) > total(&batch, &free) + 1e-6,
             "{free:?} {blocked:?}"
@@ -274,8 +274,8 @@ mod tests {
     fn a_configuration_limit_keeps_the_cheapest_single_configuration() {
         let peaks = vec![3.0, 11.0, 6.5];
         let mut input = tiny(peaks);
-        let free = solve(&input).unwrap();
-        let used = |s: &super::super::MilpSolution| {
+        let free = solve(&input, &settings()).unwrap();
+        let used = |s: &super::super::Solution| {
             s.replicas[0]
                 .iter()
                 .filter(|per_slot| per_slot.iter().any(|&n| n > 0))
@@ -283,14 +283,14 @@ mod tests {
         };
         assert_eq!(used(&free), 2, "{:?}", free.replicas);
         input.tiers[0].rules.max_configurations = Some(1);
-        let limited = solve(&input).unwrap();
+        let limited = solve(&input, &settings()).unwrap();
         assert_eq!(used(&limited), 1, "{:?}", limited.replicas);
         assert!(covered(&input, &limited));
         let alone = |c: usize| {
             let mut one = input.clone();
             one.tiers[0].rules.max_configurations = None;
             one.tiers[0].options = vec![input.tiers[0].options[c].clone()];
-            solve(&one)
+            solve(&one, &settings())
                 .map(|s| total(&one, &s))
                 .unwrap_or(f64::INFINITY)
         };

@@ -22,16 +22,21 @@ pub mod decomposed;
 mod heuristic;
 mod lagrangian;
 mod links;
+pub mod method;
 mod model;
 mod monolithic;
 mod outer_search;
 mod relaxation;
+mod settings;
 mod slot_rules;
 pub mod slot_search;
 mod vars;
 
+pub use method::SolveMethod;
+pub use settings::{Method, Settings};
+
 /// One GPU type as the MILP sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GpuType {
     pub id: String,
     pub reserved_usd_per_gpu_hour: Option<f64>,
@@ -94,15 +99,18 @@ pub struct TierRules {
 
 /// One way to serve a tier: a configuration and, per slot, the requests/s
 /// each of its replicas covers there, `mu[c,t]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfigOption {
-    /// Index into [`MilpInput::gpus`].
+    /// Index into [`Problem::gpus`].
     pub gpu: usize,
     pub gpus_per_replica: u32,
     /// `mu[c,t]`: the slot's peak rate over the replicas the fleet step
     /// function says that rate needs, so the fleet the step function sizes
     /// covers the slot exactly; one figure per slot.
     pub rps_by_slot: Vec<f64>,
+    /// The caller's name for the configuration behind the option (`solve`:
+    /// its index in the tier's capacity table); the MILP does not read it.
+    pub entry: usize,
 }
 
 impl ConfigOption {
@@ -117,12 +125,13 @@ impl ConfigOption {
             gpu,
             gpus_per_replica,
             rps_by_slot: vec![rps; slots],
+            entry: 0,
         }
     }
 }
 
 /// API terms for one tier.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ApiTerms {
     /// USD per request of the tier's mean lengths.
     pub usd_per_request: f64,
@@ -131,7 +140,7 @@ pub struct ApiTerms {
 }
 
 /// One tier's demand and options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TierInput {
     pub name: String,
     /// Requests/s to cover in each slot.
@@ -144,60 +153,21 @@ pub struct TierInput {
     pub rules: TierRules,
 }
 
-/// Everything the MILP needs.
-#[derive(Debug, Clone)]
-pub struct MilpInput {
+/// The problem the MILP solves: its sets, prices and coverage, apart from
+/// how it is solved ([`Settings`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
     pub slot_hours: f64,
     pub gpus: Vec<GpuType>,
     pub tiers: Vec<TierInput>,
     pub api_max_tokens_per_minute: Option<f64>,
-    pub mip_gap: f64,
-    pub time_limit_s: f64,
-    pub threads: u32,
-    /// Where HiGHS writes its log (`None`: no log).
-    pub log_file: Option<std::path::PathBuf>,
-    /// Start the MILP from the rounding heuristic's plan (steps 1-2 of
-    /// [`solve`]); `false` hands HiGHS the bare model.
-    pub warm_start: bool,
-    /// How to solve it.
-    pub method: Method,
     /// `block[t]`: the slots are consecutive blocks of this many slots
     /// (the periods of a term, [`crate::money::growth`]) that no minimum rental or
     /// deadline crosses; `None`: one block, the horizon.
     pub block_slots: Option<usize>,
 }
 
-/// How the MILP is solved (`planning.milp_method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Decomposed when the slots are linked only by the reserved counts,
-    /// monolithic otherwise.
-    #[default]
-    Auto,
-    /// The whole model in HiGHS.
-    Monolithic,
-    /// Reserved counts by an outer search, each slot solved exactly, and a
-    /// Lagrangian lower bound ([`decomposed`]).
-    Decomposed,
-}
-
-impl SolveStatus {
-    /// How the status reads in a report.
-    pub fn describe(&self, mip_gap: f64) -> String {
-        match self {
-            SolveStatus::Optimal => "optimal".into(),
-            SolveStatus::GapLimit => format!("within {}% of the optimum", mip_gap * 100.0),
-            SolveStatus::TimeLimit => "best plan found in the time limit (gap not proven)".into(),
-            SolveStatus::Unproven => format!(
-                "best plan found; the {}% gap is not proven",
-                mip_gap * 100.0
-            ),
-        }
-    }
-}
-
-impl MilpInput {
+impl Problem {
     /// Number of slots.
     pub fn slots(&self) -> usize {
         self.tiers
@@ -231,28 +201,15 @@ impl MilpInput {
                 .any(|t| t.rules.deadline_slots.is_some() || t.rules.max_configurations.is_some())
     }
 
-    /// Slot `t` alone, as a one-slot input to be solved exactly on one
-    /// thread (its demand and its options' `mu[c,t]`).
-    pub fn one_slot(&self, t: usize) -> MilpInput {
-        MilpInput {
-            mip_gap: 0.0,
-            threads: 1,
-            log_file: None,
-            warm_start: false,
-            method: Method::Monolithic,
-            ..self.slots_in(t..t + 1)
-        }
-    }
-
     /// The slots `range` alone (slots past the input's are empty).
-    pub fn slots_in(&self, range: std::ops::Range<usize>) -> MilpInput {
+    pub fn slots_in(&self, range: std::ops::Range<usize>) -> Problem {
         let at = |v: &[f64]| -> Vec<f64> {
             range
                 .clone()
                 .map(|t| v.get(t).copied().unwrap_or(0.0))
                 .collect()
         };
-        MilpInput {
+        Problem {
             slot_hours: self.slot_hours,
             gpus: self.gpus.clone(),
             tiers: self
@@ -266,9 +223,8 @@ impl MilpInput {
                         .options
                         .iter()
                         .map(|o| ConfigOption {
-                            gpu: o.gpu,
-                            gpus_per_replica: o.gpus_per_replica,
                             rps_by_slot: at(&o.rps_by_slot),
+                            ..o.clone()
                         })
                         .collect(),
                     api: tier.api,
@@ -276,12 +232,6 @@ impl MilpInput {
                 })
                 .collect(),
             api_max_tokens_per_minute: self.api_max_tokens_per_minute,
-            mip_gap: self.mip_gap,
-            time_limit_s: self.time_limit_s,
-            threads: self.threads,
-            log_file: self.log_file.clone(),
-            warm_start: self.warm_start,
-            method: self.method,
             block_slots: None,
         }
     }
@@ -324,7 +274,7 @@ pub enum SolveStatus {
 
 /// The MILP's answer, rounded to whole GPUs and replicas.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MilpSolution {
+pub struct Solution {
     /// `reserved[g]`.
     pub reserved: Vec<u32>,
     /// `on_demand[t][g]`: GPUs rented beyond the reserved ones.
@@ -342,11 +292,11 @@ pub struct MilpSolution {
     pub method: Method,
 }
 
-impl MilpSolution {
+impl Solution {
     /// The slots `range` of this solution (the reserved counts kept).
-    pub fn slots_in(&self, range: std::ops::Range<usize>) -> MilpSolution {
+    pub fn slots_in(&self, range: std::ops::Range<usize>) -> Solution {
         let cut = |v: &[u32]| v[range.clone()].to_vec();
-        MilpSolution {
+        Solution {
             reserved: self.reserved.clone(),
             on_demand: self.on_demand[range.clone()].to_vec(),
             replicas: self
@@ -367,7 +317,7 @@ impl MilpSolution {
     }
 
     /// GPUs of type `g` that the replicas of slot `t` occupy.
-    pub fn gpus_used(&self, input: &MilpInput, g: usize, t: usize) -> u32 {
+    pub fn gpus_used(&self, input: &Problem, g: usize, t: usize) -> u32 {
         input
             .tiers
             .iter()
@@ -391,7 +341,7 @@ pub enum MilpError {
 }
 
 /// Cost of a solution, in USD, from its whole numbers (not the solver's floats).
-pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
+pub fn cost_usd(input: &Problem, s: &Solution) -> (f64, f64, f64) {
     let horizon = input.horizon_hours();
     let reserved: f64 = input
         .gpus
@@ -432,56 +382,51 @@ pub fn cost_usd(input: &MilpInput, s: &MilpSolution) -> (f64, f64, f64) {
 }
 
 /// The cheapest plan of `input` with the reserved counts fixed to
-/// `reserved` (chosen for something larger, such as a whole term): each slot
-/// solved exactly when the slots are decomposable, else the whole model in
-/// HiGHS with those counts.
-pub fn solve_with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
-    if input.method != Method::Monolithic && input.decomposable() {
-        decomposed::with_reserved(input, reserved)
-    } else {
-        monolithic::with_reserved(input, reserved)
-    }
+/// `reserved` (chosen for something larger, such as a whole term), by the
+/// method the settings choose for it: each slot solved exactly when the
+/// slots are decomposable, else the whole model in HiGHS with those counts.
+pub fn solve_with_reserved(
+    input: &Problem,
+    settings: &Settings,
+    reserved: &[u32],
+) -> Result<Solution, MilpError> {
+    method::chosen(input, settings.method).with_reserved(input, settings, reserved)
 }
 
-/// Solves the MILP by the method `input.method` names ([`Method`]); with
-/// `auto`, decomposed when [`MilpInput::decomposable`], monolithic
-/// otherwise (and so for `decomposed` on such a model).
-pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
-    let decompose = match input.method {
-        Method::Monolithic => false,
-        Method::Auto | Method::Decomposed => input.decomposable(),
-    };
-    if !decompose {
-        return monolithic::solve(input);
-    }
+/// Solves the MILP by the method `settings.method` names ([`Method`]); with
+/// `auto`, decomposed when [`Problem::decomposable`], monolithic
+/// otherwise (and so for `decomposed` on such a model). When the decomposed
+/// search of `auto` stalls with time left, HiGHS on the whole model,
+/// without a starting plan (its bound is then a proof, docs/model.md §4),
+/// gets the rest of it; the cheaper plan is kept, with the higher of the
+/// two valid bounds.
+pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
+    let chosen = method::chosen(input, settings.method);
     let clock = std::time::Instant::now();
-    let decomposed = decomposed::solve(input)?;
-    let left_s = input.time_limit_s - clock.elapsed().as_secs_f64();
-    if decomposed.status != SolveStatus::Unproven || input.method != Method::Auto || left_s < 1.0 {
-        return Ok(decomposed);
+    let first = chosen.solve(input, settings)?;
+    let left_s = settings.time_limit_s - clock.elapsed().as_secs_f64();
+    let stalled = chosen.name() == Method::Decomposed && first.status == SolveStatus::Unproven;
+    if !stalled || settings.method != Method::Auto || left_s < 1.0 {
+        return Ok(first);
     }
-    // The decomposed search stalled with time left: HiGHS on the whole model,
-    // without a starting plan (its bound is then a proof, docs/model.md §4),
-    // gets the rest of it. The cheaper plan is kept, with the higher of the
-    // two valid bounds.
-    let whole = MilpInput {
+    let whole = Settings {
         time_limit_s: left_s,
         warm_start: false,
-        ..input.clone()
+        ..settings.clone()
     };
-    let monolithic = monolithic::solve(&whole)?;
-    let lower_bound_usd = decomposed.lower_bound_usd.max(monolithic.lower_bound_usd);
-    let mut best = if total(input, &monolithic) < total(input, &decomposed) {
+    let monolithic = method::Monolithic.solve(input, &whole)?;
+    let lower_bound_usd = first.lower_bound_usd.max(monolithic.lower_bound_usd);
+    let mut best = if total(input, &monolithic) < total(input, &first) {
         monolithic
     } else {
-        decomposed
+        first
     };
     best.lower_bound_usd = lower_bound_usd.min(total(input, &best));
     let gap_usd = total(input, &best) - best.lower_bound_usd;
-    best.status = if gap_usd <= input.mip_gap * total(input, &best).abs() + 1e-6 {
+    best.status = if gap_usd <= settings.mip_gap * total(input, &best).abs() + 1e-6 {
         SolveStatus::GapLimit
     } else if best.status == SolveStatus::TimeLimit
-        || clock.elapsed().as_secs_f64() >= input.time_limit_s
+        || clock.elapsed().as_secs_f64() >= settings.time_limit_s
     {
         SolveStatus::TimeLimit
     } else {
@@ -491,14 +436,14 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
 }
 
 /// Total cost in USD.
-pub fn total(input: &MilpInput, s: &MilpSolution) -> f64 {
+pub fn total(input: &Problem, s: &Solution) -> f64 {
     let (r, o, a) = cost_usd(input, s);
     r + o + a + spot_usd(input, s)
 }
 
 /// Spot spend in USD: granted GPUs (requested × availability) × price ×
 /// slot hours.
-pub fn spot_usd(input: &MilpInput, s: &MilpSolution) -> f64 {
+pub fn spot_usd(input: &Problem, s: &Solution) -> f64 {
     input
         .tiers
         .iter()
@@ -516,7 +461,7 @@ pub fn spot_usd(input: &MilpInput, s: &MilpSolution) -> f64 {
         .sum()
 }
 
-impl MilpSolution {
+impl Solution {
     /// No spot replicas, shaped like `replicas`.
     pub fn no_spot(replicas: &[Vec<Vec<u32>>]) -> Vec<Vec<Vec<u32>>> {
         replicas
@@ -533,7 +478,7 @@ pub(super) mod tests {
     /// One GPU type, rented at 1 USD/GPU-hour or reserved at
     /// `reserved_usd`, one option of 1 GPU covering 1 request/s, slots of an
     /// hour.
-    pub(super) fn one_type(peaks: Vec<f64>, reserved_usd: Option<f64>) -> MilpInput {
+    pub(super) fn one_type(peaks: Vec<f64>, reserved_usd: Option<f64>) -> Problem {
         let mut input = tiny(peaks);
         input.gpus.truncate(1);
         input.gpus[0].reserved_usd_per_gpu_hour = reserved_usd;
@@ -542,9 +487,9 @@ pub(super) mod tests {
         input
     }
 
-    pub(super) fn tiny(peaks: Vec<f64>) -> MilpInput {
+    pub(super) fn tiny(peaks: Vec<f64>) -> Problem {
         let slots = peaks.len();
-        MilpInput {
+        Problem {
             slot_hours: 1.0,
             gpus: vec![
                 GpuType {
@@ -576,18 +521,17 @@ pub(super) mod tests {
                 rules: TierRules::default(),
             }],
             api_max_tokens_per_minute: None,
-            mip_gap: 0.0,
-            time_limit_s: 30.0,
-            threads: 1,
-            log_file: None,
-            warm_start: true,
-            method: Method::Auto,
             block_slots: None,
         }
     }
 
+    /// Exact (no gap), one thread, warm start, the method chosen by `auto`.
+    pub(super) fn settings() -> Settings {
+        with_method(Method::Auto, 0.0)
+    }
+
     /// Brute force over reserved counts and per-slot replica counts.
-    fn brute_force(input: &MilpInput) -> f64 {
+    fn brute_force(input: &Problem) -> f64 {
         let tier = &input.tiers[0];
         let horizon = tier.peak_rps.len() as f64 * input.slot_hours;
         let mut best = f64::INFINITY;
@@ -623,8 +567,8 @@ pub(super) mod tests {
             vec![0.5, 0.5, 9.0, 2.0],
             vec![14.0, 13.0, 1.0],
         ] {
-            let input = with_method(tiny(peaks.clone()), Method::Monolithic, 0.0);
-            let s = solve(&input).unwrap();
+            let input = tiny(peaks.clone());
+            let s = solve(&input, &with_method(Method::Monolithic, 0.0)).unwrap();
             let (r, o, a) = cost_usd(&input, &s);
             let expected = brute_force(&input);
             assert!(
@@ -642,7 +586,7 @@ pub(super) mod tests {
             usd_per_request: 0.0001,
             tokens_per_request: 1000.0,
         });
-        let s = solve(&input).unwrap();
+        let s = solve(&input, &settings()).unwrap();
         assert!(
             s.api[0].iter().all(|&a| (a - 1.0).abs() < 1e-6),
             "{:?}",
@@ -650,11 +594,11 @@ pub(super) mod tests {
         );
         // At most 30,000 tokens/min = 0.5 requests/s may go to the API.
         input.api_max_tokens_per_minute = Some(30_000.0);
-        let s = solve(&input).unwrap();
+        let s = solve(&input, &settings()).unwrap();
         assert!(s.api[0].iter().all(|&a| a <= 0.5 + 1e-6), "{:?}", s.api);
     }
 
-    pub(super) fn covered(input: &MilpInput, s: &MilpSolution) -> bool {
+    pub(super) fn covered(input: &Problem, s: &Solution) -> bool {
         input.tiers.iter().enumerate().all(|(k, tier)| {
             tier.peak_rps.iter().enumerate().all(|(t, &peak)| {
                 let by_replicas: f64 = tier
@@ -686,17 +630,16 @@ pub(super) mod tests {
             // HiGHS on the bare model, to optimality: started from the
             // heuristic's plan it has stopped as "optimal" above a cheaper
             // plan (docs/model.md §4).
-            let mut small = with_method(tiny(peaks.clone()), Method::Monolithic, 0.0);
-            let mut large = with_method(tiny(peaks.iter().map(|p| p * factor).collect()), Method::Monolithic, 0.0);
-            small.warm_start = false;
-            large.warm_start = false;
+            let mut small = tiny(peaks.clone());
+            let mut large = tiny(peaks.iter().map(|p| p * factor).collect());
+            let bare = Settings { warm_start: false, ..with_method(Method::Monolithic, 0.0) };
             if with_api {
                 for input in [&mut small, &mut large] {
                     input.tiers[0].api = Some(ApiTerms { usd_per_request: 0.001, tokens_per_request: 1000.0 });
                 }
             }
-            let a = solve(&small).unwrap();
-            let b = solve(&large).unwrap();
+            let a = solve(&small, &bare).unwrap();
+            let b = solve(&large, &bare).unwrap();
             proptest::prop_assert!(total(&large, &b) >= total(&small, &a) - 1e-6);
         }
 
@@ -710,15 +653,20 @@ pub(super) mod tests {
                 input.tiers[0].api = Some(ApiTerms { usd_per_request: 0.0005, tokens_per_request: 1000.0 });
                 input.api_max_tokens_per_minute = Some(120_000.0);
             }
-            let s = solve(&input).unwrap();
+            let s = solve(&input, &settings()).unwrap();
             proptest::prop_assert!(covered(&input, &s));
         }
     }
 
-    fn with_method(mut input: MilpInput, method: Method, mip_gap: f64) -> MilpInput {
-        input.method = method;
-        input.mip_gap = mip_gap;
-        input
+    fn with_method(method: Method, mip_gap: f64) -> Settings {
+        Settings {
+            mip_gap,
+            time_limit_s: 30.0,
+            threads: 1,
+            log_file: None,
+            warm_start: true,
+            method,
+        }
     }
 
     #[test]
@@ -729,8 +677,8 @@ pub(super) mod tests {
             vec![14.0, 13.0, 1.0],
             vec![7.0; 6],
         ] {
-            let input = with_method(tiny(peaks.clone()), Method::Decomposed, 0.0);
-            let s = solve(&input).unwrap();
+            let input = tiny(peaks.clone());
+            let s = solve(&input, &with_method(Method::Decomposed, 0.0)).unwrap();
             assert_eq!(s.method, Method::Decomposed);
             let optimum = brute_force(&input);
             let cost = total(&input, &s);
@@ -752,14 +700,15 @@ pub(super) mod tests {
     fn fixed_reserved_counts_are_kept_and_priced_exactly_by_either_method() {
         let peaks = [(30.0, 12.0), (80.0, 40.0), (20.0, 5.0), (60.0, 22.0)];
         for method in [Method::Decomposed, Method::Monolithic] {
-            let input = with_method(two_tiers(&peaks, true, false), method, 0.0);
-            let best = solve(&input).expect("feasible");
+            let input = two_tiers(&peaks, true, false);
+            let set = with_method(method, 0.0);
+            let best = solve(&input, &set).expect("feasible");
             let more: Vec<u32> = best.reserved.iter().map(|r| r + 4).collect();
-            let fixed = solve_with_reserved(&input, &more).expect("feasible");
+            let fixed = solve_with_reserved(&input, &set, &more).expect("feasible");
             assert_eq!(fixed.reserved, more);
             assert!(total(&input, &fixed) >= total(&input, &best) - 1e-6);
             // The same counts as the optimum give the optimum's cost.
-            let same = solve_with_reserved(&input, &best.reserved).expect("feasible");
+            let same = solve_with_reserved(&input, &set, &best.reserved).expect("feasible");
             assert!((total(&input, &same) - total(&input, &best)).abs() < 1e-6);
             // Slices put back together cost what the whole does, once the
             // reservation is counted per slice.
@@ -771,7 +720,7 @@ pub(super) mod tests {
         }
     }
 
-    fn two_tiers(peaks: &[(f64, f64)], with_api: bool, quota: bool) -> MilpInput {
+    fn two_tiers(peaks: &[(f64, f64)], with_api: bool, quota: bool) -> Problem {
         let mut input = tiny(peaks.iter().map(|p| p.0).collect());
         let slots = peaks.len();
         let second = peaks.iter().map(|p| p.1).collect::<Vec<f64>>();
@@ -784,6 +733,7 @@ pub(super) mod tests {
                     gpu: 0,
                     gpus_per_replica: 4,
                     rps_by_slot: (0..slots).map(|t| 9.0 + t as f64).collect(),
+                    entry: 1,
                 },
                 ConfigOption::uniform(1, 2, 2.1, slots),
             ],
@@ -824,10 +774,9 @@ pub(super) mod tests {
             }
             let gap = 0.01;
             // HiGHS on the bare model: its stopping rule is then a proof.
-            let mut bare = with_method(base.clone(), Method::Monolithic, gap);
-            bare.warm_start = false;
-            let m = solve(&bare);
-            let d = solve(&with_method(base.clone(), Method::Decomposed, gap));
+            let bare = Settings { warm_start: false, ..with_method(Method::Monolithic, gap) };
+            let m = solve(&base, &bare);
+            let d = solve(&base, &with_method(Method::Decomposed, gap));
             match (m, d) {
                 (Ok(m), Ok(d)) => {
                     let (cm, cd) = (total(&base, &m), total(&base, &d));
@@ -852,11 +801,12 @@ pub(super) mod tests {
             factor in 1.0f64..1.8,
             with_api in proptest::bool::ANY,
         ) {
-            let small = with_method(two_tiers(&peaks, with_api, false), Method::Decomposed, 0.01);
+            let small = two_tiers(&peaks, with_api, false);
             let grown: Vec<(f64, f64)> = peaks.iter().map(|p| (p.0 * factor, p.1 * factor)).collect();
-            let large = with_method(two_tiers(&grown, with_api, false), Method::Decomposed, 0.01);
-            let a = solve(&small).unwrap();
-            let b = solve(&large).unwrap();
+            let large = two_tiers(&grown, with_api, false);
+            let set = with_method(Method::Decomposed, 0.01);
+            let a = solve(&small, &set).unwrap();
+            let b = solve(&large, &set).unwrap();
             proptest::prop_assert!(total(&large, &b) >= a.lower_bound_usd - 1e-6);
             proptest::prop_assert!(b.lower_bound_usd <= total(&large, &b) + 1e-6);
         }
@@ -865,9 +815,12 @@ pub(super) mod tests {
     #[test]
     fn quota_can_make_it_infeasible() {
         for method in [Method::Monolithic, Method::Decomposed] {
-            let mut input = with_method(tiny(vec![100.0]), method, 0.01);
+            let mut input = tiny(vec![100.0]);
             input.gpus[0].max_gpus = Some(2);
-            assert_eq!(solve(&input), Err(MilpError::Infeasible));
+            assert_eq!(
+                solve(&input, &with_method(method, 0.01)),
+                Err(MilpError::Infeasible)
+            );
         }
     }
 }

@@ -4,11 +4,11 @@
 use super::links::{add_link_constraints, LinkVars};
 use super::slot_rules::SlotVars;
 use super::vars::{arrivals_in, replica_bound, serves_in, Vars};
-use super::{Method, MilpError, MilpInput, MilpSolution, Purchase, SolveStatus, TierInput};
+use super::{Method, MilpError, Problem, Purchase, Settings, Solution, SolveStatus, TierInput};
 use good_lp::solvers::highs::{highs, HighsProblem};
 use good_lp::{
     constraint, constraint::ConstraintReference, variable, Expression, ProblemVariables,
-    ResolutionError, Solution, SolutionStatus, SolverModel, Variable, WithInitialSolution,
+    ResolutionError, Solution as _, SolutionStatus, SolverModel, Variable, WithInitialSolution,
 };
 
 /// The variables of one built model.
@@ -38,7 +38,7 @@ pub(super) struct Mode<'a> {
     /// Reserved GPUs fixed to these counts.
     pub fixed_reserved: Option<&'a [u32]>,
     /// A feasible solution to start from.
-    pub warm_start: Option<&'a MilpSolution>,
+    pub warm_start: Option<&'a Solution>,
 }
 
 pub(super) fn map_error(e: ResolutionError) -> MilpError {
@@ -48,7 +48,11 @@ pub(super) fn map_error(e: ResolutionError) -> MilpError {
     }
 }
 
-pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpError> {
+pub(super) fn build(
+    input: &Problem,
+    settings: &Settings,
+    mode: Mode<'_>,
+) -> Result<Built, MilpError> {
     let slots = input.slots();
     let horizon = input.horizon_hours();
     let mut vars = ProblemVariables::new();
@@ -198,14 +202,14 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
     let mut problem = vars
         .minimise(objective)
         .using(highs)
-        .set_threads(input.threads)
+        .set_threads(settings.threads)
         .set_option("random_seed", 0)
         .set_option("output_flag", false)
-        .set_time_limit(input.time_limit_s);
+        .set_time_limit(settings.time_limit_s);
     problem = problem
-        .set_mip_rel_gap(input.mip_gap as f32)
+        .set_mip_rel_gap(settings.mip_gap as f32)
         .map_err(|e| MilpError::Solver(e.to_string()))?;
-    if let Some(log) = &input.log_file {
+    if let Some(log) = &settings.log_file {
         problem = problem
             .set_option("output_flag", true)
             .set_option("log_to_console", false)
@@ -256,7 +260,7 @@ pub(super) fn build(input: &MilpInput, mode: Mode<'_>) -> Result<Built, MilpErro
 impl Vars {
     /// What tier `k`'s replicas cover in slot `t`: Σ_c mu[c,t]
     /// replicas[k,c,t] + Σ_c yield[g(c)] mu[c,t] spot[k,c,t].
-    pub(super) fn replica_capacity(&self, input: &MilpInput, k: usize, t: usize) -> Expression {
+    pub(super) fn replica_capacity(&self, input: &Problem, k: usize, t: usize) -> Expression {
         let tier = &input.tiers[k];
         let mut covered = Expression::with_capacity(2 * tier.options.len() + 1);
         for (c, option) in tier.options.iter().enumerate() {
@@ -276,7 +280,7 @@ impl Vars {
 /// `quota[g,t]` and `api_rate[t]`.
 fn add_slot_constraints(
     problem: &mut HighsProblem,
-    input: &MilpInput,
+    input: &Problem,
     v: &Vars,
     slot_vars: &SlotVars,
     t: usize,
@@ -386,7 +390,11 @@ fn add_rounding_cuts(
 }
 
 /// Solves a built model and rounds its answer to whole GPUs and replicas.
-pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolution, MilpError> {
+pub(super) fn solve_built(
+    input: &Problem,
+    settings: &Settings,
+    built: Built,
+) -> Result<Solution, MilpError> {
     let Built {
         problem,
         reserved,
@@ -402,7 +410,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
     // HiGHS calls a plan optimal once its bound is within its relative gap
     // (`mip_gap`): that proves the gap, not the optimum.
     let status = match solution.status() {
-        SolutionStatus::Optimal if input.mip_gap > 0.0 => SolveStatus::GapLimit,
+        SolutionStatus::Optimal if settings.mip_gap > 0.0 => SolveStatus::GapLimit,
         SolutionStatus::Optimal => SolveStatus::Optimal,
         SolutionStatus::GapLimit => SolveStatus::GapLimit,
         SolutionStatus::TimeLimit => SolveStatus::TimeLimit,
@@ -413,7 +421,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
     let lower_bound_usd = match status {
         SolveStatus::Optimal | SolveStatus::GapLimit => {
             let objective = solution.eval(&objective);
-            objective - (input.mip_gap * objective.abs()).max(1e-6)
+            objective - (settings.mip_gap * objective.abs()).max(1e-6)
         }
         SolveStatus::TimeLimit | SolveStatus::Unproven => f64::NEG_INFINITY,
     };
@@ -443,7 +451,7 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
         })
         .collect();
     let spot_n = whole_by_option(&spot);
-    let mut plan = MilpSolution {
+    let mut plan = Solution {
         reserved: reserved_n,
         on_demand: vec![vec![0; input.gpus.len()]; slots],
         replicas: replicas_n,
@@ -472,23 +480,23 @@ pub(super) fn solve_built(input: &MilpInput, built: Built) -> Result<MilpSolutio
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::one_type;
+    use super::super::tests::{one_type, settings};
     use super::super::{solve, total};
 
     #[test]
     fn a_purchase_unit_buys_whole_nodes() {
         let mut input = one_type(vec![3.0, 5.0], None);
-        let single = solve(&input).unwrap();
+        let single = solve(&input, &settings()).unwrap();
         assert_eq!(single.on_demand, vec![vec![3], vec![5]]);
         input.gpus[0].purchase.unit_gpus = 4;
-        let nodes = solve(&input).unwrap();
+        let nodes = solve(&input, &settings()).unwrap();
         assert_eq!(nodes.on_demand, vec![vec![4], vec![8]]);
         assert!((total(&input, &nodes) - 12.0).abs() < 1e-9);
         // Reserved GPUs come in whole nodes too: one node reserved at 0.6
         // for both hours (4.8) and one rented for the second (4) beat two
         // reserved (9.6) and renting only (12).
         input.gpus[0].reserved_usd_per_gpu_hour = Some(0.6);
-        let reserved = solve(&input).unwrap();
+        let reserved = solve(&input, &settings()).unwrap();
         assert_eq!(reserved.reserved, vec![4]);
         assert_eq!(reserved.on_demand, vec![vec![0], vec![4]]);
         assert!((total(&input, &reserved) - 8.8).abs() < 1e-9);

@@ -3,7 +3,7 @@
 
 use super::model::{build, solve_built, Mode};
 use super::{
-    heuristic, relaxation, total, Method, MilpError, MilpInput, MilpSolution, SolveStatus,
+    heuristic, relaxation, total, Method, MilpError, Problem, Settings, Solution, SolveStatus,
 };
 
 /// Steps: (1) the LP relaxation; (2) a whole-number plan by rounding it
@@ -19,10 +19,10 @@ use super::{
 /// has then been seen to stop as "optimal" above a cheaper feasible plan
 /// (two slots, two tiers: 62.8 USD where 62 USD was feasible; see
 /// `docs/model.md` §4).
-pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
-    let lp = relaxation::solve(input)?;
+pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
+    let lp = relaxation::solve(input, settings)?;
     let lp_bound = lp.objective_usd - 1e-6 * (1.0 + lp.objective_usd.abs());
-    let with_lp_bound = |mut s: MilpSolution| {
+    let with_lp_bound = |mut s: Solution| {
         s.lower_bound_usd = s.lower_bound_usd.max(lp_bound);
         s.method = Method::Monolithic;
         if s.status == SolveStatus::GapLimit
@@ -34,11 +34,12 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     };
     // Started from a plan, HiGHS's own stopping claim is not trusted: the
     // status says what the LP bound proves.
-    let lp_bound_only = |mut s: MilpSolution| {
+    let lp_bound_only = |mut s: Solution| {
         s.lower_bound_usd = lp_bound;
         s.method = Method::Monolithic;
         let cost = total(input, &s);
-        if s.status != SolveStatus::TimeLimit && cost - lp_bound > input.mip_gap * cost.abs() + 1e-6
+        if s.status != SolveStatus::TimeLimit
+            && cost - lp_bound > settings.mip_gap * cost.abs() + 1e-6
         {
             s.status = SolveStatus::Unproven;
         }
@@ -46,35 +47,36 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
     };
     // The rounding heuristic knows no purchase unit, minimum rental or
     // tier rule: with one in force HiGHS starts from the bare model.
-    let bare = !input.warm_start || input.has_purchase_rules();
+    let bare = !settings.warm_start || input.has_purchase_rules();
     if bare {
         let bare = Mode {
             integer: true,
             fixed_reserved: None,
             warm_start: None,
         };
-        return solve_built(input, build(input, bare)?).map(with_lp_bound);
+        return solve_built(input, settings, build(input, settings, bare)?).map(with_lp_bound);
     }
-    let warm = heuristic::best_rounding(input, &lp.values);
+    let warm = heuristic::best_rounding(input, settings, &lp.values);
     let full = build(
         input,
+        settings,
         Mode {
             integer: true,
             fixed_reserved: None,
             warm_start: warm.as_ref(),
         },
     )?;
-    match solve_built(input, full) {
+    match solve_built(input, settings, full) {
         Ok(best) => match &warm {
             Some(w) if total(input, w) < total(input, &best) - 1e-9 => {
-                Ok(lp_bound_only(MilpSolution {
+                Ok(lp_bound_only(Solution {
                     status: best.status,
                     ..w.clone()
                 }))
             }
             _ => Ok(lp_bound_only(best)),
         },
-        Err(MilpError::Solver(_)) if warm.is_some() => Ok(lp_bound_only(MilpSolution {
+        Err(MilpError::Solver(_)) if warm.is_some() => Ok(lp_bound_only(Solution {
             status: SolveStatus::TimeLimit,
             ..warm.expect("checked")
         })),
@@ -83,13 +85,17 @@ pub fn solve(input: &MilpInput) -> Result<MilpSolution, MilpError> {
 }
 
 /// The whole model in HiGHS with the reserved counts fixed to `reserved`.
-pub fn with_reserved(input: &MilpInput, reserved: &[u32]) -> Result<MilpSolution, MilpError> {
+pub fn with_reserved(
+    input: &Problem,
+    settings: &Settings,
+    reserved: &[u32],
+) -> Result<Solution, MilpError> {
     let mode = Mode {
         integer: true,
         fixed_reserved: Some(reserved),
         warm_start: None,
     };
-    let mut solved = solve_built(input, build(input, mode)?)?;
+    let mut solved = solve_built(input, settings, build(input, settings, mode)?)?;
     solved.method = Method::Monolithic;
     Ok(solved)
 }

@@ -6,7 +6,7 @@
 
 use super::heuristic::levels_for_usage;
 use super::slot_search::{self, Pricing, SlotOutcome, SlotPlan};
-use super::MilpInput;
+use super::Problem;
 use std::collections::BTreeMap;
 
 /// One priced candidate.
@@ -18,14 +18,14 @@ pub struct Priced {
 
 /// The candidates priced so far and the cheapest of them.
 pub struct OuterSearch<'a> {
-    input: &'a MilpInput,
+    input: &'a Problem,
     /// `None`: some slot cannot be covered with those counts.
     priced: BTreeMap<Vec<u32>, Option<f64>>,
     best: Option<(Vec<u32>, Priced)>,
 }
 
 impl<'a> OuterSearch<'a> {
-    pub fn new(input: &'a MilpInput) -> Self {
+    pub fn new(input: &'a Problem) -> Self {
         OuterSearch {
             input,
             priced: BTreeMap::new(),

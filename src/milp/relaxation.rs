@@ -3,9 +3,9 @@
 
 use super::heuristic::Relaxation;
 use super::model::{build, map_error, Mode};
-use super::{MilpError, MilpInput};
+use super::{MilpError, Problem, Settings};
 use good_lp::solvers::DualValues;
-use good_lp::{Solution, SolutionWithDual, SolverModel};
+use good_lp::{Solution as _, SolutionWithDual, SolverModel};
 
 /// The LP relaxation's answer.
 pub struct LpRelaxation {
@@ -18,9 +18,10 @@ pub struct LpRelaxation {
 }
 
 /// Solves the LP relaxation of `input`.
-pub fn solve(input: &MilpInput) -> Result<LpRelaxation, MilpError> {
+pub fn solve(input: &Problem, settings: &Settings) -> Result<LpRelaxation, MilpError> {
     let built = build(
         input,
+        settings,
         Mode {
             integer: false,
             fixed_reserved: None,

@@ -3,7 +3,7 @@
 //! the `headroom[k,c,t]` rows of tiers with headroom).
 
 use super::vars::{serves_in, Vars};
-use super::MilpInput;
+use super::Problem;
 use good_lp::{variable, ProblemVariables, Variable};
 
 /// `[k][c][t]`: `runs[k,c,t]`, present for tiers with headroom.
@@ -15,7 +15,7 @@ impl SlotVars {
     /// Adds `runs[k,c,t]` for every tier with headroom; the link
     /// `replicas[k,c,t] ≤ M[k,c] runs[k,c,t]` is added with the slot's rows.
     pub(super) fn add(
-        input: &MilpInput,
+        input: &Problem,
         core: &Vars,
         vars: &mut ProblemVariables,
         integer: bool,
@@ -48,12 +48,12 @@ impl SlotVars {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{covered, tiny};
-    use super::super::{solve, MilpInput, MilpSolution};
+    use super::super::tests::{covered, settings, tiny};
+    use super::super::{solve, Problem, Solution};
 
     /// Whether every slot still covers its peak after losing `h` replicas of
     /// any one configuration it runs.
-    fn survives_loss(input: &MilpInput, s: &MilpSolution, h: u32) -> bool {
+    fn survives_loss(input: &Problem, s: &Solution, h: u32) -> bool {
         let tier = &input.tiers[0];
         (0..input.slots()).all(|t| {
             let capacity: f64 = (0..tier.options.len())
@@ -71,10 +71,10 @@ mod tests {
     #[test]
     fn headroom_keeps_the_peak_covered_after_losing_a_replica() {
         let mut input = tiny(vec![3.0, 11.0, 6.5]);
-        let plain = solve(&input).unwrap();
+        let plain = solve(&input, &settings()).unwrap();
         assert!(!survives_loss(&input, &plain, 1), "{:?}", plain.replicas);
         input.tiers[0].rules.headroom_replicas = 1;
-        let n_plus_1 = solve(&input).unwrap();
+        let n_plus_1 = solve(&input, &settings()).unwrap();
         assert!(covered(&input, &n_plus_1));
         assert!(
             survives_loss(&input, &n_plus_1, 1),
@@ -87,7 +87,7 @@ mod tests {
 
 #[cfg(test)]
 mod spot_tests {
-    use super::super::tests::one_type;
+    use super::super::tests::{one_type, settings};
     use super::super::{solve, total, SpotTerms};
 
     #[test]
@@ -102,11 +102,11 @@ mod spot_tests {
         };
         input.gpus[0].spot = Some(terms);
         // Offered but not allowed: 4 rented GPUs.
-        let rented = solve(&input).unwrap();
+        let rented = solve(&input, &settings()).unwrap();
         assert_eq!(rented.spot[0][0], vec![0]);
         assert!((total(&input, &rented) - 4.0).abs() < 1e-9);
         input.tiers[0].rules.spot_allowed = true;
-        let spot = solve(&input).unwrap();
+        let spot = solve(&input, &settings()).unwrap();
         // ⌈4 / 0.725⌉ = 6 requested, 4.8 granted at 0.3: 1.44 USD.
         assert_eq!(spot.spot[0][0], vec![6]);
         assert_eq!(spot.replicas[0][0], vec![0]);
@@ -116,7 +116,7 @@ mod spot_tests {
             usd_per_gpu_hour: 0.95,
             ..terms
         });
-        let dear = solve(&input).unwrap();
+        let dear = solve(&input, &settings()).unwrap();
         assert_eq!(dear.spot[0][0], vec![0]);
     }
 }

@@ -13,7 +13,7 @@
 //! priced at `λ` per slot (the Lagrangian bound) reads as one price,
 //! `min(λ, on-demand)`, for every GPU.
 
-use super::{MilpInput, TierInput};
+use super::{Problem, TierInput};
 
 /// What using GPUs of one type costs in the slot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,7 +95,7 @@ const COVER_TOLERANCE: f64 = 1e-9;
 /// With one price per GPU type and no API rate limit the tiers do not share
 /// anything but the caps, so each tier is searched on its own (the product
 /// of their searches is much larger) and the sum kept if it fits the caps.
-pub fn solve(input: &MilpInput, t: usize, curves: &[GpuCurve]) -> Result<SlotPlan, SlotOutcome> {
+pub fn solve(input: &Problem, t: usize, curves: &[GpuCurve]) -> Result<SlotPlan, SlotOutcome> {
     let tiers: Vec<TierSlot> = input
         .tiers
         .iter()
@@ -135,7 +135,7 @@ pub fn solve(input: &MilpInput, t: usize, curves: &[GpuCurve]) -> Result<SlotPla
 
 /// The depth-first search over `tiers` together.
 fn search(
-    input: &MilpInput,
+    input: &Problem,
     curves: &[GpuCurve],
     tiers: &[TierSlot],
 ) -> Result<SlotPlan, SlotOutcome> {
@@ -265,7 +265,7 @@ impl TierSlot {
 type Best = (f64, Vec<Vec<u32>>, Vec<f64>, Vec<u32>);
 
 struct Search<'a> {
-    input: &'a MilpInput,
+    input: &'a Problem,
     curves: &'a [GpuCurve],
     tiers: &'a [TierSlot],
     used: Vec<u32>,
@@ -499,7 +499,7 @@ pub enum Pricing<'a> {
 }
 
 /// The cost curve of every GPU type in a slot under `pricing`.
-pub fn curves(input: &MilpInput, pricing: Pricing<'_>) -> Vec<GpuCurve> {
+pub fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
     input
         .gpus
         .iter()
@@ -539,7 +539,7 @@ pub fn curves(input: &MilpInput, pricing: Pricing<'_>) -> Vec<GpuCurve> {
 /// node limit without any plan, as a one-slot MILP in HiGHS (proven optimal,
 /// or `Err(NodeLimit)`).
 pub fn solve_exact(
-    input: &MilpInput,
+    input: &Problem,
     t: usize,
     pricing: Pricing<'_>,
 ) -> Result<SlotPlan, SlotOutcome> {
@@ -554,15 +554,15 @@ pub fn solve_exact(
 const BY_MILP_TIME_LIMIT_S: f64 = 10.0;
 
 fn by_milp(
-    input: &MilpInput,
+    input: &Problem,
     t: usize,
     pricing: Pricing<'_>,
     curves: &[GpuCurve],
 ) -> Result<SlotPlan, SlotOutcome> {
     use super::model::{build, solve_built, Mode};
     use super::{MilpError, SolveStatus};
-    let mut one = input.one_slot(t);
-    one.time_limit_s = BY_MILP_TIME_LIMIT_S;
+    let mut one = input.slots_in(t..t + 1);
+    let exact = super::Settings::exact(BY_MILP_TIME_LIMIT_S);
     let fixed = match pricing {
         Pricing::Reserved(reserved) => Some(reserved),
         Pricing::Priced(usd) => {
@@ -579,7 +579,7 @@ fn by_milp(
         fixed_reserved: fixed,
         warm_start: None,
     };
-    let solved = build(&one, mode).and_then(|b| solve_built(&one, b));
+    let solved = build(&one, &exact, mode).and_then(|b| solve_built(&one, &exact, b));
     let s = match solved {
         Ok(s) if s.status == SolveStatus::Optimal => s,
         Ok(_) => return Err(SlotOutcome::NodeLimit),
@@ -617,11 +617,11 @@ fn by_milp(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ApiTerms, ConfigOption, GpuType, MilpInput, TierInput};
+    use super::super::{ApiTerms, ConfigOption, GpuType, Problem, TierInput};
     use super::*;
 
-    fn input(peaks: &[f64], api: bool, limit: Option<f64>) -> MilpInput {
-        MilpInput {
+    fn input(peaks: &[f64], api: bool, limit: Option<f64>) -> Problem {
+        Problem {
             slot_hours: 1.0,
             gpus: vec![
                 GpuType {
@@ -660,18 +660,12 @@ mod tests {
                 })
                 .collect(),
             api_max_tokens_per_minute: limit,
-            mip_gap: 0.0,
-            time_limit_s: 30.0,
-            threads: 1,
-            log_file: None,
-            warm_start: true,
-            method: super::super::Method::Monolithic,
             block_slots: None,
         }
     }
 
     /// Every combination of up to 6 replicas per option, API for the rest.
-    fn brute(input: &MilpInput, curves: &[GpuCurve]) -> Option<f64> {
+    fn brute(input: &Problem, curves: &[GpuCurve]) -> Option<f64> {
         let mut best: Option<f64> = None;
         let tiers = input.tiers.len();
         let per = 7u32;

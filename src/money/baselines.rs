@@ -2,7 +2,7 @@
 //! capacity figures, so the savings show: everything to the API, everything
 //! on demand, everything reserved for the peak, and the best single GPU type.
 
-use crate::milp::MilpInput;
+use crate::milp::Problem;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ pub struct Baseline {
 
 /// GPUs of type `g` needed in slot `t`, each tier on its own replicas of its
 /// best option on `g`; `None` when some tier with demand has no option on `g`.
-fn gpus_needed(input: &MilpInput, g: usize, t: usize) -> Option<u32> {
+fn gpus_needed(input: &Problem, g: usize, t: usize) -> Option<u32> {
     input.tiers.iter().try_fold(0u32, |sum, tier| {
         let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
         if peak <= 0.0 {
@@ -35,10 +35,7 @@ fn gpus_needed(input: &MilpInput, g: usize, t: usize) -> Option<u32> {
 
 /// All baselines, keyed by name. `api_usd_per_request[k]` is the API price of
 /// tier `k`'s mean request (whether or not the tier may use the API).
-pub fn compute(
-    input: &MilpInput,
-    api_usd_per_request: &[Option<f64>],
-) -> BTreeMap<String, Baseline> {
+pub fn compute(input: &Problem, api_usd_per_request: &[Option<f64>]) -> BTreeMap<String, Baseline> {
     let slots = input
         .tiers
         .iter()
@@ -184,7 +181,7 @@ mod tests {
 
     #[test]
     fn single_type_reserves_the_best_level() {
-        let input = MilpInput {
+        let input = Problem {
             slot_hours: 1.0,
             gpus: vec![GpuType {
                 id: "a".into(),
@@ -203,12 +200,6 @@ mod tests {
                 rules: TierRules::default(),
             }],
             api_max_tokens_per_minute: None,
-            mip_gap: 0.0,
-            time_limit_s: 10.0,
-            threads: 1,
-            log_file: None,
-            warm_start: true,
-            method: crate::milp::Method::Auto,
             block_slots: None,
         };
         let b = compute(&input, &[Some(0.5)]);

@@ -7,7 +7,9 @@
 //! prints it beside the horizon's cost.
 
 use crate::base::units::{HOURS_PER_MONTH, HOURS_PER_YEAR};
-use crate::plan::GpuPrice;
+use crate::money::growth::TermProjection;
+use crate::money::prices::{GpuPrice, Prices};
+use crate::plan::Plan;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -46,7 +48,7 @@ pub struct Commitment {
     /// The term's cost month by month with `[commitment] monthly_growth`,
     /// the reservations chosen for the whole term ([`crate::money::growth`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub growth: Option<crate::money::growth::TermProjection>,
+    pub growth: Option<TermProjection>,
     /// `[commitment] term_months`, stated or not reserved against.
     #[serde(skip)]
     pub term_months: Option<u32>,
@@ -72,8 +74,7 @@ pub struct TermCommitment {
 /// The commitment over `months`: its money, the GPU-hours it buys, and the
 /// share of them the plan's replicas occupy (`plan.reserved` against each
 /// slot's replicas on reserved GPU types).
-pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment> {
-    let c = &plan.commitment;
+pub fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<TermCommitment> {
     if c.gpu_types.is_empty() {
         return None;
     }
@@ -86,7 +87,7 @@ pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment
                 .tiers
                 .values()
                 .flat_map(|tier| &tier.configurations)
-                .filter(|u| &u.gpu_type == gpu)
+                .filter(|u| &u.config.gpu_type == gpu)
                 .map(|u| u.replicas_by_slot.get(t).copied().unwrap_or(0) * u.gpus_per_replica)
                 .sum();
             occupied += f64::from(used.min(line.gpus));
@@ -113,6 +114,22 @@ pub fn over_term(plan: &crate::plan::Plan, months: u32) -> Option<TermCommitment
             .sum(),
         occupied_share: if held > 0.0 { occupied / held } else { 0.0 },
     })
+}
+
+/// What `plan`'s reservations commit to at `prices`: per year, over the
+/// scenario's term when it states one, and with the term's growth projected
+/// when the MILP was solved over it.
+pub fn of_plan(
+    plan: &Plan,
+    prices: &Prices,
+    term_months: Option<u32>,
+    growth: Option<TermProjection>,
+) -> Commitment {
+    let mut c = of(&plan.reserved, &prices.gpus, plan.horizon_hours);
+    c.term_months = term_months;
+    c.term = term_months.and_then(|months| over_term(plan, &c, months));
+    c.growth = growth;
+    c
 }
 
 /// Shortest horizon, in hours, whose reservations the report does not warn

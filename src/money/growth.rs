@@ -19,7 +19,7 @@
 //! term's reserved counts fixed.
 
 use crate::demand::Demand;
-use crate::milp::{self, MilpInput, MilpSolution};
+use crate::milp::{self, Problem, Solution};
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::ops::Range;
@@ -156,9 +156,9 @@ impl TermGrowth {
     /// month 1 alone; `lower_bound_usd` is the term MILP's bound.
     pub fn project(
         &self,
-        (input, term): (&MilpInput, &MilpSolution),
+        (input, term): (&Problem, &Solution),
         slots: usize,
-        first: Option<(&MilpInput, &MilpSolution)>,
+        first: Option<(&Problem, &Solution)>,
         lower_bound_usd: f64,
     ) -> TermProjection {
         let periods: Vec<ProjectedPeriod> = self
@@ -210,7 +210,7 @@ impl TermGrowth {
 
 impl ProjectedPeriod {
     /// `period` priced per month from its own input and plan (one horizon).
-    fn of(period: &Period, one: &MilpInput, plan: &MilpSolution) -> Self {
+    fn of(period: &Period, one: &Problem, plan: &Solution) -> Self {
         let (reserved, on_demand, api) = milp::cost_usd(one, plan);
         let spot = milp::spot_usd(one, plan);
         let per_month = HOURS_PER_MONTH / one.horizon_hours();

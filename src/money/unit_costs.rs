@@ -10,6 +10,8 @@
 //! on demand), over the same sum for all tiers; so the tiers' costs add up to
 //! the plan's total.
 
+use crate::demand::summary::DemandSummary;
+use crate::money::prices::Prices;
 use crate::plan::Plan;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -78,10 +80,11 @@ fn unit_cost(
     }
 }
 
-/// The per-token costs of `plan`, from its schedule, demand and prices.
-pub fn of(plan: &Plan) -> UnitCosts {
+/// The per-token costs of `plan`, from its schedule and the demand and
+/// prices it was made on.
+pub fn of(plan: &Plan, demand: &BTreeMap<String, DemandSummary>, prices: &Prices) -> UnitCosts {
     let slot_s = plan.slot_hours * 3600.0;
-    let api = plan.prices.api.as_ref().map(|a| {
+    let api = prices.api.as_ref().map(|a| {
         (
             a.usd_per_million_input_tokens,
             a.usd_per_million_output_tokens,
@@ -90,7 +93,7 @@ pub fn of(plan: &Plan) -> UnitCosts {
     // Everything that is not API spend is GPU spend.
     let gpu_usd = plan.total_cost_usd - plan.costs.api_usd;
     let hourly = |gpu: &str| {
-        plan.prices.gpus.get(gpu).map_or(0.0, |p| {
+        prices.gpus.get(gpu).map_or(0.0, |p| {
             p.reserved_usd_per_gpu_hour
                 .or(p.on_demand_usd_per_gpu_hour)
                 .unwrap_or(0.0)
@@ -99,7 +102,7 @@ pub fn of(plan: &Plan) -> UnitCosts {
     // Per tier: (API spend, valued GPU-hours, input tokens, output tokens).
     let mut parts: BTreeMap<&str, (f64, f64, f64, f64)> = BTreeMap::new();
     for (name, tier) in &plan.tiers {
-        let Some(d) = plan.demand.get(name) else {
+        let Some(d) = demand.get(name) else {
             continue;
         };
         let requests: f64 = d.mean_rps.iter().sum::<f64>() * slot_s;
@@ -131,15 +134,15 @@ pub fn of(plan: &Plan) -> UnitCosts {
                     .map(|&n| f64::from(n * c.gpus_per_replica))
                     .sum::<f64>()
                     * plan.slot_hours;
-                let spot_value = plan
-                    .prices
+                let spot_value = prices
                     .gpus
-                    .get(&c.gpu_type)
+                    .get(&c.config.gpu_type)
                     .and_then(|p| p.spot)
                     .map_or(0.0, |s| {
                         spot_gpu_hours * s.availability * s.usd_per_gpu_hour
                     });
-                replica_hours * f64::from(c.gpus_per_replica) * hourly(&c.gpu_type) + spot_value
+                replica_hours * f64::from(c.gpus_per_replica) * hourly(&c.config.gpu_type)
+                    + spot_value
             })
             .sum();
         parts.insert(

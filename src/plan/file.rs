@@ -4,6 +4,7 @@
 //! Reading checks it against the scenario and collects every mismatch.
 
 use crate::base::error::{PlannerError, Problem};
+use crate::capacity::Config;
 use crate::plan::Plan;
 use crate::profiles::precision::Precision;
 use crate::scenario::{GpuOffer, Scenario};
@@ -20,7 +21,7 @@ pub const MAX_GPUS_PER_TYPE: u64 = 100_000;
 
 /// What a planned configuration uses that `offer` does not offer, as
 /// (key, problem) pairs.
-fn not_offered(offer: &GpuOffer, c: &PlannedConfig) -> Vec<(&'static str, String)> {
+fn not_offered(offer: &GpuOffer, c: &Config) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let id = &offer.id;
     if !offer.tensor_parallel.contains(&c.tensor_parallel) {
@@ -89,33 +90,66 @@ pub struct PlannedTier {
     pub configurations: Vec<PlannedConfig>,
 }
 
-/// Replicas of one configuration serving a tier.
+/// Replicas of one configuration serving a tier. On disk its configuration's
+/// fields sit beside the replica counts ([`PlannedConfigFields`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "PlannedConfigFields", into = "PlannedConfigFields")]
 pub struct PlannedConfig {
-    pub gpu_type: String,
-    pub tensor_parallel: u32,
-    pub max_batch: u32,
-    /// Chunked-prefill budget (tokens per step); 8192 when absent.
-    #[serde(default = "default_max_batched_tokens")]
-    pub max_batched_tokens: u32,
-    /// Weight precision; BF16 when absent.
-    #[serde(default = "default_precision")]
-    pub precision: Precision,
+    pub config: Config,
     /// Requests/s one replica was sized for (the router's weight).
     pub rps_per_replica: f64,
     pub replicas_by_slot: Vec<u32>,
-    /// Spot replicas requested per slot; absent or empty when none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Spot replicas requested per slot; empty when none.
     pub spot_replicas_by_slot: Vec<u32>,
 }
 
-fn default_max_batched_tokens() -> u32 {
-    8192
+/// A planned configuration as the file writes it: every field named, none
+/// guessed when absent (but spot replicas, absent when none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlannedConfigFields {
+    gpu_type: String,
+    tensor_parallel: u32,
+    max_batch: u32,
+    /// Chunked-prefill budget (tokens per step).
+    max_batched_tokens: u32,
+    precision: Precision,
+    rps_per_replica: f64,
+    replicas_by_slot: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    spot_replicas_by_slot: Vec<u32>,
 }
 
-fn default_precision() -> Precision {
-    Precision::Bf16
+impl From<PlannedConfigFields> for PlannedConfig {
+    fn from(f: PlannedConfigFields) -> Self {
+        PlannedConfig {
+            config: Config {
+                gpu_type: f.gpu_type,
+                tensor_parallel: f.tensor_parallel,
+                max_batch: f.max_batch,
+                max_batched_tokens: f.max_batched_tokens,
+                precision: f.precision,
+            },
+            rps_per_replica: f.rps_per_replica,
+            replicas_by_slot: f.replicas_by_slot,
+            spot_replicas_by_slot: f.spot_replicas_by_slot,
+        }
+    }
+}
+
+impl From<PlannedConfig> for PlannedConfigFields {
+    fn from(p: PlannedConfig) -> Self {
+        PlannedConfigFields {
+            gpu_type: p.config.gpu_type,
+            tensor_parallel: p.config.tensor_parallel,
+            max_batch: p.config.max_batch,
+            max_batched_tokens: p.config.max_batched_tokens,
+            precision: p.config.precision,
+            rps_per_replica: p.rps_per_replica,
+            replicas_by_slot: p.replicas_by_slot,
+            spot_replicas_by_slot: p.spot_replicas_by_slot,
+        }
+    }
 }
 
 impl PlanFile {
@@ -136,11 +170,7 @@ impl PlanFile {
                         .configurations
                         .iter()
                         .map(|c| PlannedConfig {
-                            gpu_type: c.gpu_type.clone(),
-                            tensor_parallel: c.tensor_parallel,
-                            max_batch: c.max_batch,
-                            max_batched_tokens: c.max_batched_tokens,
-                            precision: c.precision,
+                            config: c.config.clone(),
                             rps_per_replica: c.rps_per_replica,
                             replicas_by_slot: c.replicas_by_slot.clone(),
                             spot_replicas_by_slot: c.spot_replicas_by_slot.clone(),
@@ -288,16 +318,20 @@ impl PlanFile {
             }
             for (c, config) in tier.configurations.iter().enumerate() {
                 let at = |k: &str| format!("tiers.{name}.configurations[{c}].{k}");
-                match scenario.gpus.iter().find(|g| g.id == config.gpu_type) {
+                match scenario
+                    .gpus
+                    .iter()
+                    .find(|g| g.id == config.config.gpu_type)
+                {
                     None => add(
                         at("gpu_type"),
                         format!(
                             "unknown GPU type `{}`; the scenario offers: {list}",
-                            config.gpu_type
+                            config.config.gpu_type
                         ),
                     ),
                     Some(offer) => {
-                        for (key, problem) in not_offered(offer, config) {
+                        for (key, problem) in not_offered(offer, &config.config) {
                             add(at(key), problem);
                         }
                     }
@@ -332,13 +366,13 @@ impl PlanFile {
                     let spot_offered = scenario
                         .gpus
                         .iter()
-                        .any(|g| g.id == config.gpu_type && g.spot.is_some());
+                        .any(|g| g.id == config.config.gpu_type && g.spot.is_some());
                     if !spot_offered {
                         add(
                             at("spot_replicas_by_slot"),
                             format!(
                                 "spot replicas on `{}`, but the scenario offers no spot capacity for it",
-                                config.gpu_type
+                                config.config.gpu_type
                             ),
                         );
                     }
@@ -388,8 +422,10 @@ impl PlanFile {
                         .tiers
                         .values()
                         .flat_map(|tier| &tier.configurations)
-                        .filter(|c| c.gpu_type == *id)
-                        .map(|c| u64::from(c.replicas_by_slot[t]) * u64::from(c.tensor_parallel))
+                        .filter(|c| c.config.gpu_type == *id)
+                        .map(|c| {
+                            u64::from(c.replicas_by_slot[t]) * u64::from(c.config.tensor_parallel)
+                        })
                         .sum();
                     if used > held {
                         problems.push(Problem::new(path.to_path_buf(), format!("on_demand[{t}].{id}"), format!("slot {t} runs replicas on {used} {id} GPUs but holds only {held} (reserved + on demand)")));

@@ -1,26 +1,22 @@
-//! The chosen plan with its costs and the inputs that produced it, in the form
-//! the reports print (text) and serialise (JSON).
+//! The plan: what the optimiser chose — GPUs reserved for the horizon and
+//! rented slot by slot, the configurations that serve each tier with their
+//! replicas, the API's share — and what that costs. What a report says of
+//! it besides (cost per token, the commitment, the alternatives, the
+//! replay's findings) is computed from it by `money` and `replay`; [`file`]
+//! is its form on disk.
 
 pub mod file;
-pub mod schedule;
 
-use crate::capacity::CapacityEntry;
-use crate::demand::{Demand, TierDemand};
+use crate::capacity::Config;
 use crate::milp::{Method, SolveStatus};
-use crate::money::baselines::Baseline;
-use crate::profiles::precision::Precision;
-use crate::replay::verification::Verification;
-use crate::scenario::ApiOffer;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Everything `planner solve` reports. Field names are the JSON keys.
-#[derive(Debug, Clone, Serialize)]
+/// The decision and its own costs.
+#[derive(Debug, Clone)]
 pub struct Plan {
+    /// The scenario's `name`.
     pub scenario: String,
-    /// Tiers whose replay missed their attainment target, in words; empty
-    /// when every target was met (or the replay was switched off).
-    pub missed_targets: Vec<String>,
     pub model: ModelSummary,
     pub total_cost_usd: f64,
     pub cost_per_month_usd: f64,
@@ -31,70 +27,71 @@ pub struct Plan {
     pub reserved: BTreeMap<String, u32>,
     /// Per slot: GPU type → GPUs rented on demand beyond the reserved ones.
     pub on_demand: Vec<BTreeMap<String, u32>>,
-    /// Per slot: GPU type → spot GPUs requested (absent when none are).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Per slot: GPU type → spot GPUs requested (`None` when none are).
     pub spot: Option<Vec<BTreeMap<String, u32>>>,
     /// Per tier: configurations used and shares.
     pub tiers: BTreeMap<String, TierPlan>,
-    /// Per tier: the latency promise the plan keeps.
-    pub slo: BTreeMap<String, crate::scenario::Tier>,
     /// Share of all requests over the horizon sent to the API.
     pub api_share: f64,
     /// Total cost over all output tokens of the horizon, per 1,000.
     pub cost_per_1k_output_tokens_usd: f64,
     /// Output tokens over the horizon (mean rates × slot length × mean output).
     pub output_tokens: f64,
-    /// USD per 1M tokens per tier and in total, beside the API's price for
-    /// the same tokens.
-    pub unit_costs: crate::money::unit_costs::UnitCosts,
-    /// What the reserved GPUs commit to, in USD per year.
-    pub commitment: crate::money::commitment::Commitment,
     /// Mean traffic served on GPUs over the SLO capacity paid for (0-1).
     pub gpu_utilisation: f64,
     /// Reserved GPU-hours no replica occupies, with and without the
     /// deadline tiers' replicas (present when a tier has a deadline).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_reserved: Option<IdleReserved>,
-    pub baselines: BTreeMap<String, Baseline>,
     pub solver: SolverSummary,
-    pub demand_method: String,
-    pub demand: BTreeMap<String, DemandSummary>,
-    pub capacity: BTreeMap<String, Vec<CapacityEntry>>,
-    pub prices: Prices,
-    pub questions: Questions,
-    /// The replay of the traces against this plan (absent when switched off).
-    pub verification: Option<Verification>,
-    /// Solve-and-replay rounds, the last being this plan.
-    pub rounds: Vec<Round>,
-    /// The scenario solved again with some tiers kept off the API, when the
-    /// rounds had to tighten a tier that sends traffic to it (see
-    /// [`WithoutApi`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub without_api: Option<WithoutApi>,
 }
 
-/// A tier whose plan sends part of its traffic to the API runs smaller
-/// fleets, which pool its bursts less than the figures they were sized from
-/// assumed; when the replay rounds had to tighten such a tier, the scenario
-/// is solved again with it kept off the API (its fleets then carry all of its
-/// traffic), and the cheaper of the two plans that meets every target is
-/// returned.
-#[derive(Debug, Clone, Serialize)]
-pub struct WithoutApi {
-    /// The tiers kept off the API.
-    pub tiers: Vec<String>,
-    /// What the plan without the API for them costs over the horizon.
-    pub total_cost_usd: f64,
-    /// Whether its replay met every tier's target.
-    pub meets_targets: bool,
-    /// What the plan with the API (as the scenario allows it) costs.
-    pub with_api_total_cost_usd: f64,
-    /// Whether its replay met every tier's target.
-    pub with_api_meets_targets: bool,
-    /// The rounds of the plan that is not this one.
-    pub other_rounds: Vec<Round>,
-    /// Whether this plan is the one without the API.
-    pub chosen: bool,
+impl Plan {
+    /// Whether `other` holds the same GPUs and replicas and sends the same
+    /// shares to the API in every slot.
+    pub fn same_fleets(&self, other: &Plan) -> bool {
+        let fleets = |p: &Plan| {
+            p.tiers
+                .iter()
+                .map(|(name, t)| {
+                    let configs: Vec<(String, Vec<u32>)> = t
+                        .configurations
+                        .iter()
+                        .map(|c| (c.label.clone(), c.replicas_by_slot.clone()))
+                        .collect();
+                    (name.clone(), configs, t.api_share_by_slot.clone())
+                })
+                .collect::<Vec<_>>()
+        };
+        self.reserved == other.reserved
+            && self.on_demand == other.on_demand
+            && fleets(self) == fleets(other)
+    }
+
+    /// Most replicas (all configurations together) `tier` holds in any slot.
+    pub fn max_replicas(&self, tier: &str) -> u32 {
+        let Some(t) = self.tiers.get(tier) else {
+            return 0;
+        };
+        let slots = t
+            .configurations
+            .iter()
+            .map(|c| c.replicas_by_slot.len())
+            .max()
+            .unwrap_or(0);
+        (0..slots)
+            .map(|s| t.configurations.iter().map(|c| c.replicas_by_slot[s]).sum())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Per slot, the share of `tier`'s peak the plan serves on GPUs.
+    pub fn gpu_share(&self, tier: &str) -> Vec<f64> {
+        self.tiers[tier]
+            .api_share_by_slot
+            .iter()
+            .map(|a| 1.0 - a)
+            .collect()
+    }
 }
 
 /// Reserved GPU-hours left idle by the plan.
@@ -106,17 +103,6 @@ pub struct IdleReserved {
     /// The same with the deadline tiers' replicas taken out of the plan:
     /// the difference is what the batch volume fills.
     pub gpu_hours_without_deadline_tiers: f64,
-}
-
-/// One solve-and-replay round.
-#[derive(Debug, Clone, Serialize)]
-pub struct Round {
-    pub round: u32,
-    pub total_cost_usd: f64,
-    /// Per tier: the factor its capacity coefficients were multiplied by.
-    pub capacity_factor: BTreeMap<String, f64>,
-    /// Per tier: attainment on replay.
-    pub attainment: BTreeMap<String, f64>,
 }
 
 /// The served model.
@@ -154,13 +140,11 @@ pub struct TierPlan {
 /// One configuration serving a tier.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigUse {
-    pub config: String,
-    pub gpu_type: String,
-    pub tensor_parallel: u32,
-    pub max_batch: u32,
-    /// Chunked-prefill budget: most tokens per engine step.
-    pub max_batched_tokens: u32,
-    pub precision: Precision,
+    /// [`Config::label`].
+    #[serde(rename = "config")]
+    pub label: String,
+    #[serde(flatten)]
+    pub config: Config,
     pub gpus_per_replica: u32,
     /// Requests/s one replica sustains in the configuration's largest fleet
     /// (the fleet step function at that size over its replicas; the
@@ -202,75 +186,4 @@ pub struct SolverSummary {
     /// term's cost's (`commitment.growth.total_usd`), not the horizon's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_months: Option<u32>,
-}
-
-/// Demand the optimiser used for one tier.
-#[derive(Debug, Clone, Serialize)]
-pub struct DemandSummary {
-    pub peak_rps: Vec<f64>,
-    pub mean_rps: Vec<f64>,
-    pub input_tokens_per_s: Vec<f64>,
-    pub output_tokens_per_s: Vec<f64>,
-    #[serde(flatten)]
-    pub tier: TierDemand,
-}
-
-/// Prices the optimiser used.
-#[derive(Debug, Clone, Serialize)]
-pub struct Prices {
-    pub gpus: BTreeMap<String, GpuPrice>,
-    pub api: Option<ApiOffer>,
-}
-
-/// Prices of one GPU type.
-#[derive(Debug, Clone, Serialize)]
-pub struct GpuPrice {
-    pub reserved_usd_per_gpu_hour: Option<f64>,
-    pub reserved_term: String,
-    /// The reserved offer bought, when the scenario lists several
-    /// (`reserved_usd_per_gpu_hour` is then its effective price).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reserved_offer: Option<crate::scenario::reserved_offer::ChosenOffer>,
-    pub on_demand_usd_per_gpu_hour: Option<f64>,
-    pub max_gpus: Option<u32>,
-    pub source: String,
-    /// Spot terms, if the type is offered as spot.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub spot: Option<crate::scenario::SpotOffer>,
-}
-
-/// The four questions every plan answers (see the mission).
-#[derive(Debug, Clone, Serialize)]
-pub struct Questions {
-    /// At which lengths, model and quality was the capacity obtained?
-    pub capacity_basis: Vec<String>,
-    /// How many requests and output tokens met both latency limits?
-    pub slo_met: String,
-    /// Cost over all output tokens, and over SLO-met output tokens.
-    pub cost_basis: String,
-    /// Does a speed-up change the number of GPUs?
-    pub speedup: Vec<String>,
-}
-
-impl DemandSummary {
-    /// The demand figures of one tier.
-    pub fn of(t: &TierDemand) -> Self {
-        let scale = |v: &[f64], f: f64| v.iter().map(|x| x * f).collect();
-        DemandSummary {
-            input_tokens_per_s: scale(&t.mean_rps, t.input_tokens.mean),
-            output_tokens_per_s: scale(&t.mean_rps, t.output_tokens.mean),
-            peak_rps: t.peak_rps.clone(),
-            mean_rps: t.mean_rps.clone(),
-            tier: t.clone(),
-        }
-    }
-}
-
-/// Output tokens of all tiers over the horizon.
-pub fn total_output_tokens(demand: &Demand) -> f64 {
-    demand
-        .tiers
-        .iter()
-        .map(|t| t.output_tokens_total(demand.slot_hours()))
-        .sum()
 }

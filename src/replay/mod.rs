@@ -7,7 +7,6 @@ pub mod goodput;
 pub mod verification;
 
 use crate::base::progress::Progress;
-use crate::capacity::{label, perf_model};
 use crate::demand::source::KeptSource;
 use crate::demand::workload::{mix, SourceReplay, TierReplay, TraceReplay};
 use crate::demand::Demand;
@@ -26,9 +25,10 @@ pub const EVENLY_SPACED_SLOTS: usize = 4;
 
 /// The replica of a planned configuration of the scenario's GPU types.
 pub fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
+    let c = &c.config;
     let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
     Some(ReplicaSpec::new(
-        perf_model(offer, &scenario.model, c.tensor_parallel, c.precision),
+        c.perf(offer, &scenario.model),
         c.max_batch,
         c.max_batched_tokens,
         scenario.simulation.scheduler,
@@ -45,17 +45,11 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
             let Some(spec) = replica_spec(scenario, c) else {
                 continue; // `PlanFile::check` has rejected unknown GPU types
             };
-            let config_label = label(
-                &c.gpu_type,
-                c.tensor_parallel,
-                c.max_batch,
-                c.max_batched_tokens,
-                c.precision,
-            );
+            let config_label = c.config.label();
             let spot = scenario
                 .gpus
                 .iter()
-                .find(|g| g.id == c.gpu_type)
+                .find(|g| g.id == c.config.gpu_type)
                 .and_then(|g| g.spot);
             if let (Some(terms), false) = (spot, c.spot_replicas_by_slot.is_empty()) {
                 groups.push(Group {
@@ -330,8 +324,8 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
                     plan.tiers[&tier.name]
                         .configurations
                         .iter()
-                        .filter(|c| c.gpu_type == offer.id)
-                        .map(|c| f64::from(c.replicas_by_slot[t] * c.tensor_parallel))
+                        .filter(|c| c.config.gpu_type == offer.id)
+                        .map(|c| f64::from(c.replicas_by_slot[t] * c.config.tensor_parallel))
                         .sum()
                 })
                 .collect();
@@ -341,10 +335,10 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
                     let gpus: f64 = plan.tiers[&tier.name]
                         .configurations
                         .iter()
-                        .filter(|c| c.gpu_type == offer.id)
+                        .filter(|c| c.config.gpu_type == offer.id)
                         .map(|c| {
                             f64::from(c.spot_replicas_by_slot.get(t).copied().unwrap_or(0))
-                                * f64::from(c.tensor_parallel)
+                                * f64::from(c.config.tensor_parallel)
                         })
                         .sum();
                     *tier_cost += gpus * spot.availability * spot.usd_per_gpu_hour * slot_h;

@@ -3,7 +3,7 @@
 
 use super::usd;
 use crate::money::growth::TermProjection;
-use crate::plan::Plan;
+use crate::solve::Outcome;
 use std::fmt::Write as _;
 
 /// The solver line when the MILP was solved over the term.
@@ -136,8 +136,8 @@ pub fn title(t: &TermProjection) -> String {
 }
 
 /// The TERM WITH GROWTH section: the term's cost month by month.
-pub fn section(o: &mut String, plan: &Plan) {
-    let Some(t) = &plan.commitment.growth else {
+pub fn section(o: &mut String, outcome: &Outcome) {
+    let Some(t) = &outcome.commitment.growth else {
         return;
     };
     let _ = writeln!(o, "{}", title(t));

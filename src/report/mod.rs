@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod kernels_text;
 pub mod schedule_csv;
+pub mod sentences;
 pub mod sweep_csv;
 pub mod sweep_text;
 pub mod text;
@@ -40,3 +41,17 @@ pub enum ReportFormat {
 }
 
 pub use crate::base::numbers::{group_thousands, money, significant, usd};
+
+/// How a solver status reads in a report, at the scenario's `mip_gap`.
+pub(crate) fn solver_status(status: crate::milp::SolveStatus, mip_gap: f64) -> String {
+    use crate::milp::SolveStatus;
+    match status {
+        SolveStatus::Optimal => "optimal".into(),
+        SolveStatus::GapLimit => format!("within {}% of the optimum", mip_gap * 100.0),
+        SolveStatus::TimeLimit => "best plan found in the time limit (gap not proven)".into(),
+        SolveStatus::Unproven => format!(
+            "best plan found; the {}% gap is not proven",
+            mip_gap * 100.0
+        ),
+    }
+}

@@ -1,11 +1,12 @@
 //! `planner solve --format csv`: the plan's schedule, one line per slot.
 
 use super::csv::{line, number};
-use crate::plan::Plan;
+use crate::solve::Outcome;
 
 /// The per-slot schedule as CSV.
-pub fn render(plan: &Plan) -> String {
-    let schedule = crate::plan::schedule::of(plan);
+pub fn render(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
+    let schedule = crate::money::schedule::of(plan, &outcome.demand, &outcome.prices);
     let gpus: Vec<&String> = plan.reserved.keys().collect();
     let tiers: Vec<&String> = plan.tiers.keys().collect();
     let mut header: Vec<String> = ["slot", "start_hour", "demand_rps"]

@@ -5,11 +5,12 @@ use super::usd;
 use crate::capacity::Verdict;
 use crate::demand::source::CapacityLengths;
 use crate::milp::Method;
-use crate::plan::Plan;
+use crate::solve::Outcome;
 use std::fmt::Write as _;
 
 /// On-demand GPUs of each rented type, slot by slot, 24 slots a row.
-fn on_demand_grid(o: &mut String, plan: &Plan) {
+fn on_demand_grid(o: &mut String, outcome: &Outcome) {
+    let plan = &outcome.plan;
     for gpu in plan.reserved.keys() {
         let rented: Vec<u32> = plan
             .on_demand
@@ -25,9 +26,10 @@ fn on_demand_grid(o: &mut String, plan: &Plan) {
 }
 
 /// Spot GPUs requested of each type, slot by slot, 24 slots a row.
-fn spot_grid(o: &mut String, plan: &Plan) {
+fn spot_grid(o: &mut String, outcome: &Outcome) {
+    let plan = &outcome.plan;
     let Some(spot) = &plan.spot else { return };
-    for (gpu, price) in &plan.prices.gpus {
+    for (gpu, price) in &outcome.prices.gpus {
         let Some(terms) = price.spot else { continue };
         let requested: Vec<u32> = spot
             .iter()
@@ -61,13 +63,13 @@ fn slot_rows(o: &mut String, counts: &[u32]) {
     }
 }
 
-fn percentile_of(plan: &Plan, tier: &str) -> f64 {
-    plan.slo.get(tier).map_or(0.0, |s| s.percentile)
+fn percentile_of(outcome: &Outcome, tier: &str) -> f64 {
+    outcome.slo.get(tier).map_or(0.0, |s| s.percentile)
 }
 
 /// The yearly commitment of the reserved GPUs, per GPU type.
-fn commitment_lines(o: &mut String, plan: &Plan) {
-    let c = &plan.commitment;
+fn commitment_lines(o: &mut String, outcome: &Outcome) {
+    let c = &outcome.commitment;
     if c.gpu_types.is_empty() {
         let _ = writeln!(
             o,
@@ -116,15 +118,16 @@ fn commitment_lines(o: &mut String, plan: &Plan) {
 }
 
 /// The plan as aligned text.
-pub fn render(plan: &Plan) -> String {
+pub fn render(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
     let mut out = String::new();
     let o = &mut out;
-    if !plan.missed_targets.is_empty() {
+    if !outcome.missed_targets.is_empty() {
         let _ = writeln!(
             o,
             "TARGET MISSED — this plan's own replay does not keep its promise:"
         );
-        for miss in &plan.missed_targets {
+        for miss in super::sentences::missed_targets(&outcome.missed_targets) {
             let _ = writeln!(o, "  {miss}");
         }
         let _ = writeln!(o);
@@ -148,14 +151,14 @@ pub fn render(plan: &Plan) -> String {
         plan.solver
             .term_months
             .map_or(String::new(), |m| format!(" over the {m}-month term")),
-        plan.solver.status.describe(plan.solver.mip_gap_tolerance),
+        crate::report::solver_status(plan.solver.status, plan.solver.mip_gap_tolerance),
         plan.solver.integer_variables
     );
     let method = match plan.solver.method {
         Method::Decomposed => "decomposed",
         Method::Monolithic | Method::Auto => "monolithic",
     };
-    match &plan.commitment.growth {
+    match &outcome.commitment.growth {
         Some(t) => {
             let _ = writeln!(o, "{}", super::growth_text::solver_line(t, method));
         }
@@ -202,7 +205,7 @@ pub fn render(plan: &Plan) -> String {
             usd(plan.costs.spot_usd)
         );
     }
-    commitment_lines(o, plan);
+    commitment_lines(o, outcome);
     let _ = writeln!(
         o,
         "  per 1,000 output tokens  {:>14.5}   (total cost over all {:.3e} output tokens of the horizon, SLO met or not)",
@@ -219,8 +222,8 @@ pub fn render(plan: &Plan) -> String {
         plan.api_share * 100.0
     );
     let _ = writeln!(o);
-    super::growth_text::section(o, plan);
-    super::unit_costs_text::render(o, &plan.unit_costs, plan.prices.api.is_some());
+    super::growth_text::section(o, outcome);
+    super::unit_costs_text::render(o, &outcome.unit_costs, outcome.prices.api.is_some());
     let _ = writeln!(o);
     let _ = writeln!(o, "GPUS");
     let _ = writeln!(
@@ -249,8 +252,8 @@ pub fn render(plan: &Plan) -> String {
             reserved + max
         );
     }
-    on_demand_grid(o, plan);
-    spot_grid(o, plan);
+    on_demand_grid(o, outcome);
+    spot_grid(o, outcome);
     if let Some(idle) = &plan.idle_reserved {
         let _ = writeln!(
             o,
@@ -263,9 +266,9 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "TIERS");
     for (name, tier) in &plan.tiers {
-        let d = &plan.demand[name];
+        let d = &outcome.demand[name];
         let peak = d.peak_rps.iter().copied().fold(0.0, f64::max);
-        let slo = &plan.slo[name];
+        let slo = &outcome.slo[name];
         let deadline = slo
             .rules
             .deadline_hours
@@ -291,7 +294,7 @@ pub fn render(plan: &Plan) -> String {
             let _ = writeln!(
                 o,
                 "    {:<24} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%{spot}",
-                c.config,
+                c.label,
                 c.rps_per_replica,
                 c.gpus_per_replica,
                 if c.gpus_per_replica == 1 { "" } else { "s" },
@@ -310,13 +313,13 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "ALTERNATIVES (same demand, same capacity figures)");
-    if plan.commitment.growth.is_some() {
+    if outcome.commitment.growth.is_some() {
         let _ = writeln!(
             o,
             "  on the horizon alone: the plan's reservations are sized for the term's growth, so an alternative may cost less here"
         );
     }
-    for (name, b) in &plan.baselines {
+    for (name, b) in &outcome.baselines {
         match b.total_cost_usd {
             Some(cost) => {
                 let delta = if plan.total_cost_usd > 0.0 {
@@ -342,10 +345,10 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     let _ = writeln!(o);
-    if let Some(v) = &plan.verification {
-        o.push_str(&super::verification_text::render(v, &plan.rounds));
-        if let Some(w) = &plan.without_api {
-            let _ = writeln!(o, "  {}", without_api_sentence(w));
+    if let Some(v) = &outcome.verification {
+        o.push_str(&super::verification_text::render(v, &outcome.rounds));
+        if let Some(w) = &outcome.without_api {
+            let _ = writeln!(o, "  {}", super::sentences::without_api(w));
         }
         let _ = writeln!(o);
     }
@@ -354,27 +357,35 @@ pub fn render(plan: &Plan) -> String {
         o,
         "  1. At which lengths, model and quality was the capacity obtained?"
     );
-    for line in &plan.questions.capacity_basis {
-        let _ = writeln!(o, "     - {line}");
+    for basis in &outcome.questions.capacity_basis {
+        let _ = writeln!(o, "     - {}", super::sentences::capacity_basis(basis));
     }
     let _ = writeln!(
         o,
         "  2. How many requests and output tokens met both latency limits?"
     );
-    let _ = writeln!(o, "     {}", plan.questions.slo_met);
+    let _ = writeln!(
+        o,
+        "     {}",
+        super::sentences::slo_met(outcome.verification.as_ref(), &outcome.tier_order)
+    );
     let _ = writeln!(
         o,
         "  3. Cost over all output tokens or over SLO-met output tokens?"
     );
-    let _ = writeln!(o, "     {}", plan.questions.cost_basis);
+    let _ = writeln!(
+        o,
+        "     {}",
+        super::sentences::cost_basis(outcome.verification.as_ref())
+    );
     let _ = writeln!(o, "  4. Does a speed-up change the number of servers?");
-    for line in &plan.questions.speedup {
-        let _ = writeln!(o, "     - {line}");
+    for s in &outcome.questions.speedup {
+        let _ = writeln!(o, "     - {}", super::sentences::speedup(s));
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "INPUTS");
-    let _ = writeln!(o, "  demand: {}", plan.demand_method);
-    for (name, d) in &plan.demand {
+    let _ = writeln!(o, "  demand: {}", outcome.demand_method);
+    for (name, d) in &outcome.demand {
         for s in &d.tier.sources {
             let what = match &s.aggregate_tier {
                 Some(t) => format!(
@@ -406,7 +417,7 @@ pub fn render(plan: &Plan) -> String {
         o,
         "  capacity of one replica facing the whole tier (the screen; fleet step functions: `planner capacity`), best configuration per GPU type and tier:"
     );
-    for (name, entries) in &plan.capacity {
+    for (name, entries) in &outcome.capacity {
         let mut best: std::collections::BTreeMap<&str, (f64, String)> =
             std::collections::BTreeMap::new();
         let mut reasons: std::collections::BTreeMap<&str, String> =
@@ -419,7 +430,7 @@ pub fn render(plan: &Plan) -> String {
                         .entry(&e.config.gpu_type)
                         .or_insert((0.0, String::new()));
                     if per_gpu > cur.0 {
-                        *cur = (per_gpu, format!("{} → {:.3} req/s per replica, at that rate p{} TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, percentile_of(plan, name), s.ttft_ms, s.tpot_ms, s.binding));
+                        *cur = (per_gpu, format!("{} → {:.3} req/s per replica, at that rate p{} TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, percentile_of(outcome, name), s.ttft_ms, s.tpot_ms, s.binding));
                     }
                 }
                 Verdict::Cannot { reason, .. } => {
@@ -439,7 +450,7 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     let _ = writeln!(o, "  prices:");
-    for (gpu, p) in &plan.prices.gpus {
+    for (gpu, p) in &outcome.prices.gpus {
         let fmt = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.3}"));
         let reserved = match p.reserved_usd_per_gpu_hour {
             Some(price) => match p.reserved_offer {
@@ -458,7 +469,7 @@ pub fn render(plan: &Plan) -> String {
             p.source
         );
     }
-    if let Some(api) = &plan.prices.api {
+    if let Some(api) = &outcome.prices.api {
         let _ = writeln!(
             o,
             "    API {}: {} / {} USD per 1M input / output tokens; {}",
@@ -481,25 +492,4 @@ fn floor_usd(amount: f64) -> String {
     } else {
         format!("{:.4}", (amount * 10_000.0).floor() / 10_000.0)
     }
-}
-
-/// What the re-solve with tiers kept off the API found, in one sentence.
-pub fn without_api_sentence(w: &crate::plan::WithoutApi) -> String {
-    let verdict = |meets: bool| {
-        if meets {
-            "meets every target"
-        } else {
-            "misses a target"
-        }
-    };
-    format!(
-        "{} kept off the API (the rounds tightened {} while part went to it): {} USD, {}; with the API {} USD, {}; this plan is the one {}",
-        w.tiers.join(", "),
-        if w.tiers.len() == 1 { "it" } else { "them" },
-        usd(w.total_cost_usd),
-        verdict(w.meets_targets),
-        usd(w.with_api_total_cost_usd),
-        verdict(w.with_api_meets_targets),
-        if w.chosen { "without the API" } else { "with the API" }
-    )
 }

@@ -3,8 +3,8 @@
 //! configuration utilisation; the solve-and-replay rounds.
 
 use super::group_thousands;
-use crate::plan::Round;
 use crate::replay::verification::Verification;
+use crate::solve::record::{Round, Rule, Stop};
 use std::fmt::Write;
 
 /// The "REPLAY" section.
@@ -118,28 +118,66 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
     if rounds.len() > 1 {
         let _ = writeln!(
             o,
-            "  rounds (capacity coefficients tightened where a tier missed its target):"
+            "  rounds (per tier: capacity factor → replayed attainment, the rule that moved the factor, and where to):"
         );
         for r in rounds {
-            let tiers: Vec<String> = r
-                .attainment
-                .iter()
-                .map(|(name, a)| {
-                    format!(
-                        "{name} ×{:.3} → {:.2}%",
-                        r.capacity_factor.get(name).copied().unwrap_or(1.0),
-                        a * 100.0
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                o,
-                "    {}: {} USD; {}",
-                r.round,
-                super::usd(r.total_cost_usd),
-                tiers.join(", ")
-            );
+            let _ = writeln!(o, "    {}", round_line(r));
         }
     }
     o
+}
+
+/// One round in one line: its cost, each tier's factor, attainment and move,
+/// the steps taken after it, and why the rounds stopped if they did.
+pub fn round_line(r: &Round) -> String {
+    let parts: Vec<String> = r
+        .moves
+        .iter()
+        .map(|m| {
+            let to = if m.factor_after == m.factor_before {
+                String::new()
+            } else {
+                format!(" to ×{:.3}", m.factor_after)
+            };
+            match m.rule {
+                Rule::RepeatSkipped | Rule::SameFleets | Rule::KeptOffApi => {
+                    format!("then {} {}{to}", m.tier, rule_name(m.rule))
+                }
+                _ => format!(
+                    "{} ×{:.3} → {:.2}% {}{to}",
+                    m.tier,
+                    m.factor_before,
+                    m.attainment * 100.0,
+                    rule_name(m.rule)
+                ),
+            }
+        })
+        .collect();
+    let stop = match r.stop {
+        None => "",
+        Some(Stop::Settled) => "; stopped: settled",
+        Some(Stop::RoundLimit) => "; stopped: round limit",
+        Some(Stop::FleetsUnchanged) => "; stopped: no step changes the fleets",
+    };
+    format!(
+        "{}: {} USD; {}{stop}",
+        r.round,
+        super::usd(r.total_cost_usd),
+        parts.join(", ")
+    )
+}
+
+/// A rule's name, as the JSON spells it.
+pub fn rule_name(rule: Rule) -> &'static str {
+    match rule {
+        Rule::Hold => "hold",
+        Rule::Tighten => "tighten",
+        Rule::Loosen => "loosen",
+        Rule::Bisect => "bisect",
+        Rule::Settle => "settle",
+        Rule::ResizeAfterApiShare => "resize-after-api-share",
+        Rule::RepeatSkipped => "repeat-skipped",
+        Rule::SameFleets => "same-fleets",
+        Rule::KeptOffApi => "kept-off-api",
+    }
 }

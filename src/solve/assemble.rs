@@ -1,20 +1,17 @@
-//! A solved MILP turned into the reported plan: costs, shares, utilisation,
-//! baselines and the answers to the four questions.
+//! A solved MILP turned into the plan: costs, shares, utilisation, and the
+//! facts the capacity questions are answered from.
 
 use super::input::api_usd_per_request;
-use super::{SolveOptions, SPEEDUP_FACTOR};
-use crate::base::numbers::group_thousands;
-use crate::capacity::simulated;
-use crate::capacity::{self, CapacityEntry, Verdict};
+use super::questions::{CapacityBasis, SpeedupCase};
+use crate::capacity::CapacityEntry;
+use crate::demand::summary::total_output_tokens;
 use crate::demand::Demand;
-use crate::milp::{self, MilpInput};
+use crate::milp::{self, Problem, Settings, SolveStatus};
+use crate::money::growth::TermProjection;
 use crate::plan::{
-    total_output_tokens, ConfigUse, CostBreakdown, DemandSummary, GpuPrice, IdleReserved,
-    ModelSummary, Plan, Prices, Questions, SolverSummary, TierPlan,
+    ConfigUse, CostBreakdown, IdleReserved, ModelSummary, Plan, SolverSummary, TierPlan,
 };
-use crate::profiles::precision::Precision;
-use crate::replay::verification::Verification;
-use crate::scenario::{CapacitySource, Scenario};
+use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 
 /// The API price of each tier's mean request (whether or not the tier may
@@ -27,15 +24,34 @@ pub(super) fn api_prices(scenario: &Scenario, demand: &Demand) -> Vec<Option<f64
         .collect()
 }
 
-pub(super) fn assemble(
-    scenario: &Scenario,
-    demand: &Demand,
-    capacity: Vec<Vec<CapacityEntry>>,
-    input: &MilpInput,
-    option_entries: &[Vec<usize>],
-    solution: &milp::MilpSolution,
-    (factors, options): (&[f64], &SolveOptions),
-) -> Plan {
+/// One solved MILP: the problem, its settings and solution, the capacity
+/// table and factors it was built from, and with growth the term's status
+/// and projection (whose bound and gap the plan then reports).
+pub(super) struct Solved<'a> {
+    pub problem: &'a Problem,
+    pub settings: &'a Settings,
+    pub solution: &'a milp::Solution,
+    pub capacity: &'a [Vec<CapacityEntry>],
+    pub factors: &'a [f64],
+    pub term: Option<(SolveStatus, &'a TermProjection)>,
+}
+
+/// A solved MILP as a plan, with the facts of the capacity questions.
+pub(super) struct Assembled {
+    pub plan: Plan,
+    pub capacity_basis: Vec<CapacityBasis>,
+    pub speedup: Vec<SpeedupCase>,
+}
+
+pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>) -> Assembled {
+    let Solved {
+        problem: input,
+        settings,
+        solution,
+        capacity,
+        factors,
+        term,
+    } = *solved;
     let (reserved_usd, on_demand_usd, api_usd) = milp::cost_usd(input, solution);
     let spot_usd = milp::spot_usd(input, solution);
     let total = reserved_usd + on_demand_usd + api_usd + spot_usd;
@@ -100,7 +116,7 @@ pub(super) fn assemble(
             }
             let yield_share = spot_yield(option.gpu);
             let effective = |t: usize| f64::from(replicas[t]) + yield_share * f64::from(spot[t]);
-            let entry = &capacity[k][option_entries[k][c]];
+            let entry = &capacity[k][option.entry];
             // What one replica of a fleet of `n` sustains: the step function's
             // figure (not the slot's demand over its replicas); where a fleet
             // this small sustains nothing (a configuration whose replicas only
@@ -130,12 +146,8 @@ pub(super) fn assemble(
                 .unwrap_or(0);
             let any_spot = spot.iter().any(|&n| n > 0);
             configurations.push(ConfigUse {
-                config: entry.config.label(),
-                gpu_type: entry.config.gpu_type.clone(),
-                tensor_parallel: entry.config.tensor_parallel,
-                max_batch: entry.config.max_batch,
-                max_batched_tokens: entry.config.max_batched_tokens,
-                precision: entry.config.precision,
+                label: entry.config.label(),
+                config: entry.config.clone(),
                 gpus_per_replica: option.gpus_per_replica,
                 rps_per_replica: sustained(replicas[busiest] + spot[busiest], busiest),
                 rps_per_replica_by_slot: option.rps_by_slot.clone(),
@@ -181,9 +193,29 @@ pub(super) fn assemble(
         .any(|t| t.rules.deadline_slots.is_some())
         .then(|| idle_reserved_gpu_hours(input, solution));
     let integer_variables = integer_variables(input);
-    let mut plan = Plan {
+    let lower_bound_usd = solution.lower_bound_usd.min(total);
+    let (status, lower_bound_usd, proven_gap, term_months) = match term {
+        // Status, bound and gap are the term's: the horizon's plan holds
+        // reservations sized for months to come.
+        Some((status, projection)) => (
+            status,
+            projection.lower_bound_usd,
+            projection.proven_gap,
+            Some(projection.months),
+        ),
+        None => (
+            solution.status,
+            lower_bound_usd,
+            if total > 0.0 {
+                ((total - solution.lower_bound_usd) / total).max(0.0)
+            } else {
+                0.0
+            },
+            None,
+        ),
+    };
+    let plan = Plan {
         scenario: scenario.name.clone(),
-        missed_targets: Vec::new(),
         model: ModelSummary {
             id: scenario.model.id.clone(),
             name: scenario.model.profile.name.clone(),
@@ -223,11 +255,6 @@ pub(super) fn assemble(
             .collect(),
         spot: spot_by_slot,
         tiers,
-        slo: scenario
-            .tiers
-            .iter()
-            .map(|t| (t.name.clone(), t.clone()))
-            .collect(),
         api_share: if all_requests > 0.0 {
             api_requests / all_requests
         } else {
@@ -239,261 +266,93 @@ pub(super) fn assemble(
             0.0
         },
         output_tokens,
-        unit_costs: Default::default(),
-        commitment: Default::default(),
         gpu_utilisation: if provisioned_gpu_hours > 0.0 {
             busy_gpu_hours / provisioned_gpu_hours
         } else {
             0.0
         },
         idle_reserved,
-        // The caller prices the alternatives (on fleets for the whole peak).
-        baselines: BTreeMap::new(),
         solver: SolverSummary {
-            status: solution.status,
+            status,
             method: solution.method,
-            lower_bound_usd: solution.lower_bound_usd.min(total),
-            proven_gap: if total > 0.0 {
-                ((total - solution.lower_bound_usd) / total).max(0.0)
-            } else {
-                0.0
-            },
-            mip_gap_tolerance: input.mip_gap,
-            time_limit_s: input.time_limit_s,
-            threads: input.threads,
+            lower_bound_usd,
+            proven_gap,
+            mip_gap_tolerance: settings.mip_gap,
+            time_limit_s: settings.time_limit_s,
+            threads: settings.threads,
             integer_variables,
             slots: demand.slots,
-            term_months: None,
+            term_months,
         },
-        demand_method: demand.method.clone(),
-        demand: demand
-            .tiers
-            .iter()
-            .map(|t| (t.tier.clone(), DemandSummary::of(t)))
-            .collect(),
-        questions: questions(
-            scenario,
-            demand,
-            &capacity,
-            input,
-            option_entries,
-            solution,
-            (factors, options),
-        ),
-        capacity: scenario
-            .tiers
-            .iter()
-            .map(|t| t.name.clone())
-            .zip(capacity)
-            .collect(),
-        prices: Prices {
-            gpus: scenario
-                .gpus
-                .iter()
-                .map(|g| {
-                    (
-                        g.id.clone(),
-                        GpuPrice {
-                            reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
-                            reserved_term: g.reserved_term.clone(),
-                            reserved_offer: g.reserved_offer,
-                            on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
-                            max_gpus: g.max_gpus,
-                            source: g.price_source.clone(),
-                            spot: g.spot,
-                        },
-                    )
-                })
-                .collect(),
-            api: scenario.api.clone(),
-        },
-        verification: None,
-        rounds: Vec::new(),
-        without_api: None,
     };
-    plan.unit_costs = crate::money::unit_costs::of(&plan);
-    plan.commitment =
-        crate::money::commitment::of(&plan.reserved, &plan.prices.gpus, plan.horizon_hours);
-    plan.commitment.term_months = scenario.commitment_term_months;
-    plan.commitment.term = scenario
-        .commitment_term_months
-        .and_then(|months| crate::money::commitment::over_term(&plan, months));
-    plan
+    Assembled {
+        plan,
+        capacity_basis: capacity_basis(scenario, demand, solved),
+        speedup: speedup_cases(solved),
+    }
 }
 
-pub(super) fn replicas_and_gpus(replicas: u32, gpus_per_replica: u32) -> String {
-    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!(
-        "{} ({})",
-        plural(replicas, "replica"),
-        plural(replicas * gpus_per_replica, "GPU")
-    )
-}
-
-pub(super) fn questions(
-    scenario: &Scenario,
-    demand: &Demand,
-    capacity: &[Vec<CapacityEntry>],
-    input: &MilpInput,
-    option_entries: &[Vec<usize>],
-    solution: &milp::MilpSolution,
-    (factors, options): (&[f64], &SolveOptions),
-) -> Questions {
-    let capacity_basis = scenario
+/// Per tier, how its capacity was obtained: its lengths and limits, and the
+/// configurations the plan runs for it.
+fn capacity_basis(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>) -> Vec<CapacityBasis> {
+    scenario
         .tiers
         .iter()
         .zip(&demand.tiers)
         .enumerate()
-        .map(|(k, (tier, d))| {
-            let mut runs: Vec<String> = Vec::new();
-            let mut fp8 = false;
-            for (c, _) in input.tiers[k].options.iter().enumerate() {
-                if solution.replicas[k][c].iter().all(|&n| n == 0) {
-                    continue;
-                }
-                let config = &capacity[k][option_entries[k][c]].config;
-                fp8 |= config.precision == Precision::Fp8;
-                runs.push(format!(
-                    "{} with chunks of {} tokens in {}",
-                    config.label(),
-                    config.max_batched_tokens,
-                    config.precision.as_str().to_uppercase()
-                ));
-            }
-            let quality = if fp8 {
-                "FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide, and FP8 can be ruled out with `model.precision = \"bf16\"`"
-            } else {
-                "BF16 weights: the served model's own answer quality"
-            };
-            format!(
-                "{}: {} on the tier's own lengths (input mean {:.0}, p99 {}; output mean {:.0}, p99 {}), within-minute arrival CV {:.2}, p{} TTFT ≤ {} ms and TPOT ≤ {} ms, fleets sized by simulating n replicas behind the router; runs {}; {}",
-                tier.name,
-                scenario.model.profile.name,
-                d.input_tokens.mean,
-                d.input_tokens.p99,
-                d.output_tokens.mean,
-                d.output_tokens.p99,
-                d.within_minute_cv,
-                tier.percentile,
-                tier.ttft_ms,
-                tier.tpot_ms,
-                if runs.is_empty() { "nothing on GPUs".to_string() } else { runs.join(", ") },
-                quality
-            )
+        .map(|(k, (tier, d))| CapacityBasis {
+            tier: tier.name.clone(),
+            model: scenario.model.profile.name.clone(),
+            input_tokens_mean: d.input_tokens.mean,
+            input_tokens_p99: d.input_tokens.p99,
+            output_tokens_mean: d.output_tokens.mean,
+            output_tokens_p99: d.output_tokens.p99,
+            within_minute_cv: d.within_minute_cv,
+            percentile: tier.percentile,
+            ttft_ms: tier.ttft_ms,
+            tpot_ms: tier.tpot_ms,
+            runs: solved.problem.tiers[k]
+                .options
+                .iter()
+                .enumerate()
+                .filter(|(c, _)| solved.solution.replicas[k][*c].iter().any(|&n| n > 0))
+                .map(|(_, o)| solved.capacity[k][o.entry].config.clone())
+                .collect(),
         })
-        .collect();
-    let mut speedup = Vec::new();
-    for (k, tier) in input.tiers.iter().enumerate() {
+        .collect()
+}
+
+/// Per tier, each configuration running at its busiest slot (the last of
+/// equally busy ones), with the requests/s the plan credits its replicas
+/// with there before the replay rounds' factor.
+fn speedup_cases(solved: &Solved<'_>) -> Vec<SpeedupCase> {
+    let mut out = Vec::new();
+    for (k, tier) in solved.problem.tiers.iter().enumerate() {
         let Some(busiest) =
             (0..tier.peak_rps.len()).max_by(|&a, &b| tier.peak_rps[a].total_cmp(&tier.peak_rps[b]))
         else {
             continue;
         };
         for (c, option) in tier.options.iter().enumerate() {
-            let n = solution.replicas[k][c][busiest];
+            let n = solved.solution.replicas[k][c][busiest];
             if n == 0 {
                 continue;
             }
-            let entry = &capacity[k][option_entries[k][c]];
-            let offer = &scenario.gpus[entry.config.gpu];
-            let mut faster = offer.clone();
-            faster.profile.bf16_tflops *= SPEEDUP_FACTOR;
-            faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * SPEEDUP_FACTOR);
-            faster.profile.memory_bandwidth_tb_s *= SPEEDUP_FACTOR;
-            let (tier_k, demand_k) = (&scenario.tiers[k], &demand.tiers[k]);
-            // What the plan credits this configuration with at the busiest
-            // slot, before the replay rounds' factor.
-            let served = f64::from(n) * option.rps(busiest) / factors[k];
-            let after = match scenario.simulation.capacity {
-                CapacitySource::Simulated => simulated::fleet(
-                    &simulated::Setting::of(scenario, options.cache_dir.as_deref()),
-                    &faster,
-                    &entry.config,
-                    tier_k,
-                    demand_k,
-                    served,
-                    None,
-                )
-                .map_or(n, |f| f.replicas_needed(served).min(n)),
-                CapacitySource::Analytic => {
-                    match capacity::evaluate(
-                        &faster,
-                        &scenario.model,
-                        &entry.config,
-                        tier_k,
-                        demand_k,
-                    )
-                    .verdict
-                    {
-                        Verdict::Serves(s) => ((served / s.max_rps) - 1e-9).ceil() as u32,
-                        Verdict::Cannot { .. } => n,
-                    }
-                }
-            };
-            speedup.push(format!(
-                "{} on {}: {} at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {}{}",
-                tier.name,
-                entry.config.label(),
-                replicas_and_gpus(n, option.gpus_per_replica),
-                (SPEEDUP_FACTOR - 1.0) * 100.0,
-                replicas_and_gpus(after, option.gpus_per_replica),
-                if after == n { " — no change: whole replicas absorb the gain" } else { "" }
-            ));
+            out.push(SpeedupCase {
+                tier: k,
+                entry: option.entry,
+                replicas: n,
+                gpus_per_replica: option.gpus_per_replica,
+                served_rps: f64::from(n) * option.rps(busiest) / solved.factors[k],
+            });
         }
     }
-    Questions {
-        capacity_basis,
-        slo_met: "not measured yet: this plan sizes every slot so that each tier's percentile TTFT and TPOT limits hold under the queueing model; counting the requests and output tokens that met both limits needs the trace replay against the plan".into(),
-        cost_basis: "cost per 1,000 output tokens divides the plan's total cost by all output tokens of the horizon; the cost per 1,000 SLO-met output tokens needs the replay's count of requests meeting both limits, which this plan does not report yet".into(),
-        speedup,
-    }
-}
-
-pub(super) fn slo_met_answer(scenario: &Scenario, v: &Verification) -> String {
-    let tiers: Vec<String> = scenario
-        .tiers
-        .iter()
-        .map(|t| {
-            let r = &v.tiers[&t.name];
-            format!(
-                "{}: {} of {} GPU-served requests met both limits ({:.2}%, target {:.0}%){}, {} output tokens SLO-met",
-                t.name,
-                group_thousands(r.met_both as i64),
-                group_thousands((r.served_requests + r.unserved_requests) as i64),
-                r.attainment * 100.0,
-                r.target * 100.0,
-                if r.api_requests > 0 {
-                    format!(", plus {} sent to the API", group_thousands(r.api_requests as i64))
-                } else {
-                    String::new()
-                },
-                group_thousands(r.goodput_output_tokens as i64)
-            )
-        })
-        .collect();
-    format!("on replay of {}: {}", v.method, tiers.join("; "))
-}
-
-pub(super) fn cost_basis_answer(v: &Verification) -> String {
-    let tiers: Vec<String> = v
-        .tiers
-        .iter()
-        .map(|(name, r)| {
-            format!(
-                "{name} {:.4} USD per 1,000 output tokens, {:.4} per 1,000 SLO-met output tokens",
-                r.cost_per_1k_output_tokens_usd, r.cost_per_1k_goodput_tokens_usd
-            )
-        })
-        .collect();
-    format!(
-        "over the replayed slots, each slot's GPU spend allocated to tiers by the GPUs they occupy, plus their API spend: {}",
-        tiers.join("; ")
-    )
+    out
 }
 
 /// Reserved GPU-hours no replica occupies, with every tier's replicas and
 /// with the deadline tiers' taken out.
-fn idle_reserved_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> IdleReserved {
+fn idle_reserved_gpu_hours(input: &Problem, solution: &milp::Solution) -> IdleReserved {
     let idle = |with_deadline_tiers: bool| -> f64 {
         (0..input.slots())
             .map(|t| {
@@ -531,7 +390,7 @@ fn idle_reserved_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> 
 }
 
 /// Spot GPU-hours granted over the horizon: requested × availability.
-fn granted_spot_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> f64 {
+fn granted_spot_gpu_hours(input: &Problem, solution: &milp::Solution) -> f64 {
     input
         .tiers
         .iter()
@@ -547,8 +406,8 @@ fn granted_spot_gpu_hours(input: &MilpInput, solution: &milp::MilpSolution) -> f
 
 /// Per slot, GPU type → spot GPUs requested; `None` when the plan uses none.
 fn spot_gpus_by_slot(
-    input: &MilpInput,
-    solution: &milp::MilpSolution,
+    input: &Problem,
+    solution: &milp::Solution,
 ) -> Option<Vec<BTreeMap<String, u32>>> {
     let by_slot: Vec<BTreeMap<String, u32>> = (0..input.slots())
         .map(|t| {
@@ -570,7 +429,7 @@ fn spot_gpus_by_slot(
 /// Integer variables of the model: `reserved[g]`, `replicas[k,c,t]`, and with
 /// purchase rules whole `on_demand[g,t]` units, `spot[k,c,t]`, `runs[k,c,t]`
 /// and `uses[k,c]` (as `milp::model::build` declares them).
-fn integer_variables(input: &MilpInput) -> usize {
+fn integer_variables(input: &Problem) -> usize {
     let slots = input.slots();
     let serving = |t: &milp::TierInput| {
         if t.rules.deadline_slots.is_some() {

@@ -6,7 +6,7 @@ use crate::capacity::fleet::FleetCapacity;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
 use crate::milp::{
-    ApiTerms, ConfigOption, GpuType, MilpInput, Purchase, SpotTerms, TierInput, TierRules,
+    ApiTerms, ConfigOption, GpuType, Problem, Purchase, Settings, SpotTerms, TierInput, TierRules,
 };
 use crate::scenario::{Scenario, Simulation};
 
@@ -37,16 +37,26 @@ pub(super) fn replicas_for(
     fleet.replicas_needed(peak_rps / factor).max(floor)
 }
 
-/// The MILP's input, and for each tier the capacity-entry index of each
-/// option: with capacity by simulation, the configurations that have a fleet
-/// step function; with the analytic model, those not dominated.
+/// What a round sizes fleets with: per tier the factor its demand read from
+/// the step functions is divided by, and per tier and slot the share of the
+/// peak its GPUs carry (1 until a round sends some of it to the API).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sizing<'a> {
+    pub factors: &'a [f64],
+    pub gpu_share: &'a [Vec<f64>],
+}
+
+/// The MILP's problem; each option's `entry` is its configuration's index
+/// in the tier's capacity table: with capacity by simulation, the
+/// configurations that have a fleet step function; with the analytic
+/// model, those not dominated.
 pub(super) fn milp_input(
     scenario: &Scenario,
     demand: &Demand,
     capacity: &[Vec<CapacityEntry>],
-    (factors, gpu_share): (&[f64], &[Vec<f64>]),
-    options: &SolveOptions,
-) -> (MilpInput, Vec<Vec<usize>>) {
+    sizing: Sizing<'_>,
+) -> Problem {
+    let Sizing { factors, gpu_share } = sizing;
     let gpus = scenario
         .gpus
         .iter()
@@ -66,7 +76,6 @@ pub(super) fn milp_input(
             }),
         })
         .collect();
-    let mut option_entries = Vec::new();
     let tiers = scenario
         .tiers
         .iter()
@@ -128,13 +137,13 @@ pub(super) fn milp_input(
                         })
                         .collect();
                     ConfigOption {
-                        gpu: e.config.gpu,
+                        gpu: e.gpu,
                         gpus_per_replica: e.gpus_per_replica,
                         rps_by_slot,
+                        entry: i,
                     }
                 })
                 .collect();
-            option_entries.push(kept);
             let api = if tier.api_allowed {
                 api_usd_per_request(scenario, d).map(|usd| ApiTerms {
                     usd_per_request: usd,
@@ -158,18 +167,24 @@ pub(super) fn milp_input(
             }
         })
         .collect();
-    let input = MilpInput {
+    Problem {
         slot_hours: demand.slot_hours(),
         gpus,
         tiers,
         api_max_tokens_per_minute: scenario.api.as_ref().and_then(|a| a.max_tokens_per_minute),
+        block_slots: None,
+    }
+}
+
+/// The solver's settings: the scenario's `[planning]`, with the log file and
+/// warm start the run asks for.
+pub(super) fn settings(scenario: &Scenario, options: &SolveOptions) -> Settings {
+    Settings {
         mip_gap: scenario.planning.mip_gap,
         time_limit_s: scenario.planning.time_limit_s,
         threads: scenario.planning.threads,
         log_file: options.solver_log.clone(),
         warm_start: options.warm_start,
         method: scenario.planning.milp_method,
-        block_slots: None,
-    };
-    (input, option_entries)
+    }
 }

@@ -1,11 +1,10 @@
 //! Solving over the commitment term when demand grows ([`crate::money::growth`]):
 //! the reserved counts from the term's MILP, the horizon's plan with them.
 
-use super::input::milp_input;
-use super::SolveOptions;
+use super::input::{milp_input, Sizing};
 use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
-use crate::milp::{self, Method, MilpError, MilpInput, MilpSolution, SolveStatus};
+use crate::milp::{self, MilpError, Problem, Settings, Solution, SolveStatus};
 use crate::money::growth::{
     HorizonOnly, TermGrowth, TermProjection, MAX_TERM_SLOTS_DECOMPOSED, MAX_TERM_SLOTS_WHOLE,
 };
@@ -19,7 +18,7 @@ const TERM_MILP_SHARE: f64 = 0.5;
 /// The term's growth and its MILP input.
 pub(super) struct Term {
     pub growth: TermGrowth,
-    pub input: MilpInput,
+    pub input: Problem,
 }
 
 /// The demand capacity is sized for: with growth, the horizon's peaks × the
@@ -42,24 +41,25 @@ pub(super) fn term_input(
     scenario: &Scenario,
     demand: &Demand,
     capacity: &[Vec<CapacityEntry>],
-    (factors, gpu_share): (&[f64], &[Vec<f64>]),
-    options: &SolveOptions,
-    horizon: &MilpInput,
+    sizing: Sizing<'_>,
+    horizon: (&Problem, &Settings),
 ) -> Option<Term> {
-    let max_slots = if horizon.method != Method::Monolithic && horizon.decomposable() {
-        MAX_TERM_SLOTS_DECOMPOSED
-    } else {
-        MAX_TERM_SLOTS_WHOLE
+    let (horizon, settings) = horizon;
+    let max_slots = match milp::method::chosen(horizon, settings.method).name() {
+        milp::Method::Decomposed => MAX_TERM_SLOTS_DECOMPOSED,
+        _ => MAX_TERM_SLOTS_WHOLE,
     };
     let growth = TermGrowth::of(scenario, demand.slots, max_slots)?;
     let term_demand = growth.expand(demand);
-    let shares = growth.repeat(gpu_share);
-    let (mut input, _) = milp_input(
+    let shares = growth.repeat(sizing.gpu_share);
+    let mut input = milp_input(
         scenario,
         &term_demand,
         capacity,
-        (factors, &shares),
-        options,
+        Sizing {
+            factors: sizing.factors,
+            gpu_share: &shares,
+        },
     );
     input.block_slots = Some(demand.slots);
     Some(Term { growth, input })
@@ -68,17 +68,10 @@ pub(super) fn term_input(
 /// The solve over the term, as the plan reports it.
 pub(super) struct TermSolved {
     /// The horizon (month 1) with the term's reserved counts.
-    pub horizon: MilpSolution,
+    pub horizon: Solution,
     pub projection: TermProjection,
     /// The term's status: what its lower bound proves of its cost.
     pub status: SolveStatus,
-}
-
-fn within(input: &MilpInput, time_limit_s: f64) -> MilpInput {
-    MilpInput {
-        time_limit_s: time_limit_s.max(1.0),
-        ..input.clone()
-    }
 }
 
 /// The term's MILP; the horizon alone, and the term priced with the
@@ -87,27 +80,28 @@ fn within(input: &MilpInput, time_limit_s: f64) -> MilpInput {
 /// `planning.time_limit_s` bounds the four solves together: half for the
 /// term's MILP, the rest shared by the others.
 pub(super) fn solve(
-    horizon: &MilpInput,
+    horizon: &Problem,
+    settings: &Settings,
     term: &Term,
     slots: usize,
 ) -> Result<TermSolved, MilpError> {
     let clock = Instant::now();
-    let limit_s = horizon.time_limit_s;
+    let limit_s = settings.time_limit_s;
     let left_s = |share: f64| (limit_s - clock.elapsed().as_secs_f64()) * share;
-    let over_term = milp::solve(&within(&term.input, limit_s * TERM_MILP_SHARE))?;
-    let alone = milp::solve(&within(horizon, left_s(1.0 / 3.0)))?;
+    let over_term = milp::solve(&term.input, &settings.within(limit_s * TERM_MILP_SHARE))?;
+    let alone = milp::solve(horizon, &settings.within(left_s(1.0 / 3.0)))?;
     let same = alone.reserved == over_term.reserved;
     let alone_over_term = if same {
         None
     } else {
-        milp::solve_with_reserved(&within(&term.input, left_s(0.5)), &alone.reserved).ok()
+        milp::solve_with_reserved(&term.input, &settings.within(left_s(0.5)), &alone.reserved).ok()
     };
-    let cost = |s: &MilpSolution| milp::total(&term.input, s);
+    let cost = |s: &Solution| milp::total(&term.input, s);
     let chosen = match &alone_over_term {
         Some(a) if cost(a) < cost(&over_term) - 1e-9 => a,
         _ => &over_term,
     };
-    let plan = milp::solve_with_reserved(&within(horizon, left_s(1.0)), &chosen.reserved)?;
+    let plan = milp::solve_with_reserved(horizon, &settings.within(left_s(1.0)), &chosen.reserved)?;
     let mut projection = term.growth.project(
         (&term.input, chosen),
         slots,
@@ -135,7 +129,7 @@ pub(super) fn solve(
     let gap = projection.proven_gap;
     let status = if gap <= 1e-6 {
         SolveStatus::Optimal
-    } else if gap <= horizon.mip_gap + 1e-9 {
+    } else if gap <= settings.mip_gap + 1e-9 {
         SolveStatus::GapLimit
     } else if over_term.status == SolveStatus::TimeLimit {
         SolveStatus::TimeLimit
@@ -147,4 +141,23 @@ pub(super) fn solve(
         projection,
         status,
     })
+}
+
+/// Why the term's MILP has no plan, and what to change.
+pub(super) fn infeasible(scenario: &Scenario, t: &Term) -> String {
+    format!(
+        "over the {}-month term growing {} a month, the busiest month carries {:.2} × the planned demand, more than the GPU quotas ({}) and the API rate limit can cover; raise `max_gpus`, add a GPU type, lower `commitment.monthly_growth` or shorten `commitment.term_months`",
+        t.growth.months,
+        t.growth.monthly_growth,
+        t.growth.peak_factor(),
+        scenario
+            .gpus
+            .iter()
+            .map(|g| match g.max_gpus {
+                Some(n) => format!("{} ≤ {n}", g.id),
+                None => format!("{} unlimited", g.id),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

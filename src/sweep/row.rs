@@ -1,7 +1,8 @@
 //! One sweep variant's figures, taken from its solved plan, and the
 //! decisions whose change between variants marks a break-even.
 
-use crate::plan::Plan;
+use crate::solve::outcome::MissedTarget;
+use crate::solve::Outcome;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -43,8 +44,8 @@ pub struct Figures {
     /// Cost per 1M input + output tokens, all tiers.
     pub usd_per_million_tokens: f64,
     pub tiers: BTreeMap<String, RowTier>,
-    /// Tiers whose replay missed the target, in words.
-    pub missed_targets: Vec<String>,
+    /// Tiers whose replay missed the target.
+    pub missed_targets: Vec<MissedTarget>,
     /// The cost over the commitment term, when the variant states one:
     /// with `[commitment] monthly_growth` the projection's total, else the
     /// horizon's cost per month × the term's months (the pattern repeated).
@@ -54,7 +55,8 @@ pub struct Figures {
 
 impl Figures {
     /// The figures of a solved plan.
-    pub fn of(plan: &Plan) -> Figures {
+    pub fn of(outcome: &Outcome) -> Figures {
+        let plan = &outcome.plan;
         let peak_on_demand = plan
             .reserved
             .keys()
@@ -72,8 +74,11 @@ impl Figures {
             .tiers
             .iter()
             .map(|(name, t)| {
-                let unit = plan.unit_costs.tiers.get(name);
-                let replay = plan.verification.as_ref().and_then(|v| v.tiers.get(name));
+                let unit = outcome.unit_costs.tiers.get(name);
+                let replay = outcome
+                    .verification
+                    .as_ref()
+                    .and_then(|v| v.tiers.get(name));
                 (
                     name.clone(),
                     RowTier {
@@ -90,14 +95,14 @@ impl Figures {
         Figures {
             total_cost_usd: plan.total_cost_usd,
             cost_per_month_usd: plan.cost_per_month_usd,
-            commitment_usd_per_year: plan.commitment.usd_per_year,
+            commitment_usd_per_year: outcome.commitment.usd_per_year,
             reserved: plan.reserved.clone(),
             peak_on_demand,
             api_share: plan.api_share,
-            usd_per_million_tokens: plan.unit_costs.total.usd_per_million_tokens,
+            usd_per_million_tokens: outcome.unit_costs.total.usd_per_million_tokens,
             tiers,
-            missed_targets: plan.missed_targets.clone(),
-            term_usd: match (&plan.commitment.growth, plan.commitment.term_months) {
+            missed_targets: outcome.missed_targets.clone(),
+            term_usd: match (&outcome.commitment.growth, outcome.commitment.term_months) {
                 (Some(g), _) => Some(g.total_usd),
                 (None, Some(months)) => Some(plan.cost_per_month_usd * f64::from(months)),
                 (None, None) => None,

@@ -59,8 +59,8 @@ pub fn evaluate_all(
     // Stage 1a: batch caps at the middle chunk size of each offer.
     let mut jobs = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {
-        for (i, c) in candidates.iter().enumerate() {
-            if c.max_batched_tokens == middle_chunk(&scenario.gpus[c.gpu]) {
+        for (i, (g, c)) in candidates.iter().enumerate() {
+            if c.max_batched_tokens == middle_chunk(&scenario.gpus[*g]) {
                 jobs.push((k, i));
             }
         }
@@ -73,10 +73,10 @@ pub fn evaluate_all(
         (f64, u32),
     > = BTreeMap::new();
     for ((k, i), e) in jobs.iter().zip(&screened) {
-        let c = &candidates[*i];
+        let (g, c) = &candidates[*i];
         let rps = serving_rps(e);
         let slot = best_batch
-            .entry((*k, c.gpu, c.tensor_parallel, c.precision))
+            .entry((*k, *g, c.tensor_parallel, c.precision))
             .or_insert((rps, c.max_batch));
         if rps > slot.0 {
             *slot = (rps, c.max_batch);
@@ -84,11 +84,11 @@ pub fn evaluate_all(
     }
     let mut more = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {
-        for (i, c) in candidates.iter().enumerate() {
-            let Some(&(_, b)) = best_batch.get(&(k, c.gpu, c.tensor_parallel, c.precision)) else {
+        for (i, (g, c)) in candidates.iter().enumerate() {
+            let Some(&(_, b)) = best_batch.get(&(k, *g, c.tensor_parallel, c.precision)) else {
                 continue;
             };
-            if c.max_batch == b && c.max_batched_tokens != middle_chunk(&scenario.gpus[c.gpu]) {
+            if c.max_batch == b && c.max_batched_tokens != middle_chunk(&scenario.gpus[*g]) {
                 more.push((k, i));
             }
         }
@@ -151,7 +151,7 @@ pub fn extend_fleets(
         let e = &table[k][i];
         let f = fleet(
             &setting,
-            &scenario.gpus[e.config.gpu],
+            &scenario.gpus[e.gpu],
             &e.config,
             &scenario.tiers[k],
             &demand[k],
@@ -200,7 +200,7 @@ fn screen_jobs(
     scenario: &Scenario,
     demand: &[TierDemand],
     setting: &Setting,
-    candidates: &[Config],
+    candidates: &[(usize, Config)],
     jobs: &[(usize, usize)],
     progress: Progress,
     stage: u32,
@@ -210,10 +210,10 @@ fn screen_jobs(
         jobs.len() as u64,
     );
     let out = crate::base::parallel::map_in_order(jobs, |&(k, i)| {
-        let c = &candidates[i];
+        let (g, c) = &candidates[i];
         let e = evaluate(
             setting,
-            &scenario.gpus[c.gpu],
+            (*g, &scenario.gpus[*g]),
             c,
             &scenario.tiers[k],
             &demand[k],
@@ -237,12 +237,12 @@ pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
     let serving: std::collections::BTreeSet<_> = entries
         .iter()
         .filter(|e| serving_rps(e) > 0.0)
-        .map(|e| (e.config.gpu, e.config.tensor_parallel, e.config.precision))
+        .map(|e| (e.gpu, e.config.tensor_parallel, e.config.precision))
         .collect();
     let mut pooling: BTreeMap<(usize, u32, crate::profiles::precision::Precision), (usize, f64)> =
         BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
-        let key = (e.config.gpu, e.config.tensor_parallel, e.config.precision);
+        let key = (e.gpu, e.config.tensor_parallel, e.config.precision);
         let Some(first) = e.fleet.as_ref().and_then(|f| f.points.first()) else {
             continue;
         };
@@ -268,7 +268,7 @@ fn serving_survivors(entries: &[CapacityEntry]) -> Vec<usize> {
         if serving_rps(e) <= 0.0 {
             continue;
         }
-        let key = (e.config.gpu, e.config.tensor_parallel, e.config.precision);
+        let key = (e.gpu, e.config.tensor_parallel, e.config.precision);
         match best.get(&key) {
             Some(&j) if serving_rps(&entries[j]) >= serving_rps(e) => {}
             _ => {
@@ -303,12 +303,12 @@ impl<'a> Setting<'a> {
 /// One replica of one configuration of `offer` on one tier (stage 1).
 pub fn evaluate(
     setting: &Setting,
-    offer: &GpuOffer,
+    (gpu, offer): (usize, &GpuOffer),
     config: &Config,
     tier: &Tier,
     demand: &TierDemand,
 ) -> CapacityEntry {
-    let analytic = capacity::evaluate(offer, setting.model, config, tier, demand);
+    let analytic = capacity::evaluate(gpu, offer, setting.model, config, tier, demand);
     if let Verdict::Cannot {
         best_ttft_ms: None, ..
     } = analytic.verdict

@@ -3,9 +3,9 @@
 use super::page::{card, page, table};
 use super::svg::{bars, esc, legend, log_ticks, nice_ticks, tick_label, Frame};
 use crate::base::numbers::usd;
-use crate::plan::schedule::Slot;
-use crate::plan::Plan;
+use crate::money::schedule::Slot;
 use crate::replay::verification::QuantileMs;
+use crate::solve::Outcome;
 use std::fmt::Write as _;
 
 /// x-axis ticks over a horizon: days when it spans two or more, else hours.
@@ -26,7 +26,8 @@ fn time_ticks(hours: f64, slot_hours: f64) -> (Vec<(f64, String)>, &'static str)
     }
 }
 
-fn capacity_chart(plan: &Plan, schedule: &[Slot]) -> String {
+fn capacity_chart(outcome: &Outcome, schedule: &[Slot]) -> String {
+    let plan = &outcome.plan;
     let n = schedule.len();
     let reserved: Vec<f64> = schedule.iter().map(|s| s.reserved_rps).collect();
     let on_demand: Vec<f64> = schedule
@@ -73,7 +74,8 @@ fn capacity_chart(plan: &Plan, schedule: &[Slot]) -> String {
     o
 }
 
-fn cost_chart(plan: &Plan) -> String {
+fn cost_chart(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
     let mut rows = vec![
         (
             "reserved GPUs".to_string(),
@@ -90,7 +92,7 @@ fn cost_chart(plan: &Plan) -> String {
     if plan.costs.spot_usd > 0.0 {
         rows.insert(2, ("spot GPUs".to_string(), plan.costs.spot_usd, "spot"));
     }
-    for (tier, u) in &plan.unit_costs.tiers {
+    for (tier, u) in &outcome.unit_costs.tiers {
         rows.push((format!("tier {tier}"), u.cost_usd, "alt"));
     }
     bars(
@@ -101,9 +103,10 @@ fn cost_chart(plan: &Plan) -> String {
     )
 }
 
-fn alternatives_chart(plan: &Plan) -> String {
+fn alternatives_chart(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
     let mut rows = vec![("this plan".to_string(), plan.total_cost_usd, "plan-bar")];
-    for (name, b) in &plan.baselines {
+    for (name, b) in &outcome.baselines {
         if let Some(cost) = b.total_cost_usd {
             rows.push((name.clone(), cost, "alt"));
         }
@@ -161,8 +164,8 @@ fn distribution_chart(
     o
 }
 
-fn replay_section(plan: &Plan) -> String {
-    let Some(v) = &plan.verification else {
+fn replay_section(outcome: &Outcome) -> String {
+    let Some(v) = &outcome.verification else {
         return String::from("<section><h2>Replay</h2><p class=\"lead\">The replay was switched off (`simulation.verify = \"off\"`).</p></section>");
     };
     let mut o = String::from("<section><h2>Replay: latency distributions against the limits</h2>");
@@ -172,15 +175,15 @@ fn replay_section(plan: &Plan) -> String {
         esc(&v.method),
         v.seed
     );
-    if let Some(w) = &plan.without_api {
+    if let Some(w) = &outcome.without_api {
         let _ = write!(
             o,
             "<p class=\"lead\">{}.</p>",
-            esc(&crate::report::text::without_api_sentence(w))
+            esc(&crate::report::sentences::without_api(w))
         );
     }
     for (name, t) in &v.tiers {
-        let slo = &plan.slo[name];
+        let slo = &outcome.slo[name];
         let verdict = if t.meets_target {
             format!(
                 "attainment {:.2}% (target {:.0}%)",
@@ -211,8 +214,8 @@ fn replay_section(plan: &Plan) -> String {
     o
 }
 
-fn unit_cost_table(plan: &Plan) -> String {
-    let with_api = plan.prices.api.is_some();
+fn unit_cost_table(outcome: &Outcome) -> String {
+    let with_api = outcome.prices.api.is_some();
     let mut header: Vec<String> = [
         "tier",
         "cost USD",
@@ -240,13 +243,13 @@ fn unit_cost_table(plan: &Plan) -> String {
         }
         r
     };
-    let mut rows: Vec<Vec<String>> = plan
+    let mut rows: Vec<Vec<String>> = outcome
         .unit_costs
         .tiers
         .iter()
         .map(|(n, u)| row(n, u))
         .collect();
-    rows.push(row("all tiers", &plan.unit_costs.total));
+    rows.push(row("all tiers", &outcome.unit_costs.total));
     table(&header, &rows, None)
 }
 
@@ -262,7 +265,8 @@ fn spread(slots: &[std::collections::BTreeMap<String, u32>], gpu: &str) -> (Stri
     (format!("{min} / {mean:.1} / {max}"), max)
 }
 
-fn gpu_table(plan: &Plan) -> String {
+fn gpu_table(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
     let with_spot = plan.spot.is_some();
     let mut header: Vec<String> = ["GPU type", "reserved", "on demand min / mean / max"]
         .map(String::from)
@@ -281,7 +285,7 @@ fn gpu_table(plan: &Plan) -> String {
         if reserved == 0 && rented_max == 0 && spot_max == 0 {
             continue;
         }
-        let line = plan.commitment.gpu_types.get(gpu);
+        let line = outcome.commitment.gpu_types.get(gpu);
         let mut row = vec![gpu.clone(), reserved.to_string(), rented];
         if with_spot {
             row.push(spot);
@@ -294,17 +298,18 @@ fn gpu_table(plan: &Plan) -> String {
 }
 
 /// The plan as a self-contained HTML page.
-pub fn render(plan: &Plan) -> String {
-    let schedule = crate::plan::schedule::of(plan);
+pub fn render(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
+    let schedule = crate::money::schedule::of(plan, &outcome.demand, &outcome.prices);
     let mut body = String::new();
-    if !plan.missed_targets.is_empty() {
+    if !outcome.missed_targets.is_empty() {
         let _ = write!(
             body,
             "<div class=\"warn\"><strong>Target missed</strong> — this plan's own replay does not keep its promise: {}</div>",
-            esc(&plan.missed_targets.join("; "))
+            esc(&crate::report::sentences::missed_targets(&outcome.missed_targets).join("; "))
         );
     }
-    if let Some(w) = &plan.commitment.short_horizon_warning {
+    if let Some(w) = &outcome.commitment.short_horizon_warning {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
     }
     body.push_str("<div class=\"cards\">");
@@ -319,7 +324,7 @@ pub fn render(plan: &Plan) -> String {
     ));
     body.push_str(&card(
         "Reservation commitment",
-        &format!("{} USD/yr", usd(plan.commitment.usd_per_year)),
+        &format!("{} USD/yr", usd(outcome.commitment.usd_per_year)),
         "reserved GPUs × reserved price × 8,760 h",
     ));
     body.push_str(&card(
@@ -327,10 +332,10 @@ pub fn render(plan: &Plan) -> String {
         &format!(
             "{} USD",
             crate::report::unit_costs_text::per_token_usd(
-                plan.unit_costs.total.usd_per_million_tokens
+                outcome.unit_costs.total.usd_per_million_tokens
             )
         ),
-        &plan.unit_costs.total.api_usd_per_million_tokens.map_or(
+        &outcome.unit_costs.total.api_usd_per_million_tokens.map_or(
             "input + output tokens together".to_string(),
             |a| {
                 format!(
@@ -355,14 +360,14 @@ pub fn render(plan: &Plan) -> String {
         body,
         "<section><h2>Demand and capacity per slot</h2><p class=\"lead\">Requests/s each source of capacity carries in each {}-minute slot (reserved GPUs are used first within a GPU type), stacked, against the demand capacity must cover.</p>{}</section>",
         (plan.slot_hours * 60.0).round(),
-        capacity_chart(plan, &schedule)
+        capacity_chart(outcome, &schedule)
     );
     let _ = write!(
         body,
         "<section><h2>GPUs and commitment</h2>{}</section>",
-        gpu_table(plan)
+        gpu_table(outcome)
     );
-    if let Some(t) = &plan.commitment.growth {
+    if let Some(t) = &outcome.commitment.growth {
         use crate::report::growth_text;
         let (header, rows) = growth_text::rows(t);
         let notes: String = growth_text::notes(t)
@@ -379,14 +384,14 @@ pub fn render(plan: &Plan) -> String {
     let _ = write!(
         body,
         "<section><h2>Cost breakdown</h2><p class=\"lead\">Where the money goes, and each tier's share (its API spend plus its part of GPU spend by priced GPU-hours occupied).</p>{}<h3>Cost per token</h3>{}<p class=\"lead\">in+out: cost over input and output tokens together, as API prices are compared; out: over output tokens alone; 1k out: the mission's unit, all output tokens whether or not their request met the SLO.</p></section>",
-        cost_chart(plan),
-        unit_cost_table(plan)
+        cost_chart(outcome),
+        unit_cost_table(outcome)
     );
-    body.push_str(&replay_section(plan));
+    body.push_str(&replay_section(outcome));
     let _ = write!(
         body,
         "<section><h2>Alternatives</h2><p class=\"lead\">The same demand and capacity figures under simpler policies.</p>{}</section>",
-        alternatives_chart(plan)
+        alternatives_chart(outcome)
     );
     page(
         &format!("Capacity plan — {}", plan.scenario),
@@ -396,7 +401,7 @@ pub fn render(plan: &Plan) -> String {
             plan.model.precision,
             plan.solver.slots,
             (plan.slot_hours * 60.0).round(),
-            plan.solver.status.describe(plan.solver.mip_gap_tolerance)
+            crate::report::solver_status(plan.solver.status, plan.solver.mip_gap_tolerance)
         ),
         &body,
     )

@@ -10,6 +10,8 @@
 //! expected capacity (requested × the offer's yield share × `mu[c,t]`). The
 //! API carries its share of each tier's peak rate.
 
+use crate::demand::summary::DemandSummary;
+use crate::money::prices::Prices;
 use crate::plan::Plan;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -55,12 +57,12 @@ pub struct SlotTier {
     pub gpus: u32,
 }
 
-/// The plan's schedule, one entry per slot.
-pub fn of(plan: &Plan) -> Vec<Slot> {
+/// The plan's schedule, one entry per slot, at `prices` on `demand`.
+pub fn of(plan: &Plan, demand: &BTreeMap<String, DemandSummary>, prices: &Prices) -> Vec<Slot> {
     let slots = plan.solver.slots;
     let slot_s = plan.slot_hours * 3600.0;
     let api_usd_per_request = |name: &str| {
-        let (Some(api), Some(d)) = (&plan.prices.api, plan.demand.get(name)) else {
+        let (Some(api), Some(d)) = (&prices.api, demand.get(name)) else {
             return 0.0;
         };
         (d.tier.input_tokens.mean * api.usd_per_million_input_tokens
@@ -78,7 +80,7 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
             let mut demand_rps = 0.0;
             let mut cost_usd = 0.0;
             for (name, tier) in &plan.tiers {
-                let d = plan.demand.get(name);
+                let d = demand.get(name);
                 let peak = d.and_then(|d| d.peak_rps.get(t)).copied().unwrap_or(0.0);
                 let mean = d.and_then(|d| d.mean_rps.get(t)).copied().unwrap_or(0.0);
                 let share = tier.api_share_by_slot.get(t).copied().unwrap_or(0.0);
@@ -87,9 +89,10 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
                     let n = c.replicas_by_slot.get(t).copied().unwrap_or(0);
                     replicas += n;
                     gpus += n * c.gpus_per_replica;
-                    *in_use.entry(c.gpu_type.clone()).or_insert(0) += n * c.gpus_per_replica;
+                    *in_use.entry(c.config.gpu_type.clone()).or_insert(0) += n * c.gpus_per_replica;
                     let mu = c.rps_per_replica_by_slot.get(t).copied().unwrap_or(0.0);
-                    *cap_by_type.entry(c.gpu_type.clone()).or_insert(0.0) += f64::from(n) * mu;
+                    *cap_by_type.entry(c.config.gpu_type.clone()).or_insert(0.0) +=
+                        f64::from(n) * mu;
                     let spot = c.spot_replicas_by_slot.get(t).copied().unwrap_or(0);
                     spot_rps += f64::from(spot) * c.spot_yield_share.unwrap_or(0.0) * mu;
                 }
@@ -125,7 +128,7 @@ pub fn of(plan: &Plan) -> Vec<Slot> {
                 reserved_rps += cap * from_reserved;
                 on_demand_rps += cap * (1.0 - from_reserved);
             }
-            for (gpu, price) in &plan.prices.gpus {
+            for (gpu, price) in &prices.gpus {
                 let reserved = f64::from(plan.reserved.get(gpu).copied().unwrap_or(0));
                 let rented = f64::from(on_demand_gpus.get(gpu).copied().unwrap_or(0));
                 let spot = f64::from(spot_gpus.get(gpu).copied().unwrap_or(0));

@@ -1,0 +1,77 @@
+//! What-if capacity: the replicas a configuration would need for the same
+//! traffic on a faster (or slower) GPU, by the same capacity source as the
+//! plan's own figures.
+
+use super::simulated::{self, Setting};
+use super::{CapacityEntry, Verdict};
+use crate::demand::TierDemand;
+use crate::scenario::{CapacitySource, GpuOffer, Scenario, Tier};
+use std::path::Path;
+
+/// `offer` with its FLOPS and memory bandwidth multiplied by `factor`.
+pub fn scaled(offer: &GpuOffer, factor: f64) -> GpuOffer {
+    let mut faster = offer.clone();
+    faster.profile.bf16_tflops *= factor;
+    faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * factor);
+    faster.profile.memory_bandwidth_tb_s *= factor;
+    faster
+}
+
+/// A fleet of one configuration serving a tier: `replicas` of `entry`
+/// carrying `served_rps`.
+#[derive(Debug, Clone, Copy)]
+pub struct Serving<'a> {
+    pub tier: &'a Tier,
+    pub demand: &'a TierDemand,
+    pub entry: &'a CapacityEntry,
+    pub replicas: u32,
+    pub served_rps: f64,
+}
+
+/// The replicas `serving` needs for the same traffic when its GPU's FLOPS
+/// and bandwidth are `factor` × the profile's, never more than it runs now:
+/// the fleet step function of the faster GPU (capacity by simulation) or
+/// its single-replica figure (the queueing model). A GPU that cannot serve
+/// the tier keeps the replicas it has.
+pub fn replicas_at_speed(
+    scenario: &Scenario,
+    serving: &Serving<'_>,
+    factor: f64,
+    cache_dir: Option<&Path>,
+) -> u32 {
+    let Serving {
+        tier,
+        demand,
+        entry,
+        replicas,
+        served_rps,
+    } = *serving;
+    let faster = scaled(&scenario.gpus[entry.gpu], factor);
+    match scenario.simulation.capacity {
+        CapacitySource::Simulated => simulated::fleet(
+            &Setting::of(scenario, cache_dir),
+            &faster,
+            &entry.config,
+            tier,
+            demand,
+            served_rps,
+            None,
+        )
+        .map_or(replicas, |f| f.replicas_needed(served_rps).min(replicas)),
+        CapacitySource::Analytic => {
+            match super::evaluate(
+                entry.gpu,
+                &faster,
+                &scenario.model,
+                &entry.config,
+                tier,
+                demand,
+            )
+            .verdict
+            {
+                Verdict::Serves(s) => ((served_rps / s.max_rps) - 1e-9).ceil() as u32,
+                Verdict::Cannot { .. } => replicas,
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The rules that move one tier's capacity factor between replay rounds:
+//! tighten below the target, loosen far over it, bisect once a factor that
+//! met and one that missed are known, and settle when they are within 1%.
+
+use super::record::Rule;
+
+/// One tier's search for its capacity factor over the replay rounds: the
+/// largest factor whose replay met the target and the smallest that missed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bracket {
+    met: Option<f64>,
+    missed: Option<f64>,
+}
+
+/// A replay's verdict on one tier, as the bracket reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// The factor the replayed plan was sized with.
+    pub factor: f64,
+    /// The tier's replayed attainment (0-1).
+    pub attainment: f64,
+    /// The tier's target (0-1) and the band over it that is close enough.
+    pub target: f64,
+    pub margin: f64,
+    /// Whether loosening may remove a replica (more than one, no headroom rule).
+    pub loosenable: bool,
+}
+
+impl Bracket {
+    /// The factor for the next round and the rule that chose it: tighten
+    /// below `target` (by [`tightening`]), loosen by 1 / `tighten_factor`
+    /// above `target + margin` when `loosenable`, hold inside the band;
+    /// between a factor that met and one that missed, their geometric mean
+    /// (bisect), until they are within 1% of each other (then the factor
+    /// that met: settle).
+    pub fn next(&mut self, r: Reading, tighten_factor: f64) -> (f64, Rule) {
+        let factor = r.factor;
+        if r.attainment < r.target {
+            self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
+            // A factor that met in another round's context is no guide
+            // when this one, no larger, missed.
+            if self.met.is_some_and(|m| m >= factor) {
+                self.met = None;
+            }
+        } else {
+            self.met = Some(self.met.map_or(factor, |m| m.max(factor)));
+            if self.missed.is_some_and(|m| m <= factor) {
+                self.missed = None;
+            }
+            if r.attainment <= r.target + r.margin || !r.loosenable {
+                return (factor, Rule::Hold);
+            }
+        }
+        match (self.met, self.missed) {
+            (Some(met), Some(missed)) if missed / met <= 1.01 => (met, Rule::Settle),
+            (Some(met), Some(missed)) => ((met * missed).sqrt(), Rule::Bisect),
+            _ if r.attainment < r.target => (
+                factor * tightening(r.attainment, r.target, tighten_factor),
+                Rule::Tighten,
+            ),
+            _ => (factor / tighten_factor, Rule::Loosen),
+        }
+    }
+
+    /// Whether moving to `candidate` crosses a factor whose outcome this
+    /// bracket already knows (a met factor when tightening, a missed one
+    /// when loosening).
+    pub fn crosses(&self, candidate: f64, tightening: bool) -> bool {
+        if tightening {
+            self.met.is_some_and(|m| candidate <= m)
+        } else {
+            self.missed.is_some_and(|m| candidate >= m)
+        }
+    }
+}
+
+/// The factor a failing tier's capacity figures are multiplied by:
+/// `tighten_factor` once, and once more for every further doubling of the
+/// miss rate over the allowed one ((1 − attainment) / (1 − target)), so a
+/// tier far from its target moves faster.
+pub fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
+    let allowed = (1.0 - target).max(1e-6);
+    let excess = ((1.0 - attainment) / allowed).max(1.0);
+    let steps = excess.log2().ceil().max(1.0);
+    tighten_factor.powf(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tightening, Bracket, Reading, Rule};
+
+    fn at(factor: f64, attainment: f64, loosenable: bool) -> Reading {
+        Reading {
+            factor,
+            attainment,
+            target: 0.99,
+            margin: 0.005,
+            loosenable,
+        }
+    }
+
+    #[test]
+    fn tightening_grows_with_the_miss_rate() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // Up to twice the allowed misses: one step.
+        assert!(close(tightening(0.985, 0.99, 0.9), 0.9));
+        // 3.25% missed against 1% allowed: two doublings, two steps.
+        assert!(close(tightening(0.9675, 0.99, 0.9), 0.81));
+        // 7.1% missed: three steps.
+        assert!(close(tightening(0.929, 0.99, 0.9), 0.729));
+        assert!(close(tightening(0.0, 0.99, 0.9), 0.9f64.powi(7)));
+    }
+
+    #[test]
+    fn the_bracket_tightens_loosens_bisects_and_says_which() {
+        let mut b = Bracket::default();
+        // Far over the band with several replicas: loosen.
+        let (f, rule) = b.next(at(1.0, 0.9999, true), 0.9);
+        assert!((f - 1.0 / 0.9).abs() < 1e-12);
+        assert_eq!(rule, Rule::Loosen);
+        // Over the band with one replica: hold.
+        assert_eq!(
+            Bracket::default().next(at(1.0, 0.9999, false), 0.9),
+            (1.0, Rule::Hold)
+        );
+        // Inside the band: hold.
+        assert_eq!(
+            Bracket::default().next(at(1.0, 0.995, true), 0.9),
+            (1.0, Rule::Hold)
+        );
+        // Below the target with nothing known: tighten.
+        assert_eq!(
+            Bracket::default().next(at(1.0, 0.985, true), 0.9).1,
+            Rule::Tighten
+        );
+        // The loosened factor misses: bisect between 1 (met) and 1/0.9.
+        let (g, rule) = b.next(at(f, 0.97, true), 0.9);
+        assert!((g - (1.0f64 * f).sqrt()).abs() < 1e-12);
+        assert_eq!(rule, Rule::Bisect);
+        // Met again at g, still over the band: bisect upward.
+        let (h, _) = b.next(at(g, 0.9995, true), 0.9);
+        assert!(h > g && h < f);
+        // A bracket narrower than 1% settles on the factor that met.
+        let mut narrow = Bracket::default();
+        narrow.next(at(1.0, 0.9999, true), 0.9);
+        assert_eq!(narrow.next(at(1.005, 0.98, true), 0.9), (1.0, Rule::Settle));
+    }
+}

@@ -1,0 +1,67 @@
+//! The four questions every plan answers (see the mission), as facts: the
+//! numbers and configurations behind each answer. `report` turns them into
+//! sentences; questions 2 and 3 are answered by the replay's findings
+//! (`verification`) themselves.
+
+use crate::capacity::Config;
+use serde::Serialize;
+
+/// The facts behind the four answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Questions {
+    /// 1. At which lengths, model and quality was the capacity obtained? One
+    ///    entry per tier.
+    pub capacity_basis: Vec<CapacityBasis>,
+    /// 4. Does a speed-up change the number of GPUs? One entry per
+    ///    configuration running at a tier's busiest slot.
+    pub speedup: Vec<Speedup>,
+}
+
+/// How one tier's capacity was obtained.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityBasis {
+    pub tier: String,
+    /// The served model's name.
+    pub model: String,
+    pub input_tokens_mean: f64,
+    pub input_tokens_p99: u64,
+    pub output_tokens_mean: f64,
+    pub output_tokens_p99: u64,
+    /// Arrival CV within minutes, as the capacity search ran it.
+    pub within_minute_cv: f64,
+    /// The tier's limits: p`percentile` TTFT ≤ `ttft_ms`, TPOT ≤ `tpot_ms`.
+    pub percentile: f64,
+    pub ttft_ms: f64,
+    pub tpot_ms: f64,
+    /// The configurations the plan runs for the tier (empty: none on GPUs).
+    pub runs: Vec<Config>,
+}
+
+/// What a faster GPU would change for one configuration at its tier's
+/// busiest slot.
+#[derive(Debug, Clone, Serialize)]
+pub struct Speedup {
+    pub tier: String,
+    /// [`Config::label`] of the configuration.
+    pub config: String,
+    /// Replicas the plan runs there, and GPUs per replica.
+    pub replicas: u32,
+    pub gpus_per_replica: u32,
+    /// The speed-up tried: FLOPS and bandwidth × (1 + this).
+    pub faster_by: f64,
+    /// Replicas the same traffic needs with it.
+    pub replicas_after: u32,
+}
+
+/// A configuration whose speed-up question is asked: the capacity entry
+/// (its index in the round's table), the replicas it runs at the tier's
+/// busiest slot, and the requests/s the plan credits them with there,
+/// before the replay rounds' factor.
+#[derive(Debug, Clone)]
+pub struct SpeedupCase {
+    pub tier: usize,
+    pub entry: usize,
+    pub replicas: u32,
+    pub gpus_per_replica: u32,
+    pub served_rps: f64,
+}

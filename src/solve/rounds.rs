@@ -1,0 +1,657 @@
+//! The solve-and-replay rounds: a small state machine that records its
+//! moves. A candidate (the scenario as it stands, then possibly the scenario
+//! with some tiers kept off the API) is solved round after round: the MILP
+//! of the current capacity factors, a replay of its plan, and per tier a
+//! rule ([`Rule`]) that moves the tier's factor for the next round. Every
+//! round records, per tier, the rule, the factor before and after and the
+//! attainment that caused it; the last round of a candidate records why it
+//! stopped (`Stop`, in [`super::record`]). `docs/model.md` §5 lists the
+//! rules.
+
+use super::assemble::{self, assemble, Solved};
+use super::bracket::{Bracket, Reading};
+use super::feasibility::{check_servable, explain_infeasible};
+use super::input::{milp_input, settings, Sizing};
+use super::questions::{CapacityBasis, SpeedupCase};
+use super::record::{Move, Round, Rule, Stop, WithoutApi};
+use super::{capacity_table, need_rps, term, SolveOptions};
+use crate::base::error::PlannerError;
+use crate::capacity::{simulated, CapacityEntry};
+use crate::demand::workload::TraceReplay;
+use crate::demand::Demand;
+use crate::milp::{self, MilpError, Problem, Settings};
+use crate::money::baselines::{self, Baseline};
+use crate::money::growth::TermProjection;
+use crate::plan::file::PlanFile;
+use crate::plan::Plan;
+use crate::replay;
+use crate::replay::verification::Verification;
+use crate::scenario::{CapacitySource, Scenario};
+use std::collections::BTreeMap;
+
+/// Most factor steps in a row that change no fleet before the rounds stop.
+const MAX_SILENT_STEPS: u32 = 16;
+
+/// What every candidate shares: the demand, the traces to replay (when the
+/// plan is verified) and how to run.
+#[derive(Clone, Copy)]
+pub(super) struct Shared<'a> {
+    pub demand: &'a Demand,
+    pub replay: Option<&'a TraceReplay>,
+    pub options: &'a SolveOptions,
+}
+
+/// One plan tried: the MILP's solution assembled, the alternatives priced
+/// beside it, the capacity it read, the facts of its questions, and once
+/// replayed what the replay found.
+#[derive(Debug, Clone)]
+pub(super) struct Trial {
+    pub plan: Plan,
+    pub term: Option<TermProjection>,
+    pub baselines: BTreeMap<String, Baseline>,
+    pub capacity: Vec<Vec<CapacityEntry>>,
+    pub capacity_basis: Vec<CapacityBasis>,
+    pub speedup: Vec<SpeedupCase>,
+    pub verification: Option<Verification>,
+}
+
+impl Trial {
+    /// Whether its replay met every tier's target (or it was not replayed).
+    fn meets_targets(&self) -> bool {
+        self.verification
+            .as_ref()
+            .is_none_or(|v| v.tiers.values().all(|t| t.meets_target))
+    }
+}
+
+/// A candidate whose rounds have ended: the plan it returns (the cheapest
+/// that met every target, else the last replayed), its scenario, and its
+/// rounds.
+#[derive(Debug, Clone)]
+pub(super) struct Finished {
+    pub scenario: Scenario,
+    pub trial: Trial,
+    pub rounds: Vec<Round>,
+}
+
+/// The MILP one round solves: the horizon's problem, its settings, and with
+/// growth the term's problem beside it.
+pub struct RoundMilp {
+    pub problem: Problem,
+    pub settings: Settings,
+    pub(super) term: Option<term::Term>,
+}
+
+impl RoundMilp {
+    /// Solves it as the round does: the horizon's MILP, or with growth the
+    /// term's MILP and the horizon with its reservations; the horizon's
+    /// solution.
+    pub fn solve(&self) -> Result<milp::Solution, MilpError> {
+        match &self.term {
+            None => milp::solve(&self.problem, &self.settings),
+            Some(t) => {
+                Ok(term::solve(&self.problem, &self.settings, t, self.problem.slots())?.horizon)
+            }
+        }
+    }
+}
+
+/// The last replayed round of a candidate: its trial, what its MILP's
+/// coverage rows read, and the factors behind them.
+#[derive(Debug, Clone)]
+struct Last {
+    trial: Trial,
+    coverage: Vec<Vec<Vec<f64>>>,
+    factors: Vec<f64>,
+}
+
+/// One candidate's state between rounds.
+struct Candidate {
+    scenario: Scenario,
+    /// With demand growing over the term, the demand fleets are sized for
+    /// (the horizon's peaks × the busiest month's factor).
+    sizing: Option<Demand>,
+    factors: Vec<f64>,
+    capacity: Vec<Vec<CapacityEntry>>,
+    brackets: Vec<Bracket>,
+    /// Per tier and slot, the share of the peak the GPUs served in the last
+    /// round (1 until a round sends some of it to the API).
+    gpu_share: Vec<Vec<f64>>,
+    /// Per tier, whether the last round answered its miss by resizing.
+    resized_last: Vec<bool>,
+    rounds: Vec<Round>,
+    best: Option<Trial>,
+    last: Option<Last>,
+    silent_steps: u32,
+    /// The trial of a plan that is not verified (`simulation.verify = "off"`).
+    unverified: Option<Trial>,
+}
+
+/// The rounds over every candidate, and the plan they return: the cheapest
+/// of the candidates' plans that meets every target (the first candidate's
+/// when none does), with the comparison when there were two.
+pub(super) fn run(
+    scenario: &Scenario,
+    shared: Shared<'_>,
+) -> Result<(Finished, Option<WithoutApi>), PlannerError> {
+    let mut current = Candidate::start(scenario.clone(), shared)?;
+    let mut finished: Vec<Finished> = Vec::new();
+    loop {
+        match current.step(shared) {
+            Ok(None) => {}
+            Ok(Some(stop)) => {
+                let done = current.finish(stop);
+                let next = if finished.is_empty() {
+                    kept_off_api(&done)
+                } else {
+                    Vec::new()
+                };
+                finished.push(done);
+                if next.is_empty() {
+                    break;
+                }
+                let mut kept_off = scenario.clone();
+                for &k in &next {
+                    kept_off.tiers[k].api_allowed = false;
+                }
+                // Without the API the GPU quotas may not cover the tier:
+                // then the plan with the API stands.
+                match Candidate::start(kept_off, shared) {
+                    Ok(c) => current = c,
+                    Err(_) => break,
+                }
+            }
+            Err(e) if finished.is_empty() => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(compare(finished))
+}
+
+/// The first round's MILP of `scenario`, as [`run`] builds and solves it
+/// (for timing it on its own, `planner bench`).
+pub fn first_round(
+    scenario: &Scenario,
+    demand: &Demand,
+    options: &SolveOptions,
+) -> Result<RoundMilp, PlannerError> {
+    let shared = Shared {
+        demand,
+        replay: None,
+        options,
+    };
+    let mut candidate = Candidate::start(scenario.clone(), shared)?;
+    let mut milp = candidate.round_milp(shared);
+    candidate.with_term(shared, &mut milp);
+    Ok(milp)
+}
+
+/// The tiers of a finished candidate that send traffic to the API and whose
+/// capacity figures its rounds tightened (or whose target it misses).
+fn kept_off_api(done: &Finished) -> Vec<usize> {
+    let Some(last) = done.rounds.last() else {
+        return Vec::new();
+    };
+    let plan = &done.trial.plan;
+    done.scenario
+        .tiers
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            let on_api = plan.tiers.get(&t.name).is_some_and(|p| p.api_share > 0.0);
+            let tightened = last.capacity_factor.get(&t.name).is_some_and(|&f| f < 1.0);
+            let missed = done
+                .trial
+                .verification
+                .as_ref()
+                .is_some_and(|v| !v.tiers[&t.name].meets_target);
+            on_api && (tightened || missed)
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// The candidate returned: the kept-off-the-API one when it meets every
+/// target and the first does not or costs more; the first records the move
+/// that started the second.
+fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
+    let other = (finished.len() > 1).then(|| finished.remove(1));
+    let mut plan = finished.remove(0);
+    let Some(other) = other else {
+        return (plan, None);
+    };
+    let kept: Vec<String> = plan
+        .scenario
+        .tiers
+        .iter()
+        .zip(&other.scenario.tiers)
+        .filter(|(a, b)| a.api_allowed && !b.api_allowed)
+        .map(|(a, _)| a.name.clone())
+        .collect();
+    if let Some(last) = plan.rounds.last_mut() {
+        for name in &kept {
+            last.moves.push(Move {
+                tier: name.clone(),
+                rule: Rule::KeptOffApi,
+                factor_before: last.capacity_factor.get(name).copied().unwrap_or(1.0),
+                factor_after: 1.0,
+                attainment: last.attainment.get(name).copied().unwrap_or(0.0),
+            });
+        }
+    }
+    let meets = |f: &Finished| f.trial.meets_targets();
+    let cost = |f: &Finished| f.trial.plan.total_cost_usd;
+    let take = meets(&other) && (!meets(&plan) || cost(&other) < cost(&plan));
+    let mut without = WithoutApi {
+        tiers: kept,
+        total_cost_usd: cost(&other),
+        meets_targets: meets(&other),
+        with_api_total_cost_usd: cost(&plan),
+        with_api_meets_targets: meets(&plan),
+        other_rounds: Vec::new(),
+        chosen: take,
+    };
+    let (chosen, mut not_chosen) = if take { (other, plan) } else { (plan, other) };
+    without.other_rounds = std::mem::take(&mut not_chosen.rounds);
+    (chosen, Some(without))
+}
+
+impl Candidate {
+    /// A candidate at factor 1 everywhere: its capacity table, checked to
+    /// serve every tier with demand.
+    fn start(scenario: Scenario, shared: Shared<'_>) -> Result<Self, PlannerError> {
+        let demand = shared.demand;
+        let sizing = term::sizing_demand(&scenario, demand);
+        let tiers = scenario.tiers.len();
+        let factors = vec![1.0; tiers];
+        let capacity = capacity_table(
+            &scenario,
+            sizing.as_ref().unwrap_or(demand),
+            &factors,
+            shared.options,
+        );
+        check_servable(&scenario, demand, &capacity)?;
+        Ok(Candidate {
+            sizing,
+            factors,
+            capacity,
+            brackets: vec![Bracket::default(); tiers],
+            gpu_share: vec![vec![1.0; demand.slots]; tiers],
+            resized_last: vec![false; tiers],
+            rounds: Vec::new(),
+            best: None,
+            last: None,
+            silent_steps: 0,
+            unverified: None,
+            scenario,
+        })
+    }
+
+    /// The MILP of the current factors and GPU shares, the fleets extended
+    /// first (capacity by simulation) to what they ask for; the term's MILP
+    /// beside it (with growth) is built when the round solves.
+    fn round_milp(&mut self, shared: Shared<'_>) -> RoundMilp {
+        let (scenario, demand, options) = (&self.scenario, shared.demand, shared.options);
+        let sizing_demand = self.sizing.as_ref().unwrap_or(demand);
+        if scenario.simulation.capacity == CapacitySource::Simulated {
+            simulated::extend_fleets(
+                &mut self.capacity,
+                scenario,
+                &sizing_demand.tiers,
+                &need_rps(sizing_demand, &self.factors),
+                options.cache_dir.as_deref(),
+                options.progress,
+            );
+        }
+        let problem = milp_input(scenario, demand, &self.capacity, self.sizing());
+        RoundMilp {
+            problem,
+            settings: settings(scenario, options),
+            term: None,
+        }
+    }
+
+    /// With growth, the term's MILP beside the round's (same capacity,
+    /// factors and shares).
+    fn with_term(&self, shared: Shared<'_>, milp: &mut RoundMilp) {
+        milp.term = term::term_input(
+            &self.scenario,
+            shared.demand,
+            &self.capacity,
+            self.sizing(),
+            (&milp.problem, &milp.settings),
+        );
+    }
+
+    fn sizing(&self) -> Sizing<'_> {
+        Sizing {
+            factors: &self.factors,
+            gpu_share: &self.gpu_share,
+        }
+    }
+
+    /// One pass: the MILP of the current factors (not solved again when it
+    /// repeats the last round's), then either another step (its fleets are
+    /// the last round's) or a replay and the rules' next factors. `Some`
+    /// when the candidate's rounds stop.
+    fn step(&mut self, shared: Shared<'_>) -> Result<Option<Stop>, PlannerError> {
+        let mut milp = self.round_milp(shared);
+        let coverage = coverage_of(&milp.problem);
+        let repeated = self.last.as_ref().is_some_and(|l| l.coverage == coverage);
+        let solved = if repeated {
+            None
+        } else {
+            self.with_term(shared, &mut milp);
+            Some(self.solve(shared, &milp)?)
+        };
+        if let Some(last) = &self.last {
+            if solved
+                .as_ref()
+                .is_none_or(|t| last.trial.plan.same_fleets(&t.plan))
+            {
+                // A step too small to change any fleet: its replay would
+                // repeat the last one. Step the moved tiers again, the same
+                // way, until the fleets change or the brackets stop them.
+                self.silent_steps += 1;
+                let rule = if solved.is_none() {
+                    Rule::RepeatSkipped
+                } else {
+                    Rule::SameFleets
+                };
+                if self.silent_steps <= MAX_SILENT_STEPS && self.step_again(rule) {
+                    return Ok(None);
+                }
+                return Ok(Some(Stop::FleetsUnchanged));
+            }
+        }
+        self.silent_steps = 0;
+        let mut trial = solved.expect("a new MILP was solved");
+        let Some(traces) = shared.replay else {
+            self.unverified = Some(trial);
+            return Ok(Some(Stop::Settled));
+        };
+        let scenario = &self.scenario;
+        let plan_file = PlanFile::of(&trial.plan, scenario.planning.slot_minutes);
+        let v = replay::verify(
+            scenario,
+            shared.demand,
+            &plan_file,
+            traces,
+            scenario.simulation.verify,
+            shared.options.progress,
+        );
+        let met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
+        let shares: Vec<Vec<f64>> = scenario
+            .tiers
+            .iter()
+            .map(|t| trial.plan.gpu_share(&t.name))
+            .collect();
+        // A tier whose plan sends to the API a share its fleets were not
+        // sized for runs smaller fleets than its figures assumed, and a
+        // smaller fleet pools its bursts less: its miss is first answered
+        // by sizing its fleets for that share (next round), not by
+        // tightening its figures, once in a row.
+        let resized: Vec<bool> = shares
+            .iter()
+            .zip(&self.gpu_share)
+            .zip(&self.resized_last)
+            .map(|((now, used), &last)| {
+                !last && !shares_close(std::slice::from_ref(now), std::slice::from_ref(used))
+            })
+            .collect();
+        let (next, moves) = self.next_factors(&trial.plan, &v, &resized);
+        self.resized_last = resized;
+        let scenario = &self.scenario;
+        self.rounds.push(Round {
+            round: self.rounds.len() as u32 + 1,
+            total_cost_usd: trial.plan.total_cost_usd,
+            capacity_factor: named(scenario, &self.factors),
+            attainment: scenario
+                .tiers
+                .iter()
+                .map(|t| (t.name.clone(), v.tiers[&t.name].attainment))
+                .collect(),
+            moves,
+            stop: None,
+        });
+        trial.verification = Some(v);
+        if met
+            && self
+                .best
+                .as_ref()
+                .is_none_or(|b| trial.plan.total_cost_usd < b.plan.total_cost_usd)
+        {
+            self.best = Some(trial.clone());
+        }
+        // Every tier in its band, or no factor left to move while the GPU
+        // shares (which size the fleets) have settled.
+        let settled = next == self.factors && (met || shares_close(&shares, &self.gpu_share));
+        self.gpu_share = shares;
+        self.last = Some(Last {
+            trial,
+            coverage,
+            factors: self.factors.clone(),
+        });
+        if settled {
+            return Ok(Some(Stop::Settled));
+        }
+        if self.rounds.len() as u32 >= self.scenario.simulation.max_rounds {
+            return Ok(Some(Stop::RoundLimit));
+        }
+        self.factors = next;
+        Ok(None)
+    }
+
+    /// The round's MILP solved and assembled into a trial, with the
+    /// alternatives priced on fleets sized for the whole peak.
+    fn solve(&self, shared: Shared<'_>, milp: &RoundMilp) -> Result<Trial, PlannerError> {
+        let (scenario, demand, options) = (&self.scenario, shared.demand, shared.options);
+        // The alternatives serve every request on GPUs (but all-api): they
+        // are priced on fleets sized for the whole peak, not on the
+        // per-replica rates of fleets sized for the share a round's GPUs
+        // carry, which a small share makes low.
+        let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
+        let api_prices = assemble::api_prices(scenario, demand);
+        let baselines = if self.gpu_share == whole {
+            baselines::compute(&milp.problem, &api_prices)
+        } else {
+            let sizing = Sizing {
+                gpu_share: &whole,
+                ..self.sizing()
+            };
+            baselines::compute(
+                &milp_input(scenario, demand, &self.capacity, sizing),
+                &api_prices,
+            )
+        };
+        let spinner = options.progress.spinner(&match &milp.term {
+            None => format!(
+                "solving the MILP ({} slots, time limit {} s)",
+                demand.slots, milp.settings.time_limit_s
+            ),
+            Some(t) => format!(
+                "solving the MILP over the {}-month term ({} slots, time limit {} s)",
+                t.growth.months,
+                t.input.slots(),
+                milp.settings.time_limit_s
+            ),
+        });
+        let solved = match &milp.term {
+            None => milp::solve(&milp.problem, &milp.settings).map(|s| (s, None)),
+            Some(t) => term::solve(&milp.problem, &milp.settings, t, demand.slots)
+                .map(|s| (s.horizon, Some((s.status, s.projection)))),
+        };
+        spinner.finish_and_clear();
+        let (solution, term) = solved.map_err(|e| match e {
+            MilpError::Infeasible => PlannerError::Infeasible(match &milp.term {
+                None => explain_infeasible(scenario, demand),
+                Some(t) => term::infeasible(scenario, t),
+            }),
+            MilpError::Solver(msg) => PlannerError::Solver(msg),
+        })?;
+        let assembled = assemble(
+            scenario,
+            demand,
+            &Solved {
+                problem: &milp.problem,
+                settings: &milp.settings,
+                solution: &solution,
+                capacity: &self.capacity,
+                factors: &self.factors,
+                term: term.as_ref().map(|(status, p)| (*status, p)),
+            },
+        );
+        Ok(Trial {
+            plan: assembled.plan,
+            term: term.map(|(_, p)| p),
+            baselines,
+            capacity: self.capacity.clone(),
+            capacity_basis: assembled.capacity_basis,
+            speedup: assembled.speedup,
+            verification: None,
+        })
+    }
+
+    /// Each tier's factor for the next round, from its bracket and the
+    /// replay, with the move that says why.
+    fn next_factors(
+        &mut self,
+        plan: &Plan,
+        v: &Verification,
+        resized: &[bool],
+    ) -> (Vec<f64>, Vec<Move>) {
+        let scenario = &self.scenario;
+        let margin = scenario.simulation.attainment_margin_points / 100.0;
+        let mut next = Vec::with_capacity(scenario.tiers.len());
+        let mut moves = Vec::with_capacity(scenario.tiers.len());
+        for (((tier, &factor), bracket), &resized) in scenario
+            .tiers
+            .iter()
+            .zip(&self.factors)
+            .zip(&mut self.brackets)
+            .zip(resized)
+        {
+            let r = &v.tiers[&tier.name];
+            let (after, rule) = if resized && !r.meets_target {
+                (factor, Rule::ResizeAfterApiShare)
+            } else {
+                bracket.next(
+                    Reading {
+                        factor,
+                        attainment: r.attainment,
+                        target: tier.percentile / 100.0,
+                        margin,
+                        loosenable: plan.max_replicas(&tier.name) > 1
+                            && tier.rules.headroom_replicas == 0,
+                    },
+                    scenario.simulation.tighten_factor,
+                )
+            };
+            next.push(after);
+            moves.push(Move {
+                tier: tier.name.clone(),
+                rule,
+                factor_before: factor,
+                factor_after: after,
+                attainment: r.attainment,
+            });
+        }
+        (next, moves)
+    }
+
+    /// Moves every tier whose factor changed since the last replayed round
+    /// one more step (`tighten_factor`, or its inverse) in the same
+    /// direction, unless that crosses a factor its bracket already knows the
+    /// outcome of (or leaves [1e-3, 1e3]); records each step as a move of
+    /// `rule` on the last round; whether any tier moved.
+    fn step_again(&mut self, rule: Rule) -> bool {
+        let Some(last) = &self.last else {
+            return false;
+        };
+        let tighten = self.scenario.simulation.tighten_factor;
+        let mut moved = false;
+        let mut moves = Vec::new();
+        for (k, ((f, &r), b)) in self
+            .factors
+            .iter_mut()
+            .zip(&last.factors)
+            .zip(&self.brackets)
+            .enumerate()
+        {
+            let step = if *f < r {
+                tighten
+            } else if *f > r {
+                1.0 / tighten
+            } else {
+                continue;
+            };
+            let candidate = *f * step;
+            if !b.crosses(candidate, step < 1.0) && (1e-3..=1e3).contains(&candidate) {
+                let name = &self.scenario.tiers[k].name;
+                moves.push(Move {
+                    tier: name.clone(),
+                    rule,
+                    factor_before: *f,
+                    factor_after: candidate,
+                    attainment: self
+                        .rounds
+                        .last()
+                        .and_then(|r| r.attainment.get(name).copied())
+                        .unwrap_or(0.0),
+                });
+                *f = candidate;
+                moved = true;
+            }
+        }
+        if let Some(round) = self.rounds.last_mut() {
+            round.moves.extend(moves);
+        }
+        moved
+    }
+
+    /// The candidate's plan and rounds once they stop: the cheapest trial
+    /// that met every target, else the last replayed (or the one trial of
+    /// an unverified plan).
+    fn finish(mut self, stop: Stop) -> Finished {
+        if let Some(round) = self.rounds.last_mut() {
+            round.stop = Some(stop);
+        }
+        let trial = self
+            .best
+            .or(self.last.map(|l| l.trial))
+            .or(self.unverified)
+            .expect("a candidate stops after its first MILP");
+        Finished {
+            scenario: self.scenario,
+            trial,
+            rounds: self.rounds,
+        }
+    }
+}
+
+/// What the MILP's coverage rows read: per tier and option, `mu[c,t]`.
+fn coverage_of(problem: &Problem) -> Vec<Vec<Vec<f64>>> {
+    problem
+        .tiers
+        .iter()
+        .map(|t| t.options.iter().map(|o| o.rps_by_slot.clone()).collect())
+        .collect()
+}
+
+/// Whether two rounds' GPU shares agree within a percentage point in every
+/// slot (the fleet sizes read from the step functions then agree too).
+fn shares_close(a: &[Vec<f64>], b: &[Vec<f64>]) -> bool {
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .all(|(x, y)| (x - y).abs() <= 0.01)
+}
+
+fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
+    scenario
+        .tiers
+        .iter()
+        .zip(values)
+        .map(|(t, &v)| (t.name.clone(), v))
+        .collect()
+}
