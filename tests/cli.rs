@@ -266,7 +266,7 @@ fn check_shipped(scenario: &str) -> serde_json::Value {
     }
     // GPUs on hand (reserved + on demand) hold every replica in every slot.
     for s in 0..slots {
-        let mut used: std::collections::BTreeMap<String, f64> = Default::default();
+        let mut used: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
         for t in plan["tiers"].as_object().unwrap().values() {
             for c in t["configurations"].as_array().unwrap() {
                 *used
@@ -1140,7 +1140,8 @@ fn read_dir_text(dir: &Path) -> String {
             let p = dir.join(format!("{n}.csv"));
             format!("== {n}.csv\n{}", std::fs::read_to_string(&p).unwrap())
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .concat()
 }
 
 /// `planner trace aggregate TRACES… --out OUT -q`, which must succeed.
@@ -1390,7 +1391,7 @@ fn a_shaped_demand_has_the_same_rates_from_a_trace_and_from_its_aggregate() {
     let from_agg = solve_json("tests/fixtures/ok/tiny-aggregate.toml", &aggregate_sets);
     let (t, a) = (&from_trace["demand"]["chat"], &from_agg["demand"]["chat"]);
     assert_eq!(t["peak_rps"].as_array().unwrap().len(), 24);
-    assert_eq!(t["sources"][0]["span_s"], 3501.721937);
+    assert_eq!(t["sources"][0]["span_s"], 3_501.721_937);
     for key in ["peak_rps", "mean_rps"] {
         assert_eq!(t[key], a[key], "{key}");
     }
@@ -1629,10 +1630,14 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
     let mut table = String::from("ts,tier,input_tokens,output_tokens\n");
     for (tier, path) in traces {
         for r in read_all(Path::new(path), ReaderOptions::default()).unwrap() {
-            table.push_str(&format!(
-                "{},{tier},{},{}\n",
-                r.arrival_s, r.input_tokens, r.output_tokens
-            ));
+            table += &[
+                r.arrival_s.to_string(),
+                (*tier).to_string(),
+                r.input_tokens.to_string(),
+                r.output_tokens.to_string(),
+            ]
+            .join(",");
+            table.push('\n');
         }
     }
     let requests = dir.join("requests.csv");
@@ -1748,14 +1753,12 @@ fn help_teaches_the_commands() {
 /// Writes a results log in which `met` of `n` requests meet TTFT ≤ 1 s and
 /// TPOT ≤ 50 ms, every one with 100 output tokens, over one hour.
 fn results_log(dir: &Path, name: &str, n: u32, met: u32) -> PathBuf {
+    use std::fmt::Write as _;
     let mut text = String::from("arrival_s,ttft_ms,e2e_ms,output_tokens\n");
     for i in 0..n {
         let ttft = if i < met { 200 } else { 3000 };
-        text += &format!(
-            "{:.3},{ttft},{},100\n",
-            f64::from(i) * 3600.0 / f64::from(n),
-            ttft + 99 * 30
-        );
+        let arrival_s = f64::from(i) * 3600.0 / f64::from(n);
+        let _ = writeln!(text, "{arrival_s:.3},{ttft},{},100", ttft + 99 * 30);
     }
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();

@@ -6,6 +6,8 @@
 //! running for hours; a price, latency or count has the physical range an
 //! engineer would accept. docs/scenario-format.md lists every bound.
 
+use std::fmt::Write as _;
+
 /// The accepted interval of one key, and its unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bound {
@@ -163,7 +165,7 @@ fn number(v: f64) -> String {
 pub fn markdown(table: &[Bound]) -> String {
     let mut s = String::from("| key | accepted |\n|---|---|\n");
     for b in table {
-        s.push_str(&format!("| `{}` | {} |\n", b.key, b.interval()));
+        let _ = writeln!(s, "| `{}` | {} |", b.key, b.interval());
     }
     s
 }

@@ -78,7 +78,7 @@ impl ser::Error for Stop {
 
 impl Walker {
     fn number(&mut self, v: f64) -> Result<(), Stop> {
-        let key = self.path.last().map(String::as_str).unwrap_or("");
+        let key = self.path.last().map_or("", String::as_str);
         if !v.is_finite() || (v < 0.0 && non_negative(key)) {
             self.bad = Some(BadFigure {
                 path: self.path.join("."),

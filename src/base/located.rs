@@ -4,7 +4,7 @@
 //! stage is one, and prints one way: `file:location: message`.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One problem found in an input file, with where it is and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +77,25 @@ impl fmt::Display for Problem {
 }
 
 impl std::error::Error for Problem {}
+
+/// Most problems listed for one input file; the rest are counted in one
+/// more line.
+pub const MAX_LISTED: usize = 20;
+
+/// `problems` cut to [`MAX_LISTED`], with one more problem of `file` that
+/// counts the rest.
+pub fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
+    if problems.len() > MAX_LISTED {
+        let more = problems.len() - MAX_LISTED;
+        problems.truncate(MAX_LISTED);
+        problems.push(Problem::new(
+            file,
+            "",
+            format!("… and {more} more problems"),
+        ));
+    }
+    problems
+}
 
 /// Converts a byte offset in `text` into a 1-based `line:column` string.
 pub fn line_col(text: &str, byte_offset: usize) -> String {

@@ -4,7 +4,7 @@
 
 /// Worker threads: the cores available (at least one).
 pub fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// `f` applied to every item on up to [`workers`] threads (item `i` on thread

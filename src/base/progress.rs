@@ -51,7 +51,7 @@ impl Progress {
         spinner
     }
 
-    fn bar(&self, message: &str, total: u64, template: &str) -> ProgressBar {
+    fn bar(self, message: &str, total: u64, template: &str) -> ProgressBar {
         if !self.enabled {
             return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         }

@@ -46,7 +46,7 @@ fn decode(mut bytes: Vec<u8>, path: &Path) -> Result<String, Problem> {
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |p| p + 1);
-        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        let line = bytes[..at].split(|&b| b == b'\n').count() as u64;
         invalid_utf8(path, line, column(&bytes[line_start..at]), bytes[at])
     })
 }

@@ -14,6 +14,7 @@
 //! replace them.
 
 use crate::base::located::{line_col, Problem};
+use std::fmt::Write as _;
 use std::path::Path;
 use toml_parser::parser::{Event, EventKind};
 use toml_parser::{ParseError, Source};
@@ -79,7 +80,7 @@ fn describe(e: &ParseError, text: &str) -> String {
                 other => format!("{other:?}"),
             })
             .collect();
-        message.push_str(&format!("; expected {}", list.join(", ")));
+        let _ = write!(message, "; expected {}", list.join(", "));
     }
     message
 }
@@ -106,7 +107,7 @@ pub fn all_syntax_problems(path: &Path, text: &str, mut first: Problem) -> Vec<P
     };
     // The same error, told by the parser that explains it in words.
     if let Some((_, m)) = found.iter().find(|(at, _)| line_of(*at) == first_line) {
-        first.message = m.clone();
+        first.message.clone_from(m);
     } else if first.message.trim().is_empty() {
         first.message = "incomplete TOML here: a key needs `= value` on its line, a string its closing quote, a table header its `]`".into();
     }
@@ -115,11 +116,20 @@ pub fn all_syntax_problems(path: &Path, text: &str, mut first: Problem) -> Vec<P
         .filter(|(at, _)| line_of(*at) > first_line)
         .map(|(at, message)| Problem::new(path.to_path_buf(), line_col(text, at), message))
         .collect();
-    first.message.push_str(&match later.len() {
-        0 => " (the rest of the file has no other syntax error)".to_string(),
-        1 => " (the rest of the file, checked past this error, has 1 more, below)".to_string(),
-        n => format!(" (the rest of the file, checked past this error, has {n} more, below)"),
-    });
+    let _ = match later.len() {
+        0 => write!(
+            first.message,
+            " (the rest of the file has no other syntax error)"
+        ),
+        1 => write!(
+            first.message,
+            " (the rest of the file, checked past this error, has 1 more, below)"
+        ),
+        n => write!(
+            first.message,
+            " (the rest of the file, checked past this error, has {n} more, below)"
+        ),
+    };
     let mut problems = vec![first];
     problems.extend(later);
     problems

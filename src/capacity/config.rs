@@ -67,7 +67,7 @@ impl Config {
 }
 
 /// The latency model of `tp` GPUs of `offer` running `model` at `precision`.
-pub fn perf_model(
+pub(crate) fn perf_model(
     offer: &GpuOffer,
     model: &ServedModel,
     tp: u32,

@@ -82,7 +82,7 @@ impl FleetCapacity {
 }
 
 /// 95% Wilson score interval of a proportion of `met` out of `n`.
-pub fn wilson_interval(met: u64, n: u64) -> (f64, f64) {
+pub(crate) fn wilson_interval(met: u64, n: u64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }

@@ -8,17 +8,17 @@
 //! the percentile); decoding sequences share steps, their number follows from
 //! Little's law, and its percentile from a Poisson law capped at the batch.
 
-pub mod config;
-pub mod fleet;
-pub mod probe;
-pub mod published;
-pub mod simulated;
+pub(crate) mod config;
+pub(crate) mod fleet;
+pub(crate) mod probe;
+pub(crate) mod published;
+pub(crate) mod simulated;
 
 use crate::capacity::fleet::FleetCapacity;
 use crate::demand::TierDemand;
 use crate::perf::PerfModel;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
-pub use config::Config;
+pub(crate) use config::Config;
 use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
 
@@ -69,7 +69,7 @@ pub struct Sustained {
 
 /// The latency figures of a replica at one arrival rate.
 #[derive(Debug, Clone, Copy)]
-pub struct OperatingPoint {
+pub(crate) struct OperatingPoint {
     pub ttft_ms: f64,
     pub tpot_ms: f64,
     pub mean_batch: f64,
@@ -80,7 +80,7 @@ pub struct OperatingPoint {
 /// The length figures of a tier that the queueing model needs, precomputed
 /// for one configuration.
 #[derive(Debug, Clone)]
-pub struct TierLoad {
+pub(crate) struct TierLoad {
     /// Mean prefill seconds per request, and its second moment.
     prefill_mean_s: f64,
     prefill_second_moment_s2: f64,
@@ -98,7 +98,7 @@ pub struct TierLoad {
 
 impl TierLoad {
     /// Precomputes the tier's load figures on `perf`.
-    pub fn new(perf: &PerfModel, demand: &TierDemand, tier: &Tier) -> Self {
+    pub(crate) fn new(perf: &PerfModel, demand: &TierDemand, tier: &Tier) -> Self {
         let quantile = tier.percentile / 100.0;
         let n = demand.lengths.len().max(1) as f64;
         let (sum, sum_sq) = demand
@@ -124,7 +124,7 @@ impl TierLoad {
 }
 
 /// Predicted percentile TTFT and TPOT of one replica at `rate_rps`.
-pub fn operating_point(
+pub(crate) fn operating_point(
     perf: &PerfModel,
     load: &TierLoad,
     max_batch: u32,
@@ -150,9 +150,9 @@ pub fn operating_point(
         for _ in 0..60 {
             let mid = 0.5 * (lo + hi);
             if mid >= k * step(mid) {
-                hi = mid
+                hi = mid;
             } else {
-                lo = mid
+                lo = mid;
             }
         }
         (hi, false)
@@ -194,7 +194,7 @@ pub fn operating_point(
 
 /// The smallest k with P(N ≤ k) ≥ q for N ~ Poisson(mean), searched up to
 /// `cap` (returned when the quantile lies beyond it).
-pub fn poisson_quantile(mean: f64, q: f64, cap: f64) -> f64 {
+pub(crate) fn poisson_quantile(mean: f64, q: f64, cap: f64) -> f64 {
     let ln_mean = mean.ln();
     let mut cumulative = 0.0;
     let mut k = 0.0;
@@ -212,7 +212,7 @@ pub fn poisson_quantile(mean: f64, q: f64, cap: f64) -> f64 {
 /// their GPU type by one with no more GPUs per replica and at least as much
 /// single-replica capacity per GPU (ties go to the lower index), in index
 /// order.
-pub fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
+pub(crate) fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
     let serving: Vec<(usize, u32, f64, usize)> = among
         .iter()
         .filter_map(|&i| {
@@ -241,7 +241,7 @@ pub fn non_dominated(entries: &[CapacityEntry], among: &[usize]) -> Vec<usize> {
 }
 
 /// Capacity of one configuration on one tier.
-pub fn evaluate(
+pub(crate) fn evaluate(
     gpu: usize,
     offer: &GpuOffer,
     model: &ServedModel,
@@ -307,9 +307,9 @@ pub fn evaluate(
     for _ in 0..80 {
         let mid = 0.5 * (lo + hi);
         if meets(&operating_point(&perf, &load, max_batch, mid)) {
-            lo = mid
+            lo = mid;
         } else {
-            hi = mid
+            hi = mid;
         }
     }
     let at = operating_point(&perf, &load, max_batch, lo);
@@ -334,7 +334,7 @@ pub fn evaluate(
 
 /// Every configuration of every GPU offer evaluated on every tier:
 /// `result[tier]` lists the entries in offer, TP, batch order.
-pub fn evaluate_all(
+pub(crate) fn evaluate_all(
     offers: &[GpuOffer],
     model: &ServedModel,
     tiers: &[Tier],
@@ -398,7 +398,7 @@ mod tests {
             tpot_ms,
             percentile: 99.0,
             api_allowed: false,
-            rules: Default::default(),
+            rules: crate::scenario::ServingRules::default(),
         }
     }
 
@@ -452,7 +452,7 @@ mod tests {
             reserved_offer: None,
             price_source: String::new(),
             max_gpus: None,
-            purchase: Default::default(),
+            purchase: crate::scenario::PurchaseTerms::default(),
             spot: None,
             tensor_parallel: vec![1],
             max_batch: vec![64],

@@ -9,7 +9,7 @@ use crate::scenario::{CapacitySource, GpuOffer, Scenario, Tier};
 use std::path::Path;
 
 /// `offer` with its FLOPS and memory bandwidth multiplied by `factor`.
-pub fn scaled(offer: &GpuOffer, factor: f64) -> GpuOffer {
+pub(crate) fn scaled(offer: &GpuOffer, factor: f64) -> GpuOffer {
     let mut faster = offer.clone();
     faster.profile.bf16_tflops *= factor;
     faster.profile.fp8_tflops = faster.profile.fp8_tflops.map(|f| f * factor);
@@ -20,7 +20,7 @@ pub fn scaled(offer: &GpuOffer, factor: f64) -> GpuOffer {
 /// A fleet of one configuration serving a tier: `replicas` of `entry`
 /// carrying `served_rps`.
 #[derive(Debug, Clone, Copy)]
-pub struct Serving<'a> {
+pub(crate) struct Serving<'a> {
     pub tier: &'a Tier,
     pub demand: &'a TierDemand,
     pub entry: &'a CapacityEntry,
@@ -33,7 +33,7 @@ pub struct Serving<'a> {
 /// the fleet step function of the faster GPU (capacity by simulation) or
 /// its single-replica figure (the queueing model). A GPU that cannot serve
 /// the tier keeps the replicas it has.
-pub fn replicas_at_speed(
+pub(crate) fn replicas_at_speed(
     scenario: &Scenario,
     serving: &Serving<'_>,
     factor: f64,

@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// One published throughput figure.
 #[derive(Debug, Clone, Copy)]
-pub struct PublishedPoint {
+pub(crate) struct PublishedPoint {
     pub source: &'static str,
     pub model: &'static str,
     pub gpu: &'static str,
@@ -33,7 +33,7 @@ pub struct PublishedPoint {
 const TRT: &str = "TensorRT-LLM max-throughput table, FP8";
 
 /// The published points the model is checked against.
-pub const PUBLISHED: &[PublishedPoint] = &[
+pub(crate) const PUBLISHED: &[PublishedPoint] = &[
     PublishedPoint {
         source: TRT,
         model: "llama-3.1-8b",
@@ -208,7 +208,7 @@ pub struct Comparison {
 }
 
 /// Output tokens/s of `gpus` GPUs in replicas of `perf.tp`, at the best batch.
-pub fn offline_throughput(perf: &PerfModel, gpus: u32, isl: f64, osl: f64) -> (f64, u32) {
+pub(crate) fn offline_throughput(perf: &PerfModel, gpus: u32, isl: f64, osl: f64) -> (f64, u32) {
     let kv_limit = (perf.kv_capacity_tokens() / (isl + osl)).floor().max(0.0) as u32;
     let replicas = f64::from(gpus / perf.tp);
     let mut best = (0.0, 0);
@@ -239,7 +239,7 @@ fn fp8_profiles(
 }
 
 /// Every published point with the model's prediction, FP8 weights and KV cache.
-pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
+pub(crate) fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
     PUBLISHED
         .iter()
         .map(|p| {
@@ -270,7 +270,7 @@ pub fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
 
 /// One published MLPerf Inference v4.1 result for Llama 2 70B (FP8).
 #[derive(Debug, Clone, Copy)]
-pub struct MlperfSystem {
+pub(crate) struct MlperfSystem {
     pub system: &'static str,
     pub gpu: &'static str,
     pub gpus: u32,
@@ -282,7 +282,7 @@ pub struct MlperfSystem {
 }
 
 /// MLPerf Inference v4.1, Llama 2 70B, closed division, offline.
-pub const MLPERF: &[MlperfSystem] = &[
+pub(crate) const MLPERF: &[MlperfSystem] = &[
     MlperfSystem {
         system: "8x H100 SXM",
         gpu: "h100-sxm",
@@ -316,7 +316,7 @@ pub const MLPERF: &[MlperfSystem] = &[
 /// Length mixes at which the MLPerf ratios are evaluated: the benchmark's
 /// dataset lengths are not among the reference figures, so two plausible
 /// chat mixes bracket them.
-pub const MLPERF_LENGTHS: [(u32, u32); 2] = [(256, 256), (1024, 256)];
+pub(crate) const MLPERF_LENGTHS: [(u32, u32); 2] = [(256, 256), (1024, 256)];
 
 /// A system's throughput relative to 8x H100, published and predicted.
 #[derive(Debug, Clone, Serialize)]
@@ -403,7 +403,7 @@ fn server_throughput(
         reserved_offer: None,
         price_source: String::new(),
         max_gpus: None,
-        purchase: Default::default(),
+        purchase: crate::scenario::PurchaseTerms::default(),
         spot: None,
         tensor_parallel: vec![],
         max_batch: vec![],
@@ -416,7 +416,7 @@ fn server_throughput(
         tpot_ms: 200.0,
         percentile: 99.0,
         api_allowed: false,
-        rules: Default::default(),
+        rules: crate::scenario::ServingRules::default(),
     };
     let lengths = |v: u32| LengthStats {
         mean: f64::from(v),
@@ -484,7 +484,7 @@ fn server_throughput(
 /// The MLPerf comparisons, each system's offline throughput computed once per
 /// length mix: (systems relative to 8x H100, server over offline per system).
 /// `cache_dir` caches the simulator's capacity searches.
-pub fn compare_mlperf(
+pub(crate) fn compare_mlperf(
     profiles_dir: &Path,
     cache_dir: Option<&Path>,
 ) -> Result<(Vec<RatioComparison>, Vec<ServerComparison>), PlannerError> {

@@ -21,7 +21,7 @@ pub struct CalibrateArgs {
     pub format: Format,
 }
 
-pub(super) fn calibrate(args: CalibrateArgs) -> Result<(), PlannerError> {
+pub(super) fn calibrate(args: &CalibrateArgs) -> Result<(), PlannerError> {
     if let Some(dir) = &args.kernels {
         let c = crate::perf::kernels::calibrate(dir, &args.profiles)?;
         finite(&c)?;

@@ -9,7 +9,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// The accepted range of `goodput`'s numeric options.
-pub const GOODPUT_BOUNDS: &[Bound] = &[
+pub(super) const GOODPUT_BOUNDS: &[Bound] = &[
     Bound::positive("--ttft-ms", 600_000.0, "ms"),
     Bound::positive("--tpot-ms", 60_000.0, "ms"),
     Bound::positive("--cost-per-hour", 1e12, "per hour"),
@@ -46,7 +46,7 @@ pub struct GoodputArgs {
     pub format: Format,
 }
 
-pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
+pub(super) fn goodput(args: &GoodputArgs) -> Result<(), PlannerError> {
     let usage = |m: &str| PlannerError::Usage(m.to_string());
     let log = crate::replay::goodput::read_log(&args.log)?;
     let tiers = match (&args.scenario, args.ttft_ms, args.tpot_ms) {
@@ -107,7 +107,10 @@ pub(super) fn goodput(args: GoodputArgs) -> Result<(), PlannerError> {
         &log,
         &args.log.display().to_string(),
         &limits,
-        (duration_s, duration_text),
+        crate::replay::goodput::Span {
+            duration_s,
+            source: duration_text,
+        },
         cost,
         &args.currency,
     );

@@ -154,18 +154,18 @@ pub fn main_with_exit_code() -> i32 {
 /// Runs one parsed command.
 pub fn run(cli: Cli) -> Result<(), PlannerError> {
     match cli.command {
-        Command::Solve(args) => plan::solve(args),
-        Command::Sweep(args) => sweep::sweep(args),
-        Command::Trace(TraceCommand::Stats(args)) => trace::stats(args),
-        Command::Trace(TraceCommand::Synth(args)) => trace::synth(args),
-        Command::Trace(TraceCommand::Shape(args)) => trace::shape(args),
-        Command::Trace(TraceCommand::Aggregate(args)) => trace_aggregate::aggregate(args),
-        Command::Bench(args) => plan::bench(args),
-        Command::Simulate(args) => simulate::simulate(args),
-        Command::Capacity(args) => plan::capacity(args),
-        Command::Goodput(args) => goodput::goodput(args),
-        Command::Calibrate(args) => calibrate::calibrate(args),
-        Command::Perf(args) => perf::perf(args),
+        Command::Solve(args) => plan::solve(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Trace(TraceCommand::Stats(args)) => trace::stats(&args),
+        Command::Trace(TraceCommand::Synth(args)) => trace::synth(&args),
+        Command::Trace(TraceCommand::Shape(args)) => trace::shape(&args),
+        Command::Trace(TraceCommand::Aggregate(args)) => trace_aggregate::aggregate(&args),
+        Command::Bench(args) => plan::bench(&args),
+        Command::Simulate(args) => simulate::simulate(&args),
+        Command::Capacity(args) => plan::capacity(&args),
+        Command::Goodput(args) => goodput::goodput(&args),
+        Command::Calibrate(args) => calibrate::calibrate(&args),
+        Command::Perf(args) => perf::perf(&args),
     }
 }
 

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 /// One file a command will write, and the option that named it.
 #[derive(Debug, Clone)]
-pub struct Output {
+pub(crate) struct Output {
     /// The command-line option, e.g. `--out`, used in messages.
     pub option: &'static str,
     /// Where the file goes.
@@ -33,7 +33,7 @@ pub struct Output {
 
 impl Output {
     /// An output named by `option`, when the user gave a path.
-    pub fn optional(option: &'static str, path: Option<&Path>) -> Option<Output> {
+    pub(crate) fn optional(option: &'static str, path: Option<&Path>) -> Option<Output> {
         path.map(|p| Output {
             option,
             path: p.to_path_buf(),
@@ -41,7 +41,7 @@ impl Output {
     }
 
     /// An output that is always written.
-    pub fn new(option: &'static str, path: &Path) -> Output {
+    pub(crate) fn new(option: &'static str, path: &Path) -> Output {
         Output {
             option,
             path: path.to_path_buf(),
@@ -56,7 +56,7 @@ struct Pending {
 }
 
 /// Every file a command writes, held as temporary files until [`commit`](Outputs::commit).
-pub struct Outputs {
+pub(crate) struct Outputs {
     pending: Vec<Pending>,
 }
 
@@ -65,7 +65,7 @@ impl Outputs {
     /// Fails, with nothing left behind, if any path is a directory, names no
     /// file, lies in a folder that does not exist or cannot be written, or is
     /// given twice.
-    pub fn prepare<I: IntoIterator<Item = Option<Output>>>(
+    pub(crate) fn prepare<I: IntoIterator<Item = Option<Output>>>(
         outputs: I,
     ) -> Result<Outputs, PlannerError> {
         let mut prepared = Outputs {
@@ -111,13 +111,13 @@ impl Outputs {
     }
 
     /// Whether `option` was given (and so prepared).
-    pub fn has(&self, option: &str) -> bool {
+    pub(crate) fn has(&self, option: &str) -> bool {
         self.pending.iter().any(|p| p.output.option == option)
     }
 
     /// The buffered writer of `option`'s temporary file, for streamed output.
     /// Panics if `option` was not prepared (a programming error).
-    pub fn writer(&mut self, option: &str) -> &mut BufWriter<File> {
+    pub(crate) fn writer(&mut self, option: &str) -> &mut BufWriter<File> {
         self.find(option)
             .writer
             .as_mut()
@@ -125,7 +125,7 @@ impl Outputs {
     }
 
     /// Writes the whole text of `option`'s output.
-    pub fn write_text(&mut self, option: &str, text: &str) -> Result<(), PlannerError> {
+    pub(crate) fn write_text(&mut self, option: &str, text: &str) -> Result<(), PlannerError> {
         let path = self.find(option).output.path.clone();
         self.writer(option)
             .write_all(text.as_bytes())
@@ -134,7 +134,7 @@ impl Outputs {
 
     /// The temporary file of `option`, for a file another library opens and
     /// writes itself (the solver's log). Closes this module's handle on it.
-    pub fn temp_path(&mut self, option: &str) -> PathBuf {
+    pub(crate) fn temp_path(&mut self, option: &str) -> PathBuf {
         let p = self.find(option);
         p.writer = None;
         p.tmp.clone()
@@ -142,7 +142,7 @@ impl Outputs {
 
     /// Flushes every output, then renames them all into place. If any flush
     /// fails, nothing is renamed and every temporary file is removed.
-    pub fn commit(mut self) -> Result<(), PlannerError> {
+    pub(crate) fn commit(mut self) -> Result<(), PlannerError> {
         for p in &mut self.pending {
             if let Some(mut w) = p.writer.take() {
                 w.flush()
@@ -241,7 +241,7 @@ fn check_path(output: &Output) -> Result<(), PlannerError> {
 }
 
 /// Writes a finished report to standard output; a closed pipe is not an error.
-pub fn emit_stdout(text: &str) -> Result<(), PlannerError> {
+pub(crate) fn emit_stdout(text: &str) -> Result<(), PlannerError> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

@@ -133,7 +133,7 @@ fn check(
     Ok(())
 }
 
-pub(super) fn perf(args: PerfArgs) -> Result<(), PlannerError> {
+pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     let precision = Precision::parse(&args.precision).ok_or_else(|| {
         PlannerError::Usage(format!(
             "unknown --precision `{}`; accepted: bf16, fp8",
@@ -142,7 +142,7 @@ pub(super) fn perf(args: PerfArgs) -> Result<(), PlannerError> {
     })?;
     let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
-    check(&args, &gpu, &model, precision)?;
+    check(args, &gpu, &model, precision)?;
     let perf = PerfModel::new(&gpu, &model, args.tp, precision);
     let (p, b, c) = (
         f64::from(args.prefill.unwrap_or(0)),

@@ -102,7 +102,7 @@ fn parse_milp_method(s: &str) -> Result<crate::milp::Method, String> {
     }
 }
 
-pub(super) fn solve(args: SolveArgs) -> Result<(), PlannerError> {
+pub(super) fn solve(args: &SolveArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([
         Output::optional("--out", args.out.as_deref()),
         Output::optional("--plan-out", args.plan_out.as_deref()),
@@ -163,7 +163,7 @@ pub(super) fn parse_overrides(args: &[String]) -> Result<Vec<Override>, PlannerE
     }
 }
 
-pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
+pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
     let progress = Progress::new(args.quiet);
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
@@ -201,7 +201,7 @@ pub(super) fn capacity(args: CapacityArgs) -> Result<(), PlannerError> {
     emit(&text)
 }
 
-pub(super) fn bench(args: BenchArgs) -> Result<(), PlannerError> {
+pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
     let mut outputs =
         Outputs::prepare([Output::optional("--solver-log", args.solver_log.as_deref())])?;
     let solver_log = outputs

@@ -50,7 +50,7 @@ pub enum SlotChoice {
     Sample,
 }
 
-pub(super) fn simulate(args: SimulateArgs) -> Result<(), PlannerError> {
+pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([
         Output::optional("--out", args.output.out.as_deref()),
         Output::optional("--requests-out", args.requests_out.as_deref()),

@@ -40,7 +40,7 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-pub(super) fn sweep(args: SweepArgs) -> Result<(), PlannerError> {
+pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
     let grid = Grid::parse(&args.set, args.allow_large_grid)?;
     // A key with one value is set in every variant, not swept.
     let (fixed_axes, swept): (Vec<_>, Vec<_>) =

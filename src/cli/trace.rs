@@ -60,14 +60,14 @@ pub struct StatsArgs {
 }
 
 /// The accepted range of `trace synth`'s numeric options.
-pub const SYNTH_BOUNDS: &[Bound] = &[
+pub(super) const SYNTH_BOUNDS: &[Bound] = &[
     Bound::closed("--days", 1.0, 366.0, "days"),
     Bound::positive("--mean-rps", 100_000.0, "requests/s"),
     Bound::closed("--cv", 0.05, 10.0, ""),
 ];
 
 /// Most requests a synthetic trace may hold (days × 86,400 × mean rate).
-pub const MAX_SYNTH_REQUESTS: f64 = 2e8;
+pub(super) const MAX_SYNTH_REQUESTS: f64 = 2e8;
 
 #[derive(Debug, Args)]
 pub struct SynthArgs {
@@ -109,7 +109,7 @@ pub struct ShapeArgs {
     pub out: PathBuf,
 }
 
-pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
+pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
     let options = ReaderOptions {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
@@ -132,7 +132,7 @@ pub(super) fn stats(args: StatsArgs) -> Result<(), PlannerError> {
     emit(&text)
 }
 
-pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
+pub(super) fn synth(args: &SynthArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let bad = |m: String| PlannerError::Usage(m);
     for (key, value) in [
@@ -202,7 +202,7 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
         source: e,
     };
     let n = write_trace(&spec, outputs.writer("--out"), |f| {
-        bar.set_position((f * 1000.0) as u64)
+        bar.set_position((f * 1000.0) as u64);
     })
     .map_err(io)?;
     outputs.commit()?;
@@ -211,7 +211,7 @@ pub(super) fn synth(args: SynthArgs) -> Result<(), PlannerError> {
     Ok(())
 }
 
-pub(super) fn shape(args: ShapeArgs) -> Result<(), PlannerError> {
+pub(super) fn shape(args: &ShapeArgs) -> Result<(), PlannerError> {
     let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let curve = read_rate_curve(&args.input)?;
     outputs.write_text("--out", &curve.to_servegen_csv())?;

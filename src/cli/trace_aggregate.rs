@@ -125,7 +125,7 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
         };
         match format {
             TableFormat::Csv => {
-                write_csv(&agg, name, outputs.writer(option)).map_err(|e| failed(e.to_string()))?
+                write_csv(&agg, name, outputs.writer(option)).map_err(|e| failed(e.to_string()))?;
             }
             TableFormat::Parquet => {
                 let tmp = outputs.temp_path(option);
@@ -148,14 +148,14 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
     Ok(())
 }
 
-pub(super) fn aggregate(args: AggregateArgs) -> Result<(), PlannerError> {
+pub(super) fn aggregate(args: &AggregateArgs) -> Result<(), PlannerError> {
     check_out(&args.out, args.table_format)?;
     let created = !args.out.exists();
     std::fs::create_dir_all(&args.out).map_err(|source| PlannerError::Io {
         path: args.out.clone(),
         source,
     })?;
-    let result = run(&args);
+    let result = run(args);
     if result.is_err() && created {
         // Only an empty folder this run made; the temporaries are gone by now.
         let _ = std::fs::remove_dir(&args.out);

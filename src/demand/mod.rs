@@ -2,9 +2,9 @@
 //! the arrival rate that sizes capacity in each slot (`peak_rps`) and the mean
 //! rate that sets volume and API cost (`mean_rps`).
 
-pub mod source;
-pub mod summary;
-pub mod workload;
+pub(crate) mod source;
+pub(crate) mod summary;
+pub(crate) mod workload;
 
 use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
@@ -103,13 +103,13 @@ struct MinuteSeries {
 }
 
 /// Builds the demand of every tier of `scenario`.
-pub fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerError> {
+pub(crate) fn build(scenario: &Scenario, progress: Progress) -> Result<Demand, PlannerError> {
     build_keeping(scenario, progress, false).map(|(d, _)| d)
 }
 
 /// [`build`], also returning, when `keep` is set, every request of each of
 /// the scenario's demand sources (indexed like `scenario.demand`) for replay.
-pub fn build_keeping(
+pub(crate) fn build_keeping(
     scenario: &Scenario,
     progress: Progress,
     keep: bool,

@@ -28,7 +28,7 @@ pub enum KeptSource {
 
 /// The figures of one source.
 #[derive(Debug, Clone)]
-pub struct SourceFigures {
+pub(crate) struct SourceFigures {
     /// `azure`, `mooncake`, … or `aggregate`.
     pub format: String,
     /// The tier read from an aggregate (`None` for a trace).
@@ -68,7 +68,7 @@ pub enum CapacityLengths {
 
 /// Aggregates read so far, by folder (a folder named twice is read once).
 #[derive(Default)]
-pub struct AggregateCache {
+pub(crate) struct AggregateCache {
     read: HashMap<PathBuf, Arc<Aggregate>>,
 }
 
@@ -84,7 +84,7 @@ impl AggregateCache {
 }
 
 /// Reads `source` of `scenario`; keeps what a replay needs when `keep`.
-pub fn read_source(
+pub(crate) fn read_source(
     scenario: &Scenario,
     index: usize,
     source: &DemandSource,

@@ -31,7 +31,7 @@ impl DemandSummary {
 }
 
 /// Output tokens of all tiers over the horizon.
-pub fn total_output_tokens(demand: &Demand) -> f64 {
+pub(crate) fn total_output_tokens(demand: &Demand) -> f64 {
     demand
         .tiers
         .iter()

@@ -25,7 +25,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// Seconds within which the copies of a scaled-up request are spread.
-pub const COPY_SPREAD_S: f64 = 60.0;
+pub(crate) const COPY_SPREAD_S: f64 = 60.0;
 
 /// Where a source's requests come from.
 #[derive(Debug, Clone)]
@@ -275,7 +275,7 @@ impl TraceReplay {
 }
 
 /// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).
-pub fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
+pub(crate) fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
     let mut z =
         seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -20,7 +20,7 @@ use super::{relaxation, Method, MilpError, Problem, Settings, Solution, SolveSta
 use std::time::Instant;
 
 /// Most subgradient rounds.
-pub const ROUNDS: usize = 60;
+pub(crate) const ROUNDS: usize = 60;
 
 /// Re-levelling rounds per starting point.
 const RELEVEL_ROUNDS: usize = 4;
@@ -28,7 +28,7 @@ const RELEVEL_ROUNDS: usize = 4;
 /// Rounds without a better bound before the step size halves.
 const PATIENCE: usize = 3;
 
-pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
+pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let clock = Instant::now();
     let in_time = || clock.elapsed().as_secs_f64() < settings.time_limit_s;
     let lp = relaxation::solve(input, settings)?;
@@ -120,7 +120,7 @@ pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError
 
 /// The cheapest plan with the reserved counts fixed to `reserved`: every
 /// slot solved exactly, so it is optimal for those counts.
-pub fn with_reserved(input: &Problem, reserved: &[u32]) -> Result<Solution, MilpError> {
+pub(crate) fn with_reserved(input: &Problem, reserved: &[u32]) -> Result<Solution, MilpError> {
     let mut search = OuterSearch::new(input);
     let cost_usd = search.price(reserved).ok_or(MilpError::Infeasible)?;
     let (reserved, priced) = search.best().cloned().ok_or(MilpError::Infeasible)?;

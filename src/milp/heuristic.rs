@@ -8,7 +8,7 @@ use super::{cost_usd, Method, Problem, Settings, Solution, SolveStatus};
 
 /// The LP relaxation's values, indexed like [`Solution`].
 #[derive(Debug, Clone)]
-pub struct Relaxation {
+pub(super) struct Relaxation {
     pub reserved: Vec<f64>,
     /// `[k][c][t]`
     pub replicas: Vec<Vec<Vec<f64>>>,
@@ -22,7 +22,11 @@ const ROUNDS: usize = 6;
 /// The cheapest plan found from two starting points: the LP's rounded
 /// reserved counts with its replicas rounded down, and no reservation with
 /// nothing pre-assigned. `None` when neither gives a feasible plan (quotas).
-pub fn best_rounding(input: &Problem, settings: &Settings, lp: &Relaxation) -> Option<Solution> {
+pub(super) fn best_rounding(
+    input: &Problem,
+    settings: &Settings,
+    lp: &Relaxation,
+) -> Option<Solution> {
     let zero = Relaxation {
         reserved: vec![0.0; lp.reserved.len()],
         replicas: lp
@@ -81,7 +85,7 @@ fn relevel(
 const POLISH_ROUNDS: usize = 2;
 
 /// One rounding with `reserved` fixed; `None` when a slot cannot be covered.
-pub fn round(input: &Problem, lp: &Relaxation, reserved: &[u32]) -> Option<Solution> {
+pub(super) fn round(input: &Problem, lp: &Relaxation, reserved: &[u32]) -> Option<Solution> {
     let slots = input.slots();
     let mut plan = Solution {
         reserved: reserved.to_vec(),
@@ -159,20 +163,17 @@ pub fn round(input: &Problem, lp: &Relaxation, reserved: &[u32]) -> Option<Solut
                         }
                     }
                 }
-                match choice? {
-                    (_, Some(c)) => {
-                        let option = &tier.options[c];
-                        plan.replicas[k][c][t] += 1;
-                        used[option.gpu] += option.gpus_per_replica;
-                        covered += option.rps(t);
-                    }
-                    (_, None) => {
-                        let share = residual / peak;
-                        plan.api[k][t] = share;
-                        api_tokens_per_min +=
-                            share * peak * tier.api.map_or(0.0, |a| a.tokens_per_request) * 60.0;
-                        covered = peak;
-                    }
+                if let (_, Some(c)) = choice? {
+                    let option = &tier.options[c];
+                    plan.replicas[k][c][t] += 1;
+                    used[option.gpu] += option.gpus_per_replica;
+                    covered += option.rps(t);
+                } else {
+                    let share = residual / peak;
+                    plan.api[k][t] = share;
+                    api_tokens_per_min +=
+                        share * peak * tier.api.map_or(0.0, |a| a.tokens_per_request) * 60.0;
+                    covered = peak;
                 }
             }
         }
@@ -191,7 +192,7 @@ pub fn round(input: &Problem, lp: &Relaxation, reserved: &[u32]) -> Option<Solut
 /// is single-threaded and deterministic, so the result does not depend on the
 /// split). `None` when a slot is infeasible with those counts (quotas) or a
 /// solve fails.
-pub fn per_slot_solution(
+pub(super) fn per_slot_solution(
     input: &Problem,
     settings: &Settings,
     reserved: &[u32],
@@ -262,12 +263,12 @@ pub(super) fn solve_slot(
 /// For each GPU type, the reserved count that suits `plan`'s usage: the
 /// largest R such that the slots using at least R GPUs, rented on demand,
 /// would cost more than reserving the R-th GPU for the whole horizon.
-pub fn reserved_levels(input: &Problem, plan: &Solution) -> Vec<u32> {
+pub(super) fn reserved_levels(input: &Problem, plan: &Solution) -> Vec<u32> {
     levels_for_usage(input, |t, g| plan.reserved[g] + plan.on_demand[t][g])
 }
 
 /// [`reserved_levels`] for the GPUs `held(t, g)` in each slot.
-pub fn levels_for_usage(input: &Problem, held: impl Fn(usize, usize) -> u32) -> Vec<u32> {
+pub(super) fn levels_for_usage(input: &Problem, held: impl Fn(usize, usize) -> u32) -> Vec<u32> {
     let slots = input.slots();
     let horizon = input.horizon_hours();
     input

@@ -21,10 +21,10 @@ use super::{MilpError, Problem};
 
 /// `λ[g][t]`, USD per reserved GPU of type `g` in slot `t`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Multipliers(pub Vec<Vec<f64>>);
+pub(super) struct Multipliers(pub Vec<Vec<f64>>);
 
 /// `L(λ)` and the slot plans that attain it.
-pub struct Dual {
+pub(super) struct Dual {
     pub bound_usd: f64,
     pub slots: Vec<SlotPlan>,
     /// `[t][g]`: the reserved GPUs each slot's minimum holds.
@@ -44,7 +44,7 @@ fn limits(input: &Problem, g: usize) -> Option<(f64, f64)> {
 }
 
 /// The LP's GPU prices, within the limits.
-pub fn initial(input: &Problem, lp: &LpRelaxation) -> Multipliers {
+pub(super) fn initial(input: &Problem, lp: &LpRelaxation) -> Multipliers {
     let slots = input.slots();
     Multipliers(
         (0..input.gpus.len())
@@ -71,7 +71,7 @@ pub fn initial(input: &Problem, lp: &LpRelaxation) -> Multipliers {
 /// `L(λ)`: every slot solved exactly under the multipliers, on the
 /// available cores. `Ok(None)` when a slot could not be solved to proven
 /// optimality (no bound then).
-pub fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<Dual>, MilpError> {
+pub(super) fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<Dual>, MilpError> {
     let slots: Vec<usize> = (0..input.slots()).collect();
     let solved = crate::base::parallel::map_in_order(&slots, |&t| {
         let usd: Vec<f64> = lambda.0.iter().map(|per_slot| per_slot[t]).collect();
@@ -121,7 +121,7 @@ pub fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<Dual>, M
 /// One projected subgradient step of size `theta × (target − L) / ‖d‖²`
 /// toward a plan costing `target_usd`; `None` when the subgradient is zero
 /// (the multipliers are optimal).
-pub fn step(
+pub(super) fn step(
     input: &Problem,
     lambda: &Multipliers,
     dual: &Dual,

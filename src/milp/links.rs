@@ -290,9 +290,7 @@ mod tests {
             let mut one = input.clone();
             one.tiers[0].rules.max_configurations = None;
             one.tiers[0].options = vec![input.tiers[0].options[c].clone()];
-            solve(&one, &settings())
-                .map(|s| total(&one, &s))
-                .unwrap_or(f64::INFINITY)
+            solve(&one, &settings()).map_or(f64::INFINITY, |s| total(&one, &s))
         };
         let best_alone = alone(0).min(alone(1));
         assert!((total(&input, &limited) - best_alone).abs() < 1e-6);

@@ -7,7 +7,7 @@ use super::{decomposed, monolithic, Method, MilpError, Problem, Settings, Soluti
 
 /// A method that solves the MILP, and solves it again with the reserved
 /// counts fixed.
-pub trait SolveMethod {
+pub(crate) trait SolveMethod {
     /// The method's name, as plans report it (never `auto`).
     fn name(&self) -> Method;
     /// The cheapest plan of `problem` it finds in the settings' limits.
@@ -24,12 +24,12 @@ pub trait SolveMethod {
 /// The whole model in HiGHS, started from the rounding heuristic's plan
 /// ([`monolithic`]).
 #[derive(Debug, Clone, Copy)]
-pub struct Monolithic;
+pub(crate) struct Monolithic;
 
 /// Reserved counts by an outer search, each slot solved exactly, and a
 /// Lagrangian lower bound ([`decomposed`]).
 #[derive(Debug, Clone, Copy)]
-pub struct Decomposed;
+pub(crate) struct Decomposed;
 
 impl SolveMethod for Monolithic {
     fn name(&self) -> Method {
@@ -72,7 +72,7 @@ impl SolveMethod for Decomposed {
 /// The method `setting` names for `problem`: `monolithic` as named;
 /// `auto` and `decomposed` decompose when [`Problem::decomposable`] (only
 /// then is the decomposition exact), else solve the whole model.
-pub fn chosen(problem: &Problem, setting: Method) -> &'static dyn SolveMethod {
+pub(crate) fn chosen(problem: &Problem, setting: Method) -> &'static dyn SolveMethod {
     match setting {
         Method::Auto | Method::Decomposed if problem.decomposable() => &Decomposed,
         _ => &Monolithic,

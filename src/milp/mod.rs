@@ -18,22 +18,22 @@
 //! on_demand[g,t] × on-demand price × slot hours + Σ_{k,t} api[k,t] ×
 //! mean[k,t] × slot seconds × API price per request.
 
-pub mod decomposed;
+pub(crate) mod decomposed;
 mod heuristic;
 mod lagrangian;
 mod links;
-pub mod method;
+pub(crate) mod method;
 mod model;
 mod monolithic;
 mod outer_search;
 mod relaxation;
 mod settings;
 mod slot_rules;
-pub mod slot_search;
+pub(crate) mod slot_search;
 mod vars;
 
-pub use method::SolveMethod;
-pub use settings::{Method, Settings};
+pub(crate) use method::SolveMethod;
+pub(crate) use settings::{Method, Settings};
 
 /// One GPU type as the MILP sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -341,7 +341,7 @@ pub enum MilpError {
 }
 
 /// Cost of a solution, in USD, from its whole numbers (not the solver's floats).
-pub fn cost_usd(input: &Problem, s: &Solution) -> (f64, f64, f64) {
+pub(crate) fn cost_usd(input: &Problem, s: &Solution) -> (f64, f64, f64) {
     let horizon = input.horizon_hours();
     let reserved: f64 = input
         .gpus
@@ -385,7 +385,7 @@ pub fn cost_usd(input: &Problem, s: &Solution) -> (f64, f64, f64) {
 /// `reserved` (chosen for something larger, such as a whole term), by the
 /// method the settings choose for it: each slot solved exactly when the
 /// slots are decomposable, else the whole model in HiGHS with those counts.
-pub fn solve_with_reserved(
+pub(crate) fn solve_with_reserved(
     input: &Problem,
     settings: &Settings,
     reserved: &[u32],
@@ -400,7 +400,7 @@ pub fn solve_with_reserved(
 /// without a starting plan (its bound is then a proof, docs/model.md §4),
 /// gets the rest of it; the cheaper plan is kept, with the higher of the
 /// two valid bounds.
-pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
+pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let chosen = method::chosen(input, settings.method);
     let clock = std::time::Instant::now();
     let first = chosen.solve(input, settings)?;
@@ -436,14 +436,14 @@ pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError
 }
 
 /// Total cost in USD.
-pub fn total(input: &Problem, s: &Solution) -> f64 {
+pub(crate) fn total(input: &Problem, s: &Solution) -> f64 {
     let (r, o, a) = cost_usd(input, s);
     r + o + a + spot_usd(input, s)
 }
 
 /// Spot spend in USD: granted GPUs (requested × availability) × price ×
 /// slot hours.
-pub fn spot_usd(input: &Problem, s: &Solution) -> f64 {
+pub(crate) fn spot_usd(input: &Problem, s: &Solution) -> f64 {
     input
         .tiers
         .iter()

@@ -68,17 +68,14 @@ pub(super) fn build(
         .map(|(g, gpu)| {
             let unit = f64::from(gpu.purchase.unit_gpus);
             gpu.reserved_usd_per_gpu_hour.map(|price| {
-                let def = match mode.fixed_reserved {
-                    Some(fixed) => {
-                        let units = (f64::from(fixed[g]) / unit).ceil();
-                        variable().min(units).max(units)
-                    }
-                    None => {
-                        let def = int(variable()).min(0);
-                        match gpu.max_gpus {
-                            Some(max) => def.max((f64::from(max) / unit).floor()),
-                            None => def,
-                        }
+                let def = if let Some(fixed) = mode.fixed_reserved {
+                    let units = (f64::from(fixed[g]) / unit).ceil();
+                    variable().min(units).max(units)
+                } else {
+                    let def = int(variable()).min(0);
+                    match gpu.max_gpus {
+                        Some(max) => def.max((f64::from(max) / unit).floor()),
+                        None => def,
                     }
                 };
                 let v = vars.add(def);

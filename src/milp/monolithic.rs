@@ -19,7 +19,7 @@ use super::{
 /// has then been seen to stop as "optimal" above a cheaper feasible plan
 /// (two slots, two tiers: 62.8 USD where 62 USD was feasible; see
 /// `docs/model.md` §4).
-pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
+pub(super) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let lp = relaxation::solve(input, settings)?;
     let lp_bound = lp.objective_usd - 1e-6 * (1.0 + lp.objective_usd.abs());
     let with_lp_bound = |mut s: Solution| {
@@ -85,7 +85,7 @@ pub fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError
 }
 
 /// The whole model in HiGHS with the reserved counts fixed to `reserved`.
-pub fn with_reserved(
+pub(super) fn with_reserved(
     input: &Problem,
     settings: &Settings,
     reserved: &[u32],

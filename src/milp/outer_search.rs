@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 
 /// One priced candidate.
 #[derive(Debug, Clone)]
-pub struct Priced {
+pub(super) struct Priced {
     pub cost_usd: f64,
     pub slots: Vec<SlotPlan>,
 }
 
 /// The candidates priced so far and the cheapest of them.
-pub struct OuterSearch<'a> {
+pub(super) struct OuterSearch<'a> {
     input: &'a Problem,
     /// `None`: some slot cannot be covered with those counts.
     priced: BTreeMap<Vec<u32>, Option<f64>>,
@@ -25,7 +25,7 @@ pub struct OuterSearch<'a> {
 }
 
 impl<'a> OuterSearch<'a> {
-    pub fn new(input: &'a Problem) -> Self {
+    pub(super) fn new(input: &'a Problem) -> Self {
         OuterSearch {
             input,
             priced: BTreeMap::new(),
@@ -34,17 +34,17 @@ impl<'a> OuterSearch<'a> {
     }
 
     /// The cheapest candidate so far.
-    pub fn best(&self) -> Option<&(Vec<u32>, Priced)> {
+    pub(super) fn best(&self) -> Option<&(Vec<u32>, Priced)> {
         self.best.as_ref()
     }
 
-    pub fn best_usd(&self) -> f64 {
+    pub(super) fn best_usd(&self) -> f64 {
         self.best.as_ref().map_or(f64::INFINITY, |b| b.1.cost_usd)
     }
 
     /// `F(reserved)`, each slot solved on the available cores (once per
     /// candidate); `None` when a slot cannot be covered.
-    pub fn price(&mut self, reserved: &[u32]) -> Option<f64> {
+    pub(super) fn price(&mut self, reserved: &[u32]) -> Option<f64> {
         if let Some(&known) = self.priced.get(reserved) {
             return known;
         }
@@ -90,7 +90,7 @@ impl<'a> OuterSearch<'a> {
     /// Prices `reserved`, then the levels its slot plans suggest
     /// ([`levels_for_usage`]), up to `rounds` times, until they settle or
     /// until `keep_going` says stop.
-    pub fn relevel(
+    pub(super) fn relevel(
         &mut self,
         mut reserved: Vec<u32>,
         rounds: usize,
@@ -136,7 +136,7 @@ impl<'a> OuterSearch<'a> {
     /// Moves one GPU type's reserved count at a time from the best candidate,
     /// by ±1 and ±`wide`, keeping any that is cheaper, until none is or
     /// `keep_going` says stop.
-    pub fn local_search(&mut self, wide: u32, keep_going: impl Fn(&Self) -> bool) {
+    pub(super) fn local_search(&mut self, wide: u32, keep_going: impl Fn(&Self) -> bool) {
         loop {
             let Some((start, _)) = self.best.clone() else {
                 return;

@@ -8,7 +8,7 @@ use good_lp::solvers::DualValues;
 use good_lp::{Solution as _, SolutionWithDual, SolverModel};
 
 /// The LP relaxation's answer.
-pub struct LpRelaxation {
+pub(super) struct LpRelaxation {
     pub values: Relaxation,
     /// The LP optimum, USD: a lower bound on the MILP's.
     pub objective_usd: f64,
@@ -18,7 +18,7 @@ pub struct LpRelaxation {
 }
 
 /// Solves the LP relaxation of `input`.
-pub fn solve(input: &Problem, settings: &Settings) -> Result<LpRelaxation, MilpError> {
+pub(super) fn solve(input: &Problem, settings: &Settings) -> Result<LpRelaxation, MilpError> {
     let built = build(
         input,
         settings,

@@ -17,7 +17,7 @@ use super::{Problem, TierInput};
 
 /// What using GPUs of one type costs in the slot.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GpuCurve {
+pub(crate) struct GpuCurve {
     /// USD per GPU for the first `cheap_gpus` GPUs.
     pub cheap_usd: f64,
     pub cheap_gpus: u32,
@@ -29,7 +29,7 @@ pub struct GpuCurve {
 
 impl GpuCurve {
     /// USD for `used` GPUs (`None` beyond what may be held).
-    pub fn usd(&self, used: u32) -> Option<f64> {
+    pub(crate) fn usd(&self, used: u32) -> Option<f64> {
         if self.cap.is_some_and(|c| used > c) {
             return None;
         }
@@ -56,7 +56,7 @@ impl GpuCurve {
 
 /// One slot's answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SlotPlan {
+pub(crate) struct SlotPlan {
     /// `replicas[k][c]`.
     pub replicas: Vec<Vec<u32>>,
     /// `api[k]`: share of the tier's slot traffic sent to the API.
@@ -73,7 +73,7 @@ pub struct SlotPlan {
 
 /// Why the search gave no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlotOutcome {
+pub(crate) enum SlotOutcome {
     /// No plan covers the slot (caps, no API).
     Infeasible,
     /// The search visited [`NODE_LIMIT`] nodes without proving its answer.
@@ -82,7 +82,7 @@ pub enum SlotOutcome {
 
 /// Nodes one slot's search may visit before it gives up (the caller then
 /// solves the slot as a MILP).
-pub const NODE_LIMIT: u64 = 200_000;
+pub(crate) const NODE_LIMIT: u64 = 200_000;
 
 /// Relative slack on a coverage row, as the MILP solver's feasibility
 /// tolerance allows.
@@ -95,7 +95,11 @@ const COVER_TOLERANCE: f64 = 1e-9;
 /// With one price per GPU type and no API rate limit the tiers do not share
 /// anything but the caps, so each tier is searched on its own (the product
 /// of their searches is much larger) and the sum kept if it fits the caps.
-pub fn solve(input: &Problem, t: usize, curves: &[GpuCurve]) -> Result<SlotPlan, SlotOutcome> {
+pub(crate) fn solve(
+    input: &Problem,
+    t: usize,
+    curves: &[GpuCurve],
+) -> Result<SlotPlan, SlotOutcome> {
     let tiers: Vec<TierSlot> = input
         .tiers
         .iter()
@@ -293,7 +297,8 @@ impl Search<'_> {
     /// they send to the API.
     fn tier(&mut self, k: usize, api_usd: f64) -> Result<(), SlotOutcome> {
         if k == self.tiers.len() {
-            return self.leaf(api_usd);
+            self.leaf(api_usd);
+            return Ok(());
         }
         let peak = self.tiers[k].peak_rps;
         if peak <= 0.0 {
@@ -358,7 +363,7 @@ impl Search<'_> {
         Ok(())
     }
 
-    fn leaf(&mut self, api_usd: f64) -> Result<(), SlotOutcome> {
+    fn leaf(&mut self, api_usd: f64) {
         if let Some(limit) = self.input.api_max_tokens_per_minute {
             let tokens: f64 = self
                 .tiers
@@ -367,11 +372,11 @@ impl Search<'_> {
                 .map(|(k, &share)| k.api.map_or(0.0, |(_, tok)| share * tok))
                 .sum();
             if tokens > limit * (1.0 + 1e-9) {
-                return Ok(());
+                return;
             }
         }
         let Some(gpu) = self.gpu_usd() else {
-            return Ok(());
+            return;
         };
         let cost = gpu + api_usd;
         if cost < self.best_usd() - 1e-9 {
@@ -382,7 +387,6 @@ impl Search<'_> {
                 self.used.clone(),
             ));
         }
-        Ok(())
     }
 
     /// A lower bound on what covering the rest costs: tier `k` from option
@@ -489,7 +493,7 @@ impl Search<'_> {
 
 /// What a slot pays for GPUs in the decomposed method.
 #[derive(Debug, Clone, Copy)]
-pub enum Pricing<'a> {
+pub(crate) enum Pricing<'a> {
     /// `reserved[g]` GPUs are held already (their cost is the horizon's);
     /// GPUs beyond them are rented on demand.
     Reserved(&'a [u32]),
@@ -499,7 +503,7 @@ pub enum Pricing<'a> {
 }
 
 /// The cost curve of every GPU type in a slot under `pricing`.
-pub fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
+pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
     input
         .gpus
         .iter()
@@ -538,7 +542,7 @@ pub fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
 /// Slot `t` solved under `pricing` by the search, or, when it reaches its
 /// node limit without any plan, as a one-slot MILP in HiGHS (proven optimal,
 /// or `Err(NodeLimit)`).
-pub fn solve_exact(
+pub(crate) fn solve_exact(
     input: &Problem,
     t: usize,
     pricing: Pricing<'_>,
@@ -582,9 +586,8 @@ fn by_milp(
     let solved = build(&one, &exact, mode).and_then(|b| solve_built(&one, &exact, b));
     let s = match solved {
         Ok(s) if s.status == SolveStatus::Optimal => s,
-        Ok(_) => return Err(SlotOutcome::NodeLimit),
         Err(MilpError::Infeasible) => return Err(SlotOutcome::Infeasible),
-        Err(MilpError::Solver(_)) => return Err(SlotOutcome::NodeLimit),
+        Ok(_) | Err(MilpError::Solver(_)) => return Err(SlotOutcome::NodeLimit),
     };
     let gpus_used: Vec<u32> = (0..one.gpus.len())
         .map(|g| s.gpus_used(&one, g, 0))
@@ -629,7 +632,7 @@ mod tests {
                     reserved_usd_per_gpu_hour: Some(2.0),
                     on_demand_usd_per_gpu_hour: Some(4.0),
                     max_gpus: None,
-                    purchase: Default::default(),
+                    purchase: super::super::Purchase::default(),
                     spot: None,
                 },
                 GpuType {
@@ -637,7 +640,7 @@ mod tests {
                     reserved_usd_per_gpu_hour: Some(0.6),
                     on_demand_usd_per_gpu_hour: Some(1.0),
                     max_gpus: Some(6),
-                    purchase: Default::default(),
+                    purchase: super::super::Purchase::default(),
                     spot: None,
                 },
             ],
@@ -656,7 +659,7 @@ mod tests {
                         usd_per_request: 0.0004,
                         tokens_per_request: 1000.0,
                     }),
-                    rules: Default::default(),
+                    rules: super::super::TierRules::default(),
                 })
                 .collect(),
             api_max_tokens_per_minute: limit,

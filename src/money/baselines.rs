@@ -35,7 +35,10 @@ fn gpus_needed(input: &Problem, g: usize, t: usize) -> Option<u32> {
 
 /// All baselines, keyed by name. `api_usd_per_request[k]` is the API price of
 /// tier `k`'s mean request (whether or not the tier may use the API).
-pub fn compute(input: &Problem, api_usd_per_request: &[Option<f64>]) -> BTreeMap<String, Baseline> {
+pub(crate) fn compute(
+    input: &Problem,
+    api_usd_per_request: &[Option<f64>],
+) -> BTreeMap<String, Baseline> {
     let slots = input
         .tiers
         .iter()
@@ -171,7 +174,7 @@ pub fn compute(input: &Problem, api_usd_per_request: &[Option<f64>]) -> BTreeMap
 /// Appended to the GPU alternatives' descriptions when the scenario has
 /// purchase units, minimum rentals or tier rules, which they do not follow
 /// (so they may cost less than a plan that does).
-pub const UNRULED: &str =
+pub(crate) const UNRULED: &str =
     "; priced without the purchase units, minimum rentals and tier rules the plan follows";
 
 #[cfg(test)]

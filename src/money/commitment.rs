@@ -74,7 +74,7 @@ pub struct TermCommitment {
 /// The commitment over `months`: its money, the GPU-hours it buys, and the
 /// share of them the plan's replicas occupy (`plan.reserved` against each
 /// slot's replicas on reserved GPU types).
-pub fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<TermCommitment> {
+pub(crate) fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<TermCommitment> {
     if c.gpu_types.is_empty() {
         return None;
     }
@@ -119,7 +119,7 @@ pub fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<TermCommitm
 /// What `plan`'s reservations commit to at `prices`: per year, over the
 /// scenario's term when it states one, and with the term's growth projected
 /// when the MILP was solved over it.
-pub fn of_plan(
+pub(crate) fn of_plan(
     plan: &Plan,
     prices: &Prices,
     term_months: Option<u32>,
@@ -134,11 +134,11 @@ pub fn of_plan(
 
 /// Shortest horizon, in hours, whose reservations the report does not warn
 /// about.
-pub const MIN_RESERVATION_HORIZON_HOURS: f64 = 24.0;
+pub(crate) const MIN_RESERVATION_HORIZON_HOURS: f64 = 24.0;
 
 /// The yearly commitment of `reserved` GPUs (type → count) at the reserved
 /// prices in `prices`, chosen on a horizon of `horizon_hours`.
-pub fn of(
+pub(crate) fn of(
     reserved: &BTreeMap<String, u32>,
     prices: &BTreeMap<String, GpuPrice>,
     horizon_hours: f64,

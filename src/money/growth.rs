@@ -26,11 +26,11 @@ use std::ops::Range;
 
 /// Most slots the term's MILP may have when the decomposed method solves it
 /// (each slot exactly, on its own).
-pub const MAX_TERM_SLOTS_DECOMPOSED: usize = 8_760;
+pub(crate) const MAX_TERM_SLOTS_DECOMPOSED: usize = 8_760;
 
 /// Most slots the term's MILP may have when the whole model goes to HiGHS
 /// (the plan's own limit).
-pub const MAX_TERM_SLOTS_WHOLE: usize = crate::scenario::MAX_SLOTS as usize;
+pub(crate) const MAX_TERM_SLOTS_WHOLE: usize = crate::scenario::MAX_SLOTS as usize;
 
 use crate::base::units::HOURS_PER_MONTH;
 
@@ -48,7 +48,7 @@ pub struct Period {
 
 /// The term, its growth and its periods.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TermGrowth {
+pub(crate) struct TermGrowth {
     pub months: u32,
     pub monthly_growth: f64,
     pub periods: Vec<Period>,
@@ -58,7 +58,7 @@ impl TermGrowth {
     /// The term of `scenario` split into periods of a horizon of `slots`
     /// slots, at most `max_slots` slots in all; `None` without a term or
     /// growth (the horizon alone is then the term's pattern).
-    pub fn of(scenario: &Scenario, slots: usize, max_slots: usize) -> Option<Self> {
+    pub(crate) fn of(scenario: &Scenario, slots: usize, max_slots: usize) -> Option<Self> {
         Self::split(
             scenario.commitment_term_months?,
             scenario.commitment_monthly_growth,
@@ -68,7 +68,7 @@ impl TermGrowth {
     }
 
     /// [`Self::of`] for a term of `months` growing by `growth` a month.
-    pub fn split(months: u32, growth: f64, slots: usize, max_slots: usize) -> Option<Self> {
+    pub(crate) fn split(months: u32, growth: f64, slots: usize, max_slots: usize) -> Option<Self> {
         if growth == 0.0 || months < 2 || slots == 0 {
             return None;
         }
@@ -98,7 +98,7 @@ impl TermGrowth {
     }
 
     /// The largest peak factor of the term (fleets are sized up to it).
-    pub fn peak_factor(&self) -> f64 {
+    pub(crate) fn peak_factor(&self) -> f64 {
         self.periods
             .iter()
             .map(|p| p.peak_factor)
@@ -106,12 +106,12 @@ impl TermGrowth {
     }
 
     /// The slots of period `p` in the term's MILP.
-    pub fn slots_of(&self, p: usize, slots: usize) -> Range<usize> {
+    pub(crate) fn slots_of(p: usize, slots: usize) -> Range<usize> {
         p * slots..(p + 1) * slots
     }
 
     /// The horizon's demand repeated once per period, scaled.
-    pub fn expand(&self, demand: &Demand) -> Demand {
+    pub(crate) fn expand(&self, demand: &Demand) -> Demand {
         let mut term = demand.clone();
         for (tier, base) in term.tiers.iter_mut().zip(&demand.tiers) {
             tier.peak_rps = self.scaled(&base.peak_rps, |p| p.peak_factor);
@@ -132,7 +132,7 @@ impl TermGrowth {
     }
 
     /// A per-tier, per-slot figure of the horizon repeated once per period.
-    pub fn repeat(&self, per_tier: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    pub(crate) fn repeat(&self, per_tier: &[Vec<f64>]) -> Vec<Vec<f64>> {
         per_tier
             .iter()
             .map(|slots| {
@@ -154,7 +154,7 @@ impl TermGrowth {
     /// `input` (`slots` slots per period), with `first` (the horizon's own
     /// input and plan) in place of the first period when that period is
     /// month 1 alone; `lower_bound_usd` is the term MILP's bound.
-    pub fn project(
+    pub(crate) fn project(
         &self,
         (input, term): (&Problem, &Solution),
         slots: usize,
@@ -170,7 +170,7 @@ impl TermGrowth {
                     ProjectedPeriod::of(period, one, plan)
                 }
                 _ => {
-                    let range = self.slots_of(p, slots);
+                    let range = Self::slots_of(p, slots);
                     ProjectedPeriod::of(
                         period,
                         &input.slots_in(range.clone()),

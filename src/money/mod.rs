@@ -4,9 +4,9 @@
 //! ([`schedule`]), what the reservations commit to per year and over the
 //! term ([`commitment`]), and the term's cost when demand grows ([`growth`]).
 
-pub mod baselines;
-pub mod commitment;
-pub mod growth;
-pub mod prices;
-pub mod schedule;
-pub mod unit_costs;
+pub(crate) mod baselines;
+pub(crate) mod commitment;
+pub(crate) mod growth;
+pub(crate) mod prices;
+pub(crate) mod schedule;
+pub(crate) mod unit_costs;

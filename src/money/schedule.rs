@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// One slot of the schedule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Slot {
+pub(crate) struct Slot {
     pub slot: usize,
     /// Hours from the start of the horizon.
     pub start_hour: f64,
@@ -49,7 +49,7 @@ pub struct Slot {
 
 /// One tier in one slot.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SlotTier {
+pub(crate) struct SlotTier {
     pub peak_rps: f64,
     pub mean_rps: f64,
     pub api_share: f64,
@@ -58,7 +58,11 @@ pub struct SlotTier {
 }
 
 /// The plan's schedule, one entry per slot, at `prices` on `demand`.
-pub fn of(plan: &Plan, demand: &BTreeMap<String, DemandSummary>, prices: &Prices) -> Vec<Slot> {
+pub(crate) fn of(
+    plan: &Plan,
+    demand: &BTreeMap<String, DemandSummary>,
+    prices: &Prices,
+) -> Vec<Slot> {
     let slots = plan.solver.slots;
     let slot_s = plan.slot_hours * 3600.0;
     let api_usd_per_request = |name: &str| {

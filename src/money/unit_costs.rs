@@ -82,7 +82,11 @@ fn unit_cost(
 
 /// The per-token costs of `plan`, from its schedule and the demand and
 /// prices it was made on.
-pub fn of(plan: &Plan, demand: &BTreeMap<String, DemandSummary>, prices: &Prices) -> UnitCosts {
+pub(crate) fn of(
+    plan: &Plan,
+    demand: &BTreeMap<String, DemandSummary>,
+    prices: &Prices,
+) -> UnitCosts {
     let slot_s = plan.slot_hours * 3600.0;
     let api = prices.api.as_ref().map(|a| {
         (

@@ -451,19 +451,19 @@ pub(crate) mod tests {
             active_params_billion: 8.03,
             layers: 32,
             hidden: 4096,
-            vocab_size: 128256,
+            vocab_size: 128_256,
             heads: 32,
             kv_heads: 8,
             head_dim: 128,
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
-            max_context_tokens: 131072,
+            max_context_tokens: 131_072,
             source: "test".into(),
         }
     }
 
     /// Llama 3.1 8B's LM head (and embedding): 128,256 × 4,096.
-    const HEAD: f64 = 128256.0 * 4096.0;
+    const HEAD: f64 = 128_256.0 * 4096.0;
 
     #[test]
     fn decode_at_batch_one_is_the_weight_read_time() {

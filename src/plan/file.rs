@@ -219,7 +219,7 @@ impl PlanFile {
     pub fn check(&self, scenario: &Scenario, slots: usize, path: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut add = |location: String, message: String| {
-            problems.push(Problem::new(path.to_path_buf(), location, message))
+            problems.push(Problem::new(path.to_path_buf(), location, message));
         };
         if self.plan_format != PLAN_FORMAT {
             add(

@@ -124,6 +124,7 @@ pub struct CostBreakdown {
     pub spot_usd: f64,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }

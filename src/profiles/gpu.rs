@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// The accepted range of every number in a GPU profile (a GPU of today
 /// lies well inside each).
-pub const GPU_BOUNDS: &[Bound] = &[
+pub(crate) const GPU_BOUNDS: &[Bound] = &[
     Bound::positive("memory_gb", 1_024.0, "GB"),
     Bound::positive("memory_bandwidth_tb_s", 100.0, "TB/s"),
     Bound::positive("bf16_tflops", 100_000.0, "TFLOP/s"),

@@ -5,21 +5,21 @@
 
 mod gpu;
 mod model;
-pub mod precision;
+pub(crate) mod precision;
 
-pub use gpu::GpuProfile;
+pub(crate) use gpu::GpuProfile;
 #[cfg(test)]
-pub use gpu::GPU_BOUNDS;
-pub use model::ModelProfile;
+pub(crate) use gpu::GPU_BOUNDS;
+pub(crate) use model::ModelProfile;
 #[cfg(test)]
-pub use model::MODEL_BOUNDS;
+pub(crate) use model::MODEL_BOUNDS;
 
 use crate::base::error::Problem;
 use crate::base::toml_file::read_toml_file;
 use std::path::Path;
 
 /// Reads and checks `<profiles_dir>/gpus/<id>.toml`.
-pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
+pub(crate) fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
     let file = profiles_dir.join("gpus").join(format!("{id}.toml"));
     let (profile, _): (GpuProfile, _) = read_toml_file(&file).map_err(first_of_list)?;
     first_of(profile.check(&file))?;
@@ -27,7 +27,7 @@ pub fn load_gpu(profiles_dir: &Path, id: &str) -> Result<GpuProfile, Problem> {
 }
 
 /// Reads and checks `<profiles_dir>/models/<id>.toml`.
-pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
+pub(crate) fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem> {
     let file = profiles_dir.join("models").join(format!("{id}.toml"));
     let (profile, _): (ModelProfile, _) = read_toml_file(&file).map_err(first_of_list)?;
     first_of(profile.check(&file))?;
@@ -36,7 +36,7 @@ pub fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, Problem
 
 /// The profile ids (file stems of `*.toml`) in `dir`, sorted; empty when
 /// the folder cannot be read.
-pub fn known_ids(dir: &Path) -> Vec<String> {
+pub(crate) fn known_ids(dir: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()

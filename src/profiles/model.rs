@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The accepted range of every number in a model profile.
-pub const MODEL_BOUNDS: &[Bound] = &[
+pub(crate) const MODEL_BOUNDS: &[Bound] = &[
     Bound::positive("params_billion", 100_000.0, "billion"),
     Bound::positive("active_params_billion", 100_000.0, "billion"),
     Bound::closed("layers", 1.0, 1_000.0, ""),
@@ -158,13 +158,13 @@ mod tests {
             active_params_billion: 70.55,
             layers: 80,
             hidden: 8192,
-            vocab_size: 128256,
+            vocab_size: 128_256,
             heads: 64,
             kv_heads: 8,
             head_dim: 128,
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
-            max_context_tokens: 131072,
+            max_context_tokens: 131_072,
             source: "test".into(),
         };
         // 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 320 KiB.

@@ -16,9 +16,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Problems listed before the rest are summarised.
-const MAX_LISTED: usize = 20;
-
 /// One request's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestResult {
@@ -306,21 +303,14 @@ fn check(r: &RequestResult) -> Result<(), String> {
     Ok(())
 }
 
-fn finish(mut problems: Vec<Problem>, log: ResultLog) -> Result<ResultLog, PlannerError> {
+fn finish(problems: Vec<Problem>, log: ResultLog) -> Result<ResultLog, PlannerError> {
     if problems.is_empty() {
         return Ok(log);
     }
-    if problems.len() > MAX_LISTED {
-        let more = problems.len() - MAX_LISTED;
-        let file = problems[0].file.clone();
-        problems.truncate(MAX_LISTED);
-        problems.push(Problem::new(
-            file,
-            String::new(),
-            format!("… and {more} more problems"),
-        ));
-    }
-    Err(PlannerError::Log(problems))
+    let file = problems[0].file.clone();
+    Err(PlannerError::Log(crate::base::located::listed(
+        problems, &file,
+    )))
 }
 
 #[derive(serde::Deserialize)]
@@ -496,16 +486,28 @@ pub fn account(
     g
 }
 
+/// The span a log's rates are over: its seconds, and where they came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub duration_s: f64,
+    /// How the duration was found, as the report shows it.
+    pub source: String,
+}
+
 /// The whole report: totals, and per tier when the log names tiers, each
 /// judged against its limits.
 pub fn report(
     log: &ResultLog,
     log_name: &str,
     limits: &LimitSource,
-    (duration_s, duration_text): (f64, String),
+    span: Span,
     cost: Option<CostBasis>,
     currency: &str,
 ) -> GoodputReport {
+    let Span {
+        duration_s,
+        source: duration_text,
+    } = span;
     let total_cost = cost.map(|c| c.cost_per_hour * c.duration_s / 3600.0);
     let mut by_tier: BTreeMap<String, Vec<&RequestResult>> = BTreeMap::new();
     for r in &log.requests {

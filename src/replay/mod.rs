@@ -211,7 +211,7 @@ pub fn verify(
         demand.slots
     );
     let result = replay_each(&fleet, &slots, replay, scenario.simulation.seed, progress);
-    report(scenario, plan, &fleet, slots, result, method)
+    report(scenario, plan, &fleet, slots, &result, method)
 }
 
 /// Replays the slots in `range` in one continuous run from an empty fleet,
@@ -253,7 +253,7 @@ pub fn verify_range(
             demand.slots
         )
     };
-    report(scenario, plan, &fleet, range.collect(), r, method)
+    report(scenario, plan, &fleet, range.collect(), &r, method)
 }
 
 /// Replays each slot on its own, from an empty fleet, on all cores.
@@ -393,7 +393,7 @@ fn report(
     plan: &PlanFile,
     fleet: &Fleet,
     slots: Vec<usize>,
-    r: SimResult,
+    r: &SimResult,
     method: String,
 ) -> Verification {
     let method = match sampling_note(scenario) {

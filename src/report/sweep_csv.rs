@@ -37,40 +37,37 @@ pub fn render(s: &Sweep) -> String {
     let mut out = line(&header);
     for row in &s.rows {
         let mut cells: Vec<String> = row.settings.iter().map(|x| x.value.clone()).collect();
-        match &row.figures {
-            Some(f) => {
-                cells.push(number(f.total_cost_usd));
-                cells.push(number(f.cost_per_month_usd));
-                cells.push(number(f.commitment_usd_per_year));
-                if term {
-                    cells.push(f.term_usd.map_or(String::new(), number));
-                }
-                for g in &s.gpu_types {
-                    cells.push(f.reserved.get(g).copied().unwrap_or(0).to_string());
-                }
-                for g in &s.gpu_types {
-                    cells.push(f.peak_on_demand.get(g).copied().unwrap_or(0).to_string());
-                }
-                cells.push(number(f.api_share));
-                cells.push(number(f.usd_per_million_tokens));
-                for t in &s.tiers {
-                    match f.tiers.get(t) {
-                        Some(x) => {
-                            cells.push(number(x.api_share));
-                            cells.push(number(x.usd_per_million_tokens));
-                            cells.push(number(x.usd_per_million_output_tokens));
-                            cells.push(x.attainment.map_or(String::new(), number));
-                        }
-                        None => cells.extend(std::iter::repeat_n(String::new(), 4)),
+        if let Some(f) = &row.figures {
+            cells.push(number(f.total_cost_usd));
+            cells.push(number(f.cost_per_month_usd));
+            cells.push(number(f.commitment_usd_per_year));
+            if term {
+                cells.push(f.term_usd.map_or(String::new(), number));
+            }
+            for g in &s.gpu_types {
+                cells.push(f.reserved.get(g).copied().unwrap_or(0).to_string());
+            }
+            for g in &s.gpu_types {
+                cells.push(f.peak_on_demand.get(g).copied().unwrap_or(0).to_string());
+            }
+            cells.push(number(f.api_share));
+            cells.push(number(f.usd_per_million_tokens));
+            for t in &s.tiers {
+                match f.tiers.get(t) {
+                    Some(x) => {
+                        cells.push(number(x.api_share));
+                        cells.push(number(x.usd_per_million_tokens));
+                        cells.push(number(x.usd_per_million_output_tokens));
+                        cells.push(x.attainment.map_or(String::new(), number));
                     }
+                    None => cells.extend(std::iter::repeat_n(String::new(), 4)),
                 }
-                cells.push(String::new());
             }
-            None => {
-                let blanks = header.len() - cells.len() - 1;
-                cells.extend(std::iter::repeat_n(String::new(), blanks));
-                cells.push(row.error.clone().unwrap_or_default());
-            }
+            cells.push(String::new());
+        } else {
+            let blanks = header.len() - cells.len() - 1;
+            cells.extend(std::iter::repeat_n(String::new(), blanks));
+            cells.push(row.error.clone().unwrap_or_default());
         }
         out.push_str(&line(&cells));
     }

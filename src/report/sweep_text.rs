@@ -45,7 +45,7 @@ pub fn render(s: &Sweep) -> String {
     }
     let _ = writeln!(o);
     // Columns: each swept key, then the figures.
-    let mut header: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    let mut header: Vec<String> = keys.iter().map(std::string::ToString::to_string).collect();
     header.extend(
         [
             "total USD",

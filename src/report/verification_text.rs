@@ -59,16 +59,18 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
             format!("; worst slot {s} at {:.2}%", a * 100.0)
         });
         if let Some(lost) = t.interrupted_requests {
-            worst.push_str(&format!(
+            let _ = write!(
+                worst,
                 "; {} dropped by spot interruptions",
                 group_thousands(lost as i64)
-            ));
+            );
         }
         if let Some(late) = t.late_requests {
-            worst.push_str(&format!(
+            let _ = write!(
+                worst,
                 "; {} finished after their deadline",
                 group_thousands(late as i64)
-            ));
+            );
         }
         let _ = writeln!(
             o,

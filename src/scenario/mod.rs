@@ -232,6 +232,7 @@ pub struct ServingRules {
     pub spot_allowed: bool,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }

@@ -14,6 +14,7 @@
 //! any other line keeps its line and column in the file.
 
 use crate::base::error::Problem;
+use std::fmt::Write as _;
 use std::path::Path;
 use toml_edit::{DocumentMut, Item, Table, Value};
 
@@ -51,6 +52,7 @@ impl Override {
     }
 
     /// The same key with another value.
+    #[must_use]
     pub fn with_value(&self, value: &str) -> Override {
         Override {
             value: value.to_string(),
@@ -235,8 +237,7 @@ fn describe(item: &Item) -> &'static str {
         Item::ArrayOfTables(_) => "an array of tables",
         Item::Value(v) => match v {
             Value::String(_) => "a string",
-            Value::Integer(_) => "a number",
-            Value::Float(_) => "a number",
+            Value::Integer(_) | Value::Float(_) => "a number",
             Value::Boolean(_) => "a boolean",
             Value::Datetime(_) => "a date-time",
             Value::Array(_) => "an array",
@@ -254,7 +255,9 @@ fn prefix_of(path: &[Segment]) -> String {
                 s.push('.');
                 s.push_str(k);
             }
-            Segment::Index(i) => s.push_str(&format!("[{i}]")),
+            Segment::Index(i) => {
+                let _ = write!(s, "[{i}]");
+            }
         }
     }
     s

@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// Default batch-size caps considered for every GPU type.
-pub const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
+pub(super) const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
 
 /// Default chunked-prefill budgets (tokens per step) tried on every GPU type.
-pub const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
+pub(super) const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
 
 /// Smallest chunk size accepted.
-pub const MIN_BATCHED_TOKENS: u32 = 64;
+pub(super) const MIN_BATCHED_TOKENS: u32 = 64;
 
 /// Most planning slots a scenario may have (traces or rate-curve days divided
 /// by `planning.slot_minutes`): the MILP and the replay grow with them.
@@ -39,7 +39,7 @@ pub const MAX_SLOTS: u64 = 2_000;
 
 /// Largest factor (and smallest, inverted) between the term's last month's
 /// demand and the planned pattern's that a scenario may state.
-pub const MAX_TERM_GROWTH_FACTOR: f64 = 100.0;
+pub(super) const MAX_TERM_GROWTH_FACTOR: f64 = 100.0;
 
 /// The accepted range of every number in a scenario, by key. A number that
 /// sizes memory or time (slots, requests, replicas, threads, days) has an
@@ -155,14 +155,14 @@ pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
 pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
     if overrides.is_empty() {
         let (raw, text) = read_toml_file::<RawScenario>(path).map_err(PlannerError::Scenario)?;
-        return validate(path, raw, text);
+        return validate(path, &raw, text);
     }
     let text = read_toml_text(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
     let edited = overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
     let locate = |p: Problem| edited.locate(p, overrides);
     let raw = parse_toml::<RawScenario>(path, &edited.text)
         .map_err(|ps| PlannerError::Scenario(ps.into_iter().map(locate).collect()))?;
-    validate(path, raw, edited.text.clone()).map_err(|e| match e {
+    validate(path, &raw, edited.text.clone()).map_err(|e| match e {
         PlannerError::Scenario(problems) => {
             PlannerError::Scenario(problems.into_iter().map(locate).collect())
         }
@@ -170,7 +170,7 @@ pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, Planne
     })
 }
 
-fn validate(path: &Path, raw: RawScenario, text: String) -> Result<Scenario, PlannerError> {
+fn validate(path: &Path, raw: &RawScenario, text: String) -> Result<Scenario, PlannerError> {
     let mut v = Validator {
         file: path.to_path_buf(),
         text,
@@ -215,12 +215,12 @@ impl Validator {
         }
     }
 
-    fn scenario(&mut self, raw: RawScenario) -> Option<Scenario> {
+    fn scenario(&mut self, raw: &RawScenario) -> Option<Scenario> {
         let profiles_dir = self
             .dir
             .join(raw.profiles_dir.as_deref().unwrap_or("../profiles"));
-        let model = self.model(&raw, &profiles_dir);
-        let planning = self.planning(&raw);
+        let model = self.model(raw, &profiles_dir);
+        let planning = self.planning(raw);
         let pins = Pins {
             precision: model.as_ref().and_then(|m| m.precision),
             max_batched_tokens: self.chunk_pin(raw.simulation.as_ref()),
@@ -354,19 +354,20 @@ impl Validator {
         let id = raw.model.profile.get_ref().clone();
         let precision = match raw.model.precision.as_ref() {
             None => None,
-            Some(p) => match Precision::parse(p.get_ref()) {
-                Some(precision) => Some(precision),
-                None => {
+            Some(p) => {
+                if let Some(precision) = Precision::parse(p.get_ref()) {
+                    Some(precision)
+                } else {
                     self.at_span(
-                        p,
-                        format!(
-                            "unknown precision `{}`; accepted: \"bf16\", \"fp8\" (or leave it out to let each GPU type try both)",
-                            p.get_ref()
-                        ),
-                    );
+                    p,
+                    format!(
+                        "unknown precision `{}`; accepted: \"bf16\", \"fp8\" (or leave it out to let each GPU type try both)",
+                        p.get_ref()
+                    ),
+                );
                     return None;
                 }
-            },
+            }
         };
         let profile: ModelProfile =
             self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
@@ -971,12 +972,9 @@ impl Validator {
                 let format = match d.format.as_ref() {
                     None => None,
                     Some(f) if f.get_ref() == "auto" => None,
-                    Some(f) => match TraceFormat::from_name(f.get_ref()) {
-                        Some(fmt) => Some(fmt),
-                        None => {
-                            self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\", \"burstgpt\"", f.get_ref()));
-                            None
-                        }
+                    Some(f) => if let Some(fmt) = TraceFormat::from_name(f.get_ref()) { Some(fmt) } else {
+                        self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\", \"burstgpt\"", f.get_ref()));
+                        None
                     },
                 };
                 let scale = d.scale.unwrap_or(1.0);

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 
 /// What happens at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Event {
+pub(crate) enum Event {
     /// The next request of the workload arrives.
     Arrival,
     /// Slot `0` begins: replicas follow the plan's counts for it.
@@ -22,14 +22,14 @@ pub enum Event {
 /// Events ordered by (time, sequence). Times are seconds ≥ 0; their IEEE bit
 /// patterns order like the numbers.
 #[derive(Debug, Default)]
-pub struct EventQueue {
+pub(crate) struct EventQueue {
     heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
     next_seq: u64,
 }
 
 impl EventQueue {
     /// Schedules `event` at `time_s` (≥ 0).
-    pub fn push(&mut self, time_s: f64, event: Event) {
+    pub(crate) fn push(&mut self, time_s: f64, event: Event) {
         debug_assert!(time_s >= 0.0 && time_s.is_finite(), "event time {time_s}");
         self.heap
             .push(Reverse((time_s.max(0.0).to_bits(), self.next_seq, event)));
@@ -37,7 +37,7 @@ impl EventQueue {
     }
 
     /// The earliest event, first scheduled first among equal times.
-    pub fn pop(&mut self) -> Option<(f64, Event)> {
+    pub(crate) fn pop(&mut self) -> Option<(f64, Event)> {
         self.heap
             .pop()
             .map(|Reverse((bits, _, e))| (f64::from_bits(bits), e))

@@ -76,7 +76,7 @@ pub struct Fleet {
 
 /// What a replay measured.
 #[derive(Debug, Clone)]
-pub struct SimResult {
+pub(crate) struct SimResult {
     pub tiers: Vec<TierTally>,
     /// Per slot of the range, per tier.
     pub slots: Vec<Vec<SlotTally>>,
@@ -506,7 +506,7 @@ impl<'a> Run<'a> {
 
 /// Replays `arrivals` (sorted by time, seconds since the start of slot 0,
 /// within `slots`) against `fleet`. `on_slot` is called at each slot start.
-pub fn simulate(
+pub(crate) fn simulate(
     fleet: &Fleet,
     slots: Range<usize>,
     arrivals: impl IntoIterator<Item = Arrival>,
@@ -518,7 +518,7 @@ pub fn simulate(
 
 /// [`simulate`], also handing every request completed on a replica to
 /// `on_completed`, in completion order.
-pub fn simulate_observed(
+pub(crate) fn simulate_observed(
     fleet: &Fleet,
     slots: Range<usize>,
     arrivals: impl IntoIterator<Item = Arrival>,

@@ -8,7 +8,7 @@ const BUCKETS: usize = 3000; // up to 0.001 × 1.01^3000 ≈ 9.6e9 ms
 
 /// Counts of latencies in milliseconds.
 #[derive(Debug, Clone)]
-pub struct Histogram {
+pub(crate) struct Histogram {
     counts: Vec<u64>,
     total: u64,
     max_ms: f64,
@@ -35,7 +35,7 @@ impl Histogram {
     }
 
     /// Adds one value.
-    pub fn record(&mut self, value_ms: f64) {
+    pub(crate) fn record(&mut self, value_ms: f64) {
         self.counts[Self::bucket(value_ms)] += 1;
         self.total += 1;
         self.max_ms = self.max_ms.max(value_ms);
@@ -44,7 +44,7 @@ impl Histogram {
     /// The `q` quantile (0-1): the upper edge of the bucket holding it, capped
     /// at the largest value seen, so never below the exact value by more than
     /// rounding and at most 1% above it. 0 when empty.
-    pub fn quantile_ms(&self, q: f64) -> f64 {
+    pub(crate) fn quantile_ms(&self, q: f64) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
@@ -60,7 +60,7 @@ impl Histogram {
     }
 
     /// Adds another histogram's counts.
-    pub fn merge(&mut self, other: &Histogram) {
+    pub(crate) fn merge(&mut self, other: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }

@@ -13,7 +13,7 @@ pub struct Limits {
 
 /// The latencies of one completed request.
 #[derive(Debug, Clone, Copy)]
-pub struct Latency {
+pub(crate) struct Latency {
     pub ttft_ms: f64,
     /// (e2e − TTFT) / (output tokens − 1); 0 for a one-token answer, which
     /// has no time between tokens and so always meets the TPOT limit.
@@ -25,7 +25,7 @@ pub struct Latency {
 
 impl Latency {
     /// TPOT of a request from its end-to-end latency and TTFT.
-    pub fn tpot_ms(e2e_ms: f64, ttft_ms: f64, output_tokens: u32) -> f64 {
+    pub(crate) fn tpot_ms(e2e_ms: f64, ttft_ms: f64, output_tokens: u32) -> f64 {
         if output_tokens <= 1 {
             0.0
         } else {
@@ -36,7 +36,7 @@ impl Latency {
 
 /// Running totals of one tier.
 #[derive(Debug, Clone, Default)]
-pub struct TierTally {
+pub(crate) struct TierTally {
     /// Requests offered (all routes).
     pub requests: u64,
     /// Sent to the API by the plan's share (assumed to meet the limits: the
@@ -72,7 +72,7 @@ pub struct TierTally {
 impl TierTally {
     /// Records one completed request of a tier with a deadline: one finished
     /// after it (`on_time` false) misses even when both limits hold.
-    pub fn record_on_time(
+    pub(crate) fn record_on_time(
         &mut self,
         latency: Latency,
         output_tokens: u32,
@@ -99,7 +99,7 @@ impl TierTally {
 
     /// Share of the requests kept on GPUs (served or unserved) that met both
     /// limits; 1 when there were none.
-    pub fn attainment(&self) -> f64 {
+    pub(crate) fn attainment(&self) -> f64 {
         let on_gpus = self.served_requests + self.unserved_requests;
         if on_gpus == 0 {
             1.0
@@ -109,7 +109,7 @@ impl TierTally {
     }
 
     /// Adds another tally.
-    pub fn merge(&mut self, o: &TierTally) {
+    pub(crate) fn merge(&mut self, o: &TierTally) {
         self.requests += o.requests;
         self.api_requests += o.api_requests;
         self.api_input_tokens += o.api_input_tokens;
@@ -133,14 +133,14 @@ impl TierTally {
 
 /// Per slot and tier: requests kept on GPUs and those meeting both limits.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct SlotTally {
+pub(crate) struct SlotTally {
     pub on_gpus: u64,
     pub met_both: u64,
 }
 
 /// Utilisation of one group of identical replicas.
 #[derive(Debug, Clone, Default)]
-pub struct GroupTally {
+pub(crate) struct GroupTally {
     /// Replica-seconds the plan kept the group's replicas up.
     pub up_s: f64,
     /// Replica-seconds spent running steps while up.
@@ -154,7 +154,7 @@ pub struct GroupTally {
 
 impl GroupTally {
     /// Adds another tally, replica by replica.
-    pub fn merge(&mut self, o: &GroupTally) {
+    pub(crate) fn merge(&mut self, o: &GroupTally) {
         self.up_s += o.up_s;
         self.busy_s += o.busy_s;
         self.batch_s += o.batch_s;

@@ -4,18 +4,20 @@
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
 
-pub mod events;
-pub mod fleet;
-pub mod histogram;
-pub mod metrics;
-pub mod renewal;
-pub mod replica;
-pub mod request;
-pub mod router;
-pub mod scheduler;
+pub(crate) mod events;
+pub(crate) mod fleet;
+pub(crate) mod histogram;
+pub(crate) mod metrics;
+pub(crate) mod renewal;
+pub(crate) mod replica;
+pub(crate) mod request;
+pub(crate) mod router;
+pub(crate) mod scheduler;
 
-pub use fleet::{simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult, Spot};
-pub use metrics::{Latency, Limits, TierTally};
-pub use replica::ReplicaSpec;
-pub use router::Router;
-pub use scheduler::Scheduler;
+pub(crate) use fleet::{
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult, Spot,
+};
+pub(crate) use metrics::{Latency, Limits, TierTally};
+pub(crate) use replica::ReplicaSpec;
+pub(crate) use router::Router;
+pub(crate) use scheduler::Scheduler;

@@ -10,7 +10,7 @@ use statrs::distribution::Gamma;
 
 /// `count` arrivals of tier 0 at `rate_rps` with gamma interarrival times of
 /// coefficient of variation `cv` (1 = Poisson), lengths drawn from `lengths`.
-pub fn renewal(
+pub(crate) fn renewal(
     rate_rps: f64,
     cv: f64,
     lengths: &[(u32, u32)],

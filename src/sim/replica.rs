@@ -67,7 +67,7 @@ impl ReplicaSpec {
 
 /// A request that has finished on a replica.
 #[derive(Debug, Clone, Copy)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub id: u32,
     pub finish_s: f64,
 }
@@ -87,7 +87,7 @@ struct Step {
 
 /// The state of one replica.
 #[derive(Debug)]
-pub struct Replica {
+pub(crate) struct Replica {
     pub spec: usize,
     waiting: VecDeque<u32>,
     prefilling: Vec<u32>,
@@ -125,7 +125,7 @@ pub struct Replica {
 }
 
 impl Replica {
-    pub fn new(spec: usize, rank: usize) -> Self {
+    pub(crate) fn new(spec: usize, rank: usize) -> Self {
         Replica {
             spec,
             waiting: VecDeque::new(),
@@ -152,7 +152,7 @@ impl Replica {
 
     /// Takes the replica down at once (a spot interruption): every request
     /// it holds is dropped and returned, and its step in progress abandoned.
-    pub fn evict_all(&mut self) -> Vec<u32> {
+    pub(crate) fn evict_all(&mut self) -> Vec<u32> {
         let mut dropped: Vec<u32> = self.waiting.drain(..).collect();
         dropped.append(&mut self.prefilling);
         dropped.append(&mut self.decoding);
@@ -169,14 +169,20 @@ impl Replica {
     }
 
     /// Whether a step is in progress.
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.step.is_some()
     }
 
     /// Queues request `id`. Returns the new end time of the step in progress
     /// when the arrival cuts a decode run short (the request can join at the
     /// next step boundary).
-    pub fn enqueue(&mut self, now: f64, id: u32, reqs: &Slab, spec: &ReplicaSpec) -> Option<f64> {
+    pub(crate) fn enqueue(
+        &mut self,
+        now: f64,
+        id: u32,
+        reqs: &Slab,
+        spec: &ReplicaSpec,
+    ) -> Option<f64> {
         let r = reqs.get(id);
         self.outstanding_prompt_tokens += u64::from(r.prefill_target);
         self.in_system += 1;
@@ -202,7 +208,12 @@ impl Replica {
     }
 
     /// Starts the next step if there is work; returns its end time.
-    pub fn start_step(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec) -> Option<f64> {
+    pub(crate) fn start_step(
+        &mut self,
+        now: f64,
+        reqs: &mut Slab,
+        spec: &ReplicaSpec,
+    ) -> Option<f64> {
         debug_assert!(self.step.is_none());
         self.preempt_to_fit(reqs, spec);
         self.chunks.clear();
@@ -259,7 +270,13 @@ impl Replica {
 
     /// Ends the step in progress at `now`; pushes the requests that finished.
     /// `up` says whether the plan has the replica up (else it is draining).
-    pub fn end_step(&mut self, now: f64, up: bool, reqs: &mut Slab, finished: &mut Vec<Finished>) {
+    pub(crate) fn end_step(
+        &mut self,
+        now: f64,
+        up: bool,
+        reqs: &mut Slab,
+        finished: &mut Vec<Finished>,
+    ) {
         let Some(step) = self.step.take() else {
             return;
         };

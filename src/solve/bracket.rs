@@ -7,14 +7,14 @@ use super::record::Rule;
 /// One tier's search for its capacity factor over the replay rounds: the
 /// largest factor whose replay met the target and the smallest that missed.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Bracket {
+pub(super) struct Bracket {
     met: Option<f64>,
     missed: Option<f64>,
 }
 
 /// A replay's verdict on one tier, as the bracket reads it.
 #[derive(Debug, Clone, Copy)]
-pub struct Reading {
+pub(super) struct Reading {
     /// The factor the replayed plan was sized with.
     pub factor: f64,
     /// The tier's replayed attainment (0-1).
@@ -33,7 +33,7 @@ impl Bracket {
     /// between a factor that met and one that missed, their geometric mean
     /// (bisect), until they are within 1% of each other (then the factor
     /// that met: settle).
-    pub fn next(&mut self, r: Reading, tighten_factor: f64) -> (f64, Rule) {
+    pub(super) fn next(&mut self, r: Reading, tighten_factor: f64) -> (f64, Rule) {
         let factor = r.factor;
         if r.attainment < r.target {
             self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
@@ -65,7 +65,7 @@ impl Bracket {
     /// Whether moving to `candidate` crosses a factor whose outcome this
     /// bracket already knows (a met factor when tightening, a missed one
     /// when loosening).
-    pub fn crosses(&self, candidate: f64, tightening: bool) -> bool {
+    pub(super) fn crosses(&self, candidate: f64, tightening: bool) -> bool {
         if tightening {
             self.met.is_some_and(|m| candidate <= m)
         } else {
@@ -78,7 +78,7 @@ impl Bracket {
 /// `tighten_factor` once, and once more for every further doubling of the
 /// miss rate over the allowed one ((1 − attainment) / (1 − target)), so a
 /// tier far from its target moves faster.
-pub fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
+pub(super) fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
     let allowed = (1.0 - target).max(1e-6);
     let excess = ((1.0 - attainment) / allowed).max(1.0);
     let steps = excess.log2().ceil().max(1.0);

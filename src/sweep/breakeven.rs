@@ -66,10 +66,10 @@ fn holds(f: &Figures, d: &Decision) -> Option<bool> {
 /// that takes (whole numbers for an integer key; `None` when none is left).
 fn midpoint(lo: f64, hi: f64, integer: bool) -> Option<String> {
     if integer {
-        let mid = ((lo + hi) / 2.0).floor();
+        let mid = f64::midpoint(lo, hi).floor();
         return (mid > lo && mid < hi).then(|| format!("{mid:.0}"));
     }
-    let mid = (lo + hi) / 2.0;
+    let mid = f64::midpoint(lo, hi);
     (2..=12).find_map(|digits| {
         let text = crate::base::numbers::significant(mid, digits);
         let v: f64 = text.parse().ok()?;

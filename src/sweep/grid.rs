@@ -62,7 +62,6 @@ fn split_values(text: &str) -> Vec<String> {
     for ch in text.chars() {
         match (quote, ch) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'') => quote = Some(ch),
             (None, '[' | '{') => depth += 1,
             (None, ']' | '}') => depth -= 1,
@@ -164,7 +163,7 @@ mod tests {
     use super::*;
 
     fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+        a.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

@@ -110,7 +110,7 @@ mod tests {
         // By hand: us = 0, input 0, output 0 gives a = b = c = 0, d = 0, key 0.
         assert_eq!(sample_key(0, 0, 0), 0);
         // us = 1: a = 1, b = 1,103,515,245, c = (b·1,664,525) mod P, ….
-        let p = SAMPLE_KEY_MODULUS as i128;
+        let p = i128::from(SAMPLE_KEY_MODULUS);
         let b = 1_103_515_245i128;
         let c = (b * 1_664_525) % p;
         let d = (c * ((c + 1_013_904_223) % p)) % p;

@@ -212,7 +212,7 @@ fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
 
 /// Parses `TIMESTAMP,ContextTokens,GeneratedTokens`; an error names the
 /// column (1-based, in characters of the ASCII row) where the bad field starts.
-pub fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
+pub(super) fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
     let mut fields = row.split(|&b| b == b',');
     let (Some(ts), Some(input), Some(output), None) =
         (fields.next(), fields.next(), fields.next(), fields.next())
@@ -251,7 +251,7 @@ pub fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
 /// Parses a BurstGPT row `Timestamp,Model,Request tokens,Response tokens,
 /// Total tokens,Log Type` (timestamp in seconds since the trace start; a
 /// failed request has 0 response tokens and is kept: its prompt was sent).
-pub fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
+pub(super) fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
     let fields: Vec<&[u8]> = row.split(|&b| b == b',').collect();
     if fields.len() != 6 {
         return Err(format!(
@@ -313,7 +313,7 @@ fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
 }
 
 /// Parses one Mooncake JSON line (timestamp in milliseconds).
-pub fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
+pub(super) fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
     let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| RowError {
         column: Some(e.column() as u64),
         message: format!("not a Mooncake JSON line ({e}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),

@@ -32,6 +32,7 @@ impl RateCurve {
     }
 
     /// The curve cut to its first `seconds`.
+    #[must_use]
     pub fn truncated(&self, seconds: u64) -> RateCurve {
         let n = ((seconds / u64::from(self.window_s)) as usize).min(self.rate_rps.len());
         RateCurve {

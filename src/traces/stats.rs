@@ -45,14 +45,14 @@ pub fn accumulate_keeping(
     progress: Progress,
     mut keep: Option<&mut Vec<Request>>,
 ) -> Result<(TraceFormat, ReadSummary, TraceAccumulator), Problem> {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let bar = progress.bytes(&format!("reading {}", path.display()), size);
     let mut acc = TraceAccumulator::new(Clock::Utc);
     let on_request = |r: Request| {
         if let Some(k) = keep.as_deref_mut() {
             k.push(r);
         }
-        acc.push(r)
+        acc.push(r);
     };
     let (format, summary) = read_trace(path, options, on_request, |b| bar.set_position(b))?;
     bar.finish_and_clear();

@@ -273,35 +273,36 @@ fn every_stage_reads_only_the_stages_before_it() {
     );
 }
 
+/// Depth-first search from `file`: every back edge closes a circle.
+fn visit(
+    file: &PathBuf,
+    next: &BTreeMap<PathBuf, Vec<PathBuf>>,
+    state: &mut BTreeMap<PathBuf, u8>,
+    stack: &mut Vec<PathBuf>,
+    circles: &mut Vec<Vec<PathBuf>>,
+) {
+    state.insert(file.clone(), 1);
+    stack.push(file.clone());
+    for to in next.get(file).into_iter().flatten() {
+        match state.get(to).copied().unwrap_or(0) {
+            0 => visit(to, next, state, stack, circles),
+            1 => {
+                let at = stack.iter().position(|f| f == to).unwrap();
+                circles.push(stack[at..].to_vec());
+            }
+            _ => {}
+        }
+    }
+    stack.pop();
+    state.insert(file.clone(), 2);
+}
+
 #[test]
 fn no_two_files_read_each_other_in_a_circle() {
     let tree = tree();
     let mut next: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for (from, to) in arrows(&tree) {
         next.entry(from).or_default().push(to);
-    }
-    // Depth-first search for a back edge; the first circle found is printed.
-    fn visit(
-        file: &PathBuf,
-        next: &BTreeMap<PathBuf, Vec<PathBuf>>,
-        state: &mut BTreeMap<PathBuf, u8>,
-        stack: &mut Vec<PathBuf>,
-        circles: &mut Vec<Vec<PathBuf>>,
-    ) {
-        state.insert(file.clone(), 1);
-        stack.push(file.clone());
-        for to in next.get(file).into_iter().flatten() {
-            match state.get(to).copied().unwrap_or(0) {
-                0 => visit(to, next, state, stack, circles),
-                1 => {
-                    let at = stack.iter().position(|f| f == to).unwrap();
-                    circles.push(stack[at..].to_vec());
-                }
-                _ => {}
-            }
-        }
-        stack.pop();
-        state.insert(file.clone(), 2);
     }
     let mut state = BTreeMap::new();
     let mut circles = Vec::new();

@@ -32,7 +32,7 @@ use std::time::Duration;
 const CASES: u64 = 150;
 
 /// A run taking longer than this is a hang (the watchdog kills it).
-const WATCHDOG: Duration = Duration::from_secs(60);
+const WATCHDOG: Duration = Duration::from_mins(1);
 
 /// Numbers that once crashed, hung or overflowed something.
 const EXTREME_NUMBERS: &[&str] = &[
@@ -258,7 +258,7 @@ fn check_target(t: &Target) {
     let out_dir = work.join("out");
     let base = base_seed();
     let mut summary = [0u64; 2];
-    let mut failures: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut failures: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     for case in 0..cases() {
         let seed = base ^ (case.wrapping_mul(0x9E37_79B9_7F4A_7C15)) ^ fnv(t.name);
         let mut rng = StdRng::seed_from_u64(seed);
@@ -319,7 +319,11 @@ fn verdict(t: &Target, r: &Run, left: &[String], out_dir: &Path) -> Result<u8, S
     let fail = |kind: &str| Err(kind.to_string());
     match r.code {
         Some(0) => {
-            let mut expected: Vec<String> = t.outputs.iter().map(|s| s.to_string()).collect();
+            let mut expected: Vec<String> = t
+                .outputs
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect();
             expected.sort();
             if left != expected.as_slice() {
                 return fail("exit 0 without exactly the files asked for");

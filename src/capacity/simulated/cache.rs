@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const CACHE_VERSION: &str = "simcap-5";
 /// Where capacity results are cached: `$PLANNER_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/planner`, else `~/.cache/planner`.
-pub fn default_cache_dir() -> Option<PathBuf> {
+pub(crate) fn default_cache_dir() -> Option<PathBuf> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -95,6 +95,9 @@ pub(super) fn read_cached<T: DeserializeOwned>(dir: Option<&Path>, key: &str) ->
 /// Writes through a temporary file and a rename, so a reader never sees half
 /// a file; failures only cost the cache.
 pub(super) fn write_cached<T: Serialize>(dir: Option<&Path>, key: &str, value: &T) {
+    // One temporary name per write, so threads of one process (a sweep's
+    // variants) never write into each other's file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(dir) = dir else { return };
     let path = cache_path(dir, key);
     let Some(parent) = path.parent() else { return };
@@ -108,9 +111,6 @@ pub(super) fn write_cached<T: Serialize>(dir: Option<&Path>, key: &str, value: &
     let Ok(text) = serde_json::to_string(&cached) else {
         return;
     };
-    // One temporary name per write, so threads of one process (a sweep's
-    // variants) never write into each other's file.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     // A failed write (disk full) or rename leaves no temporary behind.

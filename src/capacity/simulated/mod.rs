@@ -30,7 +30,7 @@
 mod cache;
 mod search;
 
-pub use cache::default_cache_dir;
+pub(crate) use cache::default_cache_dir;
 
 use crate::base::progress::Progress;
 use crate::capacity::fleet::FleetCapacity;
@@ -47,7 +47,7 @@ use std::path::Path;
 /// `need_rps[tier]` requests/s require (capped at
 /// `simulation.fleet_max_replicas`). Work is spread over the cores; the
 /// result does not depend on the split.
-pub fn evaluate_all(
+pub(crate) fn evaluate_all(
     scenario: &Scenario,
     demand: &[TierDemand],
     need_rps: &[f64],
@@ -121,7 +121,7 @@ pub fn evaluate_all(
 /// Stage 2 alone: gives every survivor of the screen a fleet step function
 /// that reaches `need_rps[tier]` (or `simulation.fleet_max_replicas`),
 /// extending the ones it already has.
-pub fn extend_fleets(
+pub(crate) fn extend_fleets(
     table: &mut [Vec<CapacityEntry>],
     scenario: &Scenario,
     demand: &[TierDemand],
@@ -213,7 +213,8 @@ fn screen_jobs(
         let (g, c) = &candidates[i];
         let e = evaluate(
             setting,
-            (*g, &scenario.gpus[*g]),
+            *g,
+            &scenario.gpus[*g],
             c,
             &scenario.tiers[k],
             &demand[k],
@@ -232,7 +233,7 @@ fn screen_jobs(
 /// type, tensor parallel, precision) where no single replica serves, the
 /// pooling candidate (one replica missing the target only through the
 /// tier's bursts) with the highest attainment at the lowest rate.
-pub fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
+pub(crate) fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
     let mut kept = serving_survivors(entries);
     let serving: std::collections::BTreeSet<_> = entries
         .iter()
@@ -283,7 +284,7 @@ fn serving_survivors(entries: &[CapacityEntry]) -> Vec<usize> {
 /// What a capacity search runs with besides the configuration: the served
 /// model, the simulator's settings and where results are cached.
 #[derive(Debug, Clone, Copy)]
-pub struct Setting<'a> {
+pub(crate) struct Setting<'a> {
     pub model: &'a ServedModel,
     pub simulation: &'a Simulation,
     pub cache_dir: Option<&'a Path>,
@@ -291,7 +292,7 @@ pub struct Setting<'a> {
 
 impl<'a> Setting<'a> {
     /// The scenario's model and simulator settings.
-    pub fn of(scenario: &'a Scenario, cache_dir: Option<&'a Path>) -> Self {
+    pub(crate) fn of(scenario: &'a Scenario, cache_dir: Option<&'a Path>) -> Self {
         Setting {
             model: &scenario.model,
             simulation: &scenario.simulation,
@@ -301,9 +302,10 @@ impl<'a> Setting<'a> {
 }
 
 /// One replica of one configuration of `offer` on one tier (stage 1).
-pub fn evaluate(
+pub(crate) fn evaluate(
     setting: &Setting,
-    (gpu, offer): (usize, &GpuOffer),
+    gpu: usize,
+    offer: &GpuOffer,
     config: &Config,
     tier: &Tier,
     demand: &TierDemand,
@@ -336,7 +338,7 @@ pub fn evaluate(
 /// The fleet step function of one configuration on one tier, up to the
 /// fleet that `need_rps` requires (stage 2); `None` when one replica cannot
 /// serve the tier.
-pub fn fleet(
+pub(crate) fn fleet(
     setting: &Setting,
     offer: &GpuOffer,
     config: &Config,

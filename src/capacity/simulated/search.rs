@@ -160,7 +160,7 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn binding(&self, failed: &TierTally, bounded: bool) -> &'static str {
+    fn binding(failed: &TierTally, bounded: bool) -> &'static str {
         if !bounded {
             "stability"
         } else if failed.met_ttft < failed.met_tpot {
@@ -183,7 +183,7 @@ impl<'a> Search<'a> {
         // requests of a burst waiting for each other on one replica, which a
         // fleet may pool. The step function starts at zero for one replica.
         let pooling = (stable > 0.0 && low_bounded)
-            .then(|| self.point(1, 0.0, &at_low, self.binding(&at_low, low_bounded)));
+            .then(|| self.point(1, 0.0, &at_low, Self::binding(&at_low, low_bounded)));
         let cannot = |verdict| Screen {
             verdict,
             saturated_rps: saturated,
@@ -221,7 +221,7 @@ impl<'a> Search<'a> {
                     (hi, hi_tally, hi_bounded) = (mid, t, bounded);
                 }
             }
-            let binding = self.binding(&hi_tally, hi_bounded);
+            let binding = Self::binding(&hi_tally, hi_bounded);
             (lo, lo_tally, binding)
         };
         let point = self.point(1, rate, &tally, binding);
@@ -277,7 +277,7 @@ impl<'a> Search<'a> {
             let low = stable * LOW_RATE_FRACTION;
             let (t, bounded) = self.run(n, low);
             if !(bounded && t.attainment() >= self.target()) {
-                let binding = self.binding(&t, bounded);
+                let binding = Self::binding(&t, bounded);
                 return self.point(n, 0.0, &t, binding);
             }
             (b.lo, b.lo_tally) = (low, Some(t));
@@ -300,7 +300,7 @@ impl<'a> Search<'a> {
             let rate = 0.5 * (b.lo + b.hi);
             self.probe(&mut b, n, rate);
         }
-        let binding = self.binding(&b.hi_tally, b.hi_bounded);
+        let binding = Self::binding(&b.hi_tally, b.hi_bounded);
         // The last point's rate, if nothing above it passed: its tally at n.
         let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(n, b.lo).0);
         self.point(n, b.lo, &lo_tally, binding)

@@ -3,6 +3,7 @@
 //! external scripts; the check only reads the page).
 
 use super::svg::esc;
+use std::fmt::Write as _;
 
 const STYLE: &str = r#"
 :root { --ink:#1d2733; --muted:#5b6b7b; --line:#d9e0e7; --bg:#f5f7fa; --card:#ffffff;
@@ -115,7 +116,7 @@ pub fn table(
 ) -> String {
     let mut o = String::from("<div class=\"scroll\"><table><thead><tr>");
     for h in header {
-        o.push_str(&format!("<th>{}</th>", esc(h)));
+        let _ = write!(o, "<th>{}</th>", esc(h));
     }
     o.push_str("</tr></thead><tbody>");
     for r in rows {
@@ -123,9 +124,9 @@ pub fn table(
             (Some(h), Some(first)) if first == h => " class=\"plan\"",
             _ => "",
         };
-        o.push_str(&format!("<tr{class}>"));
+        let _ = write!(o, "<tr{class}>");
         for c in r {
-            o.push_str(&format!("<td>{}</td>", esc(c)));
+            let _ = write!(o, "<td>{}</td>", esc(c));
         }
         o.push_str("</tr>");
     }

@@ -370,10 +370,12 @@ pub fn render(outcome: &Outcome) -> String {
     if let Some(t) = &outcome.commitment.growth {
         use crate::report::growth_text;
         let (header, rows) = growth_text::rows(t);
-        let notes: String = growth_text::notes(t)
+        let notes = growth_text::notes(t)
             .iter()
-            .map(|n| format!("<p class=\"lead\">{}</p>", esc(n)))
-            .collect();
+            .fold(String::new(), |mut s, n| {
+                let _ = write!(s, "<p class=\"lead\">{}</p>", esc(n));
+                s
+            });
         let _ = write!(
             body,
             "<section><h2>{}</h2>{}{notes}</section>",

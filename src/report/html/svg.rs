@@ -94,6 +94,7 @@ impl Frame {
     }
 
     /// The x axis on a log scale (both bounds must be positive).
+    #[must_use]
     pub fn with_log_x(mut self) -> Frame {
         self.x_log = true;
         self.x = (self.x.0.max(1e-6), self.x.1.max(self.x.0.max(1e-6) * 10.0));
@@ -101,6 +102,7 @@ impl Frame {
     }
 
     /// Makes room on the left for long labels.
+    #[must_use]
     pub fn with_left_margin(mut self, left: f64) -> Frame {
         self.left = left;
         self
@@ -168,10 +170,10 @@ impl Frame {
         let _ = write!(
             o,
             "<path class=\"axis\" d=\"M{x_lo:.1},{y_hi:.1}V{y_lo:.1}H{x_hi:.1}\"/><text class=\"axis-title\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text><text class=\"axis-title\" transform=\"translate(14,{:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            (x_lo + x_hi) / 2.0,
+            f64::midpoint(x_lo, x_hi),
             self.height - 6.0,
             esc(x_title),
-            (y_lo + y_hi) / 2.0,
+            f64::midpoint(y_lo, y_hi),
             esc(y_title)
         );
         o

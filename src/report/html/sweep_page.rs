@@ -76,7 +76,7 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
     }
     let mut labelled = Vec::new();
     for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
-        let mid = (b.low + b.high) / 2.0;
+        let mid = f64::midpoint(b.low, b.high);
         if !labelled
             .iter()
             .any(|&m: &f64| (m - mid).abs() < (x_hi - x_lo) * 0.08)

@@ -25,7 +25,7 @@ pub fn fine_bin(tokens: u32) -> u32 {
     if tokens >= OPEN_FROM_TOKENS {
         return FINE_BINS - 1;
     }
-    let j = 31 - tokens.leading_zeros();
+    let j = tokens.ilog2();
     4 * (j - 1) + ((tokens - (1 << j)) >> (j - 2))
 }
 

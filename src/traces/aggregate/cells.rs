@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// One cell as stored.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(super) enum Cell {
     Int(i64),
     Float(f64),
     Text(String),
@@ -14,7 +14,7 @@ pub enum Cell {
 
 impl Cell {
     /// The cell as an integer, or why it is not one.
-    pub fn int(&self) -> Result<i64, String> {
+    pub(super) fn int(&self) -> Result<i64, String> {
         match self {
             Cell::Int(v) => Ok(*v),
             Cell::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(*f as i64),
@@ -36,7 +36,7 @@ impl Cell {
     }
 
     /// The cell as text.
-    pub fn text(&self) -> Result<String, String> {
+    pub(super) fn text(&self) -> Result<String, String> {
         match self {
             Cell::Text(t) if !t.is_empty() => Ok(t.clone()),
             Cell::Int(v) => Ok(v.to_string()),
@@ -48,14 +48,14 @@ impl Cell {
 
 /// One row with its location: the line (CSV) or `row N` (Parquet).
 #[derive(Debug, Clone)]
-pub struct RawRow {
+pub(super) struct RawRow {
     pub location: String,
     pub cells: Vec<Cell>,
 }
 
 /// A table: its file, column names and rows.
 #[derive(Debug, Clone)]
-pub struct RawTable {
+pub(super) struct RawTable {
     pub path: PathBuf,
     pub columns: Vec<String>,
     /// Location of the column names (line 1, or the Parquet schema).

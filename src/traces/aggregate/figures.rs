@@ -122,7 +122,7 @@ fn bin_ceiling(b: usize, total: BinTotal) -> u64 {
 /// Mean (exact, from the token sums); p50, p90, p99 and max as the ceiling
 /// of the bin holding that rank (at most one bin width, 25%, above the exact
 /// figure).
-pub fn length_stats(hist: &[BinTotal]) -> LengthStats {
+pub(super) fn length_stats(hist: &[BinTotal]) -> LengthStats {
     let counts: Vec<u64> = hist.iter().map(|b| b.requests).collect();
     let at = |q: f64| {
         let b = percentile_histogram(&counts, q) as usize;

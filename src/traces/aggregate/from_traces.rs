@@ -23,7 +23,7 @@ pub fn aggregate_traces(
     let mut builder = AggregateBuilder::new();
     let mut summary = AggregateSummary::default();
     for (tier, path) in traces {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
         let bar = progress.bytes(&format!("reading {}", path.display()), size);
         let (_, read) = read_trace(
             path,

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Reads a Parquet table; rows are located as `row N` (from 1).
-pub fn read(path: &Path) -> Result<RawTable, Problem> {
+pub(super) fn read(path: &Path) -> Result<RawTable, Problem> {
     let problem =
         |location: String, message: String| Problem::new(path.to_path_buf(), location, message);
     let file = File::open(path).map_err(|e| problem(String::new(), format!("cannot open: {e}")))?;

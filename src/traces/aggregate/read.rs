@@ -16,9 +16,6 @@ use crate::traces::length_sample::{LENGTH_SAMPLE_SIZE, SAMPLE_KEY_MODULUS};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-/// Reports beyond this many are counted, not listed.
-const MAX_LISTED: usize = 20;
-
 /// Version 1's minutes table: version 2's without the arrival offsets.
 const MINUTE_COLUMNS_V1: &[&str] = MINUTE_COLUMNS.split_at(8).0;
 /// Version 2's minutes table: version 3's without the window sums.
@@ -310,17 +307,7 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
             tiers: tiers.into_values().collect(),
         });
     }
-    let mut listed = problems.0;
-    if listed.len() > MAX_LISTED {
-        let more = listed.len() - MAX_LISTED;
-        listed.truncate(MAX_LISTED);
-        listed.push(Problem::new(
-            dir.to_path_buf(),
-            String::new(),
-            format!("and {more} more problems"),
-        ));
-    }
-    Err(listed)
+    Err(crate::base::located::listed(problems.0, dir))
 }
 
 /// The tier called `name` in `tiers`, made empty (as `version` holds it)
@@ -829,6 +816,7 @@ mod tests {
     use super::*;
     use crate::traces::aggregate::{columns, write_csv, write_parquet, AggregateBuilder, TABLES};
     use crate::traces::Request;
+    use std::fmt::Write as _;
 
     fn sample() -> Aggregate {
         let mut b = AggregateBuilder::new();
@@ -871,16 +859,15 @@ mod tests {
     fn write_legacy(agg: &Aggregate, version: i64, dir: &Path) {
         use crate::traces::aggregate::bins::coarse_bin;
         let relabel = |text: String, keep: Option<usize>| -> String {
-            text.lines()
-                .map(|l| {
-                    let cells: Vec<&str> = l.split(',').collect();
-                    let line = cells[..keep.unwrap_or(cells.len())].join(",");
-                    let line = line
-                        .strip_prefix("3,")
-                        .map_or(line.clone(), |r| format!("{version},{r}"));
-                    format!("{line}\n")
-                })
-                .collect()
+            text.lines().fold(String::new(), |mut out, l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                let line = cells[..keep.unwrap_or(cells.len())].join(",");
+                let line = line
+                    .strip_prefix("3,")
+                    .map_or(line.clone(), |r| format!("{version},{r}"));
+                let _ = writeln!(out, "{line}");
+                out
+            })
         };
         for name in ["minutes", "lengths"] {
             let mut out = Vec::new();
@@ -903,7 +890,7 @@ mod tests {
                     .or_default() += c.requests;
             }
             for ((i, o), n) in coarse {
-                pairs.push_str(&format!("{version},{},{i},{o},{n}\n", t.tier));
+                let _ = writeln!(pairs, "{version},{},{i},{o},{n}", t.tier);
             }
         }
         std::fs::write(dir.join("pairs.csv"), pairs).unwrap();
@@ -980,14 +967,14 @@ mod tests {
         let cells = |l: &str| l.split(',').map(String::from).collect::<Vec<_>>();
         let (mut a, mut b) = (cells(lines[1]), cells(lines[2]));
         std::mem::swap(&mut a[3], &mut b[3]);
-        let mut swapped: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let mut swapped: Vec<String> = lines.iter().map(std::string::ToString::to_string).collect();
         (swapped[1], swapped[2]) = (a.join(","), b.join(","));
         let p = problems(swapped.join("\n"));
         assert!(p[0].message.contains("ranks follow the keys"), "{p:?}");
         // A key outside 0..P.
         let mut big = cells(lines[1]);
         big[3] = "2147483647".into();
-        let mut bad: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let mut bad: Vec<String> = lines.iter().map(std::string::ToString::to_string).collect();
         bad[1] = big.join(",");
         let p = problems(bad.join("\n"));
         assert!(p[0].message.contains("is not a key"), "{p:?}");

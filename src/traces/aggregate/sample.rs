@@ -231,17 +231,16 @@ pub fn minute_offsets(m: &MinuteRow, rng: &mut impl Rng) -> Vec<f64> {
         (f64::from(f) / 1e6, f64::from(l) / 1e6)
     });
     let from = first.floor() as u32;
-    let seconds: Vec<u32> = match &m.seconds {
+    let seconds: Vec<u32> = if let Some(counts) = &m.seconds {
         // Version 3: each second's own arrivals.
-        Some(counts) => counts
+        counts
             .iter()
             .enumerate()
             .flat_map(|(k, &c)| std::iter::repeat_n(k as u32 - from.min(k as u32), c as usize))
-            .collect(),
-        None => {
-            let width = (last.floor() as u32 + 1).min(60) - from;
-            draw_seconds(n, m.second_sq_sum, width, rng)
-        }
+            .collect()
+    } else {
+        let width = (last.floor() as u32 + 1).min(60) - from;
+        draw_seconds(n, m.second_sq_sum, width, rng)
     };
     let mut offsets: Vec<f64> = seconds
         .into_iter()

@@ -7,7 +7,7 @@ use crate::base::error::Problem;
 use std::path::{Path, PathBuf};
 
 /// The file of table `name` in `dir`: `name.csv` or `name.parquet`.
-pub fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
+pub(super) fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
     let csv = dir.join(format!("{name}.csv"));
     let parquet = dir.join(format!("{name}.parquet"));
     match (csv.is_file(), parquet.is_file()) {
@@ -21,7 +21,7 @@ pub fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
 }
 
 /// Reads a table file (CSV or Parquet, by extension).
-pub fn read(path: &Path) -> Result<RawTable, Problem> {
+pub(super) fn read(path: &Path) -> Result<RawTable, Problem> {
     let problem = |message: String| Problem::new(path.to_path_buf(), String::new(), message);
     if path.extension().is_some_and(|e| e == "parquet") {
         return super::parquet::read(path);
@@ -37,7 +37,7 @@ pub fn read(path: &Path) -> Result<RawTable, Problem> {
 }
 
 /// Parses CSV text whose first line names the columns.
-pub fn parse_csv(path: &Path, text: &str) -> Result<RawTable, Problem> {
+pub(super) fn parse_csv(path: &Path, text: &str) -> Result<RawTable, Problem> {
     let mut lines = text.split('\n').enumerate();
     let Some((_, header)) = lines.next().filter(|(_, h)| !h.trim().is_empty()) else {
         return Err(Problem::new(
@@ -96,7 +96,6 @@ fn split_fields(line: &str) -> Result<Vec<String>, String> {
                 field.push('"');
             }
             (true, '"') => quoted = false,
-            (true, c) => field.push(c),
             (false, '"') if field.is_empty() && !was_quoted => {
                 quoted = true;
                 was_quoted = true;
@@ -105,7 +104,7 @@ fn split_fields(line: &str) -> Result<Vec<String>, String> {
                 fields.push(std::mem::take(&mut field));
                 was_quoted = false;
             }
-            (false, c) => field.push(c),
+            (_, c) => field.push(c),
         }
     }
     if quoted {
