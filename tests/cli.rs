@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "cli/docs.rs"]
+mod docs;
 #[path = "cli/layout.rs"]
 mod layout;
 #[path = "cli/mutation.rs"]

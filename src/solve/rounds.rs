@@ -76,6 +76,7 @@ pub(super) struct Finished {
 
 /// The MILP one round solves: the horizon's problem, its settings, and with
 /// growth the term's problem beside it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoundMilp {
     pub problem: Problem,
     pub settings: Settings,
@@ -125,6 +126,9 @@ struct Candidate {
     silent_steps: u32,
     /// The trial of a plan that is not verified (`simulation.verify = "off"`).
     unverified: Option<Trial>,
+    /// Every MILP the candidate solved, in order (tests compare them).
+    #[cfg(test)]
+    solved: Vec<RoundMilp>,
 }
 
 /// The rounds over every candidate, and the plan they return: the cheapest
@@ -283,6 +287,8 @@ impl Candidate {
             last: None,
             silent_steps: 0,
             unverified: None,
+            #[cfg(test)]
+            solved: Vec::new(),
             scenario,
         })
     }
@@ -342,7 +348,10 @@ impl Candidate {
             None
         } else {
             self.with_term(shared, &mut milp);
-            Some(self.solve(shared, &milp)?)
+            let trial = self.solve(shared, &milp)?;
+            #[cfg(test)]
+            self.solved.push(milp);
+            Some(trial)
         };
         if let Some(last) = &self.last {
             if solved
@@ -654,4 +663,43 @@ fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
         .zip(values)
         .map(|(t, &v)| (t.name.clone(), v))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_round, Candidate, Shared};
+    use crate::base::progress::Progress;
+    use crate::scenario::CapacitySource;
+    use crate::solve::SolveOptions;
+
+    /// `planner bench` times [`first_round`]: the MILP the rounds' first
+    /// step solves, with and without a growing term.
+    #[test]
+    fn bench_times_the_milp_the_first_round_solves() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
+        let mut scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        scenario.simulation.capacity = CapacitySource::Analytic;
+        let options = SolveOptions {
+            cache_dir: None,
+            ..SolveOptions::new(Progress::hidden())
+        };
+        for growth in [None, Some((12, 0.05))] {
+            if let Some((months, g)) = growth {
+                scenario.commitment_term_months = Some(months);
+                scenario.commitment_monthly_growth = g;
+            }
+            let demand = crate::demand::build(&scenario, Progress::hidden()).unwrap();
+            let bench = first_round(&scenario, &demand, &options).unwrap();
+            let shared = Shared {
+                demand: &demand,
+                replay: None,
+                options: &options,
+            };
+            let mut candidate = Candidate::start(scenario.clone(), shared).unwrap();
+            candidate.step(shared).unwrap();
+            assert_eq!(candidate.solved.len(), 1);
+            assert_eq!(candidate.solved[0], bench, "growth {growth:?}");
+            assert_eq!(bench.term.is_some(), growth.is_some());
+        }
+    }
 }

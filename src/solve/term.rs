@@ -16,6 +16,7 @@ use std::time::Instant;
 const TERM_MILP_SHARE: f64 = 0.5;
 
 /// The term's growth and its MILP input.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Term {
     pub growth: TermGrowth,
     pub input: Problem,
