@@ -64,7 +64,7 @@ fn every_path_the_docs_cite_exists() {
             let cited = TOP.iter().any(|t| word.starts_with(t)) && !word.contains("..");
             // A source file named from inside `src/` (`milp/vars.rs`).
             let source = !cited
-                && word.ends_with(".rs")
+                && Path::new(word).extension().is_some_and(|e| e == "rs")
                 && word.contains('/')
                 && !word.starts_with('.')
                 && !word.starts_with("shared/");
