@@ -8,6 +8,9 @@
 
 use std::fmt::Write as _;
 
+/// The smallest value an interval open at 0, `(0, …]`, accepts.
+pub const MIN_POSITIVE: f64 = 1e-9;
+
 /// The accepted interval of one key, and its unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bound {
@@ -74,12 +77,15 @@ impl Bound {
         }
     }
 
-    /// Whether `value` lies in the interval (NaN never does).
+    /// Whether `value` lies in the interval (NaN never does). An interval
+    /// open at 0 starts at [`MIN_POSITIVE`], so a subnormal (5e-324) or a
+    /// value too small to mean anything (1e-300) is refused with its key
+    /// rather than dividing by almost nothing later; and −0 is below 0.
     pub fn contains(&self, value: f64) -> bool {
         let above = if self.min_open {
-            value > self.min
+            value > self.min && (self.min != 0.0 || value >= MIN_POSITIVE)
         } else {
-            value >= self.min
+            value >= self.min && !(value == 0.0 && value.is_sign_negative() && self.min == 0.0)
         };
         let below = if self.max_open {
             value < self.max
@@ -152,7 +158,9 @@ fn strip_indices(key: &str) -> String {
 
 /// Integers without a fraction, large and small values in exponent form.
 fn number(v: f64) -> String {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+    if v == 0.0 && v.is_sign_negative() {
+        "-0".into()
+    } else if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else if v.is_finite() && (v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-4)) {
         format!("{v:e}")
@@ -199,5 +207,22 @@ mod tests {
             "`gpus[7].price` must be in (0, 1000] USD per GPU-hour, got 1e308"
         );
         assert!(!TABLE[2].contains(1.0) && !TABLE[2].contains(0.0));
+    }
+
+    /// Issue: `--set 'demand[0].scale=5e-324'` and a price of 1e-300 got in
+    /// and came out as an unlocated negative or infinite figure.
+    #[test]
+    fn subnormal_and_negative_zero_inputs_are_refused() {
+        let price = &TABLE[0];
+        for bad in [5e-324, 1e-300, 1e-10] {
+            assert!(!price.contains(bad), "{bad}");
+        }
+        assert!(price.contains(MIN_POSITIVE));
+        let gap = Bound::half_open("planning.mip_gap", 0.0, 1.0);
+        assert!(gap.contains(0.0) && !gap.contains(-0.0));
+        assert_eq!(
+            gap.check("planning.mip_gap", -0.0).unwrap(),
+            "`planning.mip_gap` must be in [0, 1), got -0"
+        );
     }
 }

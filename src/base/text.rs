@@ -14,6 +14,24 @@ use std::path::Path;
 /// The UTF-8 byte-order mark.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// Most characters of an input that a message quotes.
+pub const EXCERPT_CHARS: usize = 40;
+
+/// `bytes` as a message quotes them: lossy UTF-8, at most
+/// [`EXCERPT_CHARS`] characters, and when longer, an ellipsis and the
+/// field's length in bytes (a 2 GB field is not printed whole).
+pub fn excerpt(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(4 * EXCERPT_CHARS)];
+    let text = String::from_utf8_lossy(head);
+    let mut chars = text.chars();
+    let shown: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_none() && head.len() == bytes.len() {
+        shown
+    } else {
+        format!("{shown}… ({} bytes)", bytes.len())
+    }
+}
+
 /// Reads `path` as UTF-8 text without its byte-order mark.
 pub fn read_text(path: &Path) -> Result<String, Problem> {
     let bytes = std::fs::read(path)
@@ -100,6 +118,16 @@ mod tests {
 
     fn f() -> &'static Path {
         Path::new("f.txt")
+    }
+
+    #[test]
+    fn a_huge_field_is_quoted_in_part() {
+        assert_eq!(excerpt(b"12x"), "12x");
+        let long = vec![b'7'; 2_000_000];
+        let q = excerpt(&long);
+        assert!(q.starts_with(&"7".repeat(EXCERPT_CHARS)), "{q}");
+        assert!(q.ends_with("… (2000000 bytes)"), "{q}");
+        assert!(q.len() < 80, "{q}");
     }
 
     #[test]

@@ -141,6 +141,7 @@ pub struct OutputArgs {
 
 /// Runs the command line and returns the exit code.
 pub fn main_with_exit_code() -> i32 {
+    output::install_signal_cleanup();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => EXIT_OK,

@@ -1,33 +1,44 @@
 //! The files a command writes, all or nothing.
 //!
 //! A command names every file it will write up front ([`Outputs::prepare`]),
-//! before it reads or computes anything expensive. Each path is checked (not a
-//! directory, its folder exists, no two outputs share a path) and a temporary
-//! file is created beside it, which proves the folder is writable. The command
-//! then writes each output into its temporary file ([`Outputs::write_text`],
-//! [`Outputs::writer`], or [`Outputs::temp_path`] for a file another library
-//! writes, such as the solver's log). [`Outputs::commit`] flushes them all and
-//! only then renames them into place.
+//! before it reads or computes anything expensive. Each path is checked (not
+//! a directory, its folder exists and takes a file, no two outputs share a
+//! path), and nothing is created yet. What a command writes as one text
+//! ([`Outputs::write_text`]) is held until [`Outputs::commit`], which writes
+//! each into a temporary file beside its target and renames them all into
+//! place only once every one is written. An output written while the command
+//! runs ([`Outputs::writer`], or [`Outputs::temp_path`] for a file another
+//! library writes, such as the solver's log) gets its temporary file when it
+//! is first asked for.
 //!
-//! If the command fails at any point, dropping the [`Outputs`] removes every
-//! temporary file and renames none: a failed run leaves nothing behind. The
-//! temporary files are hidden (`.NAME.PID.planner-tmp`) in the output's own
-//! folder, so the final rename never crosses file systems.
+//! The targets:
+//! - a regular file, or a path with nothing there yet: the temporary file is
+//!   renamed over it;
+//! - a symbolic link: the same, over the file the link points to, so the link
+//!   stays a link and its target gets the new content;
+//! - a character device or a FIFO (`/dev/stdout`, a named pipe), and `-`
+//!   (standard output): written directly at commit, after the files.
 //!
-//! Standard output is not an [`Output`]: the report printed there is printed
-//! after [`Outputs::commit`] succeeds (see [`emit_stdout`]).
+//! Nothing is left behind by a failed command: dropping the [`Outputs`]
+//! removes its temporary files; SIGINT and SIGTERM remove them before the
+//! process exits ([`install_signal_cleanup`]); and the temporaries of a
+//! process that was killed outright (`kill -9`) are removed by the next run
+//! that writes to the same folder. Temporary files are hidden
+//! (`.NAME.PID.planner-tmp`), in the target's own folder, so the rename never
+//! crosses file systems.
 
 use crate::base::error::PlannerError;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// One file a command will write, and the option that named it.
 #[derive(Debug, Clone)]
 pub(crate) struct Output {
     /// The command-line option, e.g. `--out`, used in messages.
     pub option: &'static str,
-    /// Where the file goes.
+    /// Where the file goes, as given (`-`: standard output).
     pub path: PathBuf,
 }
 
@@ -49,22 +60,44 @@ impl Output {
     }
 }
 
+/// Where an output's bytes end up.
+#[derive(Debug, Clone, PartialEq)]
+enum Target {
+    /// A regular file (or none yet), reached through any symbolic links:
+    /// written to a temporary file beside it and renamed over it.
+    File(PathBuf),
+    /// A character device or FIFO: opened and written at commit.
+    Stream(PathBuf),
+    /// `-`: standard output, written at commit.
+    Stdout,
+}
+
 struct Pending {
     output: Output,
-    tmp: PathBuf,
+    target: Target,
+    /// What [`Outputs::write_text`] gave, held until commit.
+    text: Vec<u8>,
+    /// The temporary file, once a streamed write or another library needs
+    /// one; for a stream target it lives in the system's temporary folder
+    /// and is copied to the stream at commit.
+    temp: Option<Temp>,
+}
+
+struct Temp {
+    path: PathBuf,
     writer: Option<BufWriter<File>>,
 }
 
-/// Every file a command writes, held as temporary files until [`commit`](Outputs::commit).
+/// Every file a command writes, held back until [`commit`](Outputs::commit).
 pub(crate) struct Outputs {
     pending: Vec<Pending>,
 }
 
 impl Outputs {
-    /// Checks every path and creates one empty temporary file per output.
-    /// Fails, with nothing left behind, if any path is a directory, names no
-    /// file, lies in a folder that does not exist or cannot be written, or is
-    /// given twice.
+    /// Checks every path; creates nothing. Fails if any path is a
+    /// directory, names no file, lies in a folder that does not exist or
+    /// takes no file, or is given twice. Removes the temporary files that
+    /// killed runs left beside these targets.
     pub(crate) fn prepare<I: IntoIterator<Item = Option<Output>>>(
         outputs: I,
     ) -> Result<Outputs, PlannerError> {
@@ -72,11 +105,11 @@ impl Outputs {
             pending: Vec::new(),
         };
         for output in outputs.into_iter().flatten() {
-            check_path(&output)?;
+            let target = target_of(&output)?;
             if let Some(other) = prepared
                 .pending
                 .iter()
-                .find(|p| same_file(&p.output.path, &output.path))
+                .find(|p| same_target(&p.target, &target))
             {
                 return Err(PlannerError::Usage(format!(
                     "{} and {} both name {}: give each output its own file",
@@ -85,19 +118,15 @@ impl Outputs {
                     output.path.display()
                 )));
             }
-            let tmp = temp_path(&output.path);
-            let file = File::options()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-                .map_err(|source| PlannerError::Io {
-                    path: output.path.clone(),
-                    source,
-                })?;
+            if let Target::File(file) = &target {
+                check_writable(&output, file)?;
+                remove_stale_temporaries(file);
+            }
             prepared.pending.push(Pending {
                 output,
-                tmp,
-                writer: Some(BufWriter::with_capacity(1 << 20, file)),
+                target,
+                text: Vec::new(),
+                temp: None,
             });
         }
         Ok(prepared)
@@ -115,59 +144,140 @@ impl Outputs {
         self.pending.iter().any(|p| p.output.option == option)
     }
 
-    /// The buffered writer of `option`'s temporary file, for streamed output.
-    /// Panics if `option` was not prepared (a programming error).
-    pub(crate) fn writer(&mut self, option: &str) -> &mut BufWriter<File> {
-        self.find(option)
-            .writer
-            .as_mut()
-            .expect("an output's writer is only closed by temp_path")
+    /// A buffered writer into `option`'s temporary file, for output written
+    /// while the command runs. Panics if `option` was not prepared (a
+    /// programming error).
+    pub(crate) fn writer(&mut self, option: &str) -> Result<&mut BufWriter<File>, PlannerError> {
+        let p = self.find(option);
+        let temp = p.temp(true)?;
+        Ok(temp.writer.as_mut().expect("opened with a writer"))
     }
 
-    /// Writes the whole text of `option`'s output.
+    /// Holds the whole text of `option`'s output until commit.
     pub(crate) fn write_text(&mut self, option: &str, text: &str) -> Result<(), PlannerError> {
-        let path = self.find(option).output.path.clone();
-        self.writer(option)
-            .write_all(text.as_bytes())
-            .map_err(|source| PlannerError::Io { path, source })
+        let p = self.find(option);
+        if let Some(w) = p.temp.as_mut().and_then(|t| t.writer.as_mut()) {
+            w.write_all(text.as_bytes())
+                .map_err(|source| PlannerError::Io {
+                    path: p.output.path.clone(),
+                    source,
+                })
+        } else {
+            p.text.extend_from_slice(text.as_bytes());
+            Ok(())
+        }
     }
 
     /// The temporary file of `option`, for a file another library opens and
-    /// writes itself (the solver's log). Closes this module's handle on it.
-    pub(crate) fn temp_path(&mut self, option: &str) -> PathBuf {
+    /// writes itself (the solver's log).
+    pub(crate) fn temp_path(&mut self, option: &str) -> Result<PathBuf, PlannerError> {
         let p = self.find(option);
-        p.writer = None;
-        p.tmp.clone()
+        let temp = p.temp(false)?;
+        Ok(temp.path.clone())
     }
 
-    /// Flushes every output, then renames them all into place. If any flush
+    /// Writes the held texts, flushes every temporary file, renames them all
+    /// into place, then writes the stream targets. If any write or flush
     /// fails, nothing is renamed and every temporary file is removed.
     pub(crate) fn commit(mut self) -> Result<(), PlannerError> {
         for p in &mut self.pending {
-            if let Some(mut w) = p.writer.take() {
-                w.flush()
-                    .and_then(|()| w.get_ref().sync_all())
-                    .map_err(|source| PlannerError::Io {
-                        path: p.output.path.clone(),
-                        source,
-                    })?;
+            if p.target != Target::Stdout && !matches!(p.target, Target::Stream(_))
+                || p.temp.is_some()
+            {
+                let text = std::mem::take(&mut p.text);
+                let path = p.output.path.clone();
+                let temp = p.temp(true)?;
+                let io = |source| PlannerError::Io {
+                    path: path.clone(),
+                    source,
+                };
+                let mut w = match temp.writer.take() {
+                    Some(w) => w,
+                    None => {
+                        BufWriter::new(File::options().append(true).open(&temp.path).map_err(io)?)
+                    }
+                };
+                w.write_all(&text).map_err(io)?;
+                w.flush().map_err(io)?;
+                w.get_ref().sync_all().map_err(io)?;
             }
         }
         // Checked again: a directory may have appeared since `prepare`.
         for p in &self.pending {
-            check_path(&p.output)?;
-        }
-        while !self.pending.is_empty() {
-            let p = self.pending.remove(0);
-            if let Err(source) = std::fs::rename(&p.tmp, &p.output.path) {
-                let _ = std::fs::remove_file(&p.tmp);
-                return Err(PlannerError::Io {
-                    path: p.output.path,
-                    source,
-                });
+            if let Target::File(file) = &p.target {
+                if file.is_dir() {
+                    return Err(usage(&p.output, "is a directory; give a file path"));
+                }
             }
         }
+        // Files first, all or nothing among them; what is still pending when
+        // one fails is removed by `drop`.
+        let mut i = 0;
+        while i < self.pending.len() {
+            let Target::File(file) = self.pending[i].target.clone() else {
+                i += 1;
+                continue;
+            };
+            let mut p = self.pending.remove(i);
+            let temp = p.temp.take().expect("every file target was written");
+            forget(&temp.path);
+            if let Err(source) = std::fs::rename(&temp.path, &file) {
+                let _ = std::fs::remove_file(&temp.path);
+                return Err(PlannerError::Io { path: file, source });
+            }
+        }
+        // Then the streams.
+        while !self.pending.is_empty() {
+            let mut p = self.pending.remove(0);
+            let bytes = match p.temp.take() {
+                Some(temp) => {
+                    let read = std::fs::read(&temp.path);
+                    forget(&temp.path);
+                    let _ = std::fs::remove_file(&temp.path);
+                    read.map_err(|source| PlannerError::Io {
+                        path: p.output.path.clone(),
+                        source,
+                    })?
+                }
+                None => std::mem::take(&mut p.text),
+            };
+            write_stream(&p, &bytes)?;
+        }
         Ok(())
+    }
+}
+
+impl Pending {
+    /// The output's temporary file, created on first use (with a writer
+    /// when `writer`).
+    fn temp(&mut self, writer: bool) -> Result<&mut Temp, PlannerError> {
+        if self.temp.is_none() {
+            let path = match &self.target {
+                Target::File(file) => temp_path(file),
+                Target::Stream(_) | Target::Stdout => std::env::temp_dir().join(format!(
+                    "planner-{}-{}.planner-tmp",
+                    std::process::id(),
+                    self.output.option.trim_start_matches('-')
+                )),
+            };
+            remember(&path);
+            let file = File::options()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|source| {
+                    forget(&path);
+                    PlannerError::Io {
+                        path: self.output.path.clone(),
+                        source,
+                    }
+                })?;
+            self.temp = Some(Temp {
+                path,
+                writer: writer.then(|| BufWriter::with_capacity(1 << 20, file)),
+            });
+        }
+        Ok(self.temp.as_mut().expect("just created"))
     }
 }
 
@@ -175,27 +285,184 @@ impl Drop for Outputs {
     /// Removes the temporary files of a command that did not commit.
     fn drop(&mut self) {
         for p in &mut self.pending {
-            p.writer = None;
-            let _ = std::fs::remove_file(&p.tmp);
+            if let Some(mut temp) = p.temp.take() {
+                temp.writer = None;
+                let _ = std::fs::remove_file(&temp.path);
+                forget(&temp.path);
+            }
         }
     }
 }
 
-/// `.NAME.PID.planner-tmp` beside `path`.
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
+/// Writes `bytes` to a stream target: standard output (a closed pipe is
+/// not an error) or a device or FIFO opened for writing.
+fn write_stream(p: &Pending, bytes: &[u8]) -> Result<(), PlannerError> {
+    let io = |source| PlannerError::Io {
+        path: p.output.path.clone(),
+        source,
+    };
+    match &p.target {
+        Target::Stdout => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(bytes).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(io(e)),
+                _ => Ok(()),
+            }
+        }
+        Target::Stream(path) => {
+            let mut f = File::options().write(true).open(path).map_err(io)?;
+            f.write_all(bytes).and_then(|()| f.flush()).map_err(io)
+        }
+        Target::File(_) => unreachable!("files are renamed into place"),
+    }
+}
+
+/// Where `output`'s bytes go, its path checked.
+fn target_of(output: &Output) -> Result<Target, PlannerError> {
+    let path = &output.path;
+    if path.as_os_str() == "-" {
+        return Ok(Target::Stdout);
+    }
+    let text = path.as_os_str().to_string_lossy();
+    if path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        return Err(usage(output, "is a directory; give a file path"));
+    }
+    match path.file_name() {
+        None => return Err(usage(output, "names no file; give a file path")),
+        Some(n) if n == "." || n == ".." => {
+            return Err(usage(output, "names no file; give a file path"))
+        }
+        Some(_) => {}
+    }
+    // Through symbolic links to what they name (a dangling link: the file
+    // it would name).
+    let mut file = path.clone();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&file) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&file).map_err(|source| PlannerError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                file = match file.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(meta) if meta.is_file() => return Ok(Target::File(file)),
+            Ok(meta) if meta.is_dir() => {
+                return Err(usage(output, "links to a directory; give a file path"))
+            }
+            Ok(meta) => {
+                use std::os::unix::fs::FileTypeExt;
+                let kind = meta.file_type();
+                return if kind.is_char_device() || kind.is_fifo() {
+                    Ok(Target::Stream(file))
+                } else {
+                    Err(usage(
+                        output,
+                        "exists and is neither a file, a character device nor a pipe",
+                    ))
+                };
+            }
+            Err(_) => {
+                let folder = match file.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                if !folder.is_dir() {
+                    return Err(usage(output, "its folder does not exist; create it first"));
+                }
+                return Ok(Target::File(file));
+            }
+        }
+    }
+    Err(usage(output, "is a loop of symbolic links"))
+}
+
+/// Whether the folder of `file` takes a new file: a probe is created and
+/// removed at once (registered, so not even a signal leaves it).
+fn check_writable(output: &Output, file: &Path) -> Result<(), PlannerError> {
+    let probe = temp_path(file).with_extension("probe");
+    remember(&probe);
+    let made = File::options().write(true).create_new(true).open(&probe);
+    let _ = std::fs::remove_file(&probe);
+    forget(&probe);
+    made.map(|_| ()).map_err(|source| PlannerError::Io {
+        path: output.path.clone(),
+        source,
+    })
+}
+
+fn usage(output: &Output, why: &str) -> PlannerError {
+    PlannerError::Usage(format!(
+        "{} {}: {why}",
+        output.option,
+        output.path.display()
+    ))
+}
+
+/// `.NAME.PID.planner-tmp` beside `file`.
+fn temp_path(file: &Path) -> PathBuf {
+    let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.planner-tmp", std::process::id()))
+    file.with_file_name(format!(".{name}.{}.planner-tmp", std::process::id()))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || match (absolute(a), absolute(b)) {
-            (Some(a), Some(b)) => a == b,
-            _ => false,
+/// Removes `.NAME.PID.planner-tmp` (and `.probe`) files beside `file` whose
+/// process is gone: what a run killed outright (`kill -9`) left.
+fn remove_stale_temporaries(file: &Path) {
+    let Some(name) = file.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let folder = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = entry_name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some(pid) = rest
+            .strip_suffix(".planner-tmp")
+            .or_else(|| rest.strip_suffix(".planner-tmp.probe"))
+            .or_else(|| rest.strip_suffix(".probe"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
         }
+    }
+}
+
+/// Whether process `pid` exists (Linux: `/proc/PID`; elsewhere assumed, so
+/// nothing of a live process is ever removed).
+fn process_alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
+}
+
+fn same_target(a: &Target, b: &Target) -> bool {
+    match (a, b) {
+        (Target::File(a), Target::File(b)) | (Target::Stream(a), Target::Stream(b)) => {
+            a == b
+                || match (absolute(a), absolute(b)) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => false,
+                }
+        }
+        (Target::Stdout, Target::Stdout) => true,
+        _ => false,
+    }
 }
 
 /// The path with its folder made canonical (the file itself may not exist).
@@ -207,37 +474,38 @@ fn absolute(path: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
 }
 
-fn check_path(output: &Output) -> Result<(), PlannerError> {
-    let path = &output.path;
-    let bad = |why: &str| {
-        Err(PlannerError::Usage(format!(
-            "{} {}: {why}",
-            output.option,
-            path.display()
-        )))
+/// The temporary files of this process, removed if a signal ends it.
+static LIVE_TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn remember(path: &Path) {
+    if let Ok(mut live) = LIVE_TEMPORARIES.lock() {
+        live.push(path.to_path_buf());
+    }
+}
+
+fn forget(path: &Path) {
+    if let Ok(mut live) = LIVE_TEMPORARIES.lock() {
+        live.retain(|p| p != path);
+    }
+}
+
+/// On SIGINT or SIGTERM: removes this process's temporary files, then exits
+/// with 128 + the signal's number (130, 143), as a shell reports it.
+pub(crate) fn install_signal_cleanup() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
     };
-    let text = path.as_os_str().to_string_lossy();
-    if path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
-        return bad("is a directory; give a file path");
-    }
-    match path.file_name() {
-        None => return bad("names no file; give a file path"),
-        Some(n) if n == "." || n == ".." => return bad("names no file; give a file path"),
-        Some(_) => {}
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return bad("its folder does not exist; create it first");
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if !meta.is_file() && !meta.file_type().is_symlink() {
-            return bad("exists and is not a regular file");
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            if let Ok(live) = LIVE_TEMPORARIES.lock() {
+                for path in live.iter() {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            std::process::exit(128 + signal);
         }
-    }
-    Ok(())
+    });
 }
 
 /// Writes a finished report to standard output; a closed pipe is not an error.
@@ -285,10 +553,14 @@ mod tests {
         ])
         .unwrap();
         assert!(!o.has("--plan-out"));
+        // Nothing is created before a write needs it.
+        assert!(entries(&d).is_empty());
         o.write_text("--out", "A").unwrap();
-        writeln!(o.writer("--log"), "B").unwrap();
+        assert!(entries(&d).is_empty());
+        writeln!(o.writer("--log").unwrap(), "B").unwrap();
         o.commit().unwrap();
         assert_eq!(entries(&d), ["a.txt", "b.txt"]);
+        assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "A");
         assert_eq!(std::fs::read_to_string(d.join("b.txt")).unwrap(), "B\n");
     }
 
@@ -298,13 +570,14 @@ mod tests {
         {
             let mut o = Outputs::prepare([Some(Output::new("--out", &d.join("a.txt")))]).unwrap();
             o.write_text("--out", "half").unwrap();
+            writeln!(o.writer("--out").unwrap(), "more").unwrap();
             // dropped without commit, as on any error
         }
         assert!(entries(&d).is_empty());
     }
 
     #[test]
-    fn a_bad_second_path_leaves_no_temporary_of_the_first() {
+    fn a_bad_second_path_leaves_nothing() {
         let d = dir("second");
         std::fs::create_dir(d.join("sub")).unwrap();
         let e = Outputs::prepare([
@@ -339,5 +612,68 @@ mod tests {
         .unwrap();
         assert!(e.to_string().contains("both name"), "{e}");
         assert!(entries(&d).is_empty());
+    }
+
+    /// Issue: an `--out` that was a symbolic link (`/dev/stdout`) was
+    /// replaced by a regular file, and its target kept the old content.
+    #[test]
+    fn an_out_that_is_a_symlink_is_written_through() {
+        let d = dir("link");
+        let target = d.join("real.json");
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink("real.json", d.join("link.json")).unwrap();
+        let mut o = Outputs::prepare([Some(Output::new("--out", &d.join("link.json")))]).unwrap();
+        o.write_text("--out", "new").unwrap();
+        o.commit().unwrap();
+        let meta = std::fs::symlink_metadata(d.join("link.json")).unwrap();
+        assert!(meta.file_type().is_symlink(), "the link stays a link");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(entries(&d), ["link.json", "real.json"]);
+        // A dangling link: the file it names is created.
+        std::os::unix::fs::symlink("made.json", d.join("dangling.json")).unwrap();
+        let mut o =
+            Outputs::prepare([Some(Output::new("--out", &d.join("dangling.json")))]).unwrap();
+        o.write_text("--out", "made").unwrap();
+        o.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("made.json")).unwrap(),
+            "made"
+        );
+        assert!(std::fs::symlink_metadata(d.join("dangling.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn a_device_is_written_directly_and_dash_is_standard_output() {
+        let d = dir("device");
+        let mut o = Outputs::prepare([
+            Some(Output::new("--out", Path::new("/dev/null"))),
+            Some(Output::new("--plan-out", Path::new("-"))),
+        ])
+        .unwrap();
+        o.write_text("--out", "gone").unwrap();
+        o.write_text("--plan-out", "").unwrap();
+        o.commit().unwrap();
+        assert!(Path::new("/dev/null").exists());
+        assert!(entries(&d).is_empty());
+    }
+
+    /// Issue: each killed run left `.NAME.PID.planner-tmp` files behind.
+    #[test]
+    fn temporaries_of_dead_processes_are_swept() {
+        let d = dir("stale");
+        // No process has a PID this large on Linux (the limit is 2^22).
+        let stale = d.join(".a.json.4194999.planner-tmp");
+        let ours = d.join(format!(".a.json.{}.planner-tmp", std::process::id()));
+        let other = d.join(".b.json.4194999.planner-tmp");
+        for p in [&stale, &ours, &other] {
+            std::fs::write(p, "x").unwrap();
+        }
+        let o = Outputs::prepare([Some(Output::new("--out", &d.join("a.json")))]).unwrap();
+        drop(o);
+        assert!(!stale.exists(), "a dead process's temporary is removed");
+        assert!(ours.exists() && other.exists(), "others are left alone");
     }
 }

@@ -108,10 +108,13 @@ pub(super) fn solve(args: &SolveArgs) -> Result<(), PlannerError> {
         Output::optional("--plan-out", args.plan_out.as_deref()),
         Output::optional("--solver-log", args.solver_log.as_deref()),
     ])?;
+    let solver_log = if outputs.has("--solver-log") {
+        Some(outputs.temp_path("--solver-log")?)
+    } else {
+        None
+    };
     let mut options = SolveOptions {
-        solver_log: outputs
-            .has("--solver-log")
-            .then(|| outputs.temp_path("--solver-log")),
+        solver_log,
         ..SolveOptions::new(Progress::new(args.quiet))
     };
     if args.no_cache {
@@ -204,9 +207,11 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
 pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
     let mut outputs =
         Outputs::prepare([Output::optional("--solver-log", args.solver_log.as_deref())])?;
-    let solver_log = outputs
-        .has("--solver-log")
-        .then(|| outputs.temp_path("--solver-log"));
+    let solver_log = if outputs.has("--solver-log") {
+        Some(outputs.temp_path("--solver-log")?)
+    } else {
+        None
+    };
     let mut lines = Vec::new();
     for i in 0..args.repeat.max(1) {
         let t0 = Instant::now();

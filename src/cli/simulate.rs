@@ -96,7 +96,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
         }
         (Some(range), Some(path)) => {
             let names: Vec<&str> = scenario.tiers.iter().map(|t| t.name.as_str()).collect();
-            let mut log = RequestLog::create(outputs.writer("--requests-out"), path)?;
+            let mut log = RequestLog::create(outputs.writer("--requests-out")?, path)?;
             let v = crate::replay::verify_range(
                 &scenario,
                 &demand,

@@ -201,7 +201,7 @@ pub(super) fn synth(args: &SynthArgs) -> Result<(), PlannerError> {
         path: args.out.clone(),
         source: e,
     };
-    let n = write_trace(&spec, outputs.writer("--out"), |f| {
+    let n = write_trace(&spec, outputs.writer("--out")?, |f| {
         bar.set_position((f * 1000.0) as u64);
     })
     .map_err(io)?;

@@ -125,10 +125,11 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
         };
         match format {
             TableFormat::Csv => {
-                write_csv(&agg, name, outputs.writer(option)).map_err(|e| failed(e.to_string()))?;
+                write_csv(&agg, name, outputs.writer(option)?)
+                    .map_err(|e| failed(e.to_string()))?;
             }
             TableFormat::Parquet => {
-                let tmp = outputs.temp_path(option);
+                let tmp = outputs.temp_path(option)?;
                 let file = std::fs::File::create(&tmp).map_err(|e| failed(e.to_string()))?;
                 write_parquet(&columns(&agg, name), file).map_err(|e| failed(e.to_string()))?;
             }

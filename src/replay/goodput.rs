@@ -11,6 +11,7 @@
 
 use crate::base::error::{PlannerError, Problem};
 use crate::base::stats::percentile_sorted;
+use crate::base::text::excerpt;
 use crate::sim::Latency;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -235,15 +236,23 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("`{name}` is `{}`, not a number", fields[c]))
+                .ok_or_else(|| {
+                    format!(
+                        "`{name}` is `{}`, not a number",
+                        excerpt(fields[c].as_bytes())
+                    )
+                })
         };
         let parsed = (|| {
             let arrival_s = number(arrival, "arrival_s")?;
             let ttft_ms = number(ttft, "ttft_ms")?;
             let e2e_ms = number(e2e, "e2e_ms")?;
-            let tokens = fields[out]
-                .parse::<u32>()
-                .map_err(|_| format!("`output_tokens` is `{}`, not a whole number", fields[out]))?;
+            let tokens = fields[out].parse::<u32>().map_err(|_| {
+                format!(
+                    "`output_tokens` is `{}`, not a whole number",
+                    excerpt(fields[out].as_bytes())
+                )
+            })?;
             Ok::<_, String>(RequestResult {
                 arrival_s: Some(arrival_s),
                 ttft_ms,

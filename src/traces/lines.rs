@@ -2,13 +2,20 @@
 //! numbers from 1, and files as users save them — a UTF-8 byte-order mark on
 //! the first line is skipped, a CRLF end is taken as a line end, and invalid
 //! UTF-8 or a lone carriage return is an error naming the line and column
-//! ([`crate::base::text::check_line`]). A reader for a new format reads its rows
-//! from [`Lines::next_line`] and inherits all of this.
+//! ([`crate::base::text::check_line`]); a line longer than [`MAX_LINE_BYTES`]
+//! ends the read with an error naming the line, so memory stays bounded
+//! whatever the file holds. A reader for a new format reads its rows from
+//! [`Lines::next_line`] and inherits all of this.
 
 use crate::base::located::Problem;
+use crate::base::numbers::group_thousands;
 use crate::base::text::check_line;
 use std::io::BufRead;
 use std::path::Path;
+
+/// Longest line a streamed file may hold: 1 MiB (a trace row is under a
+/// hundred bytes; a longer line is not a trace's).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Lines of a streamed text file.
 pub struct Lines<'p, R> {
@@ -17,6 +24,8 @@ pub struct Lines<'p, R> {
     buf: Vec<u8>,
     line: u64,
     bytes: u64,
+    /// A line could not be read, or was too long: nothing more is read.
+    ended: bool,
 }
 
 impl<'p, R: BufRead> Lines<'p, R> {
@@ -28,6 +37,7 @@ impl<'p, R: BufRead> Lines<'p, R> {
             buf: Vec::with_capacity(256),
             line: 0,
             bytes: 0,
+            ended: false,
         }
     }
 
@@ -38,21 +48,57 @@ impl<'p, R: BufRead> Lines<'p, R> {
     }
 
     /// The next line, without its end, the BOM or trailing spaces, with its
-    /// 1-based number; `None` at the end of the file.
+    /// 1-based number; `None` at the end of the file. A line that cannot be
+    /// decoded is a problem a reader may skip (`skippable`); one that cannot
+    /// be read, or is longer than [`MAX_LINE_BYTES`], ends the file.
     pub fn next_line(&mut self) -> Option<Result<(u64, &str), Problem>> {
+        if self.ended {
+            return None;
+        }
         self.buf.clear();
-        let n = match self.reader.read_until(b'\n', &mut self.buf) {
-            Ok(n) => n,
-            Err(e) => {
+        let mut n = 0usize;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) => {
+                    self.ended = true;
+                    self.line += 1;
+                    return Some(Err(Problem::at_line(
+                        self.path,
+                        Some(self.line),
+                        None,
+                        format!("cannot read the file: {e}"),
+                    )));
+                }
+            };
+            if available.is_empty() {
+                break;
+            }
+            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            self.buf.extend_from_slice(&available[..take]);
+            self.reader.consume(take);
+            n += take;
+            if done {
+                break;
+            }
+            if self.buf.len() > MAX_LINE_BYTES {
+                self.ended = true;
                 self.line += 1;
                 return Some(Err(Problem::at_line(
                     self.path,
                     Some(self.line),
                     None,
-                    format!("cannot read the file: {e}"),
+                    format!(
+                        "the line is longer than {} bytes (stopped after {} bytes): a trace row is a few dozen; is this the right file?",
+                        group_thousands(MAX_LINE_BYTES as i64),
+                        group_thousands(self.buf.len() as i64)
+                    ),
                 )));
             }
-        };
+        }
         if n == 0 {
             return None;
         }
@@ -60,7 +106,14 @@ impl<'p, R: BufRead> Lines<'p, R> {
         self.bytes += n as u64;
         let line = self.line;
         let body = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-        Some(check_line(body, line, self.path).map(|text| (line, text.trim_end_matches(' '))))
+        Some(
+            check_line(body, line, self.path)
+                .map(|text| (line, text.trim_end_matches(' ')))
+                .map_err(|mut e| {
+                    e.skippable = true;
+                    e
+                }),
+        )
     }
 
     /// Bytes read so far.
@@ -92,6 +145,23 @@ mod tests {
                 Ok((3, "e".into()))
             ]
         );
+    }
+
+    #[test]
+    fn an_endless_line_ends_the_read_with_its_line_number() {
+        let mut bytes = b"ok\n".to_vec();
+        bytes.extend(std::iter::repeat_n(0u8, 3 * MAX_LINE_BYTES));
+        let mut lines = Lines::new(&bytes[..], std::path::Path::new("z"));
+        assert!(lines.next_line().unwrap().is_ok());
+        let e = lines.next_line().unwrap().unwrap_err();
+        assert_eq!(e.location, "2");
+        assert!(!e.skippable);
+        assert!(
+            e.message.contains("longer than 1,048,576 bytes"),
+            "{}",
+            e.message
+        );
+        assert!(lines.next_line().is_none());
     }
 
     #[test]

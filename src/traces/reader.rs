@@ -5,6 +5,7 @@ use super::lines::Lines;
 use super::timestamp::parse_timestamp_checked;
 use super::{Request, TraceFormat};
 use crate::base::located::Problem;
+use crate::base::text::excerpt;
 use serde::Deserialize;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -45,6 +46,16 @@ pub fn read_trace(
 ) -> Result<(TraceFormat, ReadSummary), Problem> {
     let fail = |line: Option<u64>, message: String| Problem::at_line(path, line, None, message);
     let file = File::open(path).map_err(|e| fail(None, format!("cannot open the trace: {e}")))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(fail(
+            None,
+            format!("{}; a trace is a regular file", not_a_file(kind)),
+        ));
+    }
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let head = reader
         .fill_buf()
@@ -76,7 +87,7 @@ pub fn read_trace(
                             if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
                                 return Err(fail(Some(1), format!(
                                     "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",
-                                    String::from_utf8_lossy(row)
+                                    excerpt(row)
                                 )));
                             }
                             continue;
@@ -91,7 +102,7 @@ pub fn read_trace(
                                     Some(1),
                                     format!(
                                         "unexpected header `{}`; expected `{}`",
-                                        String::from_utf8_lossy(row),
+                                        excerpt(row),
                                         super::BURSTGPT_HEADER
                                     ),
                                 ));
@@ -107,6 +118,7 @@ pub fn read_trace(
                     checked.map_err(|e| Problem::at_line(path, Some(line_no), e.column, e.message)),
                 )
             }
+            Err(e) if !e.skippable => return Err(e),
             Err(e) => (lines.line(), Err(e)),
         };
         if lines.bytes_read() >= next_progress {
@@ -135,6 +147,22 @@ pub fn read_trace(
         return Err(fail(None, "the trace holds no request".into()));
     }
     Ok((format, summary))
+}
+
+/// What a path that is not a regular file is, in words.
+pub(crate) fn not_a_file(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "is a folder"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "is a device"
+    } else if kind.is_fifo() {
+        "is a pipe (FIFO)"
+    } else if kind.is_socket() {
+        "is a socket"
+    } else {
+        "is not a regular file"
+    }
 }
 
 /// What is wrong with one row, and at which column when known.
@@ -188,7 +216,7 @@ fn check_row(
 }
 
 fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
-    let text = || String::from_utf8_lossy(field).into_owned();
+    let text = || excerpt(field);
     if field.is_empty() {
         return Err(format!(
             "{column} is empty; expected a non-negative integer"
@@ -228,10 +256,10 @@ pub(super) fn parse_azure_row(row: &[u8]) -> Result<Request, RowError> {
         message: if e.message == "not a timestamp" {
             format!(
                 "bad timestamp `{}`; expected e.g. `2023-11-16 18:17:03.9799600` or `2024-05-10 00:00:00.009930+00:00`",
-                String::from_utf8_lossy(ts)
+                excerpt(ts)
             )
         } else {
-            format!("{} in `{}`", e.message, String::from_utf8_lossy(ts))
+            format!("{} in `{}`", e.message, excerpt(ts))
         },
     })?;
     let at = |column: usize| {
@@ -270,7 +298,7 @@ pub(super) fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
             column: start(0),
             message: format!(
                 "`Timestamp` must be non-negative seconds since the trace start, got `{}`",
-                String::from_utf8_lossy(fields[0])
+                excerpt(fields[0])
             ),
         })?;
     let count = |i: usize, name: &str| {

@@ -3,6 +3,7 @@
 //! folder of client files is summed into one curve.
 
 use crate::base::error::{PlannerError, Problem};
+use crate::base::text::excerpt;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -140,13 +141,13 @@ fn parse_row(line: &str) -> Result<(u64, f64, f64), String> {
     }
     let start: f64 = fields[0]
         .parse()
-        .map_err(|_| format!("bad window start `{}`", fields[0]))?;
+        .map_err(|_| format!("bad window start `{}`", excerpt(fields[0].as_bytes())))?;
     let rate: f64 = fields[1]
         .parse()
-        .map_err(|_| format!("bad rate `{}`", fields[1]))?;
+        .map_err(|_| format!("bad rate `{}`", excerpt(fields[1].as_bytes())))?;
     let cv: f64 = fields[2]
         .parse()
-        .map_err(|_| format!("bad cv `{}`", fields[2]))?;
+        .map_err(|_| format!("bad cv `{}`", excerpt(fields[2].as_bytes())))?;
     if !(start >= 0.0 && start.fract() == 0.0) {
         return Err(format!(
             "window start must be whole non-negative seconds, got `{}`",

@@ -29,7 +29,12 @@ impl Cell {
                             .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
                             .map(|f| f as i64)
                     })
-                    .ok_or_else(|| format!("`{t}` is not an integer"))
+                    .ok_or_else(|| {
+                        format!(
+                            "`{}` is not an integer",
+                            crate::base::text::excerpt(t.as_bytes())
+                        )
+                    })
             }
             Cell::Null => Err("the cell is empty".into()),
         }
