@@ -1,0 +1,161 @@
+//! `planner perf`: a step's parts, physical bounds, and what it refuses.
+
+use crate::{json, planner, stderr};
+
+fn perf_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["perf", "--format", "json"];
+    all.extend_from_slice(args);
+    json(&planner(&all))
+}
+
+#[test]
+fn perf_parts_sum_to_the_step() {
+    for args in [
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--decode",
+            "256",
+            "--context",
+            "2000",
+        ][..],
+        &[
+            "--model",
+            "llama-3.1-70b",
+            "--gpu",
+            "h100-sxm",
+            "--tp",
+            "4",
+            "--prefill",
+            "2048",
+        ],
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "l40s",
+            "--precision",
+            "fp8",
+            "--prefill",
+            "512",
+            "--decode",
+            "32",
+            "--context",
+            "1000",
+        ],
+    ] {
+        let r = perf_json(args);
+        let parts = r["parts"].as_object().unwrap();
+        let keys: Vec<&str> = parts.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "gemm_ms",
+                "attention_ms",
+                "allreduce_ms",
+                "fixed_gpu_ms",
+                "cpu_overhead_ms"
+            ]
+        );
+        let sum: f64 = parts.values().map(|v| v.as_f64().unwrap()).sum();
+        let step = r["step_ms"].as_f64().unwrap();
+        assert!(
+            (sum - step).abs() < 1e-9 * step,
+            "{args:?}: {sum} vs {step}"
+        );
+    }
+}
+
+#[test]
+fn perf_numbers_respect_physical_bounds() {
+    let step = |args: &[&str]| perf_json(args);
+    // Llama 3.1 8B batch-1 decode on H200: the GEMMs read every weight but
+    // the embedding once, no faster than 15.0 GB / 4.8 TB/s = 3.13 ms.
+    let d = step(&[
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h200",
+        "--decode",
+        "1",
+        "--context",
+        "1000",
+    ]);
+    let gemm = d["parts"]["gemm_ms"].as_f64().unwrap();
+    assert!((3.13..3.13 / 0.8).contains(&gemm), "{gemm}");
+    // FP8 prefill: faster than BF16, at most twice as fast.
+    let prefill = |p: &str| {
+        step(&[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h200",
+            "--precision",
+            p,
+            "--prefill",
+            "2048",
+        ])["step_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = prefill("bf16") / prefill("fp8");
+    assert!(ratio > 1.0 && ratio <= 2.0, "{ratio}");
+    // A 2,048-token prefill is no faster than its FLOPs at the dense peak.
+    let bf16 = prefill("bf16");
+    assert!(bf16 >= 2.0 * 8.03e9 * 2048.0 / 989e12 * 1e3, "{bf16}");
+}
+
+#[test]
+fn perf_refuses_what_it_cannot_answer() {
+    let fails = |args: &[&str], needle: &str| {
+        let mut all = vec!["perf"];
+        all.extend_from_slice(args);
+        let out = planner(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        err
+    };
+    insta::assert_snapshot!(
+        "perf_fp8_without_units",
+        fails(
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "a100-80gb",
+                "--precision",
+                "fp8",
+                "--prefill",
+                "128"
+            ],
+            "no FP8 units"
+        )
+    );
+    fails(
+        &["--model", "llama-3.1-8b", "--gpu", "h300", "--prefill", "1"],
+        "known: a100-80gb, b200",
+    );
+    fails(
+        &["--model", "llama-9", "--gpu", "h200", "--prefill", "1"],
+        "llama-3.1-8b",
+    );
+    for (tp, needle) in [("3", "does not divide"), ("16", "at most --tp 8")] {
+        fails(
+            &[
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h200",
+                "--tp",
+                tp,
+                "--prefill",
+                "1",
+            ],
+            needle,
+        );
+    }
+    fails(&["--model", "llama-3.1-8b", "--gpu", "h200"], "no work");
+}
