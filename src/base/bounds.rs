@@ -115,10 +115,16 @@ impl Bound {
     /// key as the user wrote it, indices included), the interval and the value.
     pub fn check(&self, key: &str, value: f64) -> Option<String> {
         (!self.contains(value)).then(|| {
+            let tiny = self.min_open && self.min == 0.0 && value > 0.0 && value < MIN_POSITIVE;
             format!(
-                "`{key}` must be in {}, got {}",
+                "`{key}` must be in {}, got {}{}",
                 self.interval(),
-                number(value)
+                number(value),
+                if tiny {
+                    format!(", below {MIN_POSITIVE:e}, the least a positive value may be")
+                } else {
+                    String::new()
+                }
             )
         })
     }

@@ -288,6 +288,16 @@ pub(crate) fn evaluate(
         )));
     }
     let load = TierLoad::new(&perf, demand, tier);
+    if tier.percentile >= 100.0 {
+        // Kingman's waiting time has an exponential tail: at any rate above
+        // 0 its p100 is infinite. Unloaded, a request waits for nothing.
+        let unloaded = operating_point(&perf, &load, max_batch, 0.0);
+        return entry(Verdict::Cannot {
+            reason: "the queueing model has no finite p100 TTFT at any rate (its waiting time has an exponential tail): size a p100 tier by simulation (`simulation.capacity = \"simulated\"`) or give a percentile below 100".into(),
+            best_ttft_ms: Some(unloaded.ttft_ms),
+            best_tpot_ms: Some(unloaded.tpot_ms),
+        });
+    }
     let meets =
         |p: &OperatingPoint| p.stable && p.ttft_ms <= tier.ttft_ms && p.tpot_ms <= tier.tpot_ms;
     let idle = operating_point(&perf, &load, max_batch, 1e-9);

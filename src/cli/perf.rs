@@ -133,6 +133,47 @@ fn check(
     Ok(())
 }
 
+/// Refuses a step that could not run: weights beyond the replica's memory,
+/// a sequence longer than the model's context, or more KV cache than the
+/// memory left after the weights.
+fn fits(
+    args: &PerfArgs,
+    perf: &PerfModel,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> Result<(), PlannerError> {
+    let usage = |m: String| Err(PlannerError::Usage(m));
+    let replica = format!("{} on {} x {}", args.model, args.tp, args.gpu);
+    if perf.kv_capacity_tokens() <= 0.0 {
+        return usage(format!(
+            "{replica} cannot run: the weights need {:.1} GB per GPU at {}, and a {} holds {:.1} GB usable; raise --tp, use --precision fp8, or a GPU with more memory",
+            perf.weight_bytes_per_gpu() / 1e9,
+            args.precision,
+            args.gpu,
+            gpu.usable_memory_bytes() / 1e9
+        ));
+    }
+    let limit = u64::from(model.max_context_tokens);
+    for (flag, tokens) in [("--prefill", args.prefill), ("--context", args.context)] {
+        if let Some(t) = tokens.filter(|&t| u64::from(t) > limit) {
+            return usage(format!(
+                "{flag} {t} is longer than {}'s context of {limit} tokens",
+                args.model
+            ));
+        }
+    }
+    let kv_tokens = f64::from(args.decode.unwrap_or(0)) * f64::from(args.context.unwrap_or(0))
+        + f64::from(args.prefill.unwrap_or(0));
+    if kv_tokens > perf.kv_capacity_tokens() {
+        return usage(format!(
+            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower --decode or --context, or raise --tp",
+            kv_tokens,
+            perf.kv_capacity_tokens()
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     let precision = Precision::parse(&args.precision).ok_or_else(|| {
         PlannerError::Usage(format!(
@@ -144,6 +185,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     check(args, &gpu, &model, precision)?;
     let perf = PerfModel::new(&gpu, &model, args.tp, precision);
+    fits(args, &perf, &gpu, &model)?;
     let (p, b, c) = (
         f64::from(args.prefill.unwrap_or(0)),
         f64::from(args.decode.unwrap_or(0)),

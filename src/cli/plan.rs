@@ -155,6 +155,10 @@ pub(super) fn parse_overrides(args: &[String]) -> Result<Vec<Override>, PlannerE
     let mut errors = Vec::new();
     for arg in args {
         match Override::parse(arg) {
+            Ok(o) if overrides.iter().any(|p: &Override| p.key == o.key) => errors.push(format!(
+                "--set `{arg}`: `{}` is set twice; give it once (to try several values, use `planner sweep --set {}=V1,V2,…`)",
+                o.key, o.key
+            )),
             Ok(o) => overrides.push(o),
             Err(e) => errors.push(e),
         }

@@ -51,17 +51,24 @@ pub struct AggregateArgs {
 }
 
 /// `TIER=FILE` or `FILE` → (tier, file).
-fn tier_and_path(arg: &str) -> (String, PathBuf) {
+fn tier_and_path(arg: &str) -> Result<(String, PathBuf), PlannerError> {
+    let usage = |why: &str| {
+        Err(PlannerError::Usage(format!(
+            "`{arg}`: {why}; give TIER=TRACE (e.g. chat=data/conv.csv) or a trace whose file name is the tier"
+        )))
+    };
     match arg.split_once('=') {
-        Some((tier, path)) if !tier.is_empty() && !tier.contains(['/', '\\']) => {
-            (tier.to_string(), PathBuf::from(path))
+        Some(("", _)) => usage("the tier name before `=` is empty"),
+        Some((_, "")) => usage("the trace after `=` is empty"),
+        Some((tier, path)) if !tier.contains(['/', '\\']) => {
+            Ok((tier.to_string(), PathBuf::from(path)))
         }
         _ => {
             let path = PathBuf::from(arg);
             let stem = path
                 .file_stem()
                 .map_or_else(|| arg.to_string(), |s| s.to_string_lossy().into_owned());
-            (stem, path)
+            Ok((stem, path))
         }
     }
 }
@@ -111,7 +118,11 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
             &args.out.join(format!("{name}.{}", format.extension())),
         ))
     }))?;
-    let traces: Vec<(String, PathBuf)> = args.traces.iter().map(|a| tier_and_path(a)).collect();
+    let traces: Vec<(String, PathBuf)> = args
+        .traces
+        .iter()
+        .map(|a| tier_and_path(a))
+        .collect::<Result<_, _>>()?;
     let options = ReaderOptions {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
@@ -151,15 +162,23 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
 
 pub(super) fn aggregate(args: &AggregateArgs) -> Result<(), PlannerError> {
     check_out(&args.out, args.table_format)?;
-    let created = !args.out.exists();
+    // The folders this run makes, deepest first: on failure they go again.
+    let created: Vec<PathBuf> = args
+        .out
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::create_dir_all(&args.out).map_err(|source| PlannerError::Io {
         path: args.out.clone(),
         source,
     })?;
     let result = run(args);
-    if result.is_err() && created {
-        // Only an empty folder this run made; the temporaries are gone by now.
-        let _ = std::fs::remove_dir(&args.out);
+    if result.is_err() {
+        // Only empty folders this run made; the temporaries are gone by now.
+        for dir in &created {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
     result
 }
@@ -171,12 +190,16 @@ mod tests {
     #[test]
     fn tier_comes_from_the_argument_or_the_file_name() {
         assert_eq!(
-            tier_and_path("chat=data/a.csv"),
+            tier_and_path("chat=data/a.csv").unwrap(),
             ("chat".to_string(), PathBuf::from("data/a.csv"))
         );
         assert_eq!(
-            tier_and_path("data/x=y/conv.jsonl"),
+            tier_and_path("data/x=y/conv.jsonl").unwrap(),
             ("conv".to_string(), PathBuf::from("data/x=y/conv.jsonl"))
         );
+        // Issue: `=file` was taken as a path.
+        let e = tier_and_path("=data/a.csv").unwrap_err().to_string();
+        assert!(e.contains("the tier name before `=` is empty"), "{e}");
+        assert!(tier_and_path("chat=").is_err());
     }
 }

@@ -102,6 +102,15 @@ pub(crate) fn read_source(
                     names.join(", ")
                 ))]));
         };
+        if t.input_tokens().mean + t.output_tokens().mean <= 0.0 {
+            return Err(PlannerError::Aggregate(vec![Problem::new(
+                &source.trace,
+                "",
+                format!(
+                    "every request of tier `{name}` has 0 input and 0 output tokens: there is nothing to serve"
+                ),
+            )]));
+        }
         let t = Arc::new(t.clone());
         let counts = t.minutes.iter().map(|m| m.requests).collect();
         let figures = SourceFigures {
@@ -149,6 +158,13 @@ pub(crate) fn read_source(
         e.skippable = false;
         PlannerError::Trace(e)
     })?;
+    if acc.input_tokens().mean + acc.output_tokens().mean <= 0.0 {
+        return Err(PlannerError::Trace(Problem::new(
+            &source.trace,
+            "",
+            "every request of the trace has 0 input and 0 output tokens: there is nothing to serve; is this the right file?",
+        )));
+    }
     let (first_minute_s, minute_counts) = acc.window_counts(60);
     let figures = SourceFigures {
         format: serde_json::to_value(format)

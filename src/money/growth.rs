@@ -187,7 +187,7 @@ impl TermGrowth {
         };
         let total_usd = over_term(|p| p.usd_per_month);
         let scale = self.horizons_per_period(input.horizon_hours() / self.periods.len() as f64);
-        let lower_bound_usd = (lower_bound_usd * scale).min(total_usd);
+        let lower_bound_usd = (lower_bound_usd * scale).min(total_usd).max(0.0);
         TermProjection {
             months: self.months,
             monthly_growth: self.monthly_growth,

@@ -37,13 +37,14 @@ enum Segment {
 impl Override {
     /// Parses `KEY=VALUE`; the error says what is wrong with the argument.
     pub fn parse(arg: &str) -> Result<Override, String> {
+        let quoted = crate::base::text::excerpt(arg.as_bytes());
         let Some((key, value)) = arg.split_once('=') else {
             return Err(format!(
-                "--set `{arg}`: expected KEY=VALUE, e.g. --set api.usd_per_million_output_tokens=0.6"
+                "--set `{quoted}`: expected KEY=VALUE, e.g. --set api.usd_per_million_output_tokens=0.6"
             ));
         };
         let key = key.trim();
-        let path = parse_path(key).map_err(|e| format!("--set `{arg}`: {e}"))?;
+        let path = parse_path(key).map_err(|e| format!("--set `{quoted}`: {e}"))?;
         Ok(Override {
             key: key.to_string(),
             value: value.trim().to_string(),
@@ -66,9 +67,25 @@ impl Override {
     }
 }
 
+/// Longest `--set` key, in bytes: the deepest key of a scenario is under
+/// fifty (`gpus[0].reserved_offers[1].usd_per_gpu_hour`).
+pub const MAX_KEY_BYTES: usize = 200;
+
+/// Most parts (keys and indices) in a `--set` key.
+pub const MAX_KEY_PARTS: usize = 8;
+
+/// Largest index a `--set` key may give: no list of a scenario is longer.
+pub const MAX_KEY_INDEX: usize = 10_000;
+
 fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
     if key.is_empty() {
         return Err("the key is empty".into());
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(format!(
+            "the key is {} bytes long; a scenario's keys are at most {MAX_KEY_BYTES} (e.g. `gpus[0].max_gpus`)",
+            key.len()
+        ));
     }
     let mut path = Vec::new();
     for part in key.split('.') {
@@ -96,12 +113,23 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
                     &rest[1..close]
                 )
             })?;
+            if index > MAX_KEY_INDEX {
+                return Err(format!(
+                    "`{part}`: index {index} is past any list of a scenario (at most {MAX_KEY_INDEX})"
+                ));
+            }
             path.push(Segment::Index(index));
             rest = &rest[close + 1..];
             if !rest.is_empty() && !rest.starts_with('[') {
                 return Err(format!("`{part}`: unexpected `{rest}` after `]`"));
             }
         }
+    }
+    if path.len() > MAX_KEY_PARTS {
+        return Err(format!(
+            "the key has {} parts; a scenario's keys have at most {MAX_KEY_PARTS} (e.g. `gpus[0].reserved_offers[1].term_months`)",
+            path.len()
+        ));
     }
     Ok(path)
 }
@@ -400,6 +428,20 @@ fn mark(root: &mut Item, path: &[Segment], marker: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue: a 120 KB `--set` key took 25 s and 8 GB, then aborted.
+    #[test]
+    fn long_and_deep_keys_are_refused_at_once() {
+        let long = format!("{}=1", "a.".repeat(60_000) + "b");
+        let e = Override::parse(&long).unwrap_err();
+        assert!(e.contains("bytes long"), "{e}");
+        assert!(e.len() < 300, "the message quotes the key in part: {e}");
+        let deep = Override::parse("a.b.c.d.e.f.g.h.i=1").unwrap_err();
+        assert!(deep.contains("9 parts"), "{deep}");
+        let far = Override::parse("gpus[99999999].max_gpus=1").unwrap_err();
+        assert!(far.contains("past any list"), "{far}");
+        assert!(Override::parse("gpus[0].reserved_offers[1].usd_per_gpu_hour=1").is_ok());
+    }
 
     const TEXT: &str = "name = \"x\" # the name\n\n[api]\nusd = 0.88\n\n[[gpus]]\nprofile = \"h100\"\ntp = [2, 4]\n\n[[gpus]]\nprofile = \"h200\"\n";
 

@@ -193,7 +193,9 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
         .any(|t| t.rules.deadline_slots.is_some())
         .then(|| idle_reserved_gpu_hours(input, solution));
     let integer_variables = integer_variables(input);
-    let lower_bound_usd = solution.lower_bound_usd.min(total);
+    // No plan costs less than nothing: a bound the solver's tolerances put
+    // a hair below 0 (a plan of almost no cost) is 0.
+    let lower_bound_usd = solution.lower_bound_usd.min(total).max(0.0);
     let (status, lower_bound_usd, proven_gap, term_months) = match term {
         // Status, bound and gap are the term's: the horizon's plan holds
         // reservations sized for months to come.
@@ -207,7 +209,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
             solution.status,
             lower_bound_usd,
             if total > 0.0 {
-                ((total - solution.lower_bound_usd) / total).max(0.0)
+                ((total - solution.lower_bound_usd.max(0.0)) / total).max(0.0)
             } else {
                 0.0
             },

@@ -11,6 +11,11 @@ pub const MAX_VARIANTS: usize = 1000;
 /// The flag that confirms a grid over [`MAX_VARIANTS`].
 pub const LARGE_GRID_FLAG: &str = "--allow-large-grid";
 
+/// Most variants a sweep runs even with [`LARGE_GRID_FLAG`]: each is a full
+/// solve of seconds, so this is already hours of work; a larger grid is
+/// refused before any variant is built.
+pub const MAX_VARIANTS_ALLOWED: usize = 10_000;
+
 /// One swept key and its values, as written.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Axis {
@@ -25,7 +30,7 @@ impl Axis {
     /// to a value (`gpus[0].tensor_parallel=[2,4],[4,8]` has two values).
     pub fn parse(arg: &str) -> Result<Axis, String> {
         let template = Override::parse(arg)?;
-        let values = split_values(&template.value);
+        let values = split_values(&template.value).map_err(|e| format!("--set `{arg}`: {e}"))?;
         if values.iter().any(String::is_empty) {
             return Err(format!(
                 "--set `{arg}`: an empty value between commas; write KEY=V1,V2,…"
@@ -54,15 +59,24 @@ impl Axis {
     }
 }
 
-fn split_values(text: &str) -> Vec<String> {
+/// The values of `KEY=V1,V2,…`, split at commas outside brackets, braces and
+/// quotes. A quote opens only where a value (or a list item) starts, so an
+/// apostrophe inside a word (`it's`) is a letter; an unclosed quote is an
+/// error.
+fn split_values(text: &str) -> Result<Vec<String>, String> {
     let mut values = Vec::new();
     let mut depth = 0i32;
     let mut quote: Option<char> = None;
     let mut current = String::new();
     for ch in text.chars() {
+        let at_start = current
+            .trim_end()
+            .chars()
+            .last()
+            .is_none_or(|c| matches!(c, '[' | '{' | ',' | '='));
         match (quote, ch) {
             (Some(q), c) if c == q => quote = None,
-            (None, '"' | '\'') => quote = Some(ch),
+            (None, '"' | '\'') if at_start => quote = Some(ch),
             (None, '[' | '{') => depth += 1,
             (None, ']' | '}') => depth -= 1,
             (None, ',') if depth == 0 => {
@@ -74,8 +88,13 @@ fn split_values(text: &str) -> Vec<String> {
         }
         current.push(ch);
     }
+    if let Some(q) = quote {
+        return Err(format!(
+            "a {q} opens a quoted value that is never closed; close it, or drop it"
+        ));
+    }
     values.push(current.trim().to_string());
-    values
+    Ok(values)
 }
 
 /// The axes of a sweep and their combinations.
@@ -104,16 +123,31 @@ impl Grid {
             return Err(PlannerError::Usage(errors.join("\n")));
         }
         let grid = Grid { axes };
-        let n = grid.variant_count();
-        if n > MAX_VARIANTS && !allow_large {
-            let shape: Vec<String> = grid
-                .axes
-                .iter()
-                .map(|a| format!("{} ({})", a.values.len(), a.key))
-                .collect();
+        // Counted without overflow: ten axes of 100 values are 10^20.
+        let n = grid
+            .axes
+            .iter()
+            .fold(1u128, |n, a| n.saturating_mul(a.values.len() as u128));
+        let shape: Vec<String> = grid
+            .axes
+            .iter()
+            .map(|a| format!("{} ({})", a.values.len(), a.key))
+            .collect();
+        let count = if n < 1_000_000_000_000 {
+            crate::base::numbers::group_thousands(n as i64)
+        } else {
+            format!("{:.1e}", n as f64)
+        };
+        if n > MAX_VARIANTS_ALLOWED as u128 {
             return Err(PlannerError::Usage(format!(
-                "--set: the sweep grid has {} variants ({}), over the limit of {}; each variant is a full solve. Give fewer values, or confirm with {LARGE_GRID_FLAG}",
-                crate::base::numbers::group_thousands(n as i64),
+                "--set: the sweep grid has {count} variants ({}), over the most a sweep runs even with {LARGE_GRID_FLAG} ({}); each variant is a full solve. Sweep fewer values, or fewer keys at a time",
+                shape.join(" × "),
+                crate::base::numbers::group_thousands(MAX_VARIANTS_ALLOWED as i64)
+            )));
+        }
+        if n > MAX_VARIANTS as u128 && !allow_large {
+            return Err(PlannerError::Usage(format!(
+                "--set: the sweep grid has {count} variants ({}), over the limit of {}; each variant is a full solve. Give fewer values, or confirm with {LARGE_GRID_FLAG}",
                 shape.join(" × "),
                 crate::base::numbers::group_thousands(MAX_VARIANTS as i64)
             )));
@@ -173,6 +207,13 @@ mod tests {
         let b = Axis::parse("api.name=\"a,b\",c").unwrap();
         assert_eq!(b.values, vec!["\"a,b\"", "c"]);
         assert!(Axis::parse("x=1,,2").is_err());
+        // Issue: `name=it's,x` silently opened a quote (one value).
+        assert_eq!(
+            Axis::parse("name=it's,x").unwrap().values,
+            vec!["it's", "x"]
+        );
+        let e = Axis::parse("name=\"open,x").unwrap_err();
+        assert!(e.contains("never closed"), "{e}");
     }
 
     #[test]
@@ -200,6 +241,22 @@ mod tests {
         assert!(msg.contains(LARGE_GRID_FLAG), "{msg}");
         assert_eq!(err.exit_code(), crate::base::error::EXIT_BAD_INPUT);
         assert_eq!(Grid::parse(&[a, b], true).unwrap().variant_count(), 1200);
+    }
+
+    /// Issue: ten axes of 100 values with the flag built every variant in
+    /// memory and aborted.
+    #[test]
+    fn no_flag_lets_a_grid_past_the_ceiling() {
+        let hundred: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let axes: Vec<String> = (0..10)
+            .map(|k| format!("k{k}={}", hundred.join(",")))
+            .collect();
+        let msg = Grid::parse(&axes, true).unwrap_err().to_string();
+        assert!(msg.contains("1.0e20 variants"), "{msg}");
+        assert!(
+            msg.contains("even with --allow-large-grid (10,000)"),
+            "{msg}"
+        );
     }
 
     #[test]

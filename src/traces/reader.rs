@@ -64,10 +64,19 @@ pub fn read_trace(
     let format = match options.format {
         Some(f) => f,
         None => TraceFormat::detect(head).ok_or_else(|| {
-            fail(
-                Some(1),
-                "cannot tell the trace format: expected a CSV header `TIMESTAMP,ContextTokens,GeneratedTokens` (Azure) or JSON lines with `timestamp`, `input_length`, `output_length` (Mooncake); name it with --format".into(),
-            )
+            if head.iter().all(u8::is_ascii_whitespace) {
+                fail(None, "the trace is empty: it holds no request".into())
+            } else if head.contains(&b'\r') && !head.contains(&b'\n') {
+                fail(
+                    Some(1),
+                    "its lines end in a carriage return alone (classic Mac line ends); save the file with LF or CRLF line ends".into(),
+                )
+            } else {
+                fail(
+                    Some(1),
+                    "cannot tell the trace format: expected a CSV header `TIMESTAMP,ContextTokens,GeneratedTokens` (Azure), `Timestamp,Model,Request tokens,…` (BurstGPT) or JSON lines with `timestamp`, `input_length`, `output_length` (Mooncake); name the format with --trace-format on the command line, or `format` in the scenario's [[demand]]".into(),
+                )
+            }
         })?,
     };
     let mut summary = ReadSummary::default();

@@ -98,6 +98,13 @@ pub fn read_rate_curve(path: &Path) -> Result<RateCurve, PlannerError> {
         }
     }
     let window_s = infer_window(&windows).map_err(|m| shape_error(path, "", m))?;
+    if windows.values().all(|&(rate, _)| rate <= 0.0) {
+        return Err(shape_error(
+            path,
+            "",
+            "every window's rate is 0: a curve with no traffic cannot shape demand; give a curve with some traffic, or drop [shape]".into(),
+        ));
+    }
     let last = *windows.keys().next_back().unwrap_or(&0);
     let n = (last / u64::from(window_s) + 1) as usize;
     let mut rate_rps = vec![0.0; n];
