@@ -1,6 +1,6 @@
 //! Accepted ranges of the numbers users give: one [`Bound`] per key, kept in
 //! tables beside the code that reads them (the scenario's in
-//! `scenario/validate.rs`, the profiles' in `profiles/`, the commands' in
+//! `scenario/validate/mod.rs`, the profiles' in `profiles/`, the commands' in
 //! `cli/`). A number that sizes memory or time has an upper bound, so one
 //! oversized value is refused with its key instead of exhausting memory or
 //! running for hours; a price, latency or count has the physical range an

@@ -21,6 +21,7 @@
 pub mod bins;
 mod builder;
 mod cells;
+mod checks;
 mod figures;
 mod from_traces;
 mod parquet;

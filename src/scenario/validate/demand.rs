@@ -1,0 +1,93 @@
+//! The `[[demand]]` section: each tier's trace or aggregate.
+
+use super::Validator;
+use crate::scenario::raw::RawDemand;
+use crate::scenario::{DemandSource, Tier};
+use crate::traces::TraceFormat;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+impl Validator {
+    pub(super) fn demand(&mut self, raw: &[RawDemand], tiers: &[Tier]) -> Vec<DemandSource> {
+        let mut fed = vec![false; tiers.len()];
+        let sources = raw
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let tier = tiers.iter().position(|t| &t.name == d.tier.get_ref());
+                if tier.is_none() {
+                    let names: Vec<_> = tiers.iter().map(|t| t.name.as_str()).collect();
+                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; defined tiers: {}", d.tier.get_ref(), names.join(", ")));
+                }
+                let (trace, aggregate_tier) = match (&d.trace, &d.aggregate) {
+                    (Some(t), None) => {
+                        let trace = self.dir.join(t.get_ref());
+                        if !trace.is_file() {
+                            self.at_span(t, format!("trace file {} does not exist (paths are relative to the scenario file)", trace.display()));
+                        }
+                        if let Some(at) = &d.aggregate_tier {
+                            self.at_span(at, "`aggregate_tier` goes with `aggregate`, not `trace`".to_string());
+                        }
+                        (trace, None)
+                    }
+                    (None, Some(a)) => {
+                        let dir = self.dir.join(a.get_ref());
+                        if !dir.is_dir() {
+                            self.at_span(a, format!("aggregate folder {} does not exist (paths are relative to the scenario file; make one with `planner trace aggregate` or sql/aggregate.sql)", dir.display()));
+                        }
+                        if let Some(f) = &d.format {
+                            self.at_span(f, "`format` names a trace format; an aggregate's tables are CSV or Parquet by their file names".to_string());
+                        }
+                        let name = d.aggregate_tier.as_ref().map_or_else(|| d.tier.get_ref().clone(), |t| t.get_ref().clone());
+                        (dir, Some(name))
+                    }
+                    (Some(t), Some(_)) => {
+                        self.at_span(t, format!("demand[{i}] names both a `trace` and an `aggregate`; give one"));
+                        (PathBuf::new(), None)
+                    }
+                    (None, None) => {
+                        self.at_span(&d.tier, format!("demand[{i}] needs a `trace` (a per-request file) or an `aggregate` (a folder of aggregate tables)"));
+                        (PathBuf::new(), None)
+                    }
+                };
+                let format = match d.format.as_ref() {
+                    None => None,
+                    Some(f) if f.get_ref() == "auto" => None,
+                    Some(f) => if let Some(fmt) = TraceFormat::from_name(f.get_ref()) { Some(fmt) } else {
+                        self.at_span(f, format!("unknown trace format `{}`; accepted: \"auto\", \"azure\", \"mooncake\", \"burstgpt\"", f.get_ref()));
+                        None
+                    },
+                };
+                let scale = d.scale.unwrap_or(1.0);
+                self.bounded(&format!("demand[{i}].scale"), scale);
+                let tier = tier?;
+                fed[tier] = true;
+                if let Some(cv) = d.within_minute_cv {
+                    if !(cv.is_finite() && (0.0..=100.0).contains(&cv)) {
+                        self.at_key(format!("demand[{i}].within_minute_cv"), format!("`within_minute_cv` must be in [0, 100] (1 = Poisson); got {cv}"));
+                    }
+                }
+                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv })
+            })
+            .collect();
+        let mut reported = BTreeSet::new();
+        for (tier, fed) in tiers.iter().zip(fed) {
+            if !fed && !raw.is_empty() && reported.insert(tier.name.clone()) {
+                self.at_key(
+                    "demand",
+                    format!(
+                        "tier `{}` has no [[demand]] entry; give it a trace",
+                        tier.name
+                    ),
+                );
+            }
+        }
+        if raw.is_empty() {
+            self.at_key(
+                "demand",
+                "the scenario has no demand: add a [[demand]] table naming a tier and a trace",
+            );
+        }
+        sources
+    }
+}

@@ -1,0 +1,323 @@
+//! The `[[gpus]]` section: each GPU type offered, its prices, reserved offers,
+//! purchase terms, spot terms and the configurations it tries.
+
+use super::{Pins, Validator};
+use crate::profiles::precision::Precision;
+use crate::profiles::GpuProfile;
+use crate::scenario::raw::{RawGpuOffer, RawSpot};
+use crate::scenario::reserved_offer::{self, ReservedOffer};
+use crate::scenario::{GpuOffer, PurchaseTerms, SpotOffer};
+use std::path::Path;
+
+/// Default batch-size caps considered for every GPU type.
+pub(super) const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
+
+/// Default chunked-prefill budgets (tokens per step) tried on every GPU type.
+pub(super) const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
+
+/// Smallest chunk size accepted.
+pub(super) const MIN_BATCHED_TOKENS: u32 = 64;
+
+/// Prices a GPU type's reservations at the offer with the lowest
+/// effective price over the commitment term (exact: see
+/// [`crate::scenario::reserved_offer`]).
+pub(super) fn choose_reserved_offer(
+    mut g: GpuOffer,
+    commitment_term_months: Option<u32>,
+) -> GpuOffer {
+    if let Some(chosen) = reserved_offer::cheapest(&g.reserved_offers, commitment_term_months) {
+        g.reserved_usd_per_gpu_hour = Some(chosen.effective_usd_per_gpu_hour);
+        let over = if chosen.term_stated {
+            format!("the {}-month commitment term", chosen.planning_term_months)
+        } else {
+            format!(
+                "{} months, the longest offered (no [commitment] term stated)",
+                chosen.planning_term_months
+            )
+        };
+        g.reserved_term = format!(
+            "{}-month offer at {:.3} USD/GPU-h, the cheapest of {} over {over}",
+            chosen.term_months, chosen.usd_per_gpu_hour, chosen.offers_listed
+        );
+        g.reserved_offer = Some(chosen);
+    }
+    g
+}
+
+impl Validator {
+    pub(super) fn gpu(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profiles_dir: &Path,
+        pins: &Pins,
+    ) -> Option<GpuOffer> {
+        let key = |k: &str| format!("gpus[{i}].{k}");
+        if let Some(price) = g.on_demand_usd_per_gpu_hour {
+            self.bounded(&key("on_demand_usd_per_gpu_hour"), price);
+        }
+        if let Some(price) = g.reserved_usd_per_gpu_hour {
+            self.bounded(&key("reserved_usd_per_gpu_hour"), price);
+        }
+        let reserved_offers = self.reserved_offers(i, g);
+        if g.on_demand_usd_per_gpu_hour.is_none()
+            && g.reserved_usd_per_gpu_hour.is_none()
+            && reserved_offers.is_empty()
+        {
+            self.at_key(
+                key("on_demand_usd_per_gpu_hour"),
+                "a GPU type needs an on-demand or a reserved price (or both)",
+            );
+        }
+        if let Some(n) = g.max_gpus {
+            self.bounded(&key("max_gpus"), f64::from(n));
+        }
+        let profile: GpuProfile = self.profile(&g.profile, &profiles_dir.join("gpus"), "GPU")?;
+        let node = profile.gpus_per_node;
+        let tensor_parallel = match &g.tensor_parallel {
+            // Those that fit a node and, with a purchase unit, divide it.
+            None => (0..=node.ilog2())
+                .map(|e| 1 << e)
+                .filter(|tp| *tp <= node)
+                .filter(|tp| match g.purchase_unit_gpus {
+                    Some(unit) if unit > 1 => unit.is_multiple_of(*tp),
+                    _ => true,
+                })
+                .collect(),
+            Some(list) => {
+                for tp in list {
+                    if !tp.is_power_of_two() || *tp > node {
+                        self.at_key(
+                            key("tensor_parallel"),
+                            format!("tensor-parallel degree {tp} is not a power of two at most {node} (GPUs per node of `{}`)", g.profile.get_ref()),
+                        );
+                    }
+                }
+                if list.is_empty() {
+                    self.at_key(
+                        key("tensor_parallel"),
+                        "`tensor_parallel` must list at least one degree",
+                    );
+                }
+                list.clone()
+            }
+        };
+        let max_batch = match &g.max_batch {
+            None => DEFAULT_MAX_BATCH.to_vec(),
+            Some(list) => {
+                if list.is_empty() {
+                    self.at_key(
+                        key("max_batch"),
+                        "`max_batch` must list at least one batch cap",
+                    );
+                }
+                for &b in list {
+                    self.bounded(&key("max_batch"), f64::from(b));
+                }
+                list.clone()
+            }
+        };
+        let purchase = self.purchase(i, g, &tensor_parallel);
+        let max_batched_tokens = self.chunk_sizes(i, g, pins);
+        let precision = self.precisions(i, g, &profile, pins);
+        Some(GpuOffer {
+            id: g.profile.get_ref().clone(),
+            profile,
+            on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
+            reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
+            reserved_term: g
+                .reserved_term
+                .clone()
+                .unwrap_or_else(|| "not stated".into()),
+            reserved_offers,
+            reserved_offer: None,
+            price_source: g.price_source.clone(),
+            max_gpus: g.max_gpus,
+            purchase,
+            spot: g.spot.as_ref().map(|s| self.spot(i, s)),
+            tensor_parallel,
+            max_batch,
+            max_batched_tokens,
+            precision,
+        })
+    }
+
+    /// The `reserved_offers` of offer `i`, each bounded; they replace the
+    /// single `reserved_usd_per_gpu_hour` / `reserved_term` keys.
+    fn reserved_offers(&mut self, i: usize, g: &RawGpuOffer) -> Vec<ReservedOffer> {
+        let Some(list) = &g.reserved_offers else {
+            return Vec::new();
+        };
+        let key = format!("gpus[{i}].reserved_offers");
+        if list.is_empty() {
+            self.at_key(
+                key.clone(),
+                "`reserved_offers` must list at least one offer; remove the key if the type cannot be reserved",
+            );
+        }
+        if g.reserved_usd_per_gpu_hour.is_some() || g.reserved_term.is_some() {
+            self.at_key(
+                key.clone(),
+                "`reserved_offers` replaces `reserved_usd_per_gpu_hour` and `reserved_term`; state the reserved price one way only",
+            );
+        }
+        for (j, o) in list.iter().enumerate() {
+            if let Some(first) = list[..j]
+                .iter()
+                .position(|p| p.term_months == o.term_months)
+            {
+                self.at_key(
+                    format!("{key}[{j}].term_months"),
+                    format!(
+                        "two offers of {} months ({key}[{first}] and [{j}]); list one price per term, the one you can buy",
+                        o.term_months
+                    ),
+                );
+            }
+        }
+        list.iter()
+            .enumerate()
+            .map(|(j, o)| {
+                self.bounded(&format!("{key}[{j}].term_months"), f64::from(o.term_months));
+                self.bounded(&format!("{key}[{j}].usd_per_gpu_hour"), o.usd_per_gpu_hour);
+                ReservedOffer {
+                    term_months: o.term_months,
+                    usd_per_gpu_hour: o.usd_per_gpu_hour,
+                }
+            })
+            .collect()
+    }
+
+    /// The purchase unit and minimum rental of offer `i`. A unit of N > 1
+    /// GPUs is a node: it must hold whole tensor-parallel groups (every
+    /// degree divides N), since a group split across nodes would run its
+    /// all-reduces over the network.
+    fn purchase(&mut self, i: usize, g: &RawGpuOffer, tensor_parallel: &[u32]) -> PurchaseTerms {
+        let d = PurchaseTerms::default();
+        let unit_gpus = g.purchase_unit_gpus.unwrap_or(d.unit_gpus);
+        let key = format!("gpus[{i}].purchase_unit_gpus");
+        if self.bounded(&key, f64::from(unit_gpus)) && unit_gpus > 1 {
+            for &tp in tensor_parallel {
+                if tp > 0 && !unit_gpus.is_multiple_of(tp) {
+                    self.at_key(
+                        &key,
+                        format!("a node of {unit_gpus} GPUs does not hold whole tensor-parallel groups of {tp} GPUs (a group must not span nodes): use a node size that is a multiple of {tp}, or drop {tp} from `gpus[{i}].tensor_parallel`"),
+                    );
+                }
+            }
+        }
+        let min_rental_hours = g.min_rental_hours.unwrap_or(d.min_rental_hours);
+        if self.bounded(&format!("gpus[{i}].min_rental_hours"), min_rental_hours)
+            && min_rental_hours > 0.0
+            && g.on_demand_usd_per_gpu_hour.is_none()
+        {
+            self.at_key(
+                format!("gpus[{i}].min_rental_hours"),
+                "`min_rental_hours` applies to on-demand rentals, and this GPU type has no `on_demand_usd_per_gpu_hour`",
+            );
+        }
+        PurchaseTerms {
+            unit_gpus,
+            min_rental_hours,
+        }
+    }
+
+    /// The spot terms of offer `i`.
+    fn spot(&mut self, i: usize, s: &RawSpot) -> SpotOffer {
+        let key = |k: &str| format!("gpus[{i}].spot.{k}");
+        self.bounded(&key("usd_per_gpu_hour"), s.usd_per_gpu_hour);
+        // The share of requested spot GPUs the provider grants.
+        self.bounded(&key("availability"), s.availability);
+        self.bounded(&key("interruptions_per_hour"), s.interruptions_per_hour);
+        SpotOffer {
+            usd_per_gpu_hour: s.usd_per_gpu_hour,
+            availability: s.availability,
+            interruptions_per_hour: s.interruptions_per_hour,
+        }
+    }
+
+    /// The chunk sizes an offer tries: its own list, else the scenario-wide
+    /// pin `simulation.max_batched_tokens`, else [`DEFAULT_MAX_BATCHED_TOKENS`]
+    /// up to the model's context.
+    fn chunk_sizes(&mut self, i: usize, g: &RawGpuOffer, pins: &Pins) -> Vec<u32> {
+        let key = format!("gpus[{i}].max_batched_tokens");
+        let context = pins.max_context_tokens;
+        match (&g.max_batched_tokens, pins.max_batched_tokens) {
+            (Some(list), _) => {
+                if list.is_empty() {
+                    self.at_key(
+                        &key,
+                        "`max_batched_tokens` must list at least one chunk size",
+                    );
+                }
+                for &c in list {
+                    if self.bounded(&key, f64::from(c)) && context.is_some_and(|ctx| c > ctx) {
+                        self.at_key(
+                            &key,
+                            format!(
+                                "chunk size {c} is outside [{MIN_BATCHED_TOKENS}, {}] (at least {MIN_BATCHED_TOKENS} tokens, at most the model's context)",
+                                context.map_or("the model's context".to_string(), |c| c.to_string())
+                            ),
+                        );
+                    }
+                }
+                list.clone()
+            }
+            (None, Some(pinned)) => vec![pinned],
+            (None, None) => DEFAULT_MAX_BATCHED_TOKENS
+                .iter()
+                .copied()
+                .filter(|&c| context.is_none_or(|ctx| c <= ctx))
+                .collect(),
+        }
+    }
+
+    /// The precisions an offer tries: its own list, else the model's pin,
+    /// else BF16 plus FP8 where the GPU has FP8 units.
+    fn precisions(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profile: &GpuProfile,
+        pins: &Pins,
+    ) -> Vec<Precision> {
+        let has_fp8 = profile.fp8_tflops.is_some();
+        let gpu = g.profile.get_ref();
+        match (&g.precision, pins.precision) {
+            (Some(list), _) => {
+                if list.is_empty() {
+                    self.at_key(
+                        format!("gpus[{i}].precision"),
+                        "`precision` must list at least one of \"bf16\", \"fp8\"",
+                    );
+                }
+                let mut out = Vec::new();
+                for p in list {
+                    match Precision::parse(p.get_ref()) {
+                        None => self.at_span(
+                            p,
+                            format!("unknown precision `{}`; accepted: \"bf16\", \"fp8\"", p.get_ref()),
+                        ),
+                        Some(Precision::Fp8) if !has_fp8 => self.at_span(
+                            p,
+                            format!("`{gpu}` has no FP8 units (its profile has no `fp8_tflops`); list only \"bf16\" for it"),
+                        ),
+                        Some(x) if !out.contains(&x) => out.push(x),
+                        Some(_) => {}
+                    }
+                }
+                out
+            }
+            (None, Some(Precision::Fp8)) if !has_fp8 => {
+                self.at_key(
+                    "model.precision",
+                    format!("`model.precision = \"fp8\"` but GPU type `{gpu}` (gpus[{i}]) has no FP8 units; remove that GPU type or set `gpus[{i}].precision = [\"bf16\"]`"),
+                );
+                Vec::new()
+            }
+            (None, Some(pinned)) => vec![pinned],
+            (None, None) if has_fp8 => Precision::ALL.to_vec(),
+            (None, None) => vec![Precision::Bf16],
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Raw scenario → [`Scenario`]: resolves profile references and file paths,
+//! applies defaults, and collects every problem instead of stopping at the first.
+//! The top-level pass and the shared checks are here; each section of the file
+//! (model, planning, GPU offers, tiers, demand, shape, simulation, commitment)
+//! has its own `impl Validator` block in a child module.
+
+use super::overrides::{self, Override};
+use super::raw::RawScenario;
+use super::{ApiOffer, Scenario};
+use crate::base::bounds::{self, Bound};
+use crate::base::error::{PlannerError, Problem};
+use crate::base::located::line_col;
+use crate::base::toml_file::{parse_toml, read_toml_file, read_toml_text};
+use crate::profiles::precision::Precision;
+use crate::profiles::{GpuProfile, ModelProfile};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+mod commitment;
+mod demand;
+mod gpu_offers;
+mod model;
+mod planning;
+mod shape;
+mod simulation;
+mod tiers;
+
+use gpu_offers::choose_reserved_offer;
+
+/// Most planning slots a scenario may have (traces or rate-curve days divided
+/// by `planning.slot_minutes`): the MILP and the replay grow with them.
+pub const MAX_SLOTS: u64 = 2_000;
+
+/// The accepted range of every number in a scenario, by key. A number that
+/// sizes memory or time (slots, requests, replicas, threads, days) has an
+/// upper bound; prices and latencies have the physical range of a serving
+/// fleet. Add a row here for every new numeric key and read it with
+/// [`Validator::bounded`].
+pub const SCENARIO_BOUNDS: &[Bound] = &[
+    Bound::closed("planning.slot_minutes", 1.0, 1440.0, "minutes"),
+    Bound::open("planning.peak_quantile", 0.0, 1.0),
+    Bound::half_open("planning.mip_gap", 0.0, 1.0),
+    Bound::positive("planning.time_limit_s", 86_400.0, "s"),
+    Bound::closed("planning.threads", 1.0, 64.0, "threads"),
+    Bound::positive(
+        "gpus[].on_demand_usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::positive(
+        "gpus[].reserved_usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::closed("gpus[].reserved_offers[].term_months", 1.0, 120.0, "months"),
+    Bound::positive(
+        "gpus[].reserved_offers[].usd_per_gpu_hour",
+        1_000.0,
+        "USD per GPU-hour",
+    ),
+    Bound::closed("gpus[].max_gpus", 1.0, 100_000.0, "GPUs"),
+    Bound::closed("gpus[].purchase_unit_gpus", 1.0, 64.0, "GPUs"),
+    Bound::closed("gpus[].min_rental_hours", 0.0, 8_760.0, "hours"),
+    Bound::positive("gpus[].spot.usd_per_gpu_hour", 1_000.0, "USD per GPU-hour"),
+    Bound::positive("gpus[].spot.availability", 1.0, "of requested GPUs"),
+    Bound::closed("gpus[].spot.interruptions_per_hour", 0.0, 60.0, "per hour"),
+    Bound::closed("gpus[].max_batch", 1.0, 4_096.0, "sequences"),
+    Bound::closed("gpus[].max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
+    Bound::positive("api.usd_per_million_input_tokens", 10_000.0, "USD"),
+    Bound::positive("api.usd_per_million_output_tokens", 10_000.0, "USD"),
+    Bound::positive("api.max_tokens_per_minute", 1e12, "tokens per minute"),
+    Bound::positive("tiers[].ttft_ms", 600_000.0, "ms"),
+    Bound::positive("tiers[].tpot_ms", 60_000.0, "ms"),
+    Bound::positive("tiers[].percentile", 100.0, ""),
+    Bound::closed("tiers[].max_configurations", 1.0, 64.0, "configurations"),
+    Bound::closed("tiers[].headroom_replicas", 0.0, 8.0, "replicas"),
+    Bound::positive("tiers[].deadline_hours", 672.0, "hours"),
+    Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
+    Bound::closed("shape.days", 1.0, 366.0, "days"),
+    Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
+    Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),
+    Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
+    Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
+    Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
+    Bound::open("simulation.tighten_factor", 0.0, 1.0),
+    Bound::positive(
+        "simulation.attainment_margin_points",
+        100.0,
+        "percentage points",
+    ),
+    Bound::open("simulation.max_utilisation", 0.0, 1.0),
+    Bound::closed(
+        "simulation.fleet_requests_per_replica",
+        100.0,
+        100_000.0,
+        "requests",
+    ),
+    Bound::closed("simulation.fleet_max_replicas", 1.0, 1_024.0, "replicas"),
+    Bound::closed(
+        "simulation.burst_scale_max",
+        1.0,
+        64.0,
+        "× the base requests",
+    ),
+];
+
+/// Scenario-wide settings that pin a configuration dimension of every offer.
+struct Pins {
+    precision: Option<Precision>,
+    max_batched_tokens: Option<u32>,
+    max_context_tokens: Option<u32>,
+}
+
+/// Reads, resolves and checks the scenario at `path`.
+pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
+    load_with(path, &[])
+}
+
+/// Reads the scenario at `path`, applies `overrides` (`--set KEY=VALUE`) to
+/// the parsed document, then resolves and checks it like a file: a problem
+/// on a line an override wrote names its `--set` key.
+pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
+    if overrides.is_empty() {
+        let (raw, text) = read_toml_file::<RawScenario>(path).map_err(PlannerError::Scenario)?;
+        return validate(path, &raw, text);
+    }
+    let text = read_toml_text(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
+    let edited = overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
+    let locate = |p: Problem| edited.locate(p, overrides);
+    let raw = parse_toml::<RawScenario>(path, &edited.text)
+        .map_err(|ps| PlannerError::Scenario(ps.into_iter().map(locate).collect()))?;
+    validate(path, &raw, edited.text.clone()).map_err(|e| match e {
+        PlannerError::Scenario(problems) => {
+            PlannerError::Scenario(problems.into_iter().map(locate).collect())
+        }
+        other => other,
+    })
+}
+
+fn validate(path: &Path, raw: &RawScenario, text: String) -> Result<Scenario, PlannerError> {
+    let mut v = Validator {
+        file: path.to_path_buf(),
+        text,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        problems: Vec::new(),
+    };
+    let scenario = v.scenario(raw);
+    match scenario {
+        Some(s) if v.problems.is_empty() => Ok(s),
+        _ => Err(PlannerError::Scenario(v.problems)),
+    }
+}
+
+struct Validator {
+    file: PathBuf,
+    text: String,
+    dir: PathBuf,
+    problems: Vec<Problem>,
+}
+
+impl Validator {
+    fn at_key(&mut self, key: impl Into<String>, message: impl Into<String>) {
+        self.problems
+            .push(Problem::new(self.file.clone(), key.into(), message.into()));
+    }
+
+    fn at_span<T>(&mut self, spanned: &Spanned<T>, message: impl Into<String>) {
+        let location = line_col(&self.text, spanned.span().start);
+        self.problems
+            .push(Problem::new(self.file.clone(), location, message.into()));
+    }
+
+    /// Checks `value` against the row of [`SCENARIO_BOUNDS`] for `key`
+    /// (indices in `key` are ignored for the lookup and kept in the message).
+    fn bounded(&mut self, key: &str, value: f64) -> bool {
+        match bounds::find(SCENARIO_BOUNDS, key).check(key, value) {
+            None => true,
+            Some(message) => {
+                self.at_key(key, message);
+                false
+            }
+        }
+    }
+
+    fn scenario(&mut self, raw: &RawScenario) -> Option<Scenario> {
+        let profiles_dir = self
+            .dir
+            .join(raw.profiles_dir.as_deref().unwrap_or("../profiles"));
+        let model = self.model(raw, &profiles_dir);
+        let planning = self.planning(raw);
+        let pins = Pins {
+            precision: model.as_ref().and_then(|m| m.precision),
+            max_batched_tokens: self.chunk_pin(raw.simulation.as_ref()),
+            max_context_tokens: model.as_ref().map(|m| m.profile.max_context_tokens),
+        };
+        if raw.gpus.is_empty() {
+            self.at_key(
+                "gpus",
+                "the scenario offers no GPU type: add at least one [[gpus]] table",
+            );
+        }
+        let mut seen = BTreeSet::new();
+        let gpus: Vec<_> = raw
+            .gpus
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| {
+                if !seen.insert(g.profile.get_ref().clone()) {
+                    self.at_span(
+                        &g.profile,
+                        format!(
+                            "GPU type `{}` is offered twice; merge the two [[gpus]] tables",
+                            g.profile.get_ref()
+                        ),
+                    );
+                }
+                self.gpu(i, g, &profiles_dir, &pins)
+            })
+            .collect();
+        let api = raw.api.as_ref().map(|a| {
+            self.bounded(
+                "api.usd_per_million_input_tokens",
+                a.usd_per_million_input_tokens,
+            );
+            self.bounded(
+                "api.usd_per_million_output_tokens",
+                a.usd_per_million_output_tokens,
+            );
+            if let Some(limit) = a.max_tokens_per_minute {
+                self.bounded("api.max_tokens_per_minute", limit);
+            }
+            ApiOffer {
+                name: a.name.clone(),
+                usd_per_million_input_tokens: a.usd_per_million_input_tokens,
+                usd_per_million_output_tokens: a.usd_per_million_output_tokens,
+                max_tokens_per_minute: a.max_tokens_per_minute,
+                price_source: a.price_source.clone(),
+            }
+        });
+        let tiers = self.tiers(&raw.tiers, planning.slot_minutes);
+        let demand = self.demand(&raw.demand, &tiers);
+        let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
+        let simulation = self.simulation(raw.simulation.as_ref());
+        if let Some(shape) = &shape {
+            let slots = u64::from(shape.days) * 1440 / u64::from(planning.slot_minutes.max(1));
+            if slots > MAX_SLOTS {
+                self.at_key(
+                    "planning.slot_minutes",
+                    format!("{} days of the rate curve in {}-minute slots make {slots} slots, more than the {MAX_SLOTS} a plan may have; use longer slots or fewer `shape.days`", shape.days, planning.slot_minutes),
+                );
+            }
+        }
+        let commitment_term_months = raw.commitment.as_ref().and_then(|c| {
+            let Some(months) = c.term_months else {
+                self.at_key(
+                    "commitment.term_months",
+                    "`[commitment]` needs `term_months`, the months the reservations are committed for (e.g. `term_months = 12`); `monthly_growth` projects demand over them".to_string(),
+                );
+                return None;
+            };
+            self.bounded("commitment.term_months", f64::from(months));
+            Some(months)
+        });
+        let commitment_monthly_growth = self.monthly_growth(raw.commitment.as_ref());
+        let gpus = gpus
+            .into_iter()
+            .map(|g| choose_reserved_offer(g, commitment_term_months))
+            .collect();
+        Some(Scenario {
+            name: raw.name.clone(),
+            description: raw.description.clone().unwrap_or_default(),
+            path: self.file.clone(),
+            model: model?,
+            planning,
+            gpus,
+            api,
+            tiers,
+            demand,
+            shape,
+            simulation,
+            commitment_term_months,
+            commitment_monthly_growth,
+        })
+    }
+
+    /// Reads `<dir>/<id>.toml` as a profile; reports unknown ids with the list of
+    /// known ones, and range problems of the profile itself.
+    fn profile<T>(&mut self, id: &Spanned<String>, dir: &Path, kind: &str) -> Option<T>
+    where
+        T: serde::de::DeserializeOwned + CheckedProfile,
+    {
+        let file = dir.join(format!("{}.toml", id.get_ref()));
+        if !file.is_file() {
+            let known = crate::profiles::known_ids(dir);
+            self.at_span(
+                id,
+                format!(
+                    "unknown {kind} profile `{}` (no file {}); known: {}",
+                    id.get_ref(),
+                    file.display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            return None;
+        }
+        match read_toml_file::<T>(&file) {
+            Ok((profile, _)) => {
+                let problems = profile.check_profile(&file);
+                let ok = problems.is_empty();
+                self.problems.extend(problems);
+                ok.then_some(profile)
+            }
+            Err(p) => {
+                self.problems.extend(p);
+                None
+            }
+        }
+    }
+}
+
+/// Profiles that can range-check themselves.
+trait CheckedProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem>;
+}
+
+impl CheckedProfile for GpuProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem> {
+        self.check(file)
+    }
+}
+
+impl CheckedProfile for ModelProfile {
+    fn check_profile(&self, file: &Path) -> Vec<Problem> {
+        self.check(file)
+    }
+}

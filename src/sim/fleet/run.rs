@@ -1,0 +1,475 @@
+//! The event loop: one replay of a workload against a fleet, slot by slot.
+
+use super::{Completed, Fleet, SimResult, Spot};
+use crate::sim::events::{Event, EventQueue};
+use crate::sim::metrics::{GroupTally, Latency, SlotTally, TierTally};
+use crate::sim::replica::{Finished, Replica, ReplicaSpec};
+use crate::sim::request::{Arrival, InFlight, Slab};
+use crate::sim::router::Router;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::ops::Range;
+
+struct GroupState {
+    replicas: Vec<usize>,
+    up: usize,
+}
+
+/// The state of one replay.
+struct Run<'a> {
+    fleet: &'a Fleet,
+    slots: Range<usize>,
+    /// Replicas are up until the end of the last slot; after it they drain.
+    horizon_end_s: f64,
+    replicas: Vec<Replica>,
+    groups: Vec<GroupState>,
+    /// Per tier, the groups serving it.
+    tier_groups: Vec<Vec<usize>>,
+    /// Per tier, the round-robin position: the index, among the tier's up
+    /// replicas in order, of the next one to try.
+    next_in_turn: Vec<usize>,
+    current_slot: usize,
+    /// Per tier, requests of a deadline tier waiting for a free batch place,
+    /// oldest first.
+    backlog: Vec<std::collections::VecDeque<Arrival>>,
+    queue: EventQueue,
+    reqs: Slab,
+    rng: StdRng,
+    finished: Vec<Finished>,
+    result: SimResult,
+}
+
+impl<'a> Run<'a> {
+    fn new(fleet: &'a Fleet, slots: Range<usize>, seed: u64) -> Self {
+        let tiers = fleet.tiers.len();
+        Run {
+            fleet,
+            horizon_end_s: slots.end as f64 * fleet.slot_s,
+            current_slot: slots.start,
+            replicas: Vec::new(),
+            groups: fleet
+                .groups
+                .iter()
+                .map(|_| GroupState {
+                    replicas: Vec::new(),
+                    up: 0,
+                })
+                .collect(),
+            tier_groups: (0..tiers)
+                .map(|k| {
+                    (0..fleet.groups.len())
+                        .filter(|&g| fleet.groups[g].tier == k)
+                        .collect()
+                })
+                .collect(),
+            next_in_turn: vec![0; tiers],
+            backlog: vec![std::collections::VecDeque::new(); tiers],
+            queue: EventQueue::default(),
+            reqs: Slab::default(),
+            rng: StdRng::seed_from_u64(seed),
+            finished: Vec::new(),
+            result: SimResult {
+                tiers: vec![TierTally::default(); tiers],
+                slots: vec![vec![SlotTally::default(); tiers]; slots.len()],
+                groups: vec![GroupTally::default(); fleet.groups.len()],
+                requests: 0,
+                events: 0,
+                peak_in_flight: 0,
+            },
+            slots,
+        }
+    }
+
+    fn spec(&self, replica: usize) -> &'a ReplicaSpec {
+        &self.fleet.groups[self.replicas[replica].spec].spec
+    }
+
+    /// Row of `result.slots` for an arrival at `time_s`.
+    fn slot_row(&self, time_s: f64) -> usize {
+        let last = self.slots.end.max(1) - 1;
+        ((time_s / self.fleet.slot_s) as usize).clamp(self.slots.start, last) - self.slots.start
+    }
+
+    /// Schedules the end of replica `r`'s step, if one is in progress.
+    fn schedule(&mut self, r: usize, end_s: Option<f64>) {
+        if let Some(end) = end_s {
+            let generation = self.replicas[r].generation;
+            self.queue.push(
+                end,
+                Event::StepEnd {
+                    replica: r,
+                    generation,
+                },
+            );
+        }
+    }
+
+    /// Slot `s` begins: every group takes the plan's replica count.
+    fn start_slot(&mut self, s: usize) {
+        self.current_slot = s;
+        let slot_s = self.fleet.slot_s;
+        for (g, group) in self.fleet.groups.iter().enumerate() {
+            let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
+            let state = &mut self.groups[g];
+            while state.replicas.len() < up {
+                let rank = state.replicas.len();
+                state.replicas.push(self.replicas.len());
+                self.replicas.push(Replica::new(g, rank));
+            }
+            let before = state.up;
+            state.up = up;
+            if let Some(spot) = group.spot {
+                self.request_spot(g, s, spot, before);
+            }
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                if !self.replicas[r].down {
+                    self.replicas[r].up_s += slot_s;
+                    self.result.groups[g].up_s += slot_s;
+                }
+            }
+        }
+        let now = s as f64 * slot_s;
+        for k in 0..self.fleet.tiers.len() {
+            self.release_backlog(k, now);
+        }
+    }
+
+    /// Slot `s` of spot group `g`: each requested replica not already up
+    /// (of the `before` up in the previous slot, and not interrupted) is
+    /// granted with probability `availability`; each granted one draws the
+    /// time of its interruption, scheduled when it falls within the slot.
+    fn request_spot(&mut self, g: usize, s: usize, spot: Spot, before: usize) {
+        let slot_s = self.fleet.slot_s;
+        let start = s as f64 * slot_s;
+        for i in 0..self.groups[g].up {
+            let r = self.groups[g].replicas[i];
+            let carried = i < before && !self.replicas[r].down;
+            if !carried {
+                let granted = self.rng.gen::<f64>() < spot.availability;
+                self.replicas[r].down = !granted;
+            }
+            if !self.replicas[r].down && spot.interruptions_per_hour > 0.0 {
+                let u: f64 = self.rng.gen::<f64>();
+                let after_s = -(1.0 - u).ln() / spot.interruptions_per_hour * 3600.0;
+                if after_s < slot_s {
+                    self.queue.push(
+                        start + after_s,
+                        Event::Interrupt {
+                            replica: r,
+                            slot: s,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Spot replica `r` is taken back: the requests it holds are dropped.
+    fn interrupt(&mut self, r: usize, slot: usize) {
+        if slot != self.current_slot || self.replicas[r].down {
+            return;
+        }
+        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        for id in self.replicas[r].evict_all() {
+            self.reqs.remove(id);
+            let tally = &mut self.result.tiers[k];
+            tally.unserved_requests += 1;
+            tally.interrupted += 1;
+        }
+    }
+
+    /// The up replica of deadline tier `k` with a free batch place, whose KV
+    /// cache can hold `need` tokens, with the least outstanding work per
+    /// unit of capacity.
+    fn route_with_room(&self, k: usize, need: u64) -> Option<usize> {
+        let mean_output = self.fleet.tiers[k].mean_output_tokens;
+        let mut best: Option<(f64, usize)> = None;
+        for &g in &self.tier_groups[k] {
+            let group = &self.fleet.groups[g];
+            if need > group.spec.kv_capacity_tokens {
+                continue;
+            }
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                let rep = &self.replicas[r];
+                if rep.down || rep.in_system >= group.spec.max_batch {
+                    continue;
+                }
+                let work =
+                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
+                let score = work / group.rps_per_replica.max(1e-12);
+                if best.is_none_or(|(b, _)| score < b) {
+                    best = Some((score, r));
+                }
+            }
+        }
+        best.map(|(_, r)| r)
+    }
+
+    /// Hands the oldest waiting requests of deadline tier `k` to replicas
+    /// with a free batch place, while there are some (and the horizon has
+    /// not ended).
+    fn release_backlog(&mut self, k: usize, now: f64) {
+        if now > self.horizon_end_s {
+            return;
+        }
+        while let Some(a) = self.backlog[k].front().copied() {
+            let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+            let Some(r) = self.route_with_room(k, need) else {
+                return;
+            };
+            self.backlog[k].pop_front();
+            self.dispatch(now, a, r);
+        }
+    }
+
+    /// Queues arrival `a` on replica `r` at `now`; a request released from
+    /// a backlog starts its TTFT and TPOT clocks at `now` and remembers how
+    /// long it waited.
+    fn dispatch(&mut self, now: f64, a: Arrival, r: usize) {
+        let mut q = InFlight::new(&a);
+        q.held_s = (now - a.time_s).max(0.0);
+        q.arrival_s = a.time_s + q.held_s;
+        let id = self.reqs.insert(q);
+        let spec = self.spec(r);
+        let rep = &mut self.replicas[r];
+        let end = match rep.enqueue(now, id, &self.reqs, spec) {
+            Some(end) => Some(end),
+            None if !rep.is_busy() => rep.start_step(now, &mut self.reqs, spec),
+            None => None,
+        };
+        self.schedule(r, end);
+    }
+
+    /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
+    /// that the fleet's router picks.
+    fn route(&mut self, k: usize, need: u64) -> Option<usize> {
+        match self.fleet.router {
+            Router::LeastWork => self.route_least_work(k, need),
+            Router::RoundRobin => self.route_round_robin(k, need),
+        }
+    }
+
+    /// The up replica of tier `k` with the least outstanding work per unit
+    /// of capacity whose KV cache can hold `need` tokens.
+    fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
+        let mean_output = self.fleet.tiers[k].mean_output_tokens;
+        let mut best: Option<(f64, usize)> = None;
+        for &g in &self.tier_groups[k] {
+            let group = &self.fleet.groups[g];
+            if need > group.spec.kv_capacity_tokens {
+                continue;
+            }
+            let weight = group.rps_per_replica.max(1e-12);
+            let state = &self.groups[g];
+            for &r in &state.replicas[..state.up] {
+                let rep = &self.replicas[r];
+                if rep.down {
+                    continue;
+                }
+                let work =
+                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
+                let score = work / weight;
+                if best.is_none_or(|(b, _)| score < b) {
+                    best = Some((score, r));
+                }
+            }
+        }
+        best.map(|(_, r)| r)
+    }
+
+    /// The next up replica of tier `k` in turn (groups in order, replicas by
+    /// rank) whose KV cache can hold `need` tokens.
+    fn route_round_robin(&mut self, k: usize, need: u64) -> Option<usize> {
+        let groups = &self.tier_groups[k];
+        let up: usize = groups.iter().map(|&g| self.groups[g].up).sum();
+        for i in 0..up {
+            let mut pos = (self.next_in_turn[k] + i) % up;
+            for &g in groups {
+                let state = &self.groups[g];
+                if pos >= state.up {
+                    pos -= state.up;
+                    continue;
+                }
+                let r = state.replicas[pos];
+                if need <= self.fleet.groups[g].spec.kv_capacity_tokens && !self.replicas[r].down {
+                    self.next_in_turn[k] = (self.next_in_turn[k] + i + 1) % up;
+                    return Some(r);
+                }
+                break;
+            }
+        }
+        None
+    }
+
+    /// A request arrives: to the API, to a replica, or unserved.
+    fn arrive(&mut self, now: f64, a: Arrival) {
+        self.result.requests += 1;
+        let k = usize::from(a.tier);
+        self.result.tiers[k].requests += 1;
+        let share = self.fleet.tiers[k]
+            .api_share_by_slot
+            .get(self.current_slot)
+            .copied()
+            .unwrap_or(0.0);
+        if share > 0.0 && (share >= 1.0 || self.rng.gen::<f64>() < share) {
+            let tally = &mut self.result.tiers[k];
+            tally.api_requests += 1;
+            tally.api_input_tokens += u64::from(a.input_tokens);
+            tally.api_output_tokens += u64::from(a.output_tokens);
+            return;
+        }
+        let row = self.slot_row(a.time_s);
+        self.result.slots[row][k].on_gpus += 1;
+        let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
+        if self.fleet.tiers[k].deadline_s.is_some() {
+            let fits_somewhere = self.tier_groups[k]
+                .iter()
+                .any(|&g| need <= self.fleet.groups[g].spec.kv_capacity_tokens);
+            if !fits_somewhere {
+                self.result.tiers[k].unserved_requests += 1;
+                return;
+            }
+            match self.route_with_room(k, need) {
+                Some(r) if self.backlog[k].is_empty() => self.dispatch(now, a, r),
+                _ => {
+                    self.backlog[k].push_back(a);
+                    self.release_backlog(k, now);
+                }
+            }
+            return;
+        }
+        let Some(r) = self.route(k, need) else {
+            self.result.tiers[k].unserved_requests += 1;
+            return;
+        };
+        self.dispatch(now, a, r);
+    }
+
+    /// Replica `r`'s step ends: record what finished, start the next step.
+    fn end_step(&mut self, now: f64, r: usize, on_completed: &mut impl FnMut(&Completed)) {
+        let spec = self.spec(r);
+        let rep = &mut self.replicas[r];
+        let up = rep.rank < self.groups[rep.spec].up && !rep.down && now <= self.horizon_end_s;
+        self.finished.clear();
+        rep.end_step(now, up, &mut self.reqs, &mut self.finished);
+        for i in 0..self.finished.len() {
+            let f = self.finished[i];
+            let q = *self.reqs.get(f.id);
+            let k = usize::from(q.tier);
+            let ttft_ms = (q.first_token_s - q.arrival_s) * 1e3;
+            let e2e_ms = (f.finish_s - q.arrival_s) * 1e3;
+            let latency = Latency {
+                ttft_ms,
+                tpot_ms: Latency::tpot_ms(e2e_ms, ttft_ms, q.output_tokens),
+                e2e_ms,
+                queue_ms: (q.admitted_s - q.arrival_s) * 1e3,
+            };
+            let limits = self.fleet.tiers[k].limits;
+            // A deadline counts from arrival, before any wait in the backlog.
+            let on_time = self.fleet.tiers[k]
+                .deadline_s
+                .is_none_or(|d| f.finish_s - (q.arrival_s - q.held_s) <= d);
+            let met =
+                on_time && latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
+            self.result.tiers[k].record_on_time(latency, q.output_tokens, limits, on_time);
+            let row = self.slot_row(q.arrival_s - q.held_s);
+            self.result.slots[row][k].met_both += u64::from(met);
+            on_completed(&Completed {
+                arrival_s: q.arrival_s,
+                tier: q.tier,
+                ttft_ms,
+                e2e_ms,
+                output_tokens: q.output_tokens,
+            });
+            self.reqs.remove(f.id);
+        }
+        let end = self.replicas[r].start_step(now, &mut self.reqs, spec);
+        self.schedule(r, end);
+        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        if self.fleet.tiers[k].deadline_s.is_some() {
+            self.release_backlog(k, now);
+        }
+    }
+
+    /// The totals, with each replica's busy and up time; requests still in a
+    /// backlog when the replay ends were never served.
+    fn finish(mut self) -> SimResult {
+        for (k, waiting) in self.backlog.iter().enumerate() {
+            self.result.tiers[k].unserved_requests += waiting.len() as u64;
+        }
+        for rep in &self.replicas {
+            let tally = &mut self.result.groups[rep.spec];
+            if tally.replicas.len() <= rep.rank {
+                tally.replicas.resize(rep.rank + 1, (0.0, 0.0));
+            }
+            tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
+            tally.busy_s += rep.busy_s;
+            tally.batch_s += rep.batch_s;
+            tally.preemptions += rep.preemptions;
+        }
+        self.result.peak_in_flight = self.reqs.high_water();
+        self.result
+    }
+}
+
+/// Replays `arrivals` (sorted by time, seconds since the start of slot 0,
+/// within `slots`) against `fleet`. `on_slot` is called at each slot start.
+pub(crate) fn simulate(
+    fleet: &Fleet,
+    slots: Range<usize>,
+    arrivals: impl IntoIterator<Item = Arrival>,
+    seed: u64,
+    on_slot: impl FnMut(usize),
+) -> SimResult {
+    simulate_observed(fleet, slots, arrivals, seed, on_slot, |_| {})
+}
+
+/// [`simulate`], also handing every request completed on a replica to
+/// `on_completed`, in completion order.
+pub(crate) fn simulate_observed(
+    fleet: &Fleet,
+    slots: Range<usize>,
+    arrivals: impl IntoIterator<Item = Arrival>,
+    seed: u64,
+    mut on_slot: impl FnMut(usize),
+    mut on_completed: impl FnMut(&Completed),
+) -> SimResult {
+    let mut arrivals = arrivals.into_iter();
+    let mut run = Run::new(fleet, slots.clone(), seed);
+    for s in slots {
+        run.queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
+    }
+    let mut pending = arrivals.next();
+    if let Some(a) = &pending {
+        run.queue.push(a.time_s, Event::Arrival);
+    }
+    while let Some((now, event)) = run.queue.pop() {
+        run.result.events += 1;
+        match event {
+            Event::SlotStart(s) => {
+                run.start_slot(s);
+                on_slot(s);
+            }
+            Event::Arrival => {
+                let Some(a) = pending.take() else { continue };
+                pending = arrivals.next();
+                if let Some(next) = &pending {
+                    run.queue.push(next.time_s.max(now), Event::Arrival);
+                }
+                run.arrive(now, a);
+            }
+            Event::StepEnd {
+                replica,
+                generation,
+            } => {
+                if run.replicas[replica].generation == generation {
+                    run.end_step(now, replica, &mut on_completed);
+                }
+            }
+            Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
+        }
+    }
+    run.finish()
+}
