@@ -3,7 +3,7 @@
 //! The pipeline, one folder per stage, each reading only the stages above it
 //! in this list:
 //!
-//! 0. [`base`]: errors and exit codes, accepted ranges, the finite check,
+//! 0. `base`: errors and exit codes, accepted ranges, the finite check,
 //!    text and TOML files, statistics, parallel work, progress, numbers.
 //! 1. `profiles`: GPU and model profiles (`profiles/*.toml`).
 //! 2. [`traces`]: request traces (Azure CSV, Mooncake JSONL, BurstGPT), their
@@ -19,29 +19,40 @@
 //! 8. `capacity`: per configuration and tier, what one replica and fleets of
 //!    1…N replicas sustain under the tier's SLO (by simulation or queueing),
 //!    checked against published throughput.
-//! 9. [`plan`]: the decision the optimiser made, the plan file and the
+//! 9. `plan`: the decision the optimiser made, the plan file and the
 //!    schedule slot by slot.
 //! 10. `money`: the alternatives, cost per token, commitment and growth.
-//! 11. [`replay`]: the plan replayed against the traces, and goodput of
+//! 11. `replay`: the plan replayed against the traces, and goodput of
 //!     measured logs.
 //! 12. [`solve`]: stages 6-11 in order, re-solved while a tier misses.
-//! 13. [`sweep`]: a grid of `--set` variants solved, with break-evens.
+//! 13. `sweep`: a grid of `--set` variants solved, with break-evens.
 //! 14. [`report`]: text, JSON, CSV and HTML.
-//! 15. [`cli`]: the command-line front end.
+//! 15. `cli`: the command-line front end ([`main_with_exit_code`]).
+//!
+//! A library user loads a scenario ([`scenario::load`]), solves it
+//! ([`solve::solve`]) into an [`solve::Outcome`], and renders it
+//! ([`report`]); [`traces`] reads request traces and aggregates, [`perf`]
+//! predicts engine steps.
 
-pub mod base;
+pub(crate) mod base;
 pub(crate) mod capacity;
-pub mod cli;
+pub(crate) mod cli;
 pub(crate) mod demand;
 pub(crate) mod milp;
 pub(crate) mod money;
 pub mod perf;
-pub mod plan;
+pub(crate) mod plan;
 pub(crate) mod profiles;
-pub mod replay;
+pub(crate) mod replay;
 pub mod report;
 pub mod scenario;
 pub(crate) mod sim;
 pub mod solve;
-pub mod sweep;
+pub(crate) mod sweep;
 pub mod traces;
+
+pub use base::error::{
+    PlannerError, EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_INFEASIBLE, EXIT_OK, EXIT_TARGET_MISSED,
+};
+pub use base::located::Problem;
+pub use cli::main_with_exit_code;

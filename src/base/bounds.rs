@@ -6,10 +6,8 @@
 //! running for hours; a price, latency or count has the physical range an
 //! engineer would accept. docs/scenario-format.md lists every bound.
 
-use std::fmt::Write as _;
-
 /// The smallest value an interval open at 0, `(0, …]`, accepts.
-pub const MIN_POSITIVE: f64 = 1e-9;
+pub(crate) const MIN_POSITIVE: f64 = 1e-9;
 
 /// The accepted interval of one key, and its unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -133,7 +131,7 @@ impl Bound {
 /// The bound of `key` in `table`; `key` may carry array indices
 /// (`gpus[2].max_batch` finds `gpus[].max_batch`). Panics on a key missing
 /// from the table: every key read is listed.
-pub fn find<'a>(table: &'a [Bound], key: &str) -> &'a Bound {
+pub(crate) fn find<'a>(table: &'a [Bound], key: &str) -> &'a Bound {
     let generic = strip_indices(key);
     table
         .iter()
@@ -176,7 +174,9 @@ fn number(v: f64) -> String {
 }
 
 /// A table's rows as Markdown (`| key | accepted |`), for the docs.
-pub fn markdown(table: &[Bound]) -> String {
+#[cfg(test)]
+pub(crate) fn markdown(table: &[Bound]) -> String {
+    use std::fmt::Write as _;
     let mut s = String::from("| key | accepted |\n|---|---|\n");
     for b in table {
         let _ = writeln!(s, "| `{}` | {} |", b.key, b.interval());

@@ -1,6 +1,6 @@
 //! Errors of every pipeline stage, and the exit codes the binary uses.
 
-pub use super::located::Problem;
+pub(crate) use super::located::Problem;
 use std::fmt;
 use std::path::PathBuf;
 

@@ -30,7 +30,7 @@ impl fmt::Display for BadFigure {
 
 /// The first non-finite number in `value`, or negative number under a key
 /// naming a cost, price or latency.
-pub fn check<T: Serialize + ?Sized>(value: &T) -> Result<(), BadFigure> {
+pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<(), BadFigure> {
     let mut walker = Walker {
         path: Vec::new(),
         bad: None,

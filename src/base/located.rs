@@ -80,11 +80,11 @@ impl std::error::Error for Problem {}
 
 /// Most problems listed for one input file; the rest are counted in one
 /// more line.
-pub const MAX_LISTED: usize = 20;
+pub(crate) const MAX_LISTED: usize = 20;
 
 /// `problems` cut to [`MAX_LISTED`], with one more problem of `file` that
 /// counts the rest.
-pub fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
+pub(crate) fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
     if problems.len() > MAX_LISTED {
         let more = problems.len() - MAX_LISTED;
         problems.truncate(MAX_LISTED);
@@ -98,7 +98,7 @@ pub fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
 }
 
 /// Converts a byte offset in `text` into a 1-based `line:column` string.
-pub fn line_col(text: &str, byte_offset: usize) -> String {
+pub(crate) fn line_col(text: &str, byte_offset: usize) -> String {
     let offset = byte_offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;

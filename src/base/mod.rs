@@ -4,17 +4,17 @@
 //! small statistics, deterministic parallel work, progress bars, numbers as
 //! people read them and calendar units. Nothing here knows a domain type.
 
-pub mod bounds;
-pub mod error;
-pub mod finite;
-pub mod located;
-pub mod numbers;
-pub mod parallel;
-pub mod progress;
-pub mod stats;
+pub(crate) mod bounds;
+pub(crate) mod error;
+pub(crate) mod finite;
+pub(crate) mod located;
+pub(crate) mod numbers;
+pub(crate) mod parallel;
+pub(crate) mod progress;
+pub(crate) mod stats;
 #[cfg(test)]
-pub mod testing;
-pub mod text;
-pub mod toml_file;
-pub mod toml_syntax;
-pub mod units;
+pub(crate) mod testing;
+pub(crate) mod text;
+pub(crate) mod toml_file;
+pub(crate) mod toml_syntax;
+pub(crate) mod units;

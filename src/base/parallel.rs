@@ -3,14 +3,17 @@
 //! never depends on how the work was split.
 
 /// Worker threads: the cores available (at least one).
-pub fn workers() -> usize {
+pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// `f` applied to every item on up to [`workers`] threads (item `i` on thread
 /// `i mod workers`), results in item order. A worker that panics loses only
 /// its own items, which come back as `None`.
-pub fn map_in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<Option<R>> {
+pub(crate) fn map_in_order<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
     let threads = workers().min(items.len()).max(1);
     let f = &f;
     std::thread::scope(|scope| {

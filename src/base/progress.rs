@@ -24,7 +24,7 @@ impl Progress {
     }
 
     /// A byte-count bar for reading `total_bytes`.
-    pub fn bytes(&self, message: &str, total_bytes: u64) -> ProgressBar {
+    pub fn bytes(self, message: &str, total_bytes: u64) -> ProgressBar {
         self.bar(
             message,
             total_bytes,
@@ -33,12 +33,12 @@ impl Progress {
     }
 
     /// A bar counting `total` steps.
-    pub fn steps(&self, message: &str, total: u64) -> ProgressBar {
+    pub fn steps(self, message: &str, total: u64) -> ProgressBar {
         self.bar(message, total, "{msg} [{bar:40}] {pos}/{len} (eta {eta})")
     }
 
     /// A spinner with elapsed time for work of unknown length.
-    pub fn spinner(&self, message: &str) -> ProgressBar {
+    pub fn spinner(self, message: &str) -> ProgressBar {
         if !self.enabled {
             return ProgressBar::hidden();
         }

@@ -4,7 +4,7 @@
 /// Nearest-rank percentile (`q` in [0, 1]) of values sorted ascending:
 /// the smallest value with at least `q` of the values at or below it.
 /// Returns 0 for an empty slice.
-pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -14,7 +14,7 @@ pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 
 /// Nearest-rank percentile of a histogram where `counts[v]` is how often the
 /// integer value `v` occurs. Returns 0 for an empty histogram.
-pub fn percentile_histogram(counts: &[u64], q: f64) -> u64 {
+pub(crate) fn percentile_histogram(counts: &[u64], q: f64) -> u64 {
     let total: u64 = counts.iter().sum();
     if total == 0 {
         return 0;
@@ -32,7 +32,7 @@ pub fn percentile_histogram(counts: &[u64], q: f64) -> u64 {
 
 /// Streaming mean and variance (Welford).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RunningMoments {
+pub(crate) struct RunningMoments {
     count: u64,
     mean: f64,
     m2: f64,
@@ -40,7 +40,7 @@ pub struct RunningMoments {
 
 impl RunningMoments {
     /// Adds one value.
-    pub fn push(&mut self, x: f64) {
+    pub(crate) fn push(&mut self, x: f64) {
         self.count += 1;
         let delta = x - self.mean;
         self.mean += delta / self.count as f64;
@@ -48,12 +48,12 @@ impl RunningMoments {
     }
 
     /// Mean (0 when empty).
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.mean
     }
 
     /// Population standard deviation (0 with fewer than two values).
-    pub fn std_dev(&self) -> f64 {
+    pub(crate) fn std_dev(&self) -> f64 {
         if self.count < 2 {
             0.0
         } else {
@@ -62,7 +62,7 @@ impl RunningMoments {
     }
 
     /// Coefficient of variation: standard deviation over mean (0 when the mean is 0).
-    pub fn cv(&self) -> f64 {
+    pub(crate) fn cv(&self) -> f64 {
         if self.mean > 0.0 {
             self.std_dev() / self.mean
         } else {

@@ -7,7 +7,7 @@ use proptest::test_runner::{Config, RngSeed};
 /// `PROPTEST_RNG_SEED=N`; a random one: `PROPTEST_RNG_SEED=random` (proptest
 /// warns that it is not a number and draws a random seed); more cases:
 /// `PROPTEST_CASES=2000`.
-pub fn proptest_config(cases: u32) -> Config {
+pub(crate) fn proptest_config(cases: u32) -> Config {
     let mut config = Config::with_cases(cases);
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
         config.rng_seed = RngSeed::Fixed(0x0D15_EA5E);

@@ -12,15 +12,15 @@ use super::located::Problem;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark.
-pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Most characters of an input that a message quotes.
-pub const EXCERPT_CHARS: usize = 40;
+pub(crate) const EXCERPT_CHARS: usize = 40;
 
 /// `bytes` as a message quotes them: lossy UTF-8, at most
 /// [`EXCERPT_CHARS`] characters, and when longer, an ellipsis and the
 /// field's length in bytes (a 2 GB field is not printed whole).
-pub fn excerpt(bytes: &[u8]) -> String {
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let head = &bytes[..bytes.len().min(4 * EXCERPT_CHARS)];
     let text = String::from_utf8_lossy(head);
     let mut chars = text.chars();
@@ -33,7 +33,7 @@ pub fn excerpt(bytes: &[u8]) -> String {
 }
 
 /// Reads `path` as UTF-8 text without its byte-order mark.
-pub fn read_text(path: &Path) -> Result<String, Problem> {
+pub(crate) fn read_text(path: &Path) -> Result<String, Problem> {
     let bytes = std::fs::read(path)
         .map_err(|e| Problem::new(path, "", format!("cannot read the file: {e}")))?;
     decode(bytes, path)
@@ -72,7 +72,7 @@ fn decode(mut bytes: Vec<u8>, path: &Path) -> Result<String, Problem> {
 /// Checks line `line` of the streamed file `path` (`bytes` without its
 /// `\n`; line 1 may start with the BOM) and returns it without the BOM and
 /// the `\r` of a CRLF end.
-pub fn check_line<'a>(bytes: &'a [u8], line: u64, path: &Path) -> Result<&'a str, Problem> {
+pub(crate) fn check_line<'a>(bytes: &'a [u8], line: u64, path: &Path) -> Result<&'a str, Problem> {
     let mut row = bytes;
     if line == 1 {
         row = row.strip_prefix(BOM).unwrap_or(row);

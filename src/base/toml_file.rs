@@ -8,7 +8,9 @@ use std::path::Path;
 /// Reads and parses `path` (a UTF-8 BOM and CRLF line ends accepted).
 /// Errors carry the file, `line:column` and the key path; every syntax error
 /// is listed ([`super::toml_syntax`]).
-pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), Vec<Problem>> {
+pub(crate) fn read_toml_file<T: DeserializeOwned>(
+    path: &Path,
+) -> Result<(T, String), Vec<Problem>> {
     let text = read_toml_text(path).map_err(|p| vec![p])?;
     let value = parse_toml(path, &text)?;
     Ok((value, text))
@@ -16,13 +18,13 @@ pub fn read_toml_file<T: DeserializeOwned>(path: &Path) -> Result<(T, String), V
 
 /// The text of a TOML file: without its BOM, invalid UTF-8 and lone
 /// carriage returns located.
-pub fn read_toml_text(path: &Path) -> Result<String, Problem> {
+pub(crate) fn read_toml_text(path: &Path) -> Result<String, Problem> {
     crate::base::text::read_text(path)
 }
 
 /// Parses `text` (the contents of `path`) into `T`: all syntax errors, or
 /// the first type error.
-pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Vec<Problem>> {
+pub(crate) fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Vec<Problem>> {
     let syntax_error = || toml::from_str::<toml::Table>(text).is_err();
     let deserializer = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {

@@ -21,7 +21,7 @@ use toml_parser::{ParseError, Source};
 
 /// The syntax errors of `text` that `toml_parser` finds, as (byte offset,
 /// message), in file order, one per line.
-pub fn syntax_errors(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn syntax_errors(text: &str) -> Vec<(usize, String)> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
@@ -89,7 +89,7 @@ fn describe(e: &ParseError, text: &str) -> String {
 /// `toml_parser` finds on a later line, and a last entry saying how they
 /// were found. A first error with no message takes `toml_parser`'s for its
 /// place, or a generic one.
-pub fn all_syntax_problems(path: &Path, text: &str, mut first: Problem) -> Vec<Problem> {
+pub(crate) fn all_syntax_problems(path: &Path, text: &str, mut first: Problem) -> Vec<Problem> {
     let found = syntax_errors(text);
     let first_line = first
         .location

@@ -5,7 +5,7 @@ use clap::ValueEnum;
 
 /// Trace format names for the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     Auto,
     Azure,
     Mooncake,

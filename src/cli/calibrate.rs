@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Folder holding gpus/ and models/.
     #[arg(long, default_value = "profiles")]
     pub profiles: PathBuf,

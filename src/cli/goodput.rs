@@ -17,7 +17,7 @@ pub(super) const GOODPUT_BOUNDS: &[Bound] = &[
 ];
 
 #[derive(Debug, Args)]
-pub struct GoodputArgs {
+pub(crate) struct GoodputArgs {
     /// Per-request results: CSV `arrival_s,ttft_ms,e2e_ms,output_tokens[,tier]`
     /// or vLLM benchmark-serving JSON (`ttfts`, `itls`, `output_lens`).
     pub log: PathBuf,

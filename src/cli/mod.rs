@@ -20,15 +20,13 @@ mod sweep;
 mod trace;
 mod trace_aggregate;
 
-pub use args::FormatArg;
-pub use calibrate::CalibrateArgs;
-pub use goodput::GoodputArgs;
-pub use perf::PerfArgs;
-pub use plan::{BenchArgs, CapacityArgs, SolveArgs};
-pub use simulate::{SimulateArgs, SlotChoice};
-pub use sweep::SweepArgs;
-pub use trace::{ShapeArgs, StatsArgs, SynthArgs, TraceCommand};
-pub use trace_aggregate::{AggregateArgs, TableFormat};
+pub(crate) use calibrate::CalibrateArgs;
+pub(crate) use goodput::GoodputArgs;
+pub(crate) use perf::PerfArgs;
+pub(crate) use plan::{BenchArgs, CapacityArgs, SolveArgs};
+pub(crate) use simulate::SimulateArgs;
+pub(crate) use sweep::SweepArgs;
+pub(crate) use trace::TraceCommand;
 
 /// Capacity planner for LLM inference serving.
 ///
@@ -52,13 +50,13 @@ pub use trace_aggregate::{AggregateArgs, TableFormat};
     long_about,
     after_help = "Start with: planner solve scenarios/peak.toml"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Choose the cheapest plan that meets every tier's SLO at peak.
     ///
     /// Example: planner solve scenarios/peak.toml --format json --out plan.json
@@ -127,7 +125,7 @@ pub enum Command {
 
 /// Where and how a report is written.
 #[derive(Debug, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -153,7 +151,7 @@ pub fn main_with_exit_code() -> i32 {
 }
 
 /// Runs one parsed command.
-pub fn run(cli: Cli) -> Result<(), PlannerError> {
+pub(crate) fn run(cli: Cli) -> Result<(), PlannerError> {
     match cli.command {
         Command::Solve(args) => plan::solve(&args),
         Command::Sweep(args) => sweep::sweep(&args),

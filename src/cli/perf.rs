@@ -12,7 +12,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
-pub struct PerfArgs {
+pub(crate) struct PerfArgs {
     /// Model profile id (a file stem under PROFILES/models/), e.g. llama-3.1-8b.
     #[arg(long)]
     pub model: String,

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Debug, Args)]
-pub struct SolveArgs {
+pub(crate) struct SolveArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
     /// Change one value of the scenario for this run (repeatable), e.g.
@@ -50,7 +50,7 @@ pub struct SolveArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CapacityArgs {
+pub(crate) struct CapacityArgs {
     /// The scenario whose configurations and tiers are evaluated.
     pub scenario: PathBuf,
     /// Change one value of the scenario, as for `solve --set` (repeatable).
@@ -68,7 +68,7 @@ pub struct CapacityArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The scenario to time.
     pub scenario: PathBuf,
     /// How many times to run the whole pipeline.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Debug, Args)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// The scenario whose traces are replayed.
     pub scenario: PathBuf,
     /// Change one value of the scenario, as for `solve --set` (repeatable):
@@ -45,7 +45,7 @@ pub struct SimulateArgs {
 
 /// Slots `simulate` replays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SlotChoice {
+pub(crate) enum SlotChoice {
     All,
     Sample,
 }

@@ -11,7 +11,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
     /// A key and its values, `KEY=V1,V2,…` (repeatable; several keys make a

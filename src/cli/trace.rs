@@ -15,7 +15,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
-pub enum TraceCommand {
+pub(crate) enum TraceCommand {
     /// Arrival and length statistics of a trace (Azure CSV or Mooncake JSONL).
     ///
     /// Windows are clock-aligned in UTC; empty windows count as zero.
@@ -42,7 +42,7 @@ pub enum TraceCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// The trace file.
     pub file: PathBuf,
     /// Output format.
@@ -70,7 +70,7 @@ pub(super) const SYNTH_BOUNDS: &[Bound] = &[
 pub(super) const MAX_SYNTH_REQUESTS: f64 = 2e8;
 
 #[derive(Debug, Args)]
-pub struct SynthArgs {
+pub(crate) struct SynthArgs {
     /// Where to write the trace.
     #[arg(long)]
     pub out: PathBuf,
@@ -101,7 +101,7 @@ pub struct SynthArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ShapeArgs {
+pub(crate) struct ShapeArgs {
     /// A ServeGen rate file, or a folder of them.
     pub input: PathBuf,
     /// Where to write the summed curve (ServeGen format).

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// File format of the written tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TableFormat {
+pub(crate) enum TableFormat {
     Csv,
     Parquet,
 }
@@ -27,7 +27,7 @@ impl TableFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct AggregateArgs {
+pub(crate) struct AggregateArgs {
     /// Trace files, each `TIER=FILE` or `FILE` (the tier is then the file
     /// name without its extension); several files may feed one tier.
     #[arg(required = true)]

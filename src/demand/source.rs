@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// What the replay needs of a source.
 #[derive(Debug, Clone)]
-pub enum KeptSource {
+pub(crate) enum KeptSource {
     /// Nothing kept (demand only).
     Nothing,
     /// A trace's requests.

@@ -46,7 +46,7 @@ enum Arrivals {
 /// (unshaped) or its first request (shaped); or one tier of an aggregate,
 /// whose requests are drawn minute by minute when a slot asks for them.
 #[derive(Debug, Clone)]
-pub struct SourceReplay {
+pub(crate) struct SourceReplay {
     arrivals: Arrivals,
     /// Length of the loop for shaped replay.
     span_s: f64,
@@ -57,7 +57,7 @@ pub struct SourceReplay {
 
 impl SourceReplay {
     /// Prepares a trace's requests (any order) for replay in slots of `slot_s`.
-    pub fn new(requests: Vec<Request>, scale: f64, slot_s: f64, shaped: bool) -> Self {
+    pub(crate) fn new(requests: Vec<Request>, scale: f64, slot_s: f64, shaped: bool) -> Self {
         // Same size and alignment: the collect reuses the allocation.
         let mut times: Vec<(f64, u32, u32)> = requests
             .into_iter()
@@ -93,7 +93,7 @@ impl SourceReplay {
     /// Prepares a tier of an aggregate: its minutes are aligned like a
     /// trace's requests (to the first slot boundary, or to the first minute
     /// when shaped), and each minute's requests are drawn with `seed`.
-    pub fn from_aggregate(
+    pub(crate) fn from_aggregate(
         tier: &TierAggregate,
         scale: f64,
         slot_s: f64,
@@ -136,11 +136,6 @@ impl SourceReplay {
             scale,
             base_rps: tier.requests() as f64 / span_s * scale,
         }
-    }
-
-    /// Requests/s × scale.
-    pub fn base_rps(&self) -> f64 {
-        self.base_rps
     }
 
     /// Appends the requests in [start, end), their times moved by `shift`.
@@ -202,7 +197,7 @@ impl SourceReplay {
 
 /// One tier's traces and per-slot volume.
 #[derive(Debug, Clone)]
-pub struct TierReplay {
+pub(crate) struct TierReplay {
     pub sources: Vec<SourceReplay>,
     /// Mean requests/s per slot (shaped replay); unused without a curve.
     pub mean_rps: Vec<f64>,
@@ -210,7 +205,7 @@ pub struct TierReplay {
 
 /// The scenario's traces, ready to replay slot by slot.
 #[derive(Debug, Clone)]
-pub struct TraceReplay {
+pub(crate) struct TraceReplay {
     pub tiers: Vec<TierReplay>,
     pub slot_s: f64,
     /// Whether a rate curve shapes the volume.
@@ -220,7 +215,7 @@ pub struct TraceReplay {
 
 impl TraceReplay {
     /// The arrivals of slot `t`, sorted by time (seconds since slot 0).
-    pub fn slot(&self, t: usize) -> Vec<Arrival> {
+    pub(crate) fn slot(&self, t: usize) -> Vec<Arrival> {
         let mut out = Vec::new();
         let mut window = Vec::new();
         let slot_start = t as f64 * self.slot_s;
@@ -269,7 +264,10 @@ impl TraceReplay {
     }
 
     /// Arrivals of the slots in `slots`, generated one slot at a time.
-    pub fn arrivals(&self, slots: std::ops::Range<usize>) -> impl Iterator<Item = Arrival> + '_ {
+    pub(crate) fn arrivals(
+        &self,
+        slots: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = Arrival> + '_ {
         slots.flat_map(move |t| self.slot(t))
     }
 }

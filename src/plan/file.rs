@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Version of the plan-file format.
-pub const PLAN_FORMAT: u32 = 1;
+pub(crate) const PLAN_FORMAT: u32 = 1;
 
 /// Most GPUs of one type a plan may hold in a slot when the scenario sets no
 /// `max_gpus` (the largest `max_gpus` a scenario accepts).
-pub const MAX_GPUS_PER_TYPE: u64 = 100_000;
+pub(crate) const MAX_GPUS_PER_TYPE: u64 = 100_000;
 
 /// What a planned configuration uses that `offer` does not offer, as
 /// (key, problem) pairs.
@@ -66,7 +66,7 @@ fn not_offered(offer: &GpuOffer, c: &Config) -> Vec<(&'static str, String)> {
 /// A plan, as written to disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlanFile {
+pub(crate) struct PlanFile {
     /// Format version ([`PLAN_FORMAT`]).
     pub plan_format: u32,
     /// The scenario's `name`.
@@ -84,7 +84,7 @@ pub struct PlanFile {
 /// How one tier is served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlannedTier {
+pub(crate) struct PlannedTier {
     /// Share (0-1) of the tier's requests sent to the API, per slot.
     pub api_share_by_slot: Vec<f64>,
     pub configurations: Vec<PlannedConfig>,
@@ -94,7 +94,7 @@ pub struct PlannedTier {
 /// fields sit beside the replica counts ([`PlannedConfigFields`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "PlannedConfigFields", into = "PlannedConfigFields")]
-pub struct PlannedConfig {
+pub(crate) struct PlannedConfig {
     pub config: Config,
     /// Requests/s one replica was sized for (the router's weight).
     pub rps_per_replica: f64,
@@ -154,7 +154,7 @@ impl From<PlannedConfig> for PlannedConfigFields {
 
 impl PlanFile {
     /// The plan file of a solved plan.
-    pub fn of(plan: &Plan, slot_minutes: u32) -> Self {
+    pub(crate) fn of(plan: &Plan, slot_minutes: u32) -> Self {
         PlanFile {
             plan_format: PLAN_FORMAT,
             scenario: plan.scenario.clone(),
@@ -188,7 +188,7 @@ impl PlanFile {
 
     /// Reads a plan file; a syntax or type error names its line, column and
     /// field path.
-    pub fn read(path: &Path) -> Result<Self, PlannerError> {
+    pub(crate) fn read(path: &Path) -> Result<Self, PlannerError> {
         let problem = |location: String, message: String| {
             PlannerError::Plan(vec![Problem::new(path.to_path_buf(), location, message)])
         };
@@ -216,7 +216,7 @@ impl PlanFile {
     }
 
     /// Every way the plan does not fit `scenario` with `slots` slots.
-    pub fn check(&self, scenario: &Scenario, slots: usize, path: &Path) -> Vec<Problem> {
+    pub(crate) fn check(&self, scenario: &Scenario, slots: usize, path: &Path) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut add = |location: String, message: String| {
             problems.push(Problem::new(path.to_path_buf(), location, message));

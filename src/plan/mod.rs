@@ -5,7 +5,7 @@
 //! replay's findings) is computed from it by `money` and `replay`; [`file`]
 //! is its form on disk.
 
-pub mod file;
+pub(crate) mod file;
 
 use crate::capacity::Config;
 use crate::milp::{Method, SolveStatus};

@@ -19,7 +19,7 @@ use std::path::Path;
 
 /// One request's result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RequestResult {
+pub(crate) struct RequestResult {
     /// Seconds; `None` in logs without arrival times.
     pub arrival_s: Option<f64>,
     pub ttft_ms: f64,
@@ -33,7 +33,7 @@ pub struct RequestResult {
 
 /// A whole log.
 #[derive(Debug, Clone)]
-pub struct ResultLog {
+pub(crate) struct ResultLog {
     pub requests: Vec<RequestResult>,
     /// The benchmark's own duration, when the log states it.
     pub duration_s: Option<f64>,
@@ -41,14 +41,14 @@ pub struct ResultLog {
 
 /// The limits requests are judged against.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SloLimits {
+pub(crate) struct SloLimits {
     pub ttft_ms: f64,
     pub tpot_ms: f64,
 }
 
 /// Where each request's limits come from.
 #[derive(Debug, Clone)]
-pub enum LimitSource {
+pub(crate) enum LimitSource {
     /// One pair of limits for every request.
     Fixed(SloLimits),
     /// Each request's `tier` names a scenario tier.
@@ -57,7 +57,7 @@ pub enum LimitSource {
 
 impl LimitSource {
     /// The limits of a request of `tier` (or of the whole log).
-    pub fn limits_of(&self, tier: Option<&str>) -> SloLimits {
+    pub(crate) fn limits_of(&self, tier: Option<&str>) -> SloLimits {
         match self {
             LimitSource::Fixed(l) => *l,
             LimitSource::Tiers(tiers) => tier
@@ -76,7 +76,7 @@ impl LimitSource {
     }
 
     /// The limits in words.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             LimitSource::Fixed(l) => format!(
                 "TTFT ≤ {} ms and TPOT ≤ {} ms for every request",
@@ -97,7 +97,7 @@ impl LimitSource {
 
     /// Problems with the log's tiers: with scenario tiers, every request must
     /// name one of them.
-    pub fn check(&self, log: &ResultLog) -> Result<(), String> {
+    pub(crate) fn check(&self, log: &ResultLog) -> Result<(), String> {
         let LimitSource::Tiers(tiers) = self else {
             return Ok(());
         };
@@ -124,7 +124,7 @@ impl LimitSource {
 
 /// How the money is counted.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostBasis {
+pub(crate) struct CostBasis {
     /// Cost of the serving fleet per hour (any currency).
     pub cost_per_hour: f64,
     /// Seconds the cost is paid for.
@@ -176,7 +176,7 @@ pub struct GoodputReport {
 }
 
 /// Reads a CSV or vLLM JSON results log, collecting every bad row.
-pub fn read_log(path: &Path) -> Result<ResultLog, PlannerError> {
+pub(crate) fn read_log(path: &Path) -> Result<ResultLog, PlannerError> {
     let text = crate::base::text::read_text(path).map_err(|e| PlannerError::Log(vec![e]))?;
     if text.trim_start().starts_with('{') {
         read_vllm_json(path, &text)
@@ -280,13 +280,13 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
 }
 
 /// Longest latency a log may hold, in ms (about 11.6 days).
-pub const MAX_LATENCY_MS: f64 = 1e9;
+pub(crate) const MAX_LATENCY_MS: f64 = 1e9;
 
 /// Latest arrival a log may hold, in seconds (about 3,170 years after its clock's zero).
-pub const MAX_ARRIVAL_S: f64 = 1e11;
+pub(crate) const MAX_ARRIVAL_S: f64 = 1e11;
 
 /// Longest duration a log or `--duration-s` may state, in seconds (10 years).
-pub const MAX_DURATION_S: f64 = 315_360_000.0;
+pub(crate) const MAX_DURATION_S: f64 = 315_360_000.0;
 
 /// The checks every request must pass.
 fn check(r: &RequestResult) -> Result<(), String> {
@@ -413,7 +413,7 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
 }
 
 /// First arrival to last completion, when the log has arrival times.
-pub fn span_s(log: &ResultLog) -> Option<f64> {
+pub(crate) fn span_s(log: &ResultLog) -> Option<f64> {
     let first = log
         .requests
         .iter()
@@ -428,7 +428,7 @@ pub fn span_s(log: &ResultLog) -> Option<f64> {
 }
 
 /// Goodput of `requests` over `duration_s`, with `cost` attributed to them.
-pub fn account(
+pub(crate) fn account(
     requests: &[&RequestResult],
     limits: SloLimits,
     duration_s: f64,
@@ -497,7 +497,7 @@ pub fn account(
 
 /// The span a log's rates are over: its seconds, and where they came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Span {
+pub(crate) struct Span {
     pub duration_s: f64,
     /// How the duration was found, as the report shows it.
     pub source: String,
@@ -505,7 +505,7 @@ pub struct Span {
 
 /// The whole report: totals, and per tier when the log names tiers, each
 /// judged against its limits.
-pub fn report(
+pub(crate) fn report(
     log: &ResultLog,
     log_name: &str,
     limits: &LimitSource,

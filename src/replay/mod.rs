@@ -3,8 +3,8 @@
 //! reports per tier attainment, latency percentiles, goodput and the cost of
 //! SLO-met output. Used by `planner simulate` and inside `planner solve`.
 
-pub mod goodput;
-pub mod verification;
+pub(crate) mod goodput;
+pub(crate) mod verification;
 
 use crate::base::progress::Progress;
 use crate::demand::source::KeptSource;
@@ -21,10 +21,10 @@ use crate::sim::{
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
 /// the busiest slot: this many, evenly spaced.
-pub const EVENLY_SPACED_SLOTS: usize = 4;
+pub(crate) const EVENLY_SPACED_SLOTS: usize = 4;
 
 /// The replica of a planned configuration of the scenario's GPU types.
-pub fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
+pub(crate) fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
     let c = &c.config;
     let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
     Some(ReplicaSpec::new(
@@ -36,7 +36,7 @@ pub fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpe
 }
 
 /// The fleet of a checked plan: a group per (tier, configuration).
-pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
+pub(crate) fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
     let mut groups = Vec::new();
     let mut tiers = Vec::new();
     for (k, tier) in scenario.tiers.iter().enumerate() {
@@ -99,7 +99,7 @@ pub fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
 /// The scenario's traces ready for replay, from what
 /// [`crate::demand::build_keeping`] kept (indexed like `scenario.demand`):
 /// a trace's requests, or an aggregate's tier to sample requests from.
-pub fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>) -> TraceReplay {
+pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>) -> TraceReplay {
     let slot_s = f64::from(scenario.planning.slot_minutes) * 60.0;
     let shaped = scenario.shape.is_some();
     let seed = scenario.simulation.seed;
@@ -137,7 +137,7 @@ pub fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>) -> Tr
 /// The slots "sample" mode replays: per tier the slot with the highest
 /// demand per unit of planned GPU capacity, the slot with the highest total
 /// demand, and [`EVENLY_SPACED_SLOTS`] evenly spaced ones.
-pub fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
+pub(crate) fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
     let slots = demand.slots;
     let mut chosen = Vec::new();
     for d in &demand.tiers {
@@ -178,7 +178,7 @@ pub fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
 /// Replays `slots` of `replay` against the plan. `All` replays every slot in
 /// one continuous run; `Sample` replays [`sample_slots`], each from an empty
 /// fleet, two at a time.
-pub fn verify(
+pub(crate) fn verify(
     scenario: &Scenario,
     demand: &Demand,
     plan: &PlanFile,
@@ -217,7 +217,7 @@ pub fn verify(
 /// Replays the slots in `range` in one continuous run from an empty fleet,
 /// handing every completed request to `on_completed` (for `simulate
 /// --requests-out`); a one-slot range is that slot replayed alone.
-pub fn verify_range(
+pub(crate) fn verify_range(
     scenario: &Scenario,
     demand: &Demand,
     plan: &PlanFile,
@@ -367,7 +367,7 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
 }
 
 /// What the replay says about sources it sampled instead of replaying.
-pub fn sampling_note(scenario: &Scenario) -> Option<String> {
+pub(crate) fn sampling_note(scenario: &Scenario) -> Option<String> {
     let sampled: Vec<String> = scenario
         .demand
         .iter()

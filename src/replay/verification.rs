@@ -70,7 +70,7 @@ pub struct TierVerification {
 }
 
 /// The quantiles at which a tier's latency distributions are reported.
-pub const DISTRIBUTION_QUANTILES: [f64; 16] = [
+pub(crate) const DISTRIBUTION_QUANTILES: [f64; 16] = [
     0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999,
 ];
 
@@ -84,7 +84,7 @@ pub struct QuantileMs {
 
 /// The distribution points of `quantile_ms` (a histogram's quantile
 /// function) at [`DISTRIBUTION_QUANTILES`].
-pub fn distribution(quantile_ms: impl Fn(f64) -> f64) -> Vec<QuantileMs> {
+pub(crate) fn distribution(quantile_ms: impl Fn(f64) -> f64) -> Vec<QuantileMs> {
     DISTRIBUTION_QUANTILES
         .iter()
         .map(|&quantile| QuantileMs {

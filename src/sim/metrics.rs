@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// The latency promise a request is judged against.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub ttft_ms: f64,
     pub tpot_ms: f64,
 }

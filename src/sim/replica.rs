@@ -30,7 +30,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// What one replica runs.
 #[derive(Debug, Clone)]
-pub struct ReplicaSpec {
+pub(crate) struct ReplicaSpec {
     pub perf: PerfModel,
     /// Most sequences in the batch (vLLM `max_num_seqs`).
     pub max_batch: u32,
@@ -47,7 +47,7 @@ pub struct ReplicaSpec {
 
 impl ReplicaSpec {
     /// A replica of `perf` whose KV cache is the memory left after weights.
-    pub fn new(
+    pub(crate) fn new(
         perf: PerfModel,
         max_batch: u32,
         max_batched_tokens: u32,

@@ -3,7 +3,7 @@
 
 /// One request offered to the fleet.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Arrival {
+pub(crate) struct Arrival {
     /// Seconds since the start of the replay.
     pub time_s: f64,
     /// Index of the tier.

@@ -6,15 +6,15 @@ use crate::scenario::Override;
 use serde::Serialize;
 
 /// Most variants a sweep runs unless the user confirms a larger grid.
-pub const MAX_VARIANTS: usize = 1000;
+pub(crate) const MAX_VARIANTS: usize = 1000;
 
 /// The flag that confirms a grid over [`MAX_VARIANTS`].
-pub const LARGE_GRID_FLAG: &str = "--allow-large-grid";
+pub(crate) const LARGE_GRID_FLAG: &str = "--allow-large-grid";
 
 /// Most variants a sweep runs even with [`LARGE_GRID_FLAG`]: each is a full
 /// solve of seconds, so this is already hours of work; a larger grid is
 /// refused before any variant is built.
-pub const MAX_VARIANTS_ALLOWED: usize = 10_000;
+pub(crate) const MAX_VARIANTS_ALLOWED: usize = 10_000;
 
 /// One swept key and its values, as written.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -99,14 +99,14 @@ fn split_values(text: &str) -> Result<Vec<String>, String> {
 
 /// The axes of a sweep and their combinations.
 #[derive(Debug, Clone, Serialize)]
-pub struct Grid {
+pub(crate) struct Grid {
     pub axes: Vec<Axis>,
 }
 
 impl Grid {
     /// Parses every `--set`; refuses a key given twice and a grid over
     /// [`MAX_VARIANTS`] unless `allow_large` (the [`LARGE_GRID_FLAG`]).
-    pub fn parse(args: &[String], allow_large: bool) -> Result<Grid, PlannerError> {
+    pub(crate) fn parse(args: &[String], allow_large: bool) -> Result<Grid, PlannerError> {
         let mut axes: Vec<Axis> = Vec::new();
         let mut errors = Vec::new();
         for arg in args {
@@ -156,7 +156,8 @@ impl Grid {
     }
 
     /// Number of variants: the product of the axes' value counts.
-    pub fn variant_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn variant_count(&self) -> usize {
         self.axes
             .iter()
             .map(|a| a.values.len())
@@ -165,7 +166,7 @@ impl Grid {
 
     /// Every variant, as the index of its value on each axis; the last axis
     /// varies fastest.
-    pub fn variants(&self) -> Vec<Vec<usize>> {
+    pub(crate) fn variants(&self) -> Vec<Vec<usize>> {
         let mut out = vec![Vec::new()];
         for axis in &self.axes {
             out = out
@@ -183,7 +184,7 @@ impl Grid {
     }
 
     /// The overrides of one variant.
-    pub fn overrides(&self, variant: &[usize]) -> Vec<Override> {
+    pub(crate) fn overrides(&self, variant: &[usize]) -> Vec<Override> {
         self.axes
             .iter()
             .zip(variant)

@@ -8,15 +8,15 @@
 //! share the on-disk capacity cache, so figures simulated for one are read by
 //! the others.
 
-pub mod breakeven;
-pub mod grid;
-pub mod row;
+pub(crate) mod breakeven;
+pub(crate) mod grid;
+pub(crate) mod row;
 
 use crate::base::error::PlannerError;
 use crate::scenario::{self, Override};
 use crate::solve::SolveOptions;
-pub use breakeven::BreakEven;
-pub use grid::{Axis, Grid};
+pub(crate) use breakeven::BreakEven;
+pub(crate) use grid::{Axis, Grid};
 use row::{Figures, Setting, SweepRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
-pub struct SweepOptions {
+pub(crate) struct SweepOptions {
     /// Options of every variant's solve (its progress bars are hidden).
     pub solve: SolveOptions,
     /// Bisection solves per break-even (0: report the swept neighbours only).
@@ -113,7 +113,7 @@ fn label(overrides: &[Override]) -> String {
 /// Runs the sweep of the scenario at `path`: `fixed` overrides apply to every
 /// variant, `grid` spans the variants. Every variant is checked before any
 /// is solved, so a bad key or value fails at once, naming the key.
-pub fn run(
+pub(crate) fn run(
     path: &Path,
     fixed: &[Override],
     grid: &Grid,

@@ -128,9 +128,9 @@ impl Figures {
 
 /// Share of a tier's requests from which it "sends some" to the API (1%:
 /// a share a buyer would notice, above a plan's stray slots).
-pub const API_ANY: f64 = 0.01;
+pub(crate) const API_ANY: f64 = 0.01;
 /// Share of a tier's requests from which it "sends most" to the API.
-pub const API_MOST: f64 = 0.5;
+pub(crate) const API_MOST: f64 = 0.5;
 
 /// A yes-or-no choice of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -25,7 +25,7 @@ pub(crate) use run::{simulate, simulate_observed};
 
 /// One tier as the fleet sees it.
 #[derive(Debug, Clone)]
-pub struct FleetTier {
+pub(crate) struct FleetTier {
     pub name: String,
     pub limits: Limits,
     /// Share of the tier's requests sent to the API, per slot.
@@ -45,14 +45,14 @@ pub struct FleetTier {
 /// dropped (counted unserved and interrupted), and it stays down until the
 /// next slot's request.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Spot {
+pub(crate) struct Spot {
     pub availability: f64,
     pub interruptions_per_hour: f64,
 }
 
 /// Identical replicas serving one tier.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     pub tier: usize,
     pub label: String,
     pub spec: ReplicaSpec,
@@ -65,7 +65,7 @@ pub struct Group {
 
 /// The fleet a plan describes.
 #[derive(Debug, Clone)]
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub slot_s: f64,
     pub tiers: Vec<FleetTier>,
     pub groups: Vec<Group>,
@@ -91,7 +91,7 @@ pub(crate) struct SimResult {
 /// One request completed on a replica, as `planner simulate --requests-out`
 /// writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Completed {
+pub(crate) struct Completed {
     pub arrival_s: f64,
     pub tier: u16,
     pub ttft_ms: f64,
