@@ -12,6 +12,7 @@ pub mod stats;
 pub mod synth;
 pub mod timestamp;
 
+pub(crate) use reader::not_a_file;
 pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions, RowError};
 
 use serde::Serialize;

@@ -228,4 +228,22 @@ mod tests {
         assert!(err.contains(":2: bad rate `fast`"), "{err}");
         std::fs::remove_file(&file).unwrap();
     }
+
+    /// Issue: a curve of all zeros came out as an unlocated infinite figure.
+    #[test]
+    fn a_curve_of_zeros_is_refused_naming_the_file() {
+        let file =
+            std::env::temp_dir().join(format!("planner-shape-zero-{}.csv", std::process::id()));
+        std::fs::write(
+            &file,
+            "0,0,0,Gamma,1,1
+600,0,0,Gamma,1,1
+",
+        )
+        .unwrap();
+        let err = read_rate_curve(&file).unwrap_err().to_string();
+        assert!(err.contains("planner-shape-zero-"), "{err}");
+        assert!(err.contains("every window's rate is 0"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+    }
 }

@@ -10,6 +10,7 @@ mod capacity;
 mod docs;
 mod errors;
 mod goodput;
+mod hardened;
 mod help;
 mod html;
 mod layout;

@@ -412,6 +412,25 @@ fn mutated_azure_traces_give_statistics_or_a_located_error() {
 }
 
 #[test]
+fn mutated_traces_give_an_aggregate_or_a_located_error_and_no_folder() {
+    check_target(&Target {
+        name: "trace-aggregate",
+        seed_file: "tests/fixtures/traces/tiny.csv",
+        file_name: "mutated-trace.csv",
+        args: &[
+            "trace",
+            "aggregate",
+            "chat={input}",
+            "--out",
+            "{dir}/new/agg",
+            "--quiet",
+        ],
+        outputs: &["new"],
+        json_stdout: false,
+    });
+}
+
+#[test]
 fn mutated_mooncake_traces_give_a_synthetic_trace_or_a_located_error() {
     check_target(&Target {
         name: "trace-synth",

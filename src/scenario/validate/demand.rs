@@ -23,7 +23,18 @@ impl Validator {
                     (Some(t), None) => {
                         let trace = self.dir.join(t.get_ref());
                         if !trace.is_file() {
-                            self.at_span(t, format!("trace file {} does not exist (paths are relative to the scenario file)", trace.display()));
+                            let what = match std::fs::metadata(&trace) {
+                                Ok(meta) => format!(
+                                    "trace {} {}; a trace is a regular file",
+                                    trace.display(),
+                                    crate::traces::not_a_file(meta.file_type())
+                                ),
+                                Err(_) => format!(
+                                    "trace file {} does not exist (paths are relative to the scenario file)",
+                                    trace.display()
+                                ),
+                            };
+                            self.at_span(t, what);
                         }
                         if let Some(at) = &d.aggregate_tier {
                             self.at_span(at, "`aggregate_tier` goes with `aggregate`, not `trace`".to_string());
