@@ -26,6 +26,8 @@ pub enum PlannerError {
     Plan(Vec<Problem>),
     /// A per-request results log (for `goodput`) is invalid.
     Log(Vec<Problem>),
+    /// A file of measured benchmark runs (for `calibrate --runs`) is invalid.
+    Runs(Vec<Problem>),
     /// A trace file could not be read.
     Trace(Problem),
     /// An aggregate demand folder is invalid; every problem found is listed.
@@ -59,6 +61,7 @@ impl PlannerError {
             PlannerError::Scenario(_)
             | PlannerError::Plan(_)
             | PlannerError::Log(_)
+            | PlannerError::Runs(_)
             | PlannerError::Trace(_)
             | PlannerError::Aggregate(_)
             | PlannerError::Shape(_)
@@ -78,6 +81,7 @@ impl fmt::Display for PlannerError {
             PlannerError::Scenario(problems) => list(f, "the scenario", problems),
             PlannerError::Plan(problems) => list(f, "the plan", problems),
             PlannerError::Log(problems) => list(f, "the request log", problems),
+            PlannerError::Runs(problems) => list(f, "the measured runs", problems),
             PlannerError::Trace(e) => write!(f, "{e}"),
             PlannerError::Aggregate(problems) => list(f, "the aggregate", problems),
             PlannerError::Shape(p) => write!(f, "rate curve: {p}"),

@@ -1,7 +1,7 @@
 //! One serving configuration: what a replica runs. The capacity figures, the
 //! plan and the plan file all carry this one type.
 
-use crate::perf::PerfModel;
+use crate::perf::{PerfModel, StepModel};
 use crate::profiles::precision::Precision;
 use crate::scenario::{GpuOffer, ServedModel};
 use serde::{Deserialize, Serialize};
@@ -61,8 +61,13 @@ impl Config {
     }
 
     /// The latency model of one replica of this configuration on `offer`.
-    pub fn perf(&self, offer: &GpuOffer, model: &ServedModel) -> PerfModel {
-        perf_model(offer, model, self.tensor_parallel, self.precision)
+    pub fn perf(&self, offer: &GpuOffer, model: &ServedModel) -> StepModel {
+        StepModel::Roofline(perf_model(
+            offer,
+            model,
+            self.tensor_parallel,
+            self.precision,
+        ))
     }
 }
 

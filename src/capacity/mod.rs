@@ -12,11 +12,12 @@ pub(crate) mod config;
 pub(crate) mod fleet;
 pub(crate) mod probe;
 pub(crate) mod published;
+pub(crate) mod runs;
 pub(crate) mod simulated;
 
 use crate::capacity::fleet::FleetCapacity;
 use crate::demand::TierDemand;
-use crate::perf::PerfModel;
+use crate::perf::{StepModel, StepTime};
 use crate::scenario::{GpuOffer, ServedModel, Tier};
 pub(crate) use config::Config;
 use serde::Serialize;
@@ -98,7 +99,7 @@ pub(crate) struct TierLoad {
 
 impl TierLoad {
     /// Precomputes the tier's load figures on `perf`.
-    pub(crate) fn new(perf: &PerfModel, demand: &TierDemand, tier: &Tier) -> Self {
+    pub(crate) fn new(perf: &StepModel, demand: &TierDemand, tier: &Tier) -> Self {
         let quantile = tier.percentile / 100.0;
         let n = demand.lengths.len().max(1) as f64;
         let (sum, sum_sq) = demand
@@ -125,7 +126,7 @@ impl TierLoad {
 
 /// Predicted percentile TTFT and TPOT of one replica at `rate_rps`.
 pub(crate) fn operating_point(
-    perf: &PerfModel,
+    perf: &StepModel,
     load: &TierLoad,
     max_batch: u32,
     rate_rps: f64,
@@ -269,7 +270,7 @@ pub(crate) fn evaluate(
             "weights need {:.1} GB per GPU; {} has {:.1} GB usable",
             perf.weight_bytes_per_gpu() / 1e9,
             offer.id,
-            offer.profile.usable_memory_bytes() / 1e9
+            perf.usable_memory_bytes_per_gpu() / 1e9
         )));
     }
     let mean_sequence = demand.input_tokens.mean + demand.output_tokens.mean;
@@ -392,13 +393,13 @@ mod tests {
         }
     }
 
-    fn perf() -> PerfModel {
-        PerfModel::new(
+    fn perf() -> StepModel {
+        StepModel::Roofline(crate::perf::PerfModel::new(
             &crate::perf::step::tests::h100(),
             &crate::perf::step::tests::llama8b(),
             1,
             crate::profiles::precision::Precision::Bf16,
-        )
+        ))
     }
 
     fn tier(ttft_ms: f64, tpot_ms: f64) -> Tier {

@@ -10,7 +10,7 @@
 //! maximised over B up to what the KV cache holds, times the replicas.
 
 use crate::base::error::PlannerError;
-use crate::perf::PerfModel;
+use crate::perf::{PerfModel, StepTime};
 use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use serde::Serialize;

@@ -16,6 +16,42 @@ pub(crate) struct CalibrateArgs {
     /// factors.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "data/vidur-profiling")]
     pub kernels: Option<PathBuf>,
+    /// Instead, fit the engine profiles to measured benchmark runs: files in
+    /// the columns of engine-runs/runs.csv, or `vllm bench serve
+    /// --save-result` JSON (with --gpu, --tp, --engine and --precision).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// The engine profile to start from (an id in profiles/engines, or a
+    /// file); default: each engine's shipped profile. With a vLLM JSON
+    /// file: the engine it ran.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// GPU profile id of the runs in vLLM JSON files.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Tensor-parallel degree of the runs in vLLM JSON files.
+    #[arg(long)]
+    pub tp: Option<u32>,
+    /// Weight precision of the runs in vLLM JSON files (bf16, fp8).
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// Model profile id of the runs in vLLM JSON files (default: the
+    /// profile whose `hf_id` is the file's `model_id`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Most evaluations of every run per fit (Nelder-Mead).
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_evaluations: u32,
+    /// Write each fitted engine profile to DIR/<engine>.toml, for a scenario
+    /// (`engine = "DIR/vllm.toml"`) or `planner predict --engine`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// List every run's errors, not only the groups'.
+    #[arg(long)]
+    pub per_run: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -11,10 +11,13 @@ use std::path::PathBuf;
 
 mod args;
 mod calibrate;
+mod calibrate_runs;
+mod engine_arg;
 mod goodput;
 pub(crate) mod output;
 mod perf;
 mod plan;
+mod predict;
 mod simulate;
 mod sweep;
 mod trace;
@@ -24,6 +27,7 @@ pub(crate) use calibrate::CalibrateArgs;
 pub(crate) use goodput::GoodputArgs;
 pub(crate) use perf::PerfArgs;
 pub(crate) use plan::{BenchArgs, CapacityArgs, SolveArgs};
+pub(crate) use predict::PredictArgs;
 pub(crate) use simulate::SimulateArgs;
 pub(crate) use sweep::SweepArgs;
 pub(crate) use trace::TraceCommand;
@@ -121,6 +125,20 @@ pub(crate) enum Command {
     /// the CPU/engine overhead per step is added on top. Example:
     /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000
     Perf(PerfArgs),
+    /// Predict the benchmark `vllm bench serve` would measure on one replica.
+    ///
+    /// A closed-loop client (--max-concurrency N: every prompt queued at time
+    /// 0 behind N slots, as vLLM's client does) or an open-loop one
+    /// (--request-rate R, a Poisson process; inf sends all at once) against
+    /// one replica of --tp GPUs running --engine (CUDA graphs, custom
+    /// all-reduce, overlapped CPU, the engine's scheduler, docs/model.md
+    /// §1.4), simulated step by step. Prints vLLM's summary; --format json
+    /// writes the keys of its --save-result file, which `planner goodput`
+    /// reads. A list --max-concurrency 1,2,4,...,512 with --ttft-ms and
+    /// --tpot-ms names the highest concurrency at which the limits still hold.
+    /// Example: planner predict --model qwen3-32b --gpu h100-sxm --tp 2
+    /// --max-concurrency 1,2,4,8,16,32,64 --ttft-ms 500 --tpot-ms 30
+    Predict(PredictArgs),
 }
 
 /// Where and how a report is written.
@@ -163,8 +181,10 @@ pub(crate) fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Simulate(args) => simulate::simulate(&args),
         Command::Capacity(args) => plan::capacity(&args),
         Command::Goodput(args) => goodput::goodput(&args),
+        Command::Calibrate(args) if !args.runs.is_empty() => calibrate_runs::calibrate_runs(&args),
         Command::Calibrate(args) => calibrate::calibrate(&args),
         Command::Perf(args) => perf::perf(&args),
+        Command::Predict(args) => predict::predict(&args),
     }
 }
 

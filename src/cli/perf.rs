@@ -2,7 +2,7 @@
 
 use super::{emit, finite};
 use crate::base::error::PlannerError;
-use crate::perf::{PerfModel, StepParts, StepWork};
+use crate::perf::{PerfModel, StepParts, StepTime, StepWork};
 use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use crate::report::{self, Format};
@@ -71,7 +71,7 @@ struct PerfReport {
 
 /// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
 /// known ones.
-fn load<T>(
+pub(super) fn load<T>(
     profiles: &Path,
     kind: &str,
     flag: &str,
@@ -196,6 +196,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         attention_pairs: p * p / 2.0 + b * c,
         kv_read_tokens: b * c,
         logit_tokens: if p > 0.0 { 1.0 } else { 0.0 } + b,
+        sequences: if p > 0.0 { 1.0 } else { 0.0 } + b,
     };
     let parts = perf.step_parts(&work);
     let report = PerfReport {

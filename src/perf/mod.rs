@@ -1,10 +1,160 @@
 //! The performance model: what one engine step of a replica costs. The
-//! roofline step model ([`step`]) at a weight precision, the physical
-//! ceiling on a replica's throughput ([`roofline`]), and the fit of its
-//! efficiency factors to measured kernel timings ([`kernels`]).
+//! roofline step model ([`step`]) at a weight precision, the engine-aware
+//! model on top of it ([`engine`]: CUDA graphs, custom all-reduce, CPU
+//! overlap), the physical ceiling on a replica's throughput ([`roofline`]),
+//! and the fit of the roofline's efficiency factors to measured kernel
+//! timings ([`kernels`]). Both step models answer [`StepTime`]; a replica
+//! holds one as a [`StepModel`].
 
+pub mod engine;
 pub mod kernels;
 pub mod roofline;
 pub mod step;
 
+pub use engine::EngineModel;
 pub use step::*;
+
+use crate::profiles::precision::Precision;
+
+/// What a step model answers: the time of one engine step, a run of decode
+/// steps in closed form, and the KV cache a replica holds.
+pub trait StepTime {
+    /// The parts of one engine step; all zero for a step without tokens.
+    fn step_parts(&self, work: &StepWork) -> StepParts;
+
+    /// One engine step, in seconds.
+    fn step_s(&self, work: &StepWork) -> f64 {
+        self.step_parts(work).total_s()
+    }
+
+    /// A run of decode-only steps of `batch` sequences whose contexts sum to
+    /// `context_tokens` at the first step (each step adds `batch` tokens).
+    fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun;
+
+    /// Tokens of KV cache the whole replica holds after the weights;
+    /// negative when the weights alone do not fit.
+    fn kv_capacity_tokens(&self) -> f64;
+
+    /// Prefill time of one prompt of `tokens` tokens, in seconds: a step of
+    /// `tokens` tokens with S²/2 pairs of causal attention, no cached KV and
+    /// one logit (the prompt's last token).
+    fn prefill_s(&self, tokens: f64) -> f64 {
+        self.step_s(&StepWork {
+            tokens,
+            attention_pairs: tokens * tokens / 2.0,
+            kv_read_tokens: 0.0,
+            logit_tokens: 1.0,
+            sequences: 1.0,
+        })
+    }
+
+    /// One decode step of `batch` sequences whose mean context is
+    /// `mean_context` tokens, in seconds: a step of `batch` tokens, each with
+    /// a logit, `batch × mean_context` pairs of attention and as many tokens
+    /// of KV cache read.
+    fn decode_step_s(&self, batch: f64, mean_context: f64) -> f64 {
+        if batch <= 0.0 {
+            return 0.0;
+        }
+        self.step_s(&StepWork {
+            tokens: batch,
+            attention_pairs: batch * mean_context,
+            kv_read_tokens: batch * mean_context,
+            logit_tokens: batch,
+            sequences: batch,
+        })
+    }
+}
+
+/// The step model a replica runs: the roofline model with a GPU profile's
+/// fixed costs (an eager engine), or an engine profile on top of it.
+#[derive(Debug, Clone)]
+pub enum StepModel {
+    Roofline(PerfModel),
+    Engine(Box<EngineModel>),
+}
+
+impl StepModel {
+    /// The roofline model underneath (the kernel physics).
+    pub fn roofline(&self) -> &PerfModel {
+        match self {
+            StepModel::Roofline(m) => m,
+            StepModel::Engine(e) => e.roofline(),
+        }
+    }
+
+    /// Tensor-parallel degree.
+    pub fn tp(&self) -> u32 {
+        self.roofline().tp
+    }
+
+    /// Precision of the weights.
+    pub fn precision(&self) -> Precision {
+        self.roofline().precision
+    }
+
+    /// Weight bytes held by each GPU of the replica.
+    pub fn weight_bytes_per_gpu(&self) -> f64 {
+        self.roofline().weight_bytes_per_gpu()
+    }
+
+    /// Memory per GPU for weights and KV cache, in bytes.
+    pub fn usable_memory_bytes_per_gpu(&self) -> f64 {
+        self.roofline().usable_memory_bytes_per_gpu()
+    }
+
+    /// KV-cache bytes per token of context (halved where the engine keeps an
+    /// FP8 KV cache).
+    pub fn kv_bytes_per_token(&self) -> f64 {
+        self.roofline().kv_bytes_per_token()
+    }
+
+    /// The engine's id, or `None` for the roofline model.
+    pub fn engine_id(&self) -> Option<&str> {
+        match self {
+            StepModel::Roofline(_) => None,
+            StepModel::Engine(e) => Some(e.id()),
+        }
+    }
+
+    /// Whether the engine admits a request only when the KV cache holds its
+    /// whole output too (false for the roofline model).
+    pub fn reserve_output_kv(&self) -> bool {
+        match self {
+            StepModel::Roofline(_) => false,
+            StepModel::Engine(e) => e.reserve_output_kv(),
+        }
+    }
+
+    /// Seconds the front end takes per request before the engine sees it
+    /// (0 for the roofline model).
+    pub fn frontend_s(&self) -> f64 {
+        match self {
+            StepModel::Roofline(_) => 0.0,
+            StepModel::Engine(e) => e.frontend_s(),
+        }
+    }
+}
+
+impl StepTime for StepModel {
+    fn step_parts(&self, work: &StepWork) -> StepParts {
+        match self {
+            StepModel::Roofline(m) => m.step_parts(work),
+            StepModel::Engine(e) => e.step_parts(work),
+        }
+    }
+
+    fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
+        match self {
+            StepModel::Roofline(m) => m.decode_run(batch, context_tokens),
+            StepModel::Engine(e) => e.decode_run(batch, context_tokens),
+        }
+    }
+
+    fn kv_capacity_tokens(&self) -> f64 {
+        match self {
+            StepModel::Roofline(m) => m.kv_capacity_tokens(),
+            StepModel::Engine(e) => e.kv_capacity_tokens(),
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! attention, the all-reduces, the fixed GPU time of the layers and the
 //! engine's CPU overhead.
 
+use super::StepTime;
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
@@ -91,14 +92,30 @@ pub struct StepParts {
     pub allreduce_s: f64,
     /// Fixed GPU time: layers × `layer_overhead_us`.
     pub fixed_gpu_s: f64,
-    /// Engine (CPU) overhead per step: `step_overhead_ms`.
+    /// Engine (CPU) time per step: `step_overhead_ms` in the roofline
+    /// model; an engine profile's `cpu_step_ms` + `cpu_per_sequence_us` × the
+    /// step's sequences.
     pub cpu_overhead_s: f64,
+    /// Whether the CPU's work overlaps the GPU's (the step takes the longer
+    /// of the two) rather than adding to it.
+    pub cpu_overlaps_gpu: bool,
 }
 
 impl StepParts {
-    /// The step: the sum of its parts.
+    /// The GPU's part of the step: GEMMs, attention, all-reduces and fixed
+    /// time.
+    pub fn gpu_s(&self) -> f64 {
+        self.gemm_s + self.attention_s + self.allreduce_s + self.fixed_gpu_s
+    }
+
+    /// The step: the GPU's part plus the CPU's, or the longer of the two
+    /// when they overlap.
     pub fn total_s(&self) -> f64 {
-        self.gemm_s + self.attention_s + self.allreduce_s + self.fixed_gpu_s + self.cpu_overhead_s
+        if self.cpu_overlaps_gpu {
+            self.gpu_s().max(self.cpu_overhead_s)
+        } else {
+            self.gpu_s() + self.cpu_overhead_s
+        }
     }
 }
 
@@ -162,11 +179,9 @@ impl PerfModel {
         self.total_params * self.bytes_per_weight / self.tp()
     }
 
-    /// Tokens of KV cache the whole replica holds after the weights; negative
-    /// when the weights alone do not fit.
-    pub fn kv_capacity_tokens(&self) -> f64 {
-        (self.usable_memory_bytes - self.weight_bytes_per_gpu()) * self.tp()
-            / self.kv_bytes_per_token
+    /// Memory per GPU for weights and KV cache, in bytes.
+    pub fn usable_memory_bytes_per_gpu(&self) -> f64 {
+        self.usable_memory_bytes
     }
 
     /// KV-cache bytes per token of context.
@@ -234,45 +249,19 @@ impl PerfModel {
 
     /// Seconds per (query, key) pair at the attention's compute bound, and
     /// per token of KV cache read at its memory bound.
-    fn attention_per_unit(&self) -> (f64, f64) {
+    pub(crate) fn attention_per_unit(&self) -> (f64, f64) {
         (
             4.0 * self.layers * self.heads * self.head_dim
                 / (self.tp() * self.attention_flops_per_s),
             self.kv_bytes_per_token / (self.tp() * self.bytes_per_s),
         )
     }
+}
 
-    /// Prefill time of one prompt of `tokens` tokens, in seconds: a step of
-    /// `tokens` tokens with S²/2 pairs of causal attention, no cached KV and
-    /// one logit (the prompt's last token).
-    pub fn prefill_s(&self, tokens: f64) -> f64 {
-        self.step_s(&StepWork {
-            tokens,
-            attention_pairs: tokens * tokens / 2.0,
-            kv_read_tokens: 0.0,
-            logit_tokens: 1.0,
-        })
-    }
-
-    /// One decode step of `batch` sequences whose mean context is
-    /// `mean_context` tokens, in seconds: a step of `batch` tokens, each with
-    /// a logit, `batch × mean_context` pairs of attention and as many tokens
-    /// of KV cache read.
-    pub fn decode_step_s(&self, batch: f64, mean_context: f64) -> f64 {
-        if batch <= 0.0 {
-            return 0.0;
-        }
-        self.step_s(&StepWork {
-            tokens: batch,
-            attention_pairs: batch * mean_context,
-            kv_read_tokens: batch * mean_context,
-            logit_tokens: batch,
-        })
-    }
-
+impl StepTime for PerfModel {
     /// The parts of one engine step (see [`Self::step_s`]); all zero for a
     /// step without tokens.
-    pub fn step_parts(&self, work: &StepWork) -> StepParts {
+    fn step_parts(&self, work: &StepWork) -> StepParts {
         if work.tokens <= 0.0 {
             return StepParts::default();
         }
@@ -282,6 +271,7 @@ impl PerfModel {
             allreduce_s: self.allreduce_s(work.tokens),
             fixed_gpu_s: self.layers_fixed_s,
             cpu_overhead_s: self.step_overhead_s,
+            cpu_overlaps_gpu: false,
         }
     }
 
@@ -290,13 +280,13 @@ impl PerfModel {
     /// fixed GPU time (L τ_layer) + engine overhead (τ_step), each part at its
     /// own bound. [`Self::prefill_s`] and [`Self::decode_step_s`] are its two
     /// pure cases.
-    pub fn step_s(&self, work: &StepWork) -> f64 {
+    fn step_s(&self, work: &StepWork) -> f64 {
         self.step_parts(work).total_s()
     }
 
     /// A run of decode-only steps of `batch` sequences whose contexts sum to
     /// `context_tokens` at the first step (each step adds `batch` tokens).
-    pub fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
+    fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
         let b = f64::from(batch);
         let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
         DecodeRun {
@@ -309,13 +299,21 @@ impl PerfModel {
                 per_context_token_s: per_kv_token_s,
             },
             fixed_s: self.gemm_s(b, b) + self.allreduce_s(b) + self.fixed_s(),
+            floor_s: 0.0,
             context_tokens,
             batch: b,
         }
     }
+
+    /// Tokens of KV cache the whole replica holds after the weights; negative
+    /// when the weights alone do not fit.
+    fn kv_capacity_tokens(&self) -> f64 {
+        (self.usable_memory_bytes - self.weight_bytes_per_gpu()) * self.tp()
+            / self.kv_bytes_per_token
+    }
 }
 
-/// The work of one engine step (see [`PerfModel::step_s`]).
+/// The work of one engine step (see [`StepTime::step_s`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StepWork {
     /// Tokens through the weights: prefill chunk tokens + decoding sequences.
@@ -329,6 +327,10 @@ pub struct StepWork {
     /// sequence and one for a prefill chunk that completes its prompt (a
     /// chunk that does not produces none).
     pub logit_tokens: f64,
+    /// Sequences in the step: decoding ones and prompts with a chunk (the
+    /// engine's CPU time per sequence; a step whose tokens are all one per
+    /// sequence is decode-only and may run as a captured graph).
+    pub sequences: f64,
 }
 
 /// `at_zero_s + per_context_token_s × C`: one bound of a decode step's time as
@@ -351,7 +353,9 @@ impl Line {
 }
 
 /// Consecutive decode-only steps with a fixed batch: step j takes
-/// max(compute(C_j), memory(C_j)) + fixed with C_j = C_0 + j B, where the two
+/// max(max(compute(C_j), memory(C_j)) + fixed, floor) with C_j = C_0 + j B,
+/// where the floor is the CPU's time when it overlaps the GPU's (0 when it
+/// does not: it is then part of `fixed`), and the two
 /// bounds are the attention's (linear in C) and `fixed` holds everything the
 /// summed context does not change (weight GEMMs and LM head of B tokens,
 /// all-reduces, fixed GPU time, engine overhead). The time of k steps has a
@@ -361,13 +365,72 @@ pub struct DecodeRun {
     compute: Line,
     memory: Line,
     fixed_s: f64,
+    floor_s: f64,
     context_tokens: f64,
     batch: f64,
 }
 
 impl DecodeRun {
+    /// A run whose step j takes max(max(a + s_c C_j, b + s_m C_j) + fixed,
+    /// floor) for the compute line (a, s_c) and the memory line (b, s_m).
+    pub(crate) fn new(
+        compute: (f64, f64),
+        memory: (f64, f64),
+        fixed_s: f64,
+        floor_s: f64,
+        context_tokens: f64,
+        batch: f64,
+    ) -> Self {
+        DecodeRun {
+            compute: Line {
+                at_zero_s: compute.0,
+                per_context_token_s: compute.1,
+            },
+            memory: Line {
+                at_zero_s: memory.0,
+                per_context_token_s: memory.1,
+            },
+            fixed_s,
+            floor_s,
+            context_tokens,
+            batch,
+        }
+    }
+
     /// Seconds taken by the first `steps` steps.
     pub fn elapsed_s(&self, steps: u64) -> f64 {
+        if self.floor_s <= 0.0 {
+            return self.gpu_elapsed_s(steps);
+        }
+        // The GPU's step grows with the context: the steps the floor holds
+        // up come first.
+        let floored = self.steps_below_floor(steps);
+        self.floor_s * floored as f64 + self.gpu_elapsed_s(steps) - self.gpu_elapsed_s(floored)
+    }
+
+    /// The GPU's seconds of step `j`.
+    fn gpu_step_s(&self, j: u64) -> f64 {
+        let c = self.context_tokens + j as f64 * self.batch;
+        self.compute.at(c).max(self.memory.at(c)) + self.fixed_s
+    }
+
+    /// How many of the first `steps` steps the floor holds up (their GPU
+    /// time is below it).
+    fn steps_below_floor(&self, steps: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, steps);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.gpu_step_s(mid) >= self.floor_s {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    /// Σ of the GPU's time over the first `steps` steps.
+    fn gpu_elapsed_s(&self, steps: u64) -> f64 {
         let k = steps as f64;
         let (c0, b) = (self.context_tokens, self.batch);
         // The steeper line dominates from the crossing on: steps before the
@@ -399,8 +462,7 @@ impl DecodeRun {
 
     /// Seconds of step `j` alone (0-based).
     pub fn step_s(&self, j: u64) -> f64 {
-        let c = self.context_tokens + j as f64 * self.batch;
-        self.compute.at(c).max(self.memory.at(c)) + self.fixed_s
+        self.gpu_step_s(j).max(self.floor_s)
     }
 
     /// The number of steps, at most `max_steps`, needed for the run to reach
@@ -432,6 +494,8 @@ pub(crate) mod tests {
             fp8_tflops: Some(1979.0),
             interconnect: "NVLink4".into(),
             interconnect_gb_s: 450.0,
+            link_peak_gb_s: None,
+            fully_connected: false,
             hop_latency_us: 8.0,
             gpus_per_node: 8,
             compute_efficiency: 0.7,
@@ -458,6 +522,7 @@ pub(crate) mod tests {
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
             max_context_tokens: 131_072,
+            hf_id: None,
             source: "test".into(),
         }
     }
@@ -523,6 +588,7 @@ pub(crate) mod tests {
             attention_pairs: 3000.0 * 3000.0 / 2.0,
             kv_read_tokens: 0.0,
             logit_tokens: 1.0,
+            sequences: 1.0,
         };
         assert!((m.step_s(&prefill) - m.prefill_s(3000.0)).abs() < 1e-12);
         let decode = StepWork {
@@ -530,6 +596,7 @@ pub(crate) mod tests {
             attention_pairs: 16.0 * 900.0,
             kv_read_tokens: 16.0 * 900.0,
             logit_tokens: 16.0,
+            sequences: 16.0,
         };
         assert!((m.step_s(&decode) - m.decode_step_s(16.0, 900.0)).abs() < 1e-12);
     }
@@ -545,6 +612,7 @@ pub(crate) mod tests {
             attention_pairs: b * c,
             kv_read_tokens: b * c,
             logit_tokens: b,
+            sequences: b,
         };
         let parts = m.step_parts(&work);
         let kv_read_s = b * c * 131_072.0 / (0.8 * 3.35e12);
@@ -565,6 +633,7 @@ pub(crate) mod tests {
             attention_pairs: 512.0 * 512.0 / 2.0,
             kv_read_tokens: 0.0,
             logit_tokens,
+            sequences: 1.0,
         };
         // A chunk that does not finish its prompt skips the LM head; the one
         // that does reads its weights once (memory-bound at one token).

@@ -16,6 +16,7 @@ pub(crate) const GPU_BOUNDS: &[Bound] = &[
     Bound::positive("bf16_tflops", 100_000.0, "TFLOP/s"),
     Bound::positive("fp8_tflops", 100_000.0, "TFLOP/s"),
     Bound::positive("interconnect_gb_s", 10_000.0, "GB/s"),
+    Bound::positive("link_peak_gb_s", 10_000.0, "GB/s"),
     Bound::closed("hop_latency_us", 0.0, 1_000.0, "µs"),
     Bound::closed("gpus_per_node", 1.0, 64.0, "GPUs"),
     Bound::positive("compute_efficiency", 1.0, ""),
@@ -45,6 +46,15 @@ pub struct GpuProfile {
     pub interconnect: String,
     /// Scale-up link bandwidth per GPU in GB/s (one direction).
     pub interconnect_gb_s: f64,
+    /// The link's datasheet bandwidth per GPU in GB/s (one direction), the
+    /// ceiling an engine's all-reduce is held to; absent: `interconnect_gb_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_peak_gb_s: Option<f64>,
+    /// Whether every pair of GPUs in a node is linked at full rate (NVLink
+    /// through NVSwitch, Infinity Fabric's mesh), which engines' custom
+    /// all-reduce kernels need; PCIe GPUs are not.
+    #[serde(default)]
+    pub fully_connected: bool,
     /// Latency of one all-reduce hop in microseconds.
     #[serde(default = "default_hop_latency_us")]
     pub hop_latency_us: f64,
@@ -91,6 +101,11 @@ impl GpuProfile {
         }
     }
 
+    /// The link's datasheet bandwidth per GPU in GB/s (one direction).
+    pub fn link_peak_gb_s(&self) -> f64 {
+        self.link_peak_gb_s.unwrap_or(self.interconnect_gb_s)
+    }
+
     /// Fraction of the BF16 peak that attention reaches.
     pub fn attention_efficiency(&self) -> f64 {
         self.attention_efficiency.unwrap_or(self.compute_efficiency)
@@ -118,6 +133,9 @@ impl GpuProfile {
             bound("fp8_tflops", fp8);
         }
         bound("interconnect_gb_s", self.interconnect_gb_s);
+        if let Some(peak) = self.link_peak_gb_s {
+            bound("link_peak_gb_s", peak);
+        }
         bound("hop_latency_us", self.hop_latency_us);
         bound("gpus_per_node", f64::from(self.gpus_per_node));
         bound("compute_efficiency", self.compute_efficiency);
@@ -128,6 +146,18 @@ impl GpuProfile {
         bound("step_overhead_ms", self.step_overhead_ms);
         bound("layer_overhead_us", self.layer_overhead_us);
         bound("usable_memory_fraction", self.usable_memory_fraction);
+        if let Some(peak) = self.link_peak_gb_s {
+            if peak < self.interconnect_gb_s {
+                problems.push(Problem::new(
+                file.to_path_buf(),
+                "link_peak_gb_s",
+                format!(
+                    "the datasheet link bandwidth ({peak} GB/s) is below the fitted `interconnect_gb_s` ({} GB/s); a fit cannot beat the datasheet",
+                    self.interconnect_gb_s
+                ),
+            ));
+            }
+        }
         problems
     }
 }

@@ -3,16 +3,22 @@
 //! Every figure in a profile carries its source in the file; the structs here
 //! are the parsed, checked form.
 
+mod engine;
 mod gpu;
 mod model;
 pub(crate) mod precision;
+mod scheduler;
 
+#[cfg(test)]
+pub(crate) use engine::{vllm_fixture as engine_fixture, ENGINE_BOUNDS};
+pub(crate) use engine::{EngineFamily, EngineProfile, FITTABLE};
 pub(crate) use gpu::GpuProfile;
 #[cfg(test)]
 pub(crate) use gpu::GPU_BOUNDS;
 pub(crate) use model::ModelProfile;
 #[cfg(test)]
 pub(crate) use model::MODEL_BOUNDS;
+pub(crate) use scheduler::Scheduler;
 
 use crate::base::error::Problem;
 use crate::base::toml_file::read_toml_file;
@@ -32,6 +38,33 @@ pub(crate) fn load_model(profiles_dir: &Path, id: &str) -> Result<ModelProfile, 
     let (profile, _): (ModelProfile, _) = read_toml_file(&file).map_err(first_of_list)?;
     first_of(profile.check(&file))?;
     Ok(profile)
+}
+
+/// Reads and checks the engine profile at `file`.
+pub(crate) fn load_engine(file: &Path) -> Result<EngineProfile, Problem> {
+    let (profile, _): (EngineProfile, _) = read_toml_file(file).map_err(first_of_list)?;
+    first_of(profile.check(file))?;
+    Ok(profile)
+}
+
+/// Where the engine `name` lives: `<profiles_dir>/engines/<name>.toml` for
+/// an id (`vllm`), else `name` itself read as a path (a calibrated file,
+/// relative to `base_dir`).
+pub(crate) fn engine_file(profiles_dir: &Path, base_dir: &Path, name: &str) -> std::path::PathBuf {
+    if is_engine_path(name) {
+        base_dir.join(name)
+    } else {
+        profiles_dir.join("engines").join(format!("{name}.toml"))
+    }
+}
+
+/// Whether an engine name is a file path rather than a shipped id.
+pub(crate) fn is_engine_path(name: &str) -> bool {
+    name.contains('/')
+        || name.contains('\\')
+        || Path::new(name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
 }
 
 /// The profile ids (file stems of `*.toml`) in `dir`, sorted; empty when

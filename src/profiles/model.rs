@@ -56,6 +56,10 @@ pub struct ModelProfile {
     pub kv_bytes_per_element: f64,
     /// Longest context the model accepts, in tokens.
     pub max_context_tokens: u32,
+    /// The model's published name (`Qwen/Qwen3-32B`): how measured runs and
+    /// launch commands name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf_id: Option<String>,
     /// Where the figures come from.
     pub source: String,
 }
@@ -165,6 +169,7 @@ mod tests {
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
             max_context_tokens: 131_072,
+            hf_id: None,
             source: "test".into(),
         };
         // 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 320 KiB.

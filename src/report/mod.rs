@@ -8,6 +8,8 @@ pub mod growth_text;
 pub mod html;
 pub mod json;
 pub mod kernels_text;
+pub(crate) mod predict_text;
+pub(crate) mod runs_text;
 pub mod schedule_csv;
 pub mod sentences;
 pub mod sweep_csv;

@@ -382,6 +382,7 @@ mod docs {
             ("Scenario", crate::scenario::SCENARIO_BOUNDS),
             ("GPU profiles", crate::profiles::GPU_BOUNDS),
             ("Model profiles", crate::profiles::MODEL_BOUNDS),
+            ("Engine profiles", crate::profiles::ENGINE_BOUNDS),
         ] {
             let expected = format!("### {name}\n\n{}", markdown(table));
             if !doc.contains(&expected) {

@@ -1,9 +1,11 @@
 //! The replay simulator: a discrete-event model of a fleet of replicas, each
-//! running continuous batching ([`replica`]) under a step [`scheduler`],
+//! running continuous batching ([`replica`]) under a step scheduler
+//! ([`crate::profiles::Scheduler`]),
 //! behind a [`router`] ([`fleet`]), fed by arrivals (the scenario's traces,
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
 
+pub(crate) mod bench;
 pub(crate) mod events;
 pub(crate) mod fleet;
 pub(crate) mod histogram;
@@ -12,12 +14,11 @@ pub(crate) mod renewal;
 pub(crate) mod replica;
 pub(crate) mod request;
 pub(crate) mod router;
-pub(crate) mod scheduler;
 
+pub(crate) use crate::profiles::Scheduler;
 pub(crate) use fleet::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult, Spot,
 };
 pub(crate) use metrics::{Latency, Limits, TierTally};
 pub(crate) use replica::ReplicaSpec;
 pub(crate) use router::Router;
-pub(crate) use scheduler::Scheduler;

@@ -23,15 +23,15 @@
 //! that could be admitted cuts the run at the step in flight.
 
 use super::request::Slab;
-use super::scheduler::Scheduler;
-use crate::perf::{DecodeRun, PerfModel, StepWork};
+use crate::perf::{DecodeRun, StepModel, StepTime, StepWork};
+use crate::profiles::Scheduler;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// What one replica runs.
 #[derive(Debug, Clone)]
 pub(crate) struct ReplicaSpec {
-    pub perf: PerfModel,
+    pub perf: StepModel,
     /// Most sequences in the batch (vLLM `max_num_seqs`).
     pub max_batch: u32,
     /// Most tokens per step (vLLM `max_num_batched_tokens`).
@@ -40,6 +40,10 @@ pub(crate) struct ReplicaSpec {
     pub kv_capacity_tokens: u64,
     /// How each step is filled.
     pub scheduler: Scheduler,
+    /// Admit a request only when the KV cache holds its prompt and its whole
+    /// output (TensorRT-LLM's GUARANTEED_NO_EVICT); else its prompt and one
+    /// token, preempting on overflow.
+    pub reserve_output_kv: bool,
     /// Advance decode-only steps as runs (the default); `false` makes every
     /// step its own event, the reference the runs are tested against.
     pub decode_runs: bool,
@@ -48,18 +52,20 @@ pub(crate) struct ReplicaSpec {
 impl ReplicaSpec {
     /// A replica of `perf` whose KV cache is the memory left after weights.
     pub(crate) fn new(
-        perf: PerfModel,
+        perf: StepModel,
         max_batch: u32,
         max_batched_tokens: u32,
         scheduler: Scheduler,
     ) -> Self {
         let kv_capacity_tokens = perf.kv_capacity_tokens().max(0.0).floor() as u64;
+        let reserve_output_kv = perf.reserve_output_kv();
         ReplicaSpec {
             perf,
             max_batch,
             max_batched_tokens,
             kv_capacity_tokens,
             scheduler,
+            reserve_output_kv,
             decode_runs: true,
         }
     }
@@ -100,6 +106,9 @@ pub(crate) struct Replica {
     /// (step counter at which it finishes, request, epoch).
     finishes: BinaryHeap<Reverse<(u64, u32, u32)>>,
     kv_used: u64,
+    /// KV-cache tokens reserved for whole requests (prompt + output) under
+    /// [`ReplicaSpec::reserve_output_kv`].
+    kv_reserved: u64,
     /// Σ context (prompt + generated) of the decoding sequences.
     context_sum: u64,
     step: Option<Step>,
@@ -135,6 +144,7 @@ impl Replica {
             clock: 0,
             finishes: BinaryHeap::new(),
             kv_used: 0,
+            kv_reserved: 0,
             context_sum: 0,
             step: None,
             generation: 0,
@@ -159,6 +169,7 @@ impl Replica {
         self.chunks.clear();
         self.finishes.clear();
         self.kv_used = 0;
+        self.kv_reserved = 0;
         self.context_sum = 0;
         self.step = None;
         self.generation += 1;
@@ -171,6 +182,28 @@ impl Replica {
     /// Whether a step is in progress.
     pub(crate) fn is_busy(&self) -> bool {
         self.step.is_some()
+    }
+
+    /// The end time of each decode step (each step of a run) of the step in
+    /// progress, in order, when its decoding sequences get a token; pushed
+    /// onto `out`. Nothing when no sequence decodes in it.
+    pub(crate) fn token_times(&self, out: &mut Vec<f64>) {
+        let Some(step) = &self.step else {
+            return;
+        };
+        if step.batch == 0 {
+            return;
+        }
+        match step.run {
+            Some(run) if step.steps > 1 => {
+                out.extend((1..=step.steps).map(|j| step.start_s + run.elapsed_s(j)));
+                // The last one is the step's end exactly.
+                if let Some(last) = out.last_mut() {
+                    *last = step.end_s;
+                }
+            }
+            _ => out.push(step.end_s),
+        }
     }
 
     /// Queues request `id`. Returns the new end time of the step in progress
@@ -219,6 +252,7 @@ impl Replica {
         self.chunks.clear();
         let batch = match spec.scheduler {
             Scheduler::DecodeFirstChunked => self.schedule_decode_first_chunked(now, reqs, spec),
+            Scheduler::PrefillFirstChunked => self.schedule_prefill_first_chunked(now, reqs, spec),
             Scheduler::PrefillFirst => self.schedule_prefill_first(now, reqs, spec),
         };
         if batch == 0 && self.chunks.is_empty() {
@@ -243,6 +277,7 @@ impl Replica {
                 attention_pairs: context as f64,
                 kv_read_tokens: context as f64,
                 logit_tokens: batch as f64,
+                sequences: (batch + self.chunks.len() as u64) as f64,
             };
             for &(id, chunk) in &self.chunks {
                 let r = reqs.get(id);
@@ -309,6 +344,7 @@ impl Replica {
             }
             if r.generated_at_join >= r.output_tokens {
                 self.kv_used -= u64::from(r.prefill_target);
+                self.kv_reserved -= u64::from(r.kv_reserved);
                 self.in_system -= 1;
                 finished.push(Finished { id, finish_s: now });
             } else {
@@ -330,6 +366,7 @@ impl Replica {
             }
             let kv = r.kv_tokens(self.clock);
             self.kv_used -= kv;
+            self.kv_reserved -= u64::from(r.kv_reserved);
             self.context_sum -= kv + 1;
             self.in_system -= 1;
             if let Some(pos) = self.decoding.iter().position(|&d| d == id) {
@@ -371,6 +408,42 @@ impl Replica {
         batch
     }
 
+    /// Prefill-first with chunking (SGLang): while prompts wait or are part
+    /// prefilled, the step prefills them, oldest first, in the token budget
+    /// (the last one chunked), and the decoding sequences wait; otherwise
+    /// every decoding sequence gets its token. Fills `chunks`; returns the
+    /// decoding sequences that get a token.
+    fn schedule_prefill_first_chunked(
+        &mut self,
+        now: f64,
+        reqs: &mut Slab,
+        spec: &ReplicaSpec,
+    ) -> u64 {
+        let mut budget = u64::from(spec.max_batched_tokens);
+        for &id in &self.prefilling {
+            if budget == 0 {
+                break;
+            }
+            let r = reqs.get(id);
+            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        while budget > 0 {
+            let Some((id, target)) = self.admit_head(now, reqs, spec, u64::MAX) else {
+                break;
+            };
+            let chunk = target.min(budget);
+            self.chunks.push((id, chunk as u32));
+            budget -= chunk;
+        }
+        if self.chunks.is_empty() {
+            self.decoding.len() as u64
+        } else {
+            0
+        }
+    }
+
     /// Prefill-first without chunking: when the queue's head can be
     /// admitted, the step prefills whole prompts, as many as fit the budget
     /// (the first one whatever its length), and decodes nothing; otherwise
@@ -402,9 +475,24 @@ impl Replica {
     ) -> Option<(u32, u64)> {
         let &id = self.waiting.front()?;
         let running = (self.prefilling.len() + self.decoding.len()) as u32;
-        let target = u64::from(reqs.get(id).prefill_target);
+        let head = reqs.get(id);
+        let target = u64::from(head.prefill_target);
+        let reserve = if spec.reserve_output_kv {
+            u64::from(head.input_tokens) + u64::from(head.output_tokens)
+        } else {
+            0
+        };
+        // A prefill-first step holds the decoding sequences back: it admits
+        // a prompt only while their next tokens still fit after it, so the
+        // prompt is not preempted before they move.
+        let held_back = if spec.scheduler == Scheduler::PrefillFirstChunked {
+            self.decoding.len() as u64
+        } else {
+            0
+        };
         if running >= spec.max_batch
-            || self.kv_used + target + 1 > spec.kv_capacity_tokens
+            || self.kv_used + target + 1 + held_back > spec.kv_capacity_tokens
+            || self.kv_reserved + reserve > spec.kv_capacity_tokens
             || (!self.chunks.is_empty() && target > budget)
         {
             return None;
@@ -415,8 +503,10 @@ impl Replica {
             r.admitted_s = now;
         }
         r.admit_seq = self.next_admit_seq;
+        r.kv_reserved = reserve as u32;
         self.next_admit_seq += 1;
         self.kv_used += target;
+        self.kv_reserved += reserve;
         self.prefilling.push(id);
         Some((id, target))
     }
@@ -465,6 +555,8 @@ impl Replica {
                 r.prefill_target = r.input_tokens + r.generated(clock);
                 self.outstanding_prompt_tokens += u64::from(r.prefill_target);
             }
+            self.kv_reserved -= u64::from(r.kv_reserved);
+            r.kv_reserved = 0;
             r.prefilled = 0;
             r.epoch += 1;
             r.preemptions += 1;

@@ -42,6 +42,9 @@ pub(crate) struct InFlight {
     /// stale finish entries are ignored.
     pub epoch: u32,
     pub preemptions: u32,
+    /// KV-cache tokens reserved for the whole request on admission (0
+    /// unless the replica reserves the output).
+    pub kv_reserved: u32,
 }
 
 impl InFlight {
@@ -63,6 +66,7 @@ impl InFlight {
             admit_seq: 0,
             epoch: 0,
             preemptions: 0,
+            kv_reserved: 0,
         }
     }
 

@@ -25,7 +25,7 @@ use super::{
     roofline_ms, Efficiency, GpuCalibration, LayerRow, LAYER_OPS,
 };
 use crate::base::error::PlannerError;
-use crate::perf::{Fp8Gain, PerfModel, StepWork};
+use crate::perf::{Fp8Gain, PerfModel, StepTime, StepWork};
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
@@ -205,6 +205,7 @@ fn step_work(r: &AttentionRow) -> StepWork {
         attention_pairs: pairs,
         kv_read_tokens: read,
         logit_tokens,
+        sequences: if r.prefill { 1.0 } else { r.batch },
     }
 }
 

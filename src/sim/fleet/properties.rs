@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::perf::step::tests::{h100, llama8b};
-use crate::perf::PerfModel;
+use crate::perf::{PerfModel, StepModel};
+use crate::profiles::Scheduler;
 use crate::sim::renewal::renewal;
-use crate::sim::scheduler::Scheduler;
 use proptest::prelude::*;
 
 fn fleet(
@@ -29,16 +29,17 @@ fn fleet(
             tier: 0,
             label: "g".into(),
             spec: ReplicaSpec {
-                perf: PerfModel::new(
+                perf: StepModel::Roofline(PerfModel::new(
                     &h100(),
                     &llama8b(),
                     1,
                     crate::profiles::precision::Precision::Bf16,
-                ),
+                )),
                 max_batch,
                 max_batched_tokens: budget,
                 kv_capacity_tokens: kv,
                 scheduler,
+                reserve_output_kv: false,
                 decode_runs,
             },
             replicas_by_slot: vec![replicas],

@@ -2,24 +2,25 @@
 
 use super::*;
 use crate::perf::step::tests::{h100, llama8b};
-use crate::perf::PerfModel;
+use crate::perf::{PerfModel, StepModel, StepTime};
+use crate::profiles::Scheduler;
 use crate::sim::renewal::renewal;
 use crate::sim::request::Arrival;
 use crate::sim::router::Router;
-use crate::sim::scheduler::Scheduler;
 
 fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSpec {
     ReplicaSpec {
-        perf: PerfModel::new(
+        perf: StepModel::Roofline(PerfModel::new(
             &h100(),
             &llama8b(),
             1,
             crate::profiles::precision::Precision::Bf16,
-        ),
+        )),
         max_batch,
         max_batched_tokens: 2048,
         kv_capacity_tokens,
         scheduler: Scheduler::DecodeFirstChunked,
+        reserve_output_kv: false,
         decode_runs,
     }
 }

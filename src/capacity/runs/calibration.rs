@@ -1,0 +1,252 @@
+//! `planner calibrate --runs`: every run predicted with the starting engine
+//! profiles, each engine's free figures fitted to its runs, every run
+//! predicted again, and each (model, GPU, engine, precision) group predicted
+//! by a fit that did not see it (leave one group out; an engine with no
+//! other group keeps its starting figures there).
+
+use super::fit::{evaluate, fit, FitReport, Profiles};
+use super::MeasuredRun;
+use crate::base::progress::Progress;
+use crate::profiles::{EngineFamily, EngineProfile};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The relative errors of one run, (predicted − measured) / measured.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RunErrors {
+    pub run: MeasuredRun,
+    pub group: String,
+    /// Predicted mean TTFT and TPOT (ms) before and after the fit, and by the
+    /// fit that left the run's group out; `None` when the replica cannot
+    /// serve the run.
+    pub before_ms: Option<(f64, f64)>,
+    pub after_ms: Option<(f64, f64)>,
+    pub held_out_ms: Option<(f64, f64)>,
+}
+
+/// Median errors of a set of runs.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub(crate) struct Medians {
+    pub runs: usize,
+    /// Runs the replica could not serve.
+    pub unserved: usize,
+    pub ttft_error: f64,
+    pub ttft_abs_error: f64,
+    pub tpot_error: f64,
+    pub tpot_abs_error: f64,
+}
+
+impl Medians {
+    /// The medians of `pick`'s predictions over `runs`.
+    pub(crate) fn of<'a>(
+        runs: impl Iterator<Item = &'a RunErrors>,
+        pick: impl Fn(&RunErrors) -> Option<(f64, f64)>,
+    ) -> Medians {
+        let mut ttft = Vec::new();
+        let mut tpot = Vec::new();
+        let mut n = 0;
+        let mut unserved = 0;
+        for r in runs {
+            n += 1;
+            match pick(r) {
+                Some((a, b)) => {
+                    ttft.push(a / r.run.ttft_ms - 1.0);
+                    tpot.push(b / r.run.tpot_ms - 1.0);
+                }
+                None => unserved += 1,
+            }
+        }
+        let median = |mut v: Vec<f64>| {
+            if v.is_empty() {
+                return f64::NAN;
+            }
+            v.sort_by(f64::total_cmp);
+            crate::sim::bench::Stats::percentile(v, 50.0)
+        };
+        Medians {
+            runs: n,
+            unserved,
+            ttft_error: median(ttft.clone()),
+            ttft_abs_error: median(ttft.iter().map(|e| e.abs()).collect()),
+            tpot_error: median(tpot.clone()),
+            tpot_abs_error: median(tpot.iter().map(|e| e.abs()).collect()),
+        }
+    }
+}
+
+/// One group's medians before, after, and held out.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct GroupErrors {
+    pub group: String,
+    pub before: Medians,
+    pub after: Medians,
+    pub held_out: Medians,
+    /// Whether the held-out figure came from the engine's starting profile
+    /// (no other group of the engine to fit on).
+    pub held_out_from_start: bool,
+}
+
+/// One engine's fit.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct EngineFit {
+    pub engine: EngineFamily,
+    pub runs: usize,
+    pub loss_before: f64,
+    pub loss_after: f64,
+    pub evaluations: usize,
+    /// (figure, before, after).
+    pub figures: Vec<(String, f64, f64)>,
+    #[serde(skip)]
+    pub profile: EngineProfile,
+}
+
+/// What `calibrate --runs` found.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Calibration {
+    pub runs: Vec<RunErrors>,
+    pub groups: Vec<GroupErrors>,
+    pub all: GroupErrors,
+    pub engines: Vec<EngineFit>,
+    pub set_aside: BTreeMap<String, usize>,
+}
+
+/// `start` with each fitted figure at the median of the other engines'
+/// fitted values (its own where no other engine was fitted): how an engine
+/// without runs of its own would be predicted.
+fn borrowed_figures(
+    start: &EngineProfile,
+    engine: EngineFamily,
+    fitted: &BTreeMap<EngineFamily, EngineProfile>,
+) -> EngineProfile {
+    let mut p = start.clone();
+    for key in &start.fitted {
+        let mut values: Vec<f64> = fitted
+            .iter()
+            .filter(|(e, _)| **e != engine)
+            .filter_map(|(_, f)| f.figure(key))
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        values.sort_by(f64::total_cmp);
+        p.set_figure(key, crate::sim::bench::Stats::percentile(values, 50.0));
+    }
+    p
+}
+
+/// Calibrates `starts` (one profile per engine) on `runs`.
+pub(crate) fn calibrate(
+    runs: &[MeasuredRun],
+    starts: &BTreeMap<EngineFamily, EngineProfile>,
+    profiles: &Profiles,
+    max_evaluations: usize,
+    progress: Progress,
+    set_aside: BTreeMap<String, usize>,
+) -> Calibration {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        groups.entry(r.group()).or_default().push(i);
+    }
+    let all: Vec<&MeasuredRun> = runs.iter().collect();
+    let by_engine = |e: EngineFamily, except: Option<&str>| -> Vec<&MeasuredRun> {
+        runs.iter()
+            .filter(|r| r.engine == e && except.is_none_or(|g| r.group() != g))
+            .collect()
+    };
+    let mut before = vec![None; runs.len()];
+    let mut after = vec![None; runs.len()];
+    let mut held_out = vec![None; runs.len()];
+    let mut held_from_start = BTreeMap::new();
+    let mut engines = Vec::new();
+    let fits = 1 + groups.len();
+    let bar = progress.steps("fitting engine profiles", (fits * max_evaluations) as u64);
+    let mut fitted_by_engine: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
+    for (&engine, start) in starts {
+        let mine = by_engine(engine, None);
+        if mine.is_empty() {
+            continue;
+        }
+        let index: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].engine == engine)
+            .collect();
+        for (&i, p) in index.iter().zip(evaluate(&mine, start, profiles)) {
+            before[i] = p;
+        }
+        let (fitted, report): (EngineProfile, FitReport) =
+            fit(&mine, start, profiles, max_evaluations, &bar);
+        for (&i, p) in index.iter().zip(evaluate(&mine, &fitted, profiles)) {
+            after[i] = p;
+        }
+        engines.push(EngineFit {
+            engine,
+            runs: mine.len(),
+            loss_before: report.loss_before,
+            loss_after: report.loss_after,
+            evaluations: report.evaluations,
+            figures: start
+                .fitted
+                .iter()
+                .map(|k| {
+                    (
+                        k.clone(),
+                        start.fitted_value(k).unwrap_or(0.0),
+                        fitted.fitted_value(k).unwrap_or(0.0),
+                    )
+                })
+                .collect(),
+            profile: fitted.clone(),
+        });
+        fitted_by_engine.insert(engine, fitted);
+    }
+    // Each group predicted by a fit that did not see it: the engine's other
+    // groups, or, when it has none, the other engines' fitted figures.
+    for (group, members) in &groups {
+        let engine = runs[members[0]].engine;
+        let Some(start) = starts.get(&engine) else {
+            continue;
+        };
+        let rest = by_engine(engine, Some(group));
+        let held: Vec<&MeasuredRun> = members.iter().map(|&i| &runs[i]).collect();
+        let profile = if rest.is_empty() {
+            held_from_start.insert(group.clone(), true);
+            borrowed_figures(start, engine, &fitted_by_engine)
+        } else {
+            held_from_start.insert(group.clone(), false);
+            fit(&rest, start, profiles, max_evaluations, &bar).0
+        };
+        for (&i, p) in members.iter().zip(evaluate(&held, &profile, profiles)) {
+            held_out[i] = p;
+        }
+    }
+    bar.finish_and_clear();
+    let errors: Vec<RunErrors> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| RunErrors {
+            run: r.clone(),
+            group: r.group(),
+            before_ms: before[i],
+            after_ms: after[i],
+            held_out_ms: held_out[i],
+        })
+        .collect();
+    let summarise = |group: String, members: Vec<&RunErrors>| GroupErrors {
+        held_out_from_start: held_from_start.get(&group).copied().unwrap_or(false),
+        before: Medians::of(members.iter().copied(), |r| r.before_ms),
+        after: Medians::of(members.iter().copied(), |r| r.after_ms),
+        held_out: Medians::of(members.iter().copied(), |r| r.held_out_ms),
+        group,
+    };
+    let group_errors = groups
+        .keys()
+        .map(|g| summarise(g.clone(), errors.iter().filter(|r| &r.group == g).collect()))
+        .collect();
+    let _ = all;
+    Calibration {
+        all: summarise("all".into(), errors.iter().collect()),
+        runs: errors,
+        groups: group_errors,
+        engines,
+        set_aside,
+    }
+}

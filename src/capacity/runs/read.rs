@@ -1,0 +1,354 @@
+//! Reading measured benchmark runs: rows in the columns of the shared
+//! `engine-runs/runs.csv` (AIConfigurator's silicon sample), and the JSON a
+//! `vllm bench serve --save-result` writes (its engine, GPU, TP and
+//! precision given on the command line). A row the planner cannot model
+//! (disaggregated, pipeline-parallel, a model without a profile, a GPU
+//! without one, a weight format it has no units for) is set aside with its
+//! reason, counted; a row that cannot be read is an error naming its row
+//! and column.
+
+use super::MeasuredRun;
+use crate::base::error::{PlannerError, Problem};
+use crate::base::text::excerpt;
+use crate::profiles::precision::Precision;
+use crate::profiles::{known_ids, EngineFamily};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The runs of some files, and the rows set aside by reason.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    pub runs: Vec<MeasuredRun>,
+    pub set_aside: BTreeMap<String, usize>,
+}
+
+/// The columns a runs file must have.
+const COLUMNS: &[&str] = &[
+    "backend",
+    "backend_version",
+    "model_path",
+    "system",
+    "precision",
+    "mode",
+    "isl",
+    "osl",
+    "batch_size",
+    "tp_size",
+    "pp_size",
+    "attention_dp_size",
+    "silicon_ttft_ms",
+    "silicon_tpot_ms",
+];
+
+/// The GPU profile each `system` of the shared file runs on.
+const SYSTEMS: &[(&str, &str)] = &[
+    ("h100_sxm", "h100-sxm"),
+    ("h200_sxm", "h200"),
+    ("b200_sxm", "b200"),
+    ("gb200", "gb200"),
+];
+
+/// Model profile ids by published name (`hf_id`), from `profiles/models`.
+pub(crate) fn models_by_name(profiles_dir: &Path) -> BTreeMap<String, String> {
+    let dir = profiles_dir.join("models");
+    let mut out = BTreeMap::new();
+    for id in known_ids(&dir) {
+        if let Ok(m) = crate::profiles::load_model(profiles_dir, &id) {
+            if let Some(name) = m.hf_id {
+                out.insert(name, id);
+            }
+        }
+    }
+    out
+}
+
+/// Reads a runs file in the shared file's columns.
+pub(crate) fn read_csv(
+    path: &Path,
+    profiles_dir: &Path,
+    into: &mut Runs,
+) -> Result<(), PlannerError> {
+    let text = crate::base::text::read_text(path).map_err(|p| PlannerError::Runs(vec![p]))?;
+    let mut lines = text.lines().enumerate();
+    let Some((_, header)) = lines.next() else {
+        return Err(PlannerError::Runs(vec![Problem::new(
+            path,
+            "",
+            "the file is empty; a runs file starts with a header row naming its columns (as engine-runs/runs.csv)",
+        )]));
+    };
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    let missing: Vec<&str> = COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| !names.contains(c))
+        .collect();
+    if !missing.is_empty() {
+        return Err(PlannerError::Runs(vec![Problem::new(
+            path,
+            "line 1",
+            format!(
+                "the header lacks the columns {}; a runs file has the columns of engine-runs/runs.csv (its README lists them)",
+                missing.join(", ")
+            ),
+        )]));
+    }
+    let col = |name: &str| names.iter().position(|n| *n == name).unwrap_or(0);
+    let at: BTreeMap<&str, usize> = COLUMNS.iter().map(|&c| (c, col(c))).collect();
+    let id_col = names.iter().position(|n| *n == "id");
+    let models = models_by_name(profiles_dir);
+    let gpus = known_ids(&profiles_dir.join("gpus"));
+    let mut problems = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let row = i + 1;
+        if line.contains('"') {
+            problems.push(Problem::new(
+                path,
+                format!("line {row}"),
+                "quoted fields are not read: a runs file's fields hold no commas",
+            ));
+            continue;
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != names.len() {
+            problems.push(Problem::new(
+                path,
+                format!("line {row}"),
+                format!(
+                    "{} fields where the header names {}",
+                    cells.len(),
+                    names.len()
+                ),
+            ));
+            continue;
+        }
+        let cell = |name: &str| cells[at[name]];
+        let mut bad = |name: &str, what: &str| {
+            problems.push(Problem::new(
+                path,
+                format!("line {row}, column `{name}`"),
+                format!("{what}, got `{}`", excerpt(cell(name).as_bytes())),
+            ));
+        };
+        // Rows the planner does not model, set aside with their reason.
+        let stated = id_col.and_then(|c| concurrency_in_id(cells[c]));
+        let reason = if stated.is_some_and(|s| Some(s) != number(cell("batch_size"))) {
+            Some("the id's concurrency (`_cN_`) and `batch_size` disagree: which one the client ran is unknown".to_string())
+        } else if cell("mode") != "agg" {
+            Some("disaggregated (prefill and decode workers)".to_string())
+        } else if number(cell("pp_size")).is_some_and(|p| p > 1.0) {
+            Some("pipeline-parallel".to_string())
+        } else if number(cell("attention_dp_size")).is_some_and(|p| p > 1.0) {
+            Some("data-parallel attention".to_string())
+        } else if !models.contains_key(cell("model_path")) {
+            Some(format!(
+                "model `{}` has no profile (a model profile names it in `hf_id`)",
+                excerpt(cell("model_path").as_bytes())
+            ))
+        } else {
+            match SYSTEMS.iter().find(|s| s.0 == cell("system")) {
+                Some((_, gpu)) if gpus.iter().any(|g| g == gpu) => None,
+                _ => Some(format!(
+                    "system `{}` has no GPU profile",
+                    excerpt(cell("system").as_bytes())
+                )),
+            }
+        };
+        let reason = reason.or_else(|| match precision_of(cell("precision")) {
+            Ok(_) => None,
+            Err(()) => Some(format!(
+                "weight format `{}` is not modelled (bf16 and fp8 are)",
+                excerpt(cell("precision").as_bytes())
+            )),
+        });
+        if let Some(reason) = reason {
+            *into.set_aside.entry(reason).or_insert(0) += 1;
+            continue;
+        }
+        let Some(engine) = EngineFamily::parse(cell("backend")) else {
+            bad("backend", "the engine must be vllm, sglang or trtllm");
+            continue;
+        };
+        let mut count = |name: &str, max: f64| match number(cell(name)) {
+            Some(v) if v >= 1.0 && v <= max && v.fract() == 0.0 => Some(v as u32),
+            _ => {
+                bad(name, &format!("a whole number from 1 to {max}"));
+                None
+            }
+        };
+        let (isl, osl, c, tp) = (
+            count("isl", 1_048_576.0),
+            count("osl", 1_048_576.0),
+            count("batch_size", 65_536.0),
+            count("tp_size", 64.0),
+        );
+        let mut latency = |name: &str| match number(cell(name)) {
+            Some(v) if v > 0.0 && v < 1e9 => Some(v),
+            _ => {
+                bad(name, "a latency in ms above 0");
+                None
+            }
+        };
+        let (ttft, tpot) = (latency("silicon_ttft_ms"), latency("silicon_tpot_ms"));
+        let (Some(isl), Some(osl), Some(c), Some(tp), Some(ttft), Some(tpot)) =
+            (isl, osl, c, tp, ttft, tpot)
+        else {
+            continue;
+        };
+        let gpu = SYSTEMS
+            .iter()
+            .find(|s| s.0 == cell("system"))
+            .map_or("", |s| s.1);
+        into.runs.push(MeasuredRun {
+            label: id_col.map_or_else(|| format!("line {row}"), |c| cells[c].to_string()),
+            location: format!("{}:{row}", path.display()),
+            model: models[cell("model_path")].clone(),
+            gpu: gpu.to_string(),
+            engine,
+            engine_version: cell("backend_version").to_string(),
+            precision: precision_of(cell("precision")).unwrap_or(Precision::Bf16),
+            tp,
+            input_tokens: isl,
+            output_tokens: osl,
+            concurrency: c,
+            prompts: c.saturating_mul(10),
+            ttft_ms: ttft,
+            tpot_ms: tpot,
+        });
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PlannerError::Runs(crate::base::located::listed(
+            problems,
+            &PathBuf::from(path),
+        )))
+    }
+}
+
+/// The concurrency an id names as `_cN_`, if it does.
+fn concurrency_in_id(id: &str) -> Option<f64> {
+    id.split('_').find_map(|part| {
+        let digits = part.strip_prefix('c')?;
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    })
+}
+
+/// A number, or `None`.
+fn number(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// The weight precision a runs row names: empty and `bf16` are BF16.
+fn precision_of(text: &str) -> Result<Precision, ()> {
+    match text {
+        "" | "bf16" => Ok(Precision::Bf16),
+        "fp8" => Ok(Precision::Fp8),
+        _ => Err(()),
+    }
+}
+
+/// What a vLLM result file does not say, from the command line.
+#[derive(Debug, Clone)]
+pub(crate) struct GivenConfig {
+    pub gpu: String,
+    pub tp: u32,
+    pub engine: EngineFamily,
+    pub precision: Precision,
+    /// The model profile id, when the file's `model_id` names none.
+    pub model: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct VllmSummary {
+    #[serde(default)]
+    model_id: Option<String>,
+    #[serde(default)]
+    max_concurrency: Option<u32>,
+    completed: u32,
+    total_input_tokens: u64,
+    total_output_tokens: u64,
+    mean_ttft_ms: f64,
+    mean_tpot_ms: f64,
+}
+
+/// Reads a `vllm bench serve --save-result` file: one run of `completed`
+/// prompts at `max_concurrency`, of the mean lengths it reports.
+pub(crate) fn read_vllm_json(
+    path: &Path,
+    given: &GivenConfig,
+    profiles_dir: &Path,
+    into: &mut Runs,
+) -> Result<(), PlannerError> {
+    let text = crate::base::text::read_text(path).map_err(|p| PlannerError::Runs(vec![p]))?;
+    let s: VllmSummary = serde_json::from_str(&text).map_err(|e| {
+        PlannerError::Runs(vec![Problem::new(
+            path,
+            format!("{}:{}", e.line(), e.column()),
+            format!("{e}; a vLLM result file (--save-result) has `completed`, `total_input_tokens`, `total_output_tokens`, `mean_ttft_ms`, `mean_tpot_ms` and `max_concurrency`"),
+        )])
+    })?;
+    let problem =
+        |key: &str, message: String| PlannerError::Runs(vec![Problem::new(path, key, message)]);
+    let Some(c) = s.max_concurrency.filter(|&c| c >= 1) else {
+        return Err(problem("max_concurrency", "the run has no `max_concurrency`: calibration reads closed-loop runs (vllm bench serve --max-concurrency N)".into()));
+    };
+    if s.completed == 0 {
+        return Err(problem("completed", "the run completed no request".into()));
+    }
+    for (key, v) in [
+        ("mean_ttft_ms", s.mean_ttft_ms),
+        ("mean_tpot_ms", s.mean_tpot_ms),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(problem(key, format!("a latency in ms above 0, got {v}")));
+        }
+    }
+    let models = models_by_name(profiles_dir);
+    let model = match (&given.model, &s.model_id) {
+        (Some(m), _) => m.clone(),
+        (None, Some(name)) => match models.get(name) {
+            Some(id) => id.clone(),
+            None => {
+                return Err(problem(
+                    "model_id",
+                    format!(
+                        "no model profile names `{}` in `hf_id`; pass --model with a profile id",
+                        excerpt(name.as_bytes())
+                    ),
+                ))
+            }
+        },
+        (None, None) => {
+            return Err(problem(
+                "model_id",
+                "the file names no model; pass --model with a profile id".into(),
+            ))
+        }
+    };
+    let n = u64::from(s.completed);
+    into.runs.push(MeasuredRun {
+        label: path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+        location: path.display().to_string(),
+        model,
+        gpu: given.gpu.clone(),
+        engine: given.engine,
+        engine_version: String::new(),
+        precision: given.precision,
+        tp: given.tp,
+        input_tokens: (s.total_input_tokens / n).max(1) as u32,
+        output_tokens: (s.total_output_tokens / n).max(1) as u32,
+        concurrency: c,
+        prompts: s.completed,
+        ttft_ms: s.mean_ttft_ms,
+        tpot_ms: s.mean_tpot_ms,
+    });
+    Ok(())
+}

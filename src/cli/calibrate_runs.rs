@@ -1,0 +1,218 @@
+//! `planner calibrate --runs`: engine profiles fitted to measured runs.
+
+use super::calibrate::CalibrateArgs;
+use super::engine_arg::load_engine_arg;
+use super::output::{Output, Outputs};
+use super::{emit, finite};
+use crate::base::error::PlannerError;
+use crate::base::progress::Progress;
+use crate::capacity::runs::calibration::{calibrate, Calibration, EngineFit};
+use crate::capacity::runs::fit::Profiles;
+use crate::capacity::runs::read::{read_csv, read_vllm_json, GivenConfig, Runs};
+use crate::profiles::precision::Precision;
+use crate::profiles::{load_gpu, load_model, EngineFamily, EngineProfile};
+use crate::report::{self, Format};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
+    let start = args
+        .engine
+        .as_deref()
+        .map(|e| load_engine_arg(&args.profiles, e))
+        .transpose()?;
+    let mut runs = Runs::default();
+    for file in &args.runs {
+        if file.extension().is_some_and(|e| e == "json") {
+            let given = given_config(args, start.as_ref().map(|s| &s.1))?;
+            read_vllm_json(file, &given, &args.profiles, &mut runs)?;
+        } else {
+            read_csv(file, &args.profiles, &mut runs)?;
+        }
+    }
+    if runs.runs.is_empty() {
+        let mut why = String::new();
+        for (reason, n) in &runs.set_aside {
+            let _ = write!(why, "; {n} {reason}");
+        }
+        return Err(PlannerError::Usage(format!(
+            "no run in {} can be modelled{why}",
+            args.runs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut profiles = Profiles::default();
+    for r in &runs.runs {
+        if !profiles.gpus.contains_key(&r.gpu) {
+            let gpu =
+                load_gpu(&args.profiles, &r.gpu).map_err(|p| PlannerError::Scenario(vec![p]))?;
+            profiles.gpus.insert(r.gpu.clone(), gpu);
+        }
+        if !profiles.models.contains_key(&r.model) {
+            let model = load_model(&args.profiles, &r.model)
+                .map_err(|p| PlannerError::Scenario(vec![p]))?;
+            profiles.models.insert(r.model.clone(), model);
+        }
+    }
+    let mut starts: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
+    for r in &runs.runs {
+        if starts.contains_key(&r.engine) {
+            continue;
+        }
+        let profile = match &start {
+            Some((_, p)) if p.family == r.engine => p.clone(),
+            _ => load_engine_arg(&args.profiles, r.engine.as_str())?.1,
+        };
+        starts.insert(r.engine, profile);
+    }
+    let outputs = Outputs::prepare(starts.keys().map(|e| {
+        args.out
+            .as_ref()
+            .map(|dir| Output::new(engine_option(*e), &dir.join(format!("{}.toml", e.as_str()))))
+    }))?;
+    let c = calibrate(
+        &runs.runs,
+        &starts,
+        &profiles,
+        args.max_evaluations as usize,
+        Progress::new(args.quiet),
+        runs.set_aside,
+    );
+    finite(&c)?;
+    let mut outputs = outputs;
+    for e in &c.engines {
+        let option = engine_option(e.engine);
+        if outputs.has(option) {
+            outputs.write_text(option, &calibrated_profile(e, &c, args))?;
+        }
+    }
+    outputs.commit()?;
+    let text = match args.format {
+        Format::Json => report::json::render(&c),
+        Format::Text => report::runs_text::render(&c, args.per_run),
+    };
+    emit(&text)
+}
+
+/// The output option a fitted engine profile is written under.
+fn engine_option(e: EngineFamily) -> &'static str {
+    match e {
+        EngineFamily::Vllm => "--out (vllm.toml)",
+        EngineFamily::Sglang => "--out (sglang.toml)",
+        EngineFamily::Trtllm => "--out (trtllm.toml)",
+    }
+}
+
+/// The configuration of the runs in vLLM JSON files, from the flags.
+fn given_config(
+    args: &CalibrateArgs,
+    engine: Option<&EngineProfile>,
+) -> Result<GivenConfig, PlannerError> {
+    let need = |flag: &str| {
+        PlannerError::Usage(format!(
+            "a vLLM result file does not say which replica it measured: give --gpu, --tp, --engine and --precision (missing {flag})"
+        ))
+    };
+    let precision = args
+        .precision
+        .as_deref()
+        .ok_or_else(|| need("--precision"))?;
+    let precision = Precision::parse(precision).ok_or_else(|| {
+        PlannerError::Usage(format!(
+            "unknown --precision `{precision}`; accepted: bf16, fp8"
+        ))
+    })?;
+    Ok(GivenConfig {
+        gpu: args.gpu.clone().ok_or_else(|| need("--gpu"))?,
+        tp: args.tp.filter(|&t| t >= 1).ok_or_else(|| need("--tp"))?,
+        engine: engine.map(|e| e.family).ok_or_else(|| need("--engine"))?,
+        precision,
+        model: args.model.clone(),
+    })
+}
+
+/// The fitted profile as a file: its figures, each fitted one's source
+/// saying what it was fitted to.
+/// What a calibrated profile's `source` says after the engine's own.
+const FITTED_NOTE: &str = "; figures in `fitted` calibrated on ";
+
+fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> String {
+    let mut p = e.profile.clone();
+    let files = args
+        .runs
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mine: Vec<_> = c
+        .groups
+        .iter()
+        .filter(|g| {
+            c.runs
+                .iter()
+                .any(|r| r.group == g.group && r.run.engine == e.engine)
+        })
+        .collect();
+    let groups = mine
+        .iter()
+        .map(|g| g.group.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let before = p.sources.clone();
+    let documented = |key: &str| {
+        before
+            .get(key)
+            .map(|s| {
+                s.split(" [documented: ")
+                    .nth(1)
+                    .map_or(s.as_str(), |d| d.trim_end_matches(']'))
+                    .to_string()
+            })
+            .filter(|s| !s.starts_with("fitted by"))
+    };
+    for key in &p.fitted.clone() {
+        let mut text = format!(
+            "fitted by `planner calibrate --runs {files}` to {} runs ({groups})",
+            e.runs
+        );
+        if key == "max_num_batched_tokens" {
+            let _ = write!(
+                text,
+                ", the best of {:?}",
+                crate::capacity::runs::fit::BUDGET_CHOICES
+            );
+        }
+        if let Some(d) = documented(key) {
+            let _ = write!(text, " [documented: {d}]");
+        }
+        p.sources.insert(key.clone(), text);
+    }
+    let base = e
+        .profile
+        .source
+        .split(FITTED_NOTE)
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    p.source = format!("{base}{FITTED_NOTE}{} runs of {files}", e.runs);
+    let mut o = format!(
+        "# {} {} calibrated by `planner calibrate --runs {files}` on {} runs.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
+        p.name, p.version, e.runs, e.loss_before, e.loss_after
+    );
+    for g in mine {
+        let _ = writeln!(
+            o,
+            "# {}: median TPOT error {:+.1}% -> {:+.1}%, TTFT {:+.1}% -> {:+.1}%",
+            g.group,
+            100.0 * g.before.tpot_error,
+            100.0 * g.after.tpot_error,
+            100.0 * g.before.ttft_error,
+            100.0 * g.after.ttft_error
+        );
+    }
+    o.push_str(&toml::to_string(&p).unwrap_or_default());
+    o
+}

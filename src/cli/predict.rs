@@ -1,0 +1,251 @@
+//! `planner predict`: the benchmark a user would run with `vllm bench
+//! serve`, predicted against one replica of the engine-aware step model.
+
+use super::engine_arg::load_engine_arg;
+use super::perf::load;
+use super::{emit, finite};
+use crate::base::error::PlannerError;
+use crate::capacity::runs::replica;
+use crate::perf::engine::tp_problem;
+use crate::perf::StepTime;
+use crate::profiles::precision::Precision;
+use crate::profiles::{load_gpu, load_model};
+use crate::report::predict_text::{self, Curve, Point, Predicted, Slo};
+use crate::report::{self, Format};
+use crate::sim::bench::prompts::{prompts, random_lengths, SendTimes};
+use crate::sim::bench::{self, BenchSummary};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Most prompts one prediction sends.
+const MAX_PROMPTS: u32 = 1_000_000;
+
+#[derive(Debug, Args)]
+pub(crate) struct PredictArgs {
+    /// Model profile id (a file stem under PROFILES/models/), e.g. qwen3-32b.
+    #[arg(long)]
+    pub model: String,
+    /// GPU profile id (a file stem under PROFILES/gpus/), e.g. h100-sxm.
+    #[arg(long)]
+    pub gpu: String,
+    /// Engine: an id under PROFILES/engines/ (vllm, sglang, trtllm) or the
+    /// path of a profile `planner calibrate --runs --out` wrote.
+    #[arg(long, default_value = "vllm")]
+    pub engine: String,
+    /// Tensor-parallel degree: GPUs in the replica.
+    #[arg(long, default_value_t = 1)]
+    pub tp: u32,
+    /// Weight precision: bf16 or fp8.
+    #[arg(long, default_value = "bf16")]
+    pub precision: String,
+    /// Prompt tokens of each request of the random dataset.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub random_input_len: u32,
+    /// Output tokens of each request of the random dataset.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub random_output_len: u32,
+    /// Spread of the random lengths: each drawn from [L (1 - r), L (1 + r)],
+    /// 0 <= r < 1 (vLLM's --random-range-ratio).
+    #[arg(long, default_value_t = 0.0)]
+    pub random_range_ratio: f64,
+    /// Requests kept in flight by the client (a closed loop); a list
+    /// (1,2,4,...) prints the curve, one run per value.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    pub max_concurrency: Vec<u32>,
+    /// Requests per second of an open-loop client (a Poisson process);
+    /// `inf` sends every prompt at once (vLLM's default); `trace` sends them
+    /// at the --dataset trace's own arrival times.
+    #[arg(long, default_value = "inf")]
+    pub request_rate: String,
+    /// Prompts sent per run.
+    #[arg(long, default_value_t = 1000)]
+    pub num_prompts: u32,
+    /// Seed of the random lengths and the Poisson arrivals.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Draw the lengths (and with --request-rate trace the arrivals) from
+    /// this trace's first --num-prompts requests instead of the random
+    /// dataset.
+    #[arg(long, value_name = "TRACE")]
+    pub dataset: Option<PathBuf>,
+    /// The engine's cap on running sequences (vLLM --max-num-seqs); default:
+    /// the engine profile's.
+    #[arg(long)]
+    pub max_num_seqs: Option<u32>,
+    /// The engine's token budget per step (vLLM --max-num-batched-tokens);
+    /// default: the engine profile's.
+    #[arg(long)]
+    pub max_num_batched_tokens: Option<u32>,
+    /// TTFT limit in ms: with --tpot-ms, prints the SLO attainment and
+    /// goodput, and along a --max-concurrency curve the highest concurrency
+    /// that still meets both at --percentile.
+    #[arg(long, requires = "tpot_ms")]
+    pub ttft_ms: Option<f64>,
+    /// TPOT limit in ms (see --ttft-ms).
+    #[arg(long, requires = "ttft_ms")]
+    pub tpot_ms: Option<f64>,
+    /// The percentile at which the limits must hold along a curve.
+    #[arg(long, default_value_t = 99.0)]
+    pub percentile: f64,
+    /// Output format: text (as vLLM's summary) or json (the keys of vLLM's
+    /// --save-result file, which `planner goodput` reads).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Folder holding gpus/, models/ and engines/.
+    #[arg(long, default_value = "profiles")]
+    pub profiles: PathBuf,
+}
+
+pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
+    let usage = |m: String| Err(PlannerError::Usage(m));
+    let precision = Precision::parse(&args.precision).ok_or_else(|| {
+        PlannerError::Usage(format!(
+            "unknown --precision `{}`; accepted: bf16, fp8",
+            args.precision
+        ))
+    })?;
+    if args.max_concurrency.contains(&0) {
+        return usage("--max-concurrency 0 lets no request in; give 1 or more (a list such as 1,2,4,8 prints the curve)".into());
+    }
+    if args.max_concurrency.len() > 64 {
+        return usage(format!(
+            "--max-concurrency lists {} values; give at most 64",
+            args.max_concurrency.len()
+        ));
+    }
+    if !(0.0..1.0).contains(&args.random_range_ratio) {
+        return usage(format!(
+            "--random-range-ratio {} is outside [0, 1)",
+            args.random_range_ratio
+        ));
+    }
+    if args.num_prompts == 0 || args.num_prompts > MAX_PROMPTS {
+        return usage(format!(
+            "--num-prompts {} is outside [1, {MAX_PROMPTS}]",
+            args.num_prompts
+        ));
+    }
+    if !(args.percentile > 0.0 && args.percentile <= 100.0) {
+        return usage(format!(
+            "--percentile {} is outside (0, 100]",
+            args.percentile
+        ));
+    }
+    for (flag, v) in [("--ttft-ms", args.ttft_ms), ("--tpot-ms", args.tpot_ms)] {
+        if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+            return usage(format!("{flag} must be a latency above 0 ms"));
+        }
+    }
+    let times = match args.request_rate.as_str() {
+        "inf" => SendTimes::AllAtOnce,
+        "trace" if args.dataset.is_some() => SendTimes::Trace,
+        "trace" => return usage("--request-rate trace sends at a trace's arrival times: give --dataset TRACE".into()),
+        text => match text.parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 => SendTimes::Poisson(r),
+            _ => return usage(format!("--request-rate `{text}`: give requests per second in (0, 1000000], `inf` or `trace`")),
+        },
+    };
+    let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
+    let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
+    let (engine_id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
+    if let Some(problem) = tp_problem(&gpu, &model, args.tp) {
+        return usage(format!(
+            "{} cannot run --tp {}: {problem}",
+            engine.name, args.tp
+        ));
+    }
+    if !gpu.supports(precision) {
+        return usage(format!("{} has no FP8 units (its profile has no fp8_tflops); use --precision bf16 or a GPU with FP8", gpu.name));
+    }
+    if let Some(n) = args.max_num_seqs {
+        if n == 0 {
+            return usage("--max-num-seqs must be at least 1".into());
+        }
+        engine.max_num_seqs = n;
+    }
+    if let Some(n) = args.max_num_batched_tokens {
+        if !(16..=1_048_576).contains(&n) {
+            return usage("--max-num-batched-tokens must be in [16, 1048576]".into());
+        }
+        engine.max_num_batched_tokens = n;
+    }
+    let spec = replica(&engine, &engine_id, &gpu, &model, args.tp, precision);
+    if spec.perf.kv_capacity_tokens() <= 0.0 {
+        return usage(format!(
+            "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them; raise --tp or use --precision fp8",
+            model.name, args.tp, gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9
+        ));
+    }
+    let n = args.num_prompts as usize;
+    let (lengths, arrivals) = match &args.dataset {
+        Some(path) => {
+            let requests = crate::traces::read_all(path, crate::traces::ReaderOptions::default())
+                .map_err(PlannerError::Trace)?;
+            if requests.is_empty() {
+                return usage(format!(
+                    "--dataset {}: the trace holds no request",
+                    path.display()
+                ));
+            }
+            let take = requests.iter().take(n);
+            (
+                take.clone()
+                    .map(|r| (r.input_tokens.max(1), r.output_tokens.max(1)))
+                    .collect::<Vec<_>>(),
+                take.map(|r| r.arrival_s).collect::<Vec<_>>(),
+            )
+        }
+        None => (
+            random_lengths(
+                n,
+                args.random_input_len,
+                args.random_output_len,
+                args.random_range_ratio,
+                args.seed,
+            ),
+            Vec::new(),
+        ),
+    };
+    let sent = prompts(&lengths, times, &arrivals, args.seed);
+    let slo = args
+        .ttft_ms
+        .zip(args.tpot_ms)
+        .map(|(ttft_ms, tpot_ms)| Slo {
+            ttft_ms,
+            tpot_ms,
+            percentile: args.percentile,
+        });
+    let concurrencies: Vec<Option<u32>> = if args.max_concurrency.is_empty() {
+        vec![None]
+    } else {
+        args.max_concurrency.iter().map(|&c| Some(c)).collect()
+    };
+    let mut points = Vec::new();
+    for c in concurrencies {
+        let run = bench::run(&spec, &sent, c, model.max_context_tokens, true);
+        let summary = BenchSummary::of(&run);
+        points.push(Point::new(c, run, summary, slo));
+    }
+    let predicted = Predicted {
+        model: args.model.clone(),
+        model_id: model.hf_id.clone().unwrap_or_else(|| args.model.clone()),
+        gpu: args.gpu.clone(),
+        engine: engine_id,
+        engine_name: format!("{} {}", engine.name, engine.version),
+        backend: engine.family.as_str().to_string(),
+        tp: args.tp,
+        precision,
+        max_num_seqs: engine.max_num_seqs,
+        max_num_batched_tokens: engine.max_num_batched_tokens,
+        request_rate: args.request_rate.clone(),
+        num_prompts: args.num_prompts,
+        dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
+    };
+    let curve = Curve::new(points, slo);
+    finite(&curve.json(&predicted))?;
+    let text = match args.format {
+        Format::Json => report::json::render(&curve.json(&predicted)),
+        Format::Text => predict_text::render(&predicted, &curve),
+    };
+    emit(&text)
+}

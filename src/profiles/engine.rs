@@ -1,0 +1,363 @@
+//! An engine profile: what a serving engine (vLLM, SGLang, TensorRT-LLM)
+//! adds to or removes from the kernel physics of a GPU profile, as read from
+//! `profiles/engines/<id>.toml` or from a file `planner calibrate --runs`
+//! wrote. The GPU profile keeps the GEMM and attention efficiencies and the
+//! bandwidths; the engine profile holds the fixed costs of its steps (CUDA
+//! graphs, fused kernels), its all-reduce, its CPU time and whether that
+//! overlaps the GPU, its scheduler's defaults and how much of the memory it
+//! takes. Formulas in `docs/model.md` §1.4.
+
+use super::check_bound;
+use super::Scheduler;
+use crate::base::bounds::Bound;
+use crate::base::error::Problem;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The accepted range of every number in an engine profile. The fitted
+/// figures keep these ranges too: a scale never lifts an efficiency above 1
+/// (checked against the GPU profile where both are known), no time is
+/// negative.
+pub(crate) const ENGINE_BOUNDS: &[Bound] = &[
+    Bound::closed("max_num_batched_tokens", 16.0, 1_048_576.0, "tokens"),
+    Bound::closed("max_num_seqs", 1.0, 65_536.0, "sequences"),
+    Bound::positive("memory_utilization", 1.0, ""),
+    Bound::closed("cuda_graph_batch_sizes", 1.0, 65_536.0, "sequences"),
+    Bound::closed("graph_layer_us", 0.0, 10_000.0, "µs"),
+    Bound::closed("eager_layer_us", 0.0, 10_000.0, "µs"),
+    Bound::closed("cpu_step_ms", 0.0, 1_000.0, "ms"),
+    Bound::closed("cpu_per_sequence_us", 0.0, 10_000.0, "µs"),
+    Bound::closed("custom_allreduce_max_bytes", 0.0, 1e12, "bytes"),
+    Bound::closed("custom_allreduce_one_shot_max_bytes", 0.0, 1e12, "bytes"),
+    Bound::closed("custom_allreduce_world_sizes", 2.0, 64.0, "GPUs"),
+    Bound::closed("custom_allreduce_latency_us", 0.0, 1_000.0, "µs"),
+    Bound::positive("allreduce_bandwidth_fraction", 1.0, ""),
+    Bound::positive("gemm_efficiency_scale", 10.0, ""),
+    Bound::positive("attention_efficiency_scale", 10.0, ""),
+    Bound::closed("frontend_ms_per_request", 0.0, 1_000.0, "ms"),
+];
+
+/// One serving engine, as read from an engine profile.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EngineProfile {
+    /// Human-readable name, e.g. "vLLM".
+    pub name: String,
+    /// The engine release the figures hold for, e.g. "0.12.0".
+    pub version: String,
+    /// `vllm`, `sglang` or `trtllm`: which launch and benchmark commands the
+    /// plan prints for it.
+    pub family: EngineFamily,
+    /// How each step is filled (`decode-first-chunked`: vLLM V1 and
+    /// TensorRT-LLM's in-flight batching; `prefill-first-chunked`: SGLang,
+    /// whose prefill batches run without the decodes).
+    pub scheduler: Scheduler,
+    /// Default token budget of one step (vLLM `--max-num-batched-tokens`,
+    /// SGLang `--chunked-prefill-size`, TensorRT-LLM `max_num_tokens`); a
+    /// longer prompt is split into chunks of it.
+    pub max_num_batched_tokens: u32,
+    /// Default cap on running sequences (vLLM `--max-num-seqs`, SGLang
+    /// `--max-running-requests`, TensorRT-LLM `max_batch_size`).
+    pub max_num_seqs: u32,
+    /// Whether a request is admitted only when the KV cache holds its whole
+    /// prompt and output (TensorRT-LLM's GUARANTEED_NO_EVICT), rather than
+    /// its prompt and one token (vLLM, SGLang: preempt on overflow).
+    #[serde(default)]
+    pub reserve_output_kv: bool,
+    /// Fraction of each GPU's memory the engine takes for weights and KV
+    /// cache (vLLM `--gpu-memory-utilization`, SGLang
+    /// `--mem-fraction-static`).
+    pub memory_utilization: f64,
+    /// Whether the engine's FP8 recipe stores the KV cache in FP8 as well
+    /// when the weights are FP8 (vLLM `--kv-cache-dtype fp8`, TensorRT-LLM
+    /// `kv_cache_config.dtype: fp8`): half the KV bytes, read and held.
+    #[serde(default)]
+    pub fp8_kv_cache: bool,
+    /// Decode batch sizes captured as CUDA graphs, ascending: a decode-only
+    /// step of B sequences runs the graph of the next size up (its GEMMs
+    /// over that many tokens) with `graph_layer_us` per layer; a larger
+    /// decode batch, or a step with prefill work, runs eagerly with
+    /// `eager_layer_us` per layer.
+    pub cuda_graph_batch_sizes: Vec<u32>,
+    /// Fixed GPU time per layer in a captured decode step, in µs (kernel
+    /// launch gaps and tails of the fused kernels).
+    pub graph_layer_us: f64,
+    /// Fixed GPU time per layer in a step run outside a graph, in µs.
+    pub eager_layer_us: f64,
+    /// CPU time per step (scheduling, input preparation, sampling,
+    /// detokenisation), in ms.
+    pub cpu_step_ms: f64,
+    /// CPU time per running sequence per step, in µs.
+    pub cpu_per_sequence_us: f64,
+    /// Whether the CPU's work for the next step runs while the GPU runs this
+    /// one (vLLM V1 asynchronous scheduling, SGLang's overlap scheduler,
+    /// TensorRT-LLM's overlap scheduler): a step then takes the longer of
+    /// the two, else their sum.
+    pub cpu_overlaps_gpu: bool,
+    /// Largest all-reduce message, in bytes, the engine's own kernel takes
+    /// (vLLM's custom all-reduce: 8 MiB); NCCL above it.
+    pub custom_allreduce_max_bytes: f64,
+    /// Largest message the one-shot kernel takes (every GPU reads every
+    /// peer's buffer once); the two-shot kernel (reduce-scatter then
+    /// all-gather) between this and `custom_allreduce_max_bytes`.
+    pub custom_allreduce_one_shot_max_bytes: f64,
+    /// Tensor-parallel sizes the custom kernel runs at; it also needs every
+    /// pair of GPUs linked (`fully_connected` in the GPU profile).
+    pub custom_allreduce_world_sizes: Vec<u32>,
+    /// Latency of one pass of the custom kernel, in µs (launch and the
+    /// barrier between GPUs; two passes for two-shot).
+    pub custom_allreduce_latency_us: f64,
+    /// Fraction of the GPU's peak link bandwidth (`link_peak_gb_s`) that
+    /// the all-reduces reach, custom kernel and NCCL alike.
+    pub allreduce_bandwidth_fraction: f64,
+    /// The engine's GEMM efficiency over the GPU profile's
+    /// `compute_efficiency` (fitted to plain PyTorch operator timings): the
+    /// product stays at most 1.
+    pub gemm_efficiency_scale: f64,
+    /// The engine's attention efficiency over the GPU profile's
+    /// `attention_efficiency` (FlashAttention or FlashInfer against
+    /// PyTorch's kernels): the product stays at most 1.
+    pub attention_efficiency_scale: f64,
+    /// Time the front end (HTTP, tokenisation) takes per request before the
+    /// engine sees it, in ms: requests sent at once reach the engine this
+    /// far apart.
+    #[serde(default)]
+    pub frontend_ms_per_request: f64,
+    /// The figures `planner calibrate --runs` fits; the others come from the
+    /// engine's code and documentation.
+    pub fitted: Vec<String>,
+    /// Where the figures come from.
+    pub source: String,
+    /// The source of each figure, by key.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+}
+
+/// Which engine's command line the plan prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineFamily {
+    Vllm,
+    Sglang,
+    Trtllm,
+}
+
+impl EngineFamily {
+    /// The family's name as `runs.csv` (`backend`) and the profiles spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineFamily::Vllm => "vllm",
+            EngineFamily::Sglang => "sglang",
+            EngineFamily::Trtllm => "trtllm",
+        }
+    }
+
+    /// Parses `vllm`, `sglang` or `trtllm`.
+    pub fn parse(text: &str) -> Option<EngineFamily> {
+        match text {
+            "vllm" => Some(EngineFamily::Vllm),
+            "sglang" => Some(EngineFamily::Sglang),
+            "trtllm" => Some(EngineFamily::Trtllm),
+            _ => None,
+        }
+    }
+}
+
+/// The figures a calibration may fit, with the range it searches: physical
+/// (no negative time, a bandwidth fraction at most 1, scales bounded so an
+/// efficiency stays at most 1 on the GPU the runs came from).
+pub(crate) const FITTABLE: &[(&str, f64, f64)] = &[
+    ("graph_layer_us", 0.0, 500.0),
+    ("eager_layer_us", 0.0, 500.0),
+    ("cpu_step_ms", 0.0, 50.0),
+    ("cpu_per_sequence_us", 0.0, 200.0),
+    ("custom_allreduce_latency_us", 0.0, 100.0),
+    ("allreduce_bandwidth_fraction", 0.05, 1.0),
+    ("gemm_efficiency_scale", 0.2, 10.0),
+    ("attention_efficiency_scale", 0.05, 10.0),
+];
+
+impl EngineProfile {
+    /// The value of fitted figure `key`.
+    pub fn figure(&self, key: &str) -> Option<f64> {
+        Some(match key {
+            "graph_layer_us" => self.graph_layer_us,
+            "eager_layer_us" => self.eager_layer_us,
+            "cpu_step_ms" => self.cpu_step_ms,
+            "cpu_per_sequence_us" => self.cpu_per_sequence_us,
+            "custom_allreduce_latency_us" => self.custom_allreduce_latency_us,
+            "allreduce_bandwidth_fraction" => self.allreduce_bandwidth_fraction,
+            "gemm_efficiency_scale" => self.gemm_efficiency_scale,
+            "attention_efficiency_scale" => self.attention_efficiency_scale,
+            _ => return None,
+        })
+    }
+
+    /// The value of `key` of `fitted`: a figure, or the token budget.
+    pub fn fitted_value(&self, key: &str) -> Option<f64> {
+        if key == "max_num_batched_tokens" {
+            return Some(f64::from(self.max_num_batched_tokens));
+        }
+        self.figure(key)
+    }
+
+    /// Sets fitted figure `key`; false when there is none of that name.
+    pub fn set_figure(&mut self, key: &str, value: f64) -> bool {
+        let slot = match key {
+            "graph_layer_us" => &mut self.graph_layer_us,
+            "eager_layer_us" => &mut self.eager_layer_us,
+            "cpu_step_ms" => &mut self.cpu_step_ms,
+            "cpu_per_sequence_us" => &mut self.cpu_per_sequence_us,
+            "custom_allreduce_latency_us" => &mut self.custom_allreduce_latency_us,
+            "allreduce_bandwidth_fraction" => &mut self.allreduce_bandwidth_fraction,
+            "gemm_efficiency_scale" => &mut self.gemm_efficiency_scale,
+            "attention_efficiency_scale" => &mut self.attention_efficiency_scale,
+            _ => return false,
+        };
+        *slot = value;
+        true
+    }
+
+    /// The padded batch a decode-only step of `batch` sequences runs as, or
+    /// `None` when no captured graph holds it.
+    pub fn graph_batch(&self, batch: u32) -> Option<u32> {
+        self.cuda_graph_batch_sizes
+            .iter()
+            .copied()
+            .find(|&size| size >= batch)
+    }
+
+    /// Checks ranges and the lists' order; returns every problem found.
+    pub fn check(&self, file: &Path) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut bound =
+            |key: &str, value: f64| check_bound(&mut problems, file, ENGINE_BOUNDS, key, value);
+        bound(
+            "max_num_batched_tokens",
+            f64::from(self.max_num_batched_tokens),
+        );
+        bound("max_num_seqs", f64::from(self.max_num_seqs));
+        bound("memory_utilization", self.memory_utilization);
+        for &size in &self.cuda_graph_batch_sizes {
+            bound("cuda_graph_batch_sizes", f64::from(size));
+        }
+        bound("graph_layer_us", self.graph_layer_us);
+        bound("eager_layer_us", self.eager_layer_us);
+        bound("cpu_step_ms", self.cpu_step_ms);
+        bound("cpu_per_sequence_us", self.cpu_per_sequence_us);
+        bound(
+            "custom_allreduce_max_bytes",
+            self.custom_allreduce_max_bytes,
+        );
+        bound(
+            "custom_allreduce_one_shot_max_bytes",
+            self.custom_allreduce_one_shot_max_bytes,
+        );
+        for &size in &self.custom_allreduce_world_sizes {
+            bound("custom_allreduce_world_sizes", f64::from(size));
+        }
+        bound(
+            "custom_allreduce_latency_us",
+            self.custom_allreduce_latency_us,
+        );
+        bound(
+            "allreduce_bandwidth_fraction",
+            self.allreduce_bandwidth_fraction,
+        );
+        bound("gemm_efficiency_scale", self.gemm_efficiency_scale);
+        bound(
+            "attention_efficiency_scale",
+            self.attention_efficiency_scale,
+        );
+        bound("frontend_ms_per_request", self.frontend_ms_per_request);
+        if self.cuda_graph_batch_sizes.windows(2).any(|w| w[0] >= w[1]) {
+            problems.push(Problem::new(
+                file.to_path_buf(),
+                "cuda_graph_batch_sizes",
+                "the captured batch sizes must be listed in ascending order, each once",
+            ));
+        }
+        for key in &self.fitted {
+            if self.figure(key).is_none() && key != "max_num_batched_tokens" {
+                let known: Vec<&str> = FITTABLE.iter().map(|f| f.0).collect();
+                problems.push(Problem::new(
+                    file.to_path_buf(),
+                    "fitted",
+                    format!(
+                        "`{key}` is not a figure a calibration fits; it fits: {}, max_num_batched_tokens",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+/// An engine profile with round figures, for tests.
+pub(crate) fn vllm_fixture() -> EngineProfile {
+    EngineProfile {
+        name: "vLLM".into(),
+        version: "test".into(),
+        family: EngineFamily::Vllm,
+        scheduler: Scheduler::DecodeFirstChunked,
+        max_num_batched_tokens: 8192,
+        max_num_seqs: 1024,
+        reserve_output_kv: false,
+        memory_utilization: 0.9,
+        fp8_kv_cache: true,
+        cuda_graph_batch_sizes: vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+        graph_layer_us: 20.0,
+        eager_layer_us: 60.0,
+        cpu_step_ms: 3.0,
+        cpu_per_sequence_us: 10.0,
+        cpu_overlaps_gpu: true,
+        custom_allreduce_max_bytes: 8.0 * 1024.0 * 1024.0,
+        custom_allreduce_one_shot_max_bytes: 512.0 * 1024.0,
+        custom_allreduce_world_sizes: vec![2, 4, 6, 8],
+        custom_allreduce_latency_us: 10.0,
+        allreduce_bandwidth_fraction: 0.8,
+        gemm_efficiency_scale: 1.0,
+        attention_efficiency_scale: 1.0,
+        frontend_ms_per_request: 0.0,
+        fitted: vec!["graph_layer_us".into()],
+        source: "test".into(),
+        sources: BTreeMap::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_engine_profiles_parse_and_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/engines");
+        for id in ["vllm", "sglang", "trtllm"] {
+            let profile = super::super::load_engine(&dir.join(format!("{id}.toml")))
+                .unwrap_or_else(|p| panic!("{id}: {p}"));
+            assert_eq!(profile.family.as_str(), id);
+            assert!(!profile.fitted.is_empty());
+            for key in profile
+                .fitted
+                .iter()
+                .filter(|k| *k != "max_num_batched_tokens")
+            {
+                let (_, lo, hi) = FITTABLE.iter().find(|f| f.0 == key).unwrap();
+                let v = profile.figure(key).unwrap();
+                assert!((*lo..=*hi).contains(&v), "{id} {key} = {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_decode_batch_runs_as_the_next_captured_size() {
+        let mut p = vllm_fixture();
+        p.cuda_graph_batch_sizes = vec![1, 2, 4, 8, 16];
+        assert_eq!(p.graph_batch(3), Some(4));
+        assert_eq!(p.graph_batch(16), Some(16));
+        assert_eq!(p.graph_batch(17), None);
+    }
+}

@@ -1,0 +1,117 @@
+//! `planner calibrate --runs` as text: the fitted figures per engine, the
+//! median errors per (model, GPU, engine, precision) group before and after
+//! the fit and held out, and every run's errors.
+
+use crate::capacity::runs::calibration::{Calibration, Medians};
+use std::fmt::Write;
+
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.1}%", 100.0 * x)
+    } else {
+        "n/a".into()
+    }
+}
+
+fn abs_pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", 100.0 * x)
+    } else {
+        "n/a".into()
+    }
+}
+
+fn medians_row(label: &str, m: &Medians) -> String {
+    let unserved = if m.unserved > 0 {
+        format!(" ({} cannot run)", m.unserved)
+    } else {
+        String::new()
+    };
+    format!(
+        "    {label:<10} TTFT {:>7} (|{:>6}|)   TPOT {:>7} (|{:>6}|){unserved}",
+        pct(m.ttft_error),
+        abs_pct(m.ttft_abs_error),
+        pct(m.tpot_error),
+        abs_pct(m.tpot_abs_error)
+    )
+}
+
+pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Engine profiles fitted to {} measured runs (median error of mean TTFT and mean TPOT, (predicted - measured) / measured; |median absolute error|)",
+        c.all.before.runs
+    );
+    for e in &c.engines {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{} ({} runs): loss {:.4} -> {:.4} in {} evaluations",
+            e.engine.as_str(),
+            e.runs,
+            e.loss_before,
+            e.loss_after,
+            e.evaluations
+        );
+        for (k, before, after) in &e.figures {
+            let _ = writeln!(o, "    {k:<30} {before:>10.4} -> {after:>10.4}");
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Groups (model, GPU, engine, precision):");
+    for g in c.groups.iter().chain(std::iter::once(&c.all)) {
+        let _ = writeln!(o, "  {} ({} runs)", g.group, g.before.runs);
+        let _ = writeln!(o, "{}", medians_row("before", &g.before));
+        let _ = writeln!(o, "{}", medians_row("after", &g.after));
+        let held = if g.held_out_from_start {
+            "held out*"
+        } else {
+            "held out"
+        };
+        let _ = writeln!(o, "{}", medians_row(held, &g.held_out));
+    }
+    if c.groups.iter().any(|g| g.held_out_from_start) {
+        let _ = writeln!(
+            o,
+            "  * no other group of the engine to fit on: held out with the median of the other engines' fitted figures"
+        );
+    }
+    if !c.set_aside.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Rows set aside:");
+        for (why, n) in &c.set_aside {
+            let _ = writeln!(o, "  {n:>5}  {why}");
+        }
+    }
+    if per_run {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Runs (measured; predicted before -> after -> held out):");
+        let fmt = |p: Option<(f64, f64)>, which: usize| {
+            p.map_or("   n/a".to_string(), |v| {
+                format!("{:>7.1}", if which == 0 { v.0 } else { v.1 })
+            })
+        };
+        for r in &c.runs {
+            let _ = writeln!(
+                o,
+                "  {} ({} tp{} {}x{} c{}): TTFT {:.1} ms; {} -> {} -> {}   TPOT {:.2} ms; {} -> {} -> {}",
+                r.run.label,
+                r.group,
+                r.run.tp,
+                r.run.input_tokens,
+                r.run.output_tokens,
+                r.run.concurrency,
+                r.run.ttft_ms,
+                fmt(r.before_ms, 0),
+                fmt(r.after_ms, 0),
+                fmt(r.held_out_ms, 0),
+                r.run.tpot_ms,
+                fmt(r.before_ms, 1),
+                fmt(r.after_ms, 1),
+                fmt(r.held_out_ms, 1),
+            );
+        }
+    }
+    o
+}

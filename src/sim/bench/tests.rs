@@ -1,0 +1,102 @@
+use super::*;
+use crate::perf::step::tests::{h100, llama8b};
+use crate::perf::{PerfModel, StepModel, StepTime};
+use crate::profiles::precision::Precision;
+use crate::profiles::Scheduler;
+
+fn spec(kv: u64) -> ReplicaSpec {
+    let mut s = ReplicaSpec::new(
+        StepModel::Roofline(PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16)),
+        256,
+        2048,
+        Scheduler::DecodeFirstChunked,
+    );
+    s.kv_capacity_tokens = kv;
+    s
+}
+
+fn prompts(n: usize, input: u32, output: u32) -> Vec<Prompt> {
+    vec![
+        Prompt {
+            input_tokens: input,
+            output_tokens: output,
+            send_s: 0.0,
+        };
+        n
+    ]
+}
+
+#[test]
+fn one_request_alone_takes_its_prefill_then_its_decode_steps() {
+    let s = spec(1_000_000);
+    let run = run(&s, &prompts(1, 1000, 10), Some(1), 100_000, true);
+    let r = &run.requests[0];
+    let perf = &s.perf;
+    assert!((r.ttft_s - perf.prefill_s(1000.0)).abs() < 1e-12);
+    let decode: f64 = (0..9)
+        .map(|j| perf.decode_step_s(1.0, 1001.0 + f64::from(j)))
+        .sum();
+    assert!((r.e2e_s - r.ttft_s - decode).abs() < 1e-9);
+    assert_eq!(r.itls_s.len(), 9);
+    assert!((r.itls_s.iter().sum::<f64>() - decode).abs() < 1e-9);
+    assert!((run.duration_s - r.e2e_s).abs() < 1e-12);
+}
+
+#[test]
+fn a_closed_loop_keeps_at_most_its_concurrency_in_flight() {
+    let s = spec(1_000_000);
+    let run = run(&s, &prompts(40, 1000, 50), Some(4), 100_000, true);
+    assert_eq!(run.requests.len(), 40);
+    // Sweep the send and finish times: never more than 4 at once.
+    let mut edges: Vec<(f64, i32)> = run
+        .requests
+        .iter()
+        .flat_map(|r| [(r.sent_s, 1), (r.sent_s + r.e2e_s, -1)])
+        .collect();
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut open = 0;
+    for (_, d) in edges {
+        open += d;
+        assert!(open <= 4);
+    }
+    // The first wave queues at time 0 (4,000 tokens, a 2,048-token budget):
+    // the fourth prompt's first token comes
+    // after the first's.
+    let firsts: Vec<f64> = run.requests[..4].iter().map(|r| r.ttft_s).collect();
+    assert!(firsts[3] > firsts[0]);
+    for r in &run.requests {
+        assert_eq!(r.itls_s.len(), 49);
+        assert!((r.itls_s.iter().sum::<f64>() - (r.e2e_s - r.ttft_s)).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn requests_that_cannot_fit_are_refused_not_queued() {
+    let s = spec(2_000);
+    let mut ps = prompts(3, 500, 50);
+    ps[1].input_tokens = 5_000;
+    let run = run(&s, &ps, Some(2), 100_000, true);
+    assert!(run.requests[1]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("KV cache"));
+    assert!(run.requests[0].error.is_none() && run.requests[2].error.is_none());
+    let summary = BenchSummary::of(&run);
+    assert_eq!((summary.completed, summary.failed), (2, 1));
+}
+
+#[test]
+fn an_open_loop_sends_each_prompt_at_its_time() {
+    let s = spec(1_000_000);
+    let mut ps = prompts(5, 200, 5);
+    for (i, p) in ps.iter_mut().enumerate() {
+        p.send_s = 10.0 * i as f64;
+    }
+    let run = run(&s, &ps, None, 100_000, true);
+    for (i, r) in run.requests.iter().enumerate() {
+        assert_eq!(r.sent_s, 10.0 * i as f64);
+        // Far apart: each runs alone.
+        assert!((r.ttft_s - run.requests[0].ttft_s).abs() < 1e-12);
+    }
+}
