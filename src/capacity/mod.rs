@@ -456,6 +456,7 @@ mod tests {
         let offer = crate::scenario::GpuOffer {
             id: "h100".into(),
             profile: crate::perf::step::tests::h100(),
+            engine: None,
             on_demand_usd_per_gpu_hour: Some(3.0),
             reserved_usd_per_gpu_hour: None,
             reserved_term: String::new(),

@@ -396,6 +396,7 @@ fn server_throughput(
     let offer = GpuOffer {
         id: system.gpu.into(),
         profile: gpu,
+        engine: None,
         on_demand_usd_per_gpu_hour: None,
         reserved_usd_per_gpu_hour: None,
         reserved_term: String::new(),
@@ -458,6 +459,7 @@ fn server_throughput(
                 max_batch: batch,
                 max_batched_tokens: SERVER_MAX_BATCHED_TOKENS,
                 precision: Precision::Fp8,
+                engine: crate::capacity::config::ROOFLINE.into(),
             };
             if let Verdict::Serves(s) =
                 evaluate(0, &offer, &served, &config, &tier, &demand).verdict

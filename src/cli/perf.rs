@@ -1,8 +1,9 @@
 //! `planner perf`: the predicted time of one engine step and its parts.
 
+use super::engine_arg::load_engine_arg;
 use super::{emit, finite};
 use crate::base::error::PlannerError;
-use crate::perf::{PerfModel, StepParts, StepTime, StepWork};
+use crate::perf::{EngineModel, PerfModel, StepModel, StepParts, StepTime, StepWork};
 use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use crate::report::{self, Format};
@@ -37,10 +38,15 @@ pub(crate) struct PerfArgs {
     /// Context of each decoding sequence, in tokens (needs --decode).
     #[arg(long, value_name = "C", requires = "decode")]
     pub context: Option<u32>,
+    /// Engine: an id under PROFILES/engines/ (vllm, sglang, trtllm), the
+    /// path of a calibrated profile, or `roofline` for the eager roofline
+    /// model with the GPU profile's fixed costs.
+    #[arg(long, default_value = "vllm")]
+    pub engine: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Folder holding gpus/ and models/.
+    /// Folder holding gpus/, models/ and engines/.
     #[arg(long, default_value = "profiles")]
     pub profiles: PathBuf,
 }
@@ -53,6 +59,9 @@ struct PartsMs {
     allreduce_ms: f64,
     fixed_gpu_ms: f64,
     cpu_overhead_ms: f64,
+    /// Whether the CPU's time overlaps the GPU's (the step is the longer of
+    /// the two) rather than adding to it.
+    cpu_overlaps_gpu: bool,
 }
 
 /// What `planner perf --format json` prints.
@@ -62,6 +71,7 @@ struct PerfReport {
     gpu: String,
     tp: u32,
     precision: Precision,
+    engine: String,
     prefill_tokens: u32,
     decode_batch: u32,
     context_tokens: u32,
@@ -136,12 +146,7 @@ fn check(
 /// Refuses a step that could not run: weights beyond the replica's memory,
 /// a sequence longer than the model's context, or more KV cache than the
 /// memory left after the weights.
-fn fits(
-    args: &PerfArgs,
-    perf: &PerfModel,
-    gpu: &GpuProfile,
-    model: &ModelProfile,
-) -> Result<(), PlannerError> {
+fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), PlannerError> {
     let usage = |m: String| Err(PlannerError::Usage(m));
     let replica = format!("{} on {} x {}", args.model, args.tp, args.gpu);
     if perf.kv_capacity_tokens() <= 0.0 {
@@ -150,7 +155,7 @@ fn fits(
             perf.weight_bytes_per_gpu() / 1e9,
             args.precision,
             args.gpu,
-            gpu.usable_memory_bytes() / 1e9
+            perf.usable_memory_bytes_per_gpu() / 1e9
         ));
     }
     let limit = u64::from(model.max_context_tokens);
@@ -184,8 +189,21 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     check(args, &gpu, &model, precision)?;
-    let perf = PerfModel::new(&gpu, &model, args.tp, precision);
-    fits(args, &perf, &gpu, &model)?;
+    let (engine_name, perf) = if args.engine == "roofline" {
+        (
+            "the roofline model (an eager engine: the GPU profile's fixed costs)".to_string(),
+            StepModel::Roofline(PerfModel::new(&gpu, &model, args.tp, precision)),
+        )
+    } else {
+        let (id, engine) = load_engine_arg(&args.profiles, &args.engine)?;
+        (
+            format!("{} {} ({id})", engine.name, engine.version),
+            StepModel::Engine(Box::new(EngineModel::new(
+                &id, &engine, &gpu, &model, args.tp, precision,
+            ))),
+        )
+    };
+    fits(args, &perf, &model)?;
     let (p, b, c) = (
         f64::from(args.prefill.unwrap_or(0)),
         f64::from(args.decode.unwrap_or(0)),
@@ -204,6 +222,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         gpu: args.gpu.clone(),
         tp: args.tp,
         precision,
+        engine: engine_name,
         prefill_tokens: args.prefill.unwrap_or(0),
         decode_batch: args.decode.unwrap_or(0),
         context_tokens: args.context.unwrap_or(0),
@@ -214,6 +233,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
             allreduce_ms: parts.allreduce_s * 1e3,
             fixed_gpu_ms: parts.fixed_gpu_s * 1e3,
             cpu_overhead_ms: parts.cpu_overhead_s * 1e3,
+            cpu_overlaps_gpu: parts.cpu_overlaps_gpu,
         },
     };
     finite(&report)?;
@@ -250,6 +270,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         r.tp,
         r.precision.as_str().to_uppercase()
     );
+    let _ = writeln!(o, "engine: {}", r.engine);
     let _ = writeln!(o, "step: {}", work.join(" + "));
     let _ = writeln!(o);
     let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
@@ -264,12 +285,16 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "fixed GPU time",
             parts.fixed_gpu_s,
-            "GPU: layers x layer_overhead_us",
+            "GPU: layers x fixed time per layer",
         ),
         (
             "CPU/engine overhead",
             parts.cpu_overhead_s,
-            "CPU: step_overhead_ms",
+            if parts.cpu_overlaps_gpu {
+                "CPU: overlaps the GPU's step (the step is the longer)"
+            } else {
+                "CPU: added to the GPU's step"
+            },
         ),
     ];
     for (name, s, what) in rows {
@@ -278,7 +303,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "Predictions of the calibrated roofline (docs/model.md), not measurements."
+        "Predictions of the calibrated step model (docs/model.md), not measurements."
     );
     o
 }

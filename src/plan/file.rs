@@ -51,6 +51,16 @@ fn not_offered(offer: &GpuOffer, c: &Config) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    let engine = crate::capacity::config::engine_name(offer);
+    if c.engine != engine {
+        out.push((
+            "engine",
+            format!(
+                "the configuration runs engine `{}`; the scenario's `{id}` runs `{engine}`: solve the scenario again for a plan of its engine",
+                c.engine
+            ),
+        ));
+    }
     if !offer.precision.contains(&c.precision) {
         out.push((
             "precision",
@@ -114,10 +124,18 @@ struct PlannedConfigFields {
     /// Chunked-prefill budget (tokens per step).
     max_batched_tokens: u32,
     precision: Precision,
+    /// The engine the replicas run (`roofline` when absent: plans written
+    /// before engines were modelled).
+    #[serde(default = "roofline")]
+    engine: String,
     rps_per_replica: f64,
     replicas_by_slot: Vec<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     spot_replicas_by_slot: Vec<u32>,
+}
+
+fn roofline() -> String {
+    crate::capacity::config::ROOFLINE.to_string()
 }
 
 impl From<PlannedConfigFields> for PlannedConfig {
@@ -129,6 +147,7 @@ impl From<PlannedConfigFields> for PlannedConfig {
                 max_batch: f.max_batch,
                 max_batched_tokens: f.max_batched_tokens,
                 precision: f.precision,
+                engine: f.engine,
             },
             rps_per_replica: f.rps_per_replica,
             replicas_by_slot: f.replicas_by_slot,
@@ -145,6 +164,7 @@ impl From<PlannedConfig> for PlannedConfigFields {
             max_batch: p.config.max_batch,
             max_batched_tokens: p.config.max_batched_tokens,
             precision: p.config.precision,
+            engine: p.config.engine,
             rps_per_replica: p.rps_per_replica,
             replicas_by_slot: p.replicas_by_slot,
             spot_replicas_by_slot: p.spot_replicas_by_slot,

@@ -6,6 +6,7 @@
 //! is its form on disk.
 
 pub(crate) mod file;
+pub(crate) mod launch;
 
 use crate::capacity::Config;
 use crate::milp::{Method, SolveStatus};

@@ -27,12 +27,7 @@ pub(crate) const EVENLY_SPACED_SLOTS: usize = 4;
 pub(crate) fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
     let c = &c.config;
     let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
-    Some(ReplicaSpec::new(
-        c.perf(offer, &scenario.model),
-        c.max_batch,
-        c.max_batched_tokens,
-        scenario.simulation.scheduler,
-    ))
+    Some(c.replica(offer, &scenario.model, scenario.simulation.scheduler))
 }
 
 /// The fleet of a checked plan: a group per (tier, configuration).

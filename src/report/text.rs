@@ -293,7 +293,7 @@ pub fn render(outcome: &Outcome) -> String {
             };
             let _ = writeln!(
                 o,
-                "    {:<24} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%{spot}",
+                "    {:<30} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%{spot}",
                 c.label,
                 c.rps_per_replica,
                 c.gpus_per_replica,
@@ -304,13 +304,14 @@ pub fn render(outcome: &Outcome) -> String {
         if tier.api_share > 0.0 {
             let _ = writeln!(
                 o,
-                "    {:<24} {:>52} share {:>5.1}%",
+                "    {:<30} {:>52} share {:>5.1}%",
                 "API",
                 "",
                 tier.api_share * 100.0
             );
         }
     }
+    how_to_run(o, outcome);
     let _ = writeln!(o);
     let _ = writeln!(o, "ALTERNATIVES (same demand, same capacity figures)");
     if outcome.commitment.growth.is_some() {
@@ -491,5 +492,23 @@ fn floor_usd(amount: f64) -> String {
         usd((amount * 100.0).floor() / 100.0)
     } else {
         format!("{:.4}", (amount * 10_000.0).floor() / 10_000.0)
+    }
+}
+
+/// Each configuration's launch command and the benchmark that checks it.
+fn how_to_run(o: &mut String, outcome: &Outcome) {
+    if outcome.how_to_run.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "HOW TO RUN AND CHECK (one replica of each configuration; the capacity figures are predictions for these engines)"
+    );
+    for r in &outcome.how_to_run {
+        let _ = writeln!(o, "  {} / {} ({}):", r.tier, r.config, r.engine);
+        let _ = writeln!(o, "    launch:    {}", r.launch_command);
+        let _ = writeln!(o, "    benchmark: {}", r.benchmark_command);
+        let _ = writeln!(o, "    passes if: {}", r.passes_if);
     }
 }

@@ -99,6 +99,10 @@ pub struct GpuOffer {
     /// Profile id (file stem under `profiles/gpus/`).
     pub id: String,
     pub profile: GpuProfile,
+    /// The serving engine every replica of this type runs; `None` for the
+    /// roofline model with the GPU profile's eager fixed costs (`engine =
+    /// "roofline"`).
+    pub engine: Option<OfferEngine>,
     /// On-demand price; `None` when the type cannot be rented by the hour.
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     /// Reserved price, paid for every hour of the horizon whether used or not;
@@ -128,6 +132,14 @@ pub struct GpuOffer {
     pub max_batched_tokens: Vec<u32>,
     /// Weight precisions to consider.
     pub precision: Vec<Precision>,
+}
+
+/// The engine a GPU type's replicas run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferEngine {
+    /// As the scenario names it: an id under `profiles/engines/` or a path.
+    pub id: String,
+    pub profile: crate::profiles::EngineProfile,
 }
 
 /// How a GPU type is bought.
@@ -321,8 +333,9 @@ pub struct Simulation {
     /// Largest fleet simulated per configuration; above it the step function
     /// continues at the per-replica capacity of this fleet.
     pub fleet_max_replicas: u32,
-    /// How every replica fills its engine steps.
-    pub scheduler: Scheduler,
+    /// How every replica fills its engine steps; `None`: as its engine does
+    /// (decode-first chunked for the roofline model).
+    pub scheduler: Option<Scheduler>,
     /// How a request picks one of its tier's replicas.
     pub router: Router,
 }
@@ -341,7 +354,7 @@ impl Default for Simulation {
             fleet_requests_per_replica: 500,
             burst_scale_max: 1.0,
             fleet_max_replicas: 48,
-            scheduler: Scheduler::default(),
+            scheduler: None,
             router: Router::default(),
         }
     }

@@ -64,6 +64,8 @@ pub struct RawPlanning {
 pub struct RawGpuOffer {
     pub profile: Spanned<String>,
     #[serde(default)]
+    pub engine: Option<Spanned<String>>,
+    #[serde(default)]
     pub on_demand_usd_per_gpu_hour: Option<f64>,
     #[serde(default)]
     pub reserved_usd_per_gpu_hour: Option<f64>,

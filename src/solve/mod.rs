@@ -109,7 +109,9 @@ fn outcome(
         .collect();
     let plan = trial.plan;
     let missed_targets = outcome::missed_targets(&scenario, trial.verification.as_ref());
+    let how_to_run = how_to_run(&scenario, demand, &plan);
     Outcome {
+        how_to_run,
         unit_costs: unit_costs::of(&plan, &demand_summary, &prices),
         commitment: commitment::of_plan(
             &plan,
@@ -143,6 +145,37 @@ fn outcome(
         without_api,
         plan,
     }
+}
+
+/// The launch and benchmark commands of every configuration the plan runs,
+/// tier by tier in the scenario's order.
+fn how_to_run(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &crate::plan::Plan,
+) -> Vec<crate::plan::launch::RunCommands> {
+    let mut out = Vec::new();
+    for tier in &scenario.tiers {
+        let (Some(t), Some(d)) = (
+            plan.tiers.get(&tier.name),
+            demand.tiers.iter().find(|d| d.tier == tier.name),
+        ) else {
+            continue;
+        };
+        for c in &t.configurations {
+            if let Some(offer) = scenario.gpus.iter().find(|g| g.id == c.config.gpu_type) {
+                out.push(crate::plan::launch::commands(
+                    &c.config,
+                    offer,
+                    &scenario.model,
+                    tier,
+                    d,
+                    c.rps_per_replica,
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Question 4 for the chosen plan: per configuration at its tier's busiest

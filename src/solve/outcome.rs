@@ -12,6 +12,7 @@ use crate::money::baselines::Baseline;
 use crate::money::commitment::Commitment;
 use crate::money::prices::Prices;
 use crate::money::unit_costs::UnitCosts;
+use crate::plan::launch::RunCommands;
 use crate::plan::Plan;
 use crate::replay::verification::Verification;
 use crate::scenario::{Scenario, Tier};
@@ -54,6 +55,9 @@ pub struct Outcome {
     /// The scenario solved again with some tiers kept off the API, when the
     /// rounds had to tighten a tier that sends traffic to it.
     pub without_api: Option<WithoutApi>,
+    /// Per tier and configuration: the engine's launch command and the
+    /// benchmark that checks one replica's capacity figure.
+    pub how_to_run: Vec<RunCommands>,
 }
 
 /// A tier whose replay missed its target: the figures its sentence is made of.
@@ -137,6 +141,7 @@ impl Serialize for Outcome {
         if let Some(w) = &self.without_api {
             m.serialize_entry("without_api", w)?;
         }
+        m.serialize_entry("how_to_run", &self.how_to_run)?;
         m.end()
     }
 }

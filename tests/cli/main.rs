@@ -71,9 +71,14 @@ fn entries(dir: &Path) -> Vec<String> {
 
 /// Solves a shipped scenario and checks the plan against its own inputs.
 fn check_shipped(scenario: &str) -> serde_json::Value {
-    let plan = json(&planner(&[
-        "solve", scenario, "--format", "json", "--quiet",
-    ]));
+    check_shipped_with(scenario, &[])
+}
+
+/// [`check_shipped`] with extra arguments (`--set` overrides).
+fn check_shipped_with(scenario: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["solve", scenario, "--format", "json", "--quiet"];
+    args.extend_from_slice(extra);
+    let plan = json(&planner(&args));
     for key in [
         "total_cost_usd",
         "horizon_hours",

@@ -56,15 +56,40 @@ fn perf_parts_sum_to_the_step() {
                 "attention_ms",
                 "allreduce_ms",
                 "fixed_gpu_ms",
-                "cpu_overhead_ms"
+                "cpu_overhead_ms",
+                "cpu_overlaps_gpu"
             ]
         );
-        let sum: f64 = parts.values().map(|v| v.as_f64().unwrap()).sum();
+        let ms = |k: &str| parts[k].as_f64().unwrap();
+        let gpu = ms("gemm_ms") + ms("attention_ms") + ms("allreduce_ms") + ms("fixed_gpu_ms");
+        let cpu = ms("cpu_overhead_ms");
+        // The default engine (vLLM) overlaps the CPU with the GPU: the step
+        // is the longer part; the roofline model adds them.
+        let expected = if parts["cpu_overlaps_gpu"] == true {
+            gpu.max(cpu)
+        } else {
+            gpu + cpu
+        };
         let step = r["step_ms"].as_f64().unwrap();
         assert!(
-            (sum - step).abs() < 1e-9 * step,
-            "{args:?}: {sum} vs {step}"
+            (expected - step).abs() < 1e-9 * step,
+            "{args:?}: {expected} vs {step}"
         );
+        let mut roofline = args.to_vec();
+        roofline.extend_from_slice(&["--engine", "roofline"]);
+        let r = perf_json(&roofline);
+        let sum: f64 = [
+            "gemm_ms",
+            "attention_ms",
+            "allreduce_ms",
+            "fixed_gpu_ms",
+            "cpu_overhead_ms",
+        ]
+        .iter()
+        .map(|k| r["parts"][k].as_f64().unwrap())
+        .sum();
+        assert!((sum - r["step_ms"].as_f64().unwrap()).abs() < 1e-9 * sum);
+        assert_eq!(r["parts"]["cpu_overlaps_gpu"], false);
     }
 }
 

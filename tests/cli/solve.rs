@@ -8,6 +8,34 @@ use crate::{check_shipped, json, planner, solve_json, stderr, stdout};
 fn peak_scenario_solves_end_to_end() {
     let plan = check_shipped("scenarios/peak.toml");
     assert_eq!(plan["horizon_hours"], 168.0);
+    assert!(plan["missed_targets"].as_array().unwrap().is_empty());
+    assert_eq!(plan["on_demand"].as_array().unwrap().len(), 168);
+    assert_eq!(plan["demand"].as_object().unwrap().len(), 2);
+    // Every configuration names the engine it runs (vLLM, the default).
+    for tier in plan["tiers"].as_object().unwrap().values() {
+        for c in tier["configurations"].as_array().unwrap() {
+            assert_eq!(c["engine"], "vllm", "{c}");
+        }
+    }
+}
+
+#[test]
+fn a_tier_sent_to_the_api_that_misses_is_solved_again_kept_off_it() {
+    // On the roofline model's figures (an eager engine), the peak scenario
+    // tells the rounds' whole story.
+    let plan = crate::check_shipped_with(
+        "scenarios/peak.toml",
+        &[
+            "--set",
+            "gpus[0].engine=roofline",
+            "--set",
+            "gpus[1].engine=roofline",
+            "--set",
+            "gpus[2].engine=roofline",
+            "--set",
+            "gpus[3].engine=roofline",
+        ],
+    );
     // With the API, its first plan sends part of the standard tier to it,
     // which its fleets were not sized for, and misses; the rounds resize the
     // fleets, then tighten the tier's figures until it meets. Such a tier is

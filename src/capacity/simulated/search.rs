@@ -61,15 +61,10 @@ impl<'a> Search<'a> {
         tier: &'a Tier,
         demand: &'a TierDemand,
     ) -> Self {
-        let spec = ReplicaSpec::new(
-            config.perf(offer, setting.model),
-            config.max_batch,
-            config.max_batched_tokens,
-            setting.simulation.scheduler,
-        );
+        let spec = config.replica(offer, setting.model, setting.simulation.scheduler);
         let roofline = RooflineBound::new(
             &offer.profile,
-            &setting.model.profile,
+            &config.model_shape(offer, setting.model),
             config.tensor_parallel,
             config.precision,
             config.max_batch,

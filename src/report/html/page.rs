@@ -9,6 +9,7 @@ const STYLE: &str = r#"
 :root { --ink:#1d2733; --muted:#5b6b7b; --line:#d9e0e7; --bg:#f5f7fa; --card:#ffffff;
   --reserved:#1f4e79; --on-demand:#5b9bd5; --spot:#70ad47; --api:#ed7d31; --demand:#c00000; --plan:#1f4e79; --alt:#a5b4c3; }
 * { box-sizing: border-box; }
+pre { white-space: pre-wrap; word-break: break-all; background: var(--bg); border: 1px solid var(--line); padding: 0.5em; font-size: 0.85em; }
 body { margin:0; background:var(--bg); color:var(--ink); font:14px/1.45 "Segoe UI", "Helvetica Neue", Arial, sans-serif; }
 header { background:#17324d; color:#fff; padding:22px 36px 18px; }
 header h1 { margin:0 0 4px; font-size:22px; font-weight:600; }

@@ -298,6 +298,30 @@ fn gpu_table(outcome: &Outcome) -> String {
 }
 
 /// The plan as a self-contained HTML page.
+/// Each configuration's launch command and the benchmark that checks it.
+fn how_to_run_section(outcome: &Outcome) -> String {
+    if outcome.how_to_run.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from(
+        "<section><h2>How to run and check</h2><p class=\"lead\">One replica of each configuration: the engine's launch command, and the benchmark that checks its capacity figure on real hardware.</p>",
+    );
+    for r in &outcome.how_to_run {
+        let _ = write!(
+            o,
+            "<h3>{} / {} ({})</h3><p>Launch:</p><pre>{}</pre><p>Benchmark:</p><pre>{}</pre><p>Passes if {}.</p>",
+            esc(&r.tier),
+            esc(&r.config),
+            esc(&r.engine),
+            esc(&r.launch_command),
+            esc(&r.benchmark_command),
+            esc(&r.passes_if)
+        );
+    }
+    o.push_str("</section>");
+    o
+}
+
 pub fn render(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
     let schedule = crate::money::schedule::of(plan, &outcome.demand, &outcome.prices);
@@ -390,6 +414,7 @@ pub fn render(outcome: &Outcome) -> String {
         unit_cost_table(outcome)
     );
     body.push_str(&replay_section(outcome));
+    body.push_str(&how_to_run_section(outcome));
     let _ = write!(
         body,
         "<section><h2>Alternatives</h2><p class=\"lead\">The same demand and capacity figures under simpler policies.</p>{}</section>",

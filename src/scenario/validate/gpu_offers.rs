@@ -4,10 +4,18 @@
 use super::{Pins, Validator};
 use crate::profiles::precision::Precision;
 use crate::profiles::GpuProfile;
+use crate::profiles::{engine_file, is_engine_path, known_ids, load_engine};
 use crate::scenario::raw::{RawGpuOffer, RawSpot};
 use crate::scenario::reserved_offer::{self, ReservedOffer};
-use crate::scenario::{GpuOffer, PurchaseTerms, SpotOffer};
+use crate::scenario::{GpuOffer, OfferEngine, PurchaseTerms, SpotOffer};
 use std::path::Path;
+
+/// The engine a GPU type runs when its offer names none.
+pub(super) const DEFAULT_ENGINE: &str = "vllm";
+
+/// The engine name that asks for the roofline model with the GPU profile's
+/// eager fixed costs.
+pub(super) const ROOFLINE_ENGINE: &str = "roofline";
 
 /// Default batch-size caps considered for every GPU type.
 pub(super) const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
@@ -72,7 +80,9 @@ impl Validator {
         if let Some(n) = g.max_gpus {
             self.bounded(&key("max_gpus"), f64::from(n));
         }
+        let engine = self.engine(i, g, profiles_dir);
         let profile: GpuProfile = self.profile(&g.profile, &profiles_dir.join("gpus"), "GPU")?;
+        let engine = engine.ok()?;
         let node = profile.gpus_per_node;
         let tensor_parallel = match &g.tensor_parallel {
             // Those that fit a node and, with a purchase unit, divide it.
@@ -103,7 +113,12 @@ impl Validator {
             }
         };
         let max_batch = match &g.max_batch {
-            None => DEFAULT_MAX_BATCH.to_vec(),
+            // The default caps, up to the engine's own cap on sequences.
+            None => DEFAULT_MAX_BATCH
+                .iter()
+                .copied()
+                .filter(|&b| engine.as_ref().is_none_or(|e| b <= e.profile.max_num_seqs))
+                .collect(),
             Some(list) => {
                 if list.is_empty() {
                     self.at_key(
@@ -118,11 +133,12 @@ impl Validator {
             }
         };
         let purchase = self.purchase(i, g, &tensor_parallel);
-        let max_batched_tokens = self.chunk_sizes(i, g, pins);
+        let max_batched_tokens = self.chunk_sizes(i, g, pins, engine.as_ref());
         let precision = self.precisions(i, g, &profile, pins);
         Some(GpuOffer {
             id: g.profile.get_ref().clone(),
             profile,
+            engine,
             on_demand_usd_per_gpu_hour: g.on_demand_usd_per_gpu_hour,
             reserved_usd_per_gpu_hour: g.reserved_usd_per_gpu_hour,
             reserved_term: g
@@ -236,10 +252,70 @@ impl Validator {
         }
     }
 
+    /// The engine offer `i` runs: `engine = "<id>"` under
+    /// `profiles/engines/`, a calibrated profile's path (relative to the
+    /// scenario), or `"roofline"` for the eager roofline model; default
+    /// [`DEFAULT_ENGINE`]. `Ok(None)`: the roofline model; `Err` when the
+    /// name is unknown or the profile bad (the problem recorded).
+    fn engine(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profiles_dir: &Path,
+    ) -> Result<Option<OfferEngine>, ()> {
+        let name = g
+            .engine
+            .as_ref()
+            .map_or(DEFAULT_ENGINE, |e| e.get_ref().as_str());
+        if name == ROOFLINE_ENGINE {
+            return Ok(None);
+        }
+        let file = engine_file(profiles_dir, &self.dir, name);
+        if !file.is_file() {
+            let mut known = known_ids(&profiles_dir.join("engines"));
+            known.push(ROOFLINE_ENGINE.to_string());
+            let message = if is_engine_path(name) {
+                format!(
+                    "engine file `{name}` not found (looked for {}); name an engine ({}) or the path of a profile `planner calibrate --runs --out` wrote",
+                    file.display(),
+                    known.join(", ")
+                )
+            } else {
+                format!(
+                    "unknown engine `{name}` (no file {}); known: {}, or the path of a calibrated engine profile",
+                    file.display(),
+                    known.join(", ")
+                )
+            };
+            match &g.engine {
+                Some(span) => self.at_span(span, message),
+                None => self.at_key(format!("gpus[{i}].engine"), message),
+            }
+            return Err(());
+        }
+        match load_engine(&file) {
+            Ok(profile) => Ok(Some(OfferEngine {
+                id: name.to_string(),
+                profile,
+            })),
+            Err(p) => {
+                self.problems.push(p);
+                Err(())
+            }
+        }
+    }
+
     /// The chunk sizes an offer tries: its own list, else the scenario-wide
-    /// pin `simulation.max_batched_tokens`, else [`DEFAULT_MAX_BATCHED_TOKENS`]
-    /// up to the model's context.
-    fn chunk_sizes(&mut self, i: usize, g: &RawGpuOffer, pins: &Pins) -> Vec<u32> {
+    /// pin `simulation.max_batched_tokens`, else its engine's token budget
+    /// (the roofline model: [`DEFAULT_MAX_BATCHED_TOKENS`] up to the model's
+    /// context).
+    fn chunk_sizes(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        pins: &Pins,
+        engine: Option<&OfferEngine>,
+    ) -> Vec<u32> {
         let key = format!("gpus[{i}].max_batched_tokens");
         let context = pins.max_context_tokens;
         match (&g.max_batched_tokens, pins.max_batched_tokens) {
@@ -264,6 +340,10 @@ impl Validator {
                 list.clone()
             }
             (None, Some(pinned)) => vec![pinned],
+            (None, None) if engine.is_some() => {
+                let budget = engine.map_or(0, |e| e.profile.max_num_batched_tokens);
+                vec![context.map_or(budget, |ctx| budget.min(ctx))]
+            }
             (None, None) => DEFAULT_MAX_BATCHED_TOKENS
                 .iter()
                 .copied()

@@ -77,7 +77,7 @@ impl Validator {
         );
         let scheduler = match r.scheduler.as_ref() {
             None => d.scheduler,
-            Some(s) => Scheduler::from_name(s.get_ref()).unwrap_or_else(|| {
+            Some(s) => Scheduler::from_name(s.get_ref()).or_else(|| {
                 let accepted = Scheduler::ALL.map(|a| format!("\"{}\"", a.name()));
                 self.at_span(
                     s,

@@ -1,0 +1,143 @@
+//! How to run and check each configuration a plan chose: the engine's launch
+//! command for one replica (vLLM, SGLang or TensorRT-LLM, with the
+//! configuration's TP, batch cap, token budget and precision), and the
+//! `vllm bench serve` command that checks one replica's capacity figure on
+//! real hardware: the tier's mean lengths, the plan's requests/s per
+//! replica, and the limits it must meet at the tier's percentile.
+
+use crate::capacity::Config;
+use crate::demand::TierDemand;
+use crate::profiles::precision::Precision;
+use crate::profiles::EngineFamily;
+use crate::scenario::{GpuOffer, ServedModel, Tier};
+use serde::Serialize;
+
+/// The commands of one configuration serving one tier.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunCommands {
+    pub tier: String,
+    /// [`Config::label`].
+    pub config: String,
+    /// The engine and release its figures hold for ("vLLM 0.12.0").
+    pub engine: String,
+    /// Starts one replica.
+    pub launch_command: String,
+    /// Benchmarks one replica at the plan's rate.
+    pub benchmark_command: String,
+    /// What the benchmark must show for the plan's figure to hold.
+    pub passes_if: String,
+}
+
+/// The model's published name, else its profile id.
+fn model_name(model: &ServedModel) -> String {
+    model
+        .profile
+        .hf_id
+        .clone()
+        .unwrap_or_else(|| model.id.clone())
+}
+
+/// The launch command of one replica of `config` on `offer`.
+pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
+    let name = model_name(model);
+    let tp = config.tensor_parallel;
+    let fp8 = config.precision == Precision::Fp8;
+    let Some(engine) = &offer.engine else {
+        // The roofline model stands for an eager engine: vLLM's command.
+        let mut c = format!(
+            "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {}",
+            config.max_batch, config.max_batched_tokens
+        );
+        if fp8 {
+            c.push_str(" --quantization fp8");
+        }
+        return c;
+    };
+    let e = &engine.profile;
+    match e.family {
+        EngineFamily::Vllm => {
+            let mut c = format!(
+                "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
+                config.max_batch, config.max_batched_tokens, e.memory_utilization
+            );
+            if fp8 {
+                c.push_str(" --quantization fp8");
+                if e.fp8_kv_cache {
+                    c.push_str(" --kv-cache-dtype fp8");
+                }
+            }
+            if e.cpu_overlaps_gpu {
+                c.push_str(" --async-scheduling");
+            }
+            c.push_str(" --no-enable-prefix-caching");
+            c
+        }
+        EngineFamily::Sglang => {
+            let mut c = format!(
+                "python -m sglang.launch_server --model-path {name} --tp {tp} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static {}",
+                config.max_batch, config.max_batched_tokens, e.memory_utilization
+            );
+            if fp8 {
+                c.push_str(" --quantization fp8");
+                if e.fp8_kv_cache {
+                    c.push_str(" --kv-cache-dtype fp8_e4m3");
+                }
+            }
+            if !e.cpu_overlaps_gpu {
+                c.push_str(" --disable-overlap-schedule");
+            }
+            c.push_str(" --disable-radix-cache");
+            c
+        }
+        EngineFamily::Trtllm => {
+            let checkpoint = if fp8 {
+                format!("{name}-FP8 (an FP8 checkpoint quantised with TensorRT Model Optimizer)")
+            } else {
+                name
+            };
+            format!(
+                "trtllm-serve {checkpoint} --backend pytorch --tp_size {tp} --max_batch_size {} --max_num_tokens {} --kv_cache_free_gpu_memory_fraction {}",
+                config.max_batch, config.max_batched_tokens, e.memory_utilization
+            )
+        }
+    }
+}
+
+/// The commands for one configuration of `tier`, sized at `rps_per_replica`.
+pub(crate) fn commands(
+    config: &Config,
+    offer: &GpuOffer,
+    model: &ServedModel,
+    tier: &Tier,
+    demand: &TierDemand,
+    rps_per_replica: f64,
+) -> RunCommands {
+    let input = demand.input_tokens.mean.round().max(1.0);
+    let output = demand.output_tokens.mean.round().max(1.0);
+    // Ten minutes of requests at the planned rate, at least 200.
+    let prompts = (rps_per_replica * 600.0).ceil().max(200.0);
+    let p = tier.percentile;
+    let benchmark = format!(
+        "vllm bench serve --model {} --dataset-name random --random-input-len {input} --random-output-len {output} --request-rate {rps_per_replica:.3} --num-prompts {prompts} --ignore-eos --percentile-metrics ttft,tpot,e2el --metric-percentiles {p} --goodput ttft:{} tpot:{}",
+        model_name(model),
+        tier.ttft_ms,
+        tier.tpot_ms
+    );
+    let passes_if = format!(
+        "p{p} TTFT <= {} ms and p{p} TPOT <= {} ms, and request goodput >= {:.3} req/s ({p}% of the {rps_per_replica:.3} req/s sent); lengths are the tier's trace means ({input} in, {output} out), so a run of the trace itself (`planner predict --dataset`) is the closer check",
+        tier.ttft_ms,
+        tier.tpot_ms,
+        rps_per_replica * p / 100.0
+    );
+    RunCommands {
+        tier: tier.name.clone(),
+        config: config.label(),
+        engine: offer.engine.as_ref().map_or_else(
+            || "roofline model, an eager engine: vLLM's command shown".to_string(),
+            |e| format!("{} {}", e.profile.name, e.profile.version),
+        ),
+        launch_command: launch_command(config, offer, model),
+        benchmark_command: benchmark,
+        passes_if,
+    }
+}
