@@ -337,6 +337,22 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_tp_must_split_the_heads_evenly_and_fit_a_node() {
+        let gpu = h100();
+        let mut m = llama8b();
+        assert_eq!(tp_problem(&gpu, &m, 4), None);
+        assert!(tp_problem(&gpu, &m, 3).unwrap().contains("does not divide"));
+        // 12 KV heads: TP 8 neither divides them nor is a multiple.
+        m.kv_heads = 12;
+        m.heads = 48;
+        assert!(tp_problem(&gpu, &m, 8).unwrap().contains("KV heads"));
+        m.kv_heads = 2;
+        assert_eq!(tp_problem(&gpu, &m, 8), None);
+        assert!(tp_problem(&gpu, &m, 16).unwrap().contains("node"));
+        assert!(tp_problem(&gpu, &m, 0).is_some());
+    }
+
+    #[test]
     fn efficiencies_stay_at_most_one_and_fp8_halves_the_kv_cache() {
         let mut e = vllm();
         e.gemm_efficiency_scale = 5.0;

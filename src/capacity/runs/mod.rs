@@ -124,3 +124,6 @@ fn mean_latencies(run: &BenchRun) -> Option<(f64, f64)> {
     };
     Some((ttft, tpot))
 }
+
+#[cfg(test)]
+mod tests;

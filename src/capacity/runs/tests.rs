@@ -1,0 +1,160 @@
+//! The shipped engine profiles against the shared runs: the error targets,
+//! the physical bounds of their figures, and the roofline ceiling.
+
+use super::calibration::Medians;
+use super::fit::{evaluate, Profiles};
+use super::read::{read_csv, Runs};
+use super::MeasuredRun;
+use crate::perf::roofline::RooflineBound;
+use crate::profiles::{load_engine, load_gpu, load_model, EngineFamily, EngineProfile};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared Qwen3-32B runs, their profiles, and the shipped engines.
+fn shared() -> (Runs, Profiles, BTreeMap<EngineFamily, EngineProfile>) {
+    let profiles_dir = root().join("profiles");
+    let mut runs = Runs::default();
+    read_csv(
+        &root().join("data/engine-runs/qwen3-32b.csv"),
+        &profiles_dir,
+        &mut runs,
+    )
+    .unwrap();
+    let mut profiles = Profiles::default();
+    let mut engines = BTreeMap::new();
+    for r in &runs.runs {
+        profiles
+            .gpus
+            .entry(r.gpu.clone())
+            .or_insert_with(|| load_gpu(&profiles_dir, &r.gpu).unwrap());
+        profiles
+            .models
+            .entry(r.model.clone())
+            .or_insert_with(|| load_model(&profiles_dir, &r.model).unwrap());
+        engines.entry(r.engine).or_insert_with(|| {
+            load_engine(&profiles_dir.join(format!("engines/{}.toml", r.engine.as_str()))).unwrap()
+        });
+    }
+    (runs, profiles, engines)
+}
+
+/// Every run's prediction with its engine's shipped profile.
+fn predicted(
+    runs: &[MeasuredRun],
+    profiles: &Profiles,
+    engines: &BTreeMap<EngineFamily, EngineProfile>,
+) -> Vec<super::calibration::RunErrors> {
+    let mut out = Vec::new();
+    for (engine, profile) in engines {
+        let mine: Vec<&MeasuredRun> = runs.iter().filter(|r| r.engine == *engine).collect();
+        for (r, p) in mine.iter().zip(evaluate(&mine, profile, profiles)) {
+            out.push(super::calibration::RunErrors {
+                run: (*r).clone(),
+                group: r.group(),
+                before_ms: p,
+                after_ms: p,
+                held_out_ms: p,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn the_shipped_engine_profiles_meet_their_targets_on_the_dense_runs() {
+    let (runs, profiles, engines) = shared();
+    // 357 H100 rows and 2 GB200 rows; 16 set aside (NVFP4, ambiguous
+    // concurrency).
+    assert_eq!(runs.runs.len(), 359, "{:?}", runs.set_aside);
+    let errors = predicted(&runs.runs, &profiles, &engines);
+    let all = Medians::of(errors.iter(), |r| r.after_ms);
+    assert_eq!(all.unserved, 0);
+    assert!(
+        all.tpot_abs_error <= 0.10,
+        "median |TPOT error| {:.3}",
+        all.tpot_abs_error
+    );
+    assert!(
+        all.ttft_abs_error <= 0.20,
+        "median |TTFT error| {:.3}",
+        all.ttft_abs_error
+    );
+    // Every group of at least ten runs within 20% on TPOT (the two small
+    // groups, 3 vLLM FP8 runs and 2 GB200 runs, are in docs/model.md).
+    let mut groups: BTreeMap<String, Vec<&super::calibration::RunErrors>> = BTreeMap::new();
+    for e in &errors {
+        groups.entry(e.group.clone()).or_default().push(e);
+    }
+    for (group, members) in groups.iter().filter(|(_, m)| m.len() >= 10) {
+        let m = Medians::of(members.iter().copied(), |r| r.after_ms);
+        assert!(
+            m.tpot_error.abs() <= 0.20,
+            "{group}: median TPOT error {:.3}",
+            m.tpot_error
+        );
+    }
+}
+
+#[test]
+fn the_shipped_engine_figures_are_physical() {
+    let (runs, profiles, engines) = shared();
+    for (engine, p) in &engines {
+        for key in &p.fitted {
+            let v = p.fitted_value(key).unwrap();
+            assert!(v.is_finite() && v >= 0.0, "{engine:?} {key} = {v}");
+        }
+        assert!(p.allreduce_bandwidth_fraction <= 1.0);
+        // On every GPU the engine's runs came from, its efficiencies stay
+        // at most 1 (the fit's range guarantees it; no clamp needed).
+        for r in runs.runs.iter().filter(|r| r.engine == *engine) {
+            let gpu = &profiles.gpus[&r.gpu];
+            assert!(
+                p.gemm_efficiency_scale * gpu.compute_efficiency <= 1.0 + 1e-9,
+                "{engine:?} on {}",
+                r.gpu
+            );
+            assert!(
+                p.attention_efficiency_scale * gpu.attention_efficiency() <= 1.0 + 1e-9,
+                "{engine:?} on {}",
+                r.gpu
+            );
+        }
+    }
+}
+
+#[test]
+fn no_predicted_run_beats_the_roofline_ceiling() {
+    let (runs, profiles, engines) = shared();
+    for r in &runs.runs {
+        let engine = &engines[&r.engine];
+        let gpu = &profiles.gpus[&r.gpu];
+        let model = &profiles.models[&r.model];
+        let Some((ttft_ms, tpot_ms)) = super::predict(r, engine, gpu, model) else {
+            continue;
+        };
+        // A request's predicted latency, against the replica's ceiling at
+        // peak FLOPs and bandwidth with no overhead: `concurrency` requests
+        // in flight cannot finish faster than the ceiling allows.
+        let shape = crate::perf::engine::engine_model_shape(model, engine, r.precision);
+        let bound = RooflineBound::new(
+            gpu,
+            &shape,
+            r.tp,
+            r.precision,
+            r.concurrency,
+            &[(r.input_tokens, r.output_tokens)],
+        );
+        let e2e_s = (ttft_ms + tpot_ms * f64::from(r.output_tokens - 1)) / 1e3;
+        let rps = f64::from(r.concurrency) / e2e_s;
+        assert!(
+            rps <= bound.max_rps() * 1.000_001,
+            "{}: {rps:.3} req/s above the ceiling {:.3}",
+            r.label,
+            bound.max_rps()
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! Engines in scenarios and `calibrate --runs`: the default engine, the
+//! roofline model, a calibrated profile a scenario names, and the errors of
+//! a bad engine name or runs file.
+
+use crate::{json, planner, stderr, stdout, temp_dir};
+use std::path::Path;
+
+/// `tests/fixtures/ok/tiny.toml` with its offers' `engine` lines set to
+/// `engine`, written to `dir`.
+fn tiny_with_engine(dir: &Path, engine: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string("tests/fixtures/ok/tiny.toml")
+        .unwrap()
+        .replace("engine = \"roofline\"", &format!("engine = \"{engine}\""))
+        .replace(
+            "profiles_dir = \"../../../profiles\"",
+            &format!("profiles_dir = \"{}/profiles\"", env!("CARGO_MANIFEST_DIR")),
+        )
+        .replace(
+            "trace = \"../traces/tiny.csv\"",
+            &format!(
+                "trace = \"{}/tests/fixtures/traces/tiny.csv\"",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        );
+    let path = dir.join(format!("tiny-{}.toml", engine.replace('/', "_")));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_unknown_engine_is_located_and_lists_the_known_ones() {
+    let dir = temp_dir("engine-unknown");
+    let path = tiny_with_engine(&dir, "tgi");
+    let out = planner(&["solve", path.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains(":16:10: unknown engine `tgi`"), "{e}");
+    assert!(e.contains(":24:10: unknown engine `tgi`"), "{e}");
+    assert!(e.contains("known: sglang, trtllm, vllm, roofline"), "{e}");
+}
+
+#[test]
+fn every_engine_plans_the_tiny_scenario_and_names_itself() {
+    let dir = temp_dir("engine-each");
+    for engine in ["vllm", "sglang", "trtllm", "roofline"] {
+        let path = tiny_with_engine(&dir, engine);
+        let plan = json(&planner(&[
+            "solve",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+            "--quiet",
+        ]));
+        let c = &plan["tiers"]["chat"]["configurations"][0];
+        assert_eq!(c["engine"], engine, "{c}");
+        let run = &plan["how_to_run"][0];
+        let launch = run["launch_command"].as_str().unwrap();
+        let expected = match engine {
+            "sglang" => {
+                "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct"
+            }
+            "trtllm" => "trtllm-serve meta-llama/Llama-3.1-8B-Instruct",
+            _ => "vllm serve meta-llama/Llama-3.1-8B-Instruct",
+        };
+        assert!(launch.starts_with(expected), "{engine}: {launch}");
+        assert!(run["benchmark_command"]
+            .as_str()
+            .unwrap()
+            .starts_with("vllm bench serve"));
+    }
+}
+
+#[test]
+fn calibration_writes_a_profile_that_predict_and_a_scenario_read() {
+    let dir = temp_dir("engine-calibrate");
+    // Twenty vLLM runs of the shared file.
+    let all = std::fs::read_to_string("data/engine-runs/qwen3-32b.csv").unwrap();
+    let mut lines = all.lines();
+    let mut text = format!("{}\n", lines.next().unwrap());
+    for l in lines
+        .filter(|l| l.contains(",vllm,0.12.0,") && l.contains(",h100_sxm,,agg,"))
+        .take(20)
+    {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let runs = dir.join("runs.csv");
+    std::fs::write(&runs, text).unwrap();
+    let out_dir = dir.join("calibrated");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = planner(&[
+        "calibrate",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--max-evaluations",
+        "40",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let report = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(report.contains("vllm (20 runs): loss"), "{report}");
+    assert!(
+        report.contains("qwen3-32b h100-sxm vllm bf16 (20 runs)"),
+        "{report}"
+    );
+    let profile = out_dir.join("vllm.toml");
+    let written = std::fs::read_to_string(&profile).unwrap();
+    assert!(
+        written.contains("calibrated by `planner calibrate --runs"),
+        "{written}"
+    );
+    // The fitted loss never exceeds the starting one.
+    let loss: Vec<f64> = report
+        .lines()
+        .find(|l| l.starts_with("vllm (20 runs): loss"))
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(loss[1] <= loss[0], "{loss:?}");
+    let p = json(&planner(&[
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "4",
+        "--engine",
+        profile.to_str().unwrap(),
+        "--max-concurrency",
+        "8",
+        "--num-prompts",
+        "40",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(p["planner"]["engine"], profile.to_str().unwrap());
+    let scenario = tiny_with_engine(&dir, profile.to_str().unwrap());
+    let plan = json(&planner(&[
+        "solve",
+        scenario.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(
+        plan["tiers"]["chat"]["configurations"][0]["engine"],
+        profile.to_str().unwrap()
+    );
+}
+
+#[test]
+fn a_runs_file_that_cannot_be_read_names_its_row_and_column() {
+    let dir = temp_dir("engine-runs-bad");
+    let all = std::fs::read_to_string("data/engine-runs/qwen3-32b.csv").unwrap();
+    let header = all.lines().next().unwrap();
+    let row = all.lines().find(|l| l.contains(",vllm,0.12.0,")).unwrap();
+    let bad = row.replacen(",1024,", ",a lot,", 1);
+    let path = dir.join("bad.csv");
+    std::fs::write(&path, format!("{header}\n{row}\n{bad}\n")).unwrap();
+    let out = planner(&["calibrate", "--runs", path.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("bad.csv:line 3, column `isl`: a whole number from 1 to 1048576, got `a lot`"),
+        "{e}"
+    );
+    let missing = dir.join("missing.csv");
+    std::fs::write(&missing, "backend,model_path\nvllm,Qwen/Qwen3-32B\n").unwrap();
+    let out = planner(&["calibrate", "--runs", missing.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("the header lacks the columns backend_version, system"),
+        "{}",
+        stderr(&out)
+    );
+    let engine = dir.join("unknown-engine.csv");
+    std::fs::write(
+        &engine,
+        format!("{header}\n{}\n", row.replacen(",vllm,", ",tgi,", 1)),
+    )
+    .unwrap();
+    let out = planner(&["calibrate", "--runs", engine.to_str().unwrap(), "--quiet"]);
+    assert!(
+        stderr(&out)
+            .contains("column `backend`: the engine must be vllm, sglang or trtllm, got `tgi`"),
+        "{}",
+        stderr(&out)
+    );
+    let result = dir.join("result.json");
+    std::fs::write(&result, "{}").unwrap();
+    let out = planner(&["calibrate", "--runs", result.to_str().unwrap(), "--quiet"]);
+    assert!(
+        stderr(&out).contains("give --gpu, --tp, --engine and --precision (missing --precision)"),
+        "{}",
+        stderr(&out)
+    );
+}

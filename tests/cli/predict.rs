@@ -1,0 +1,261 @@
+//! `planner predict`: vLLM's summary and result file, the round trip through
+//! `planner goodput`, the concurrency curve and its SLO knee, and what it
+//! refuses.
+
+use crate::{json, planner, stderr, stdout, temp_dir};
+
+fn predict(extra: &[&str]) -> std::process::Output {
+    let tp = if extra.contains(&"--tp") {
+        &[][..]
+    } else {
+        &["--tp", "2"][..]
+    };
+    let mut args = vec![
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h100-sxm",
+        "--random-input-len",
+        "2048",
+        "--random-output-len",
+        "128",
+        "--num-prompts",
+        "200",
+    ];
+    args.extend_from_slice(tp);
+    args.extend_from_slice(extra);
+    planner(&args)
+}
+
+#[test]
+fn a_closed_loop_prediction_reads_like_vllms_summary() {
+    let text = stdout(&predict(&["--max-concurrency", "16"]));
+    for line in [
+        "Predicted (not measured): qwen3-32b on 2 x h100-sxm, vLLM 0.12.0 (vllm), bf16",
+        "============ Serving Benchmark Result ============",
+        "Successful requests:                    200",
+        "Maximum request concurrency:            16",
+        "Mean TTFT (ms):",
+        "P99 TPOT (ms):",
+        "Median ITL (ms):",
+        "Mean E2EL (ms):",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in\n{text}");
+    }
+}
+
+#[test]
+fn the_result_file_reads_back_through_goodput_with_the_same_attainment() {
+    let dir = temp_dir("predict-roundtrip");
+    let out = predict(&[
+        "--max-concurrency",
+        "16",
+        "--ttft-ms",
+        "600",
+        "--tpot-ms",
+        "25",
+        "--format",
+        "json",
+    ]);
+    let run = json(&out);
+    for key in [
+        "completed",
+        "duration",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "output_throughput",
+        "total_token_throughput",
+        "mean_ttft_ms",
+        "median_tpot_ms",
+        "std_itl_ms",
+        "p99_e2el_ms",
+        "ttfts",
+        "itls",
+        "output_lens",
+    ] {
+        assert!(run.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(run["completed"], 200);
+    let path = dir.join("run.json");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let g = json(&planner(&[
+        "goodput",
+        path.to_str().unwrap(),
+        "--ttft-ms",
+        "600",
+        "--tpot-ms",
+        "25",
+        "--format",
+        "json",
+    ]));
+    let met = g["total"]["met_both"].as_f64().unwrap();
+    let requests = g["total"]["requests"].as_f64().unwrap();
+    let goodput_rps = run["request_goodput"].as_f64().unwrap();
+    let duration = run["duration"].as_f64().unwrap();
+    // predict's own count of requests meeting both limits is goodput's.
+    assert_eq!(requests, 200.0);
+    assert!(
+        (goodput_rps * duration - met).abs() < 1e-6,
+        "{goodput_rps} x {duration} vs {met}"
+    );
+    assert!(met > 0.0 && met <= 200.0);
+}
+
+#[test]
+fn the_curve_names_the_highest_concurrency_that_meets_the_limits() {
+    let out = predict(&[
+        "--max-concurrency",
+        "1,4,16,64",
+        "--ttft-ms",
+        "800",
+        "--tpot-ms",
+        "30",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "Highest concurrency at which p99 TTFT <= 800 ms and p99 TPOT <= 30 ms still hold:"
+        ),
+        "{text}"
+    );
+    let j = json(&predict(&[
+        "--max-concurrency",
+        "1,4,16,64",
+        "--ttft-ms",
+        "800",
+        "--tpot-ms",
+        "30",
+        "--format",
+        "json",
+    ]));
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    // More concurrency, more throughput and a longer step.
+    let rps: Vec<f64> = runs
+        .iter()
+        .map(|r| r["request_throughput"].as_f64().unwrap())
+        .collect();
+    let tpot: Vec<f64> = runs
+        .iter()
+        .map(|r| r["mean_tpot_ms"].as_f64().unwrap())
+        .collect();
+    assert!(rps.windows(2).all(|w| w[1] > w[0]), "{rps:?}");
+    assert!(tpot.windows(2).all(|w| w[1] >= w[0]), "{tpot:?}");
+    let best = j["slo"]["highest_concurrency"].as_u64().unwrap();
+    assert!([1, 4, 16].contains(&best), "{best}");
+    // The next concurrency misses a limit at p99.
+    let next = runs
+        .iter()
+        .position(|r| r["max_concurrency"].as_u64() == Some(best))
+        .unwrap()
+        + 1;
+    if let Some(r) = runs.get(next) {
+        let p99_ttft = r["p99_ttft_ms"].as_f64().unwrap();
+        let p99_tpot = r["p99_tpot_ms"].as_f64().unwrap();
+        assert!(p99_ttft > 800.0 || p99_tpot > 30.0, "{r}");
+    }
+}
+
+#[test]
+fn a_prediction_is_the_same_on_every_run() {
+    let a = predict(&[
+        "--request-rate",
+        "3",
+        "--random-range-ratio",
+        "0.5",
+        "--format",
+        "json",
+    ]);
+    let b = predict(&[
+        "--request-rate",
+        "3",
+        "--random-range-ratio",
+        "0.5",
+        "--format",
+        "json",
+    ]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn predict_refuses_what_it_cannot_run() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--max-concurrency", "0"],
+            "--max-concurrency 0 lets no request in",
+        ),
+        (
+            &["--engine", "tgi"],
+            "unknown --engine `tgi`; known: sglang, trtllm, vllm",
+        ),
+        (
+            &["--tp", "3"],
+            "vLLM cannot run --tp 3: TP 3 does not divide Qwen3 32B's 64 attention heads",
+        ),
+        (
+            &["--tp", "16"],
+            "TP 16 is more than the 8 GPUs of one H100 SXM5 80GB node",
+        ),
+        (&["--request-rate", "fast"], "--request-rate `fast`"),
+        (&["--request-rate", "trace"], "give --dataset TRACE"),
+        (
+            &["--random-range-ratio", "1"],
+            "--random-range-ratio 1 is outside [0, 1)",
+        ),
+    ];
+    for (extra, message) in cases {
+        let out = predict(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            stderr(&out).contains(message),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = planner(&[
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "l4",
+        "--tp",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot run: the weights need 65.5 GB per GPU"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_trace_drives_the_lengths_and_with_rate_trace_the_arrivals() {
+    let out = json(&planner(&[
+        "predict",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--dataset",
+        "tests/fixtures/traces/tiny.csv",
+        "--request-rate",
+        "trace",
+        "--num-prompts",
+        "50",
+        "--format",
+        "json",
+    ]));
+    let trace = std::fs::read_to_string("tests/fixtures/traces/tiny.csv").unwrap();
+    let rows = trace
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .count()
+        .min(50);
+    assert_eq!(out["completed"].as_u64().unwrap() as usize, rows);
+    assert_eq!(out["planner"]["dataset"], "tests/fixtures/traces/tiny.csv");
+}
