@@ -10,9 +10,9 @@
 //! maximised over B up to what the KV cache holds, times the replicas.
 
 use crate::base::error::PlannerError;
-use crate::perf::{PerfModel, StepTime};
+use crate::perf::{EngineModel, PerfModel, StepTime};
 use crate::profiles::precision::Precision;
-use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
+use crate::profiles::{load_engine, load_gpu, load_model, EngineProfile, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::path::Path;
 
@@ -205,12 +205,29 @@ pub struct Comparison {
     pub relative_error: f64,
     /// The batch the prediction settled on.
     pub batch: u32,
+    /// The same prediction with the shipped TensorRT-LLM engine profile on
+    /// top (the published points are TensorRT-LLM's), and its error.
+    pub engine_tokens_per_s: f64,
+    pub engine_relative_error: f64,
 }
 
-/// Output tokens/s of `gpus` GPUs in replicas of `perf.tp`, at the best batch.
-pub(crate) fn offline_throughput(perf: &PerfModel, gpus: u32, isl: f64, osl: f64) -> (f64, u32) {
+/// The shipped TensorRT-LLM profile, the engine the published points ran.
+fn trtllm(profiles_dir: &Path) -> Result<EngineProfile, PlannerError> {
+    load_engine(&profiles_dir.join("engines").join("trtllm.toml"))
+        .map_err(|p| PlannerError::Scenario(vec![p]))
+}
+
+/// Output tokens/s of `gpus` GPUs in replicas of `tp` GPUs of `perf`, at
+/// the best batch.
+pub(crate) fn offline_throughput(
+    perf: &impl StepTime,
+    tp: u32,
+    gpus: u32,
+    isl: f64,
+    osl: f64,
+) -> (f64, u32) {
     let kv_limit = (perf.kv_capacity_tokens() / (isl + osl)).floor().max(0.0) as u32;
-    let replicas = f64::from(gpus / perf.tp);
+    let replicas = f64::from(gpus / tp);
     let mut best = (0.0, 0);
     for b in 1..=kv_limit.min(MAX_BATCH) {
         let batch = f64::from(b);
@@ -240,17 +257,24 @@ fn fp8_profiles(
 
 /// Every published point with the model's prediction, FP8 weights and KV cache.
 pub(crate) fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerError> {
+    let engine = trtllm(profiles_dir)?;
     PUBLISHED
         .iter()
         .map(|p| {
             let (gpu, model) = fp8_profiles(profiles_dir, p.gpu, p.model)?;
             let perf = PerfModel::new(&gpu, &model, p.tensor_parallel, Precision::Fp8);
-            let (predicted, batch) = offline_throughput(
-                &perf,
-                p.gpus,
-                f64::from(p.input_tokens),
-                f64::from(p.output_tokens),
+            let (isl, osl) = (f64::from(p.input_tokens), f64::from(p.output_tokens));
+            let (predicted, batch) = offline_throughput(&perf, p.tensor_parallel, p.gpus, isl, osl);
+            let engine = EngineModel::new(
+                "trtllm",
+                &engine,
+                &gpu,
+                &model,
+                p.tensor_parallel,
+                Precision::Fp8,
             );
+            let (engine_predicted, _) =
+                offline_throughput(&engine, p.tensor_parallel, p.gpus, isl, osl);
             Ok(Comparison {
                 source: p.source.into(),
                 model: p.model.into(),
@@ -263,6 +287,8 @@ pub(crate) fn compare(profiles_dir: &Path) -> Result<Vec<Comparison>, PlannerErr
                 predicted_tokens_per_s: predicted,
                 relative_error: predicted / p.published_tokens_per_s - 1.0,
                 batch,
+                engine_tokens_per_s: engine_predicted,
+                engine_relative_error: engine_predicted / p.published_tokens_per_s - 1.0,
             })
         })
         .collect()
@@ -343,7 +369,7 @@ fn best_system_throughput(
         .filter(|&&tp| tp <= system.gpus && tp <= gpu.gpus_per_node)
         .map(|&tp| {
             let perf = PerfModel::new(&gpu, &model, tp, Precision::Fp8);
-            offline_throughput(&perf, system.gpus, isl, osl).0
+            offline_throughput(&perf, tp, system.gpus, isl, osl).0
         })
         .fold(0.0, f64::max))
 }

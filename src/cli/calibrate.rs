@@ -21,11 +21,11 @@ pub(crate) struct CalibrateArgs {
     /// --save-result` JSON (with --gpu, --tp, --engine and --precision).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub runs: Vec<PathBuf>,
-    /// The engine profile to start from (an id in profiles/engines, or a
-    /// file); default: each engine's shipped profile. With a vLLM JSON
-    /// file: the engine it ran.
+    /// An engine profile to start from (an id in profiles/engines, or a
+    /// file), one per engine, repeatable; default: each engine's shipped
+    /// profile. With a vLLM JSON file, the first names the engine it ran.
     #[arg(long)]
-    pub engine: Option<String>,
+    pub engine: Vec<String>,
     /// GPU profile id of the runs in vLLM JSON files.
     #[arg(long)]
     pub gpu: Option<String>,

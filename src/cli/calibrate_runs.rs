@@ -16,15 +16,15 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
-    let start = args
+    let start: Vec<(String, EngineProfile)> = args
         .engine
-        .as_deref()
+        .iter()
         .map(|e| load_engine_arg(&args.profiles, e))
-        .transpose()?;
+        .collect::<Result<_, _>>()?;
     let mut runs = Runs::default();
     for file in &args.runs {
         if file.extension().is_some_and(|e| e == "json") {
-            let given = given_config(args, start.as_ref().map(|s| &s.1))?;
+            let given = given_config(args, start.first().map(|s| &s.1))?;
             read_vllm_json(file, &given, &args.profiles, &mut runs)?;
         } else {
             read_csv(file, &args.profiles, &mut runs)?;
@@ -62,9 +62,9 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         if starts.contains_key(&r.engine) {
             continue;
         }
-        let profile = match &start {
-            Some((_, p)) if p.family == r.engine => p.clone(),
-            _ => load_engine_arg(&args.profiles, r.engine.as_str())?.1,
+        let profile = match start.iter().find(|(_, p)| p.family == r.engine) {
+            Some((_, p)) => p.clone(),
+            None => load_engine_arg(&args.profiles, r.engine.as_str())?.1,
         };
         starts.insert(r.engine, profile);
     }

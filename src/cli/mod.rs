@@ -132,7 +132,7 @@ pub(crate) enum Command {
     /// (--request-rate R, a Poisson process; inf sends all at once) against
     /// one replica of --tp GPUs running --engine (CUDA graphs, custom
     /// all-reduce, overlapped CPU, the engine's scheduler, docs/model.md
-    /// §1.4), simulated step by step. Prints vLLM's summary; --format json
+    /// §2.1), simulated step by step. Prints vLLM's summary; --format json
     /// writes the keys of its --save-result file, which `planner goodput`
     /// reads. A list --max-concurrency 1,2,4,...,512 with --ttft-ms and
     /// --tpot-ms names the highest concurrency at which the limits still hold.

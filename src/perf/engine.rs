@@ -20,7 +20,7 @@
 //!   `memory_utilization` of the GPU's, and an FP8 recipe may halve the KV
 //!   bytes.
 //!
-//! Formulas in `docs/model.md` §1.4.
+//! Formulas in `docs/model.md` §2.1.
 
 use super::{DecodeRun, PerfModel, StepParts, StepTime, StepWork};
 use crate::profiles::precision::Precision;

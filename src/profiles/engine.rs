@@ -5,7 +5,7 @@
 //! bandwidths; the engine profile holds the fixed costs of its steps (CUDA
 //! graphs, fused kernels), its all-reduce, its CPU time and whether that
 //! overlaps the GPU, its scheduler's defaults and how much of the memory it
-//! takes. Formulas in `docs/model.md` §1.4.
+//! takes. Formulas in `docs/model.md` §2.1.
 
 use super::check_bound;
 use super::Scheduler;

@@ -12,7 +12,7 @@ pub fn render(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10} {:>10} {:>7} {:>6}",
+        "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10} {:>10} {:>7} {:>6} {:>10} {:>7}",
         "source",
         "model",
         "gpu",
@@ -22,12 +22,14 @@ pub fn render(
         "published",
         "predicted",
         "error",
-        "batch"
+        "batch",
+        "trtllm",
+        "error"
     );
     for r in points {
         let _ = writeln!(
             out,
-            "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10.0} {:>10.0} {:>+6.0}% {:>6}",
+            "{:<39} {:<15} {:<9} {:>4} {:>2} {:>11} {:>10.0} {:>10.0} {:>+6.0}% {:>6} {:>10.0} {:>+6.0}%",
             r.source,
             r.model,
             r.gpu,
@@ -37,17 +39,25 @@ pub fn render(
             r.published_tokens_per_s,
             r.predicted_tokens_per_s,
             r.relative_error * 100.0,
-            r.batch
+            r.batch,
+            r.engine_tokens_per_s,
+            r.engine_relative_error * 100.0
         );
     }
     let errors: Vec<f64> = points.iter().map(|r| r.relative_error.abs()).collect();
     let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
     let max = errors.iter().copied().fold(0.0, f64::max);
+    let engine: Vec<f64> = points
+        .iter()
+        .map(|r| r.engine_relative_error.abs())
+        .collect();
     let _ = writeln!(
         out,
-        "mean |error| {:.0}%, max |error| {:.0}%",
+        "mean |error| {:.0}%, max |error| {:.0}% (roofline); {:.0}%, {:.0}% with the TensorRT-LLM engine profile",
         mean * 100.0,
-        max * 100.0
+        max * 100.0,
+        engine.iter().sum::<f64>() / engine.len().max(1) as f64 * 100.0,
+        engine.iter().copied().fold(0.0, f64::max) * 100.0
     );
     let system_rows: Vec<RatioRow> = ratios
         .iter()

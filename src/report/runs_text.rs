@@ -62,6 +62,7 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     let _ = writeln!(o, "Groups (model, GPU, engine, precision):");
     for g in c.groups.iter().chain(std::iter::once(&c.all)) {
         let _ = writeln!(o, "  {} ({} runs)", g.group, g.before.runs);
+        let _ = writeln!(o, "{}", medians_row("roofline", &g.roofline));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));
         let _ = writeln!(o, "{}", medians_row("after", &g.after));
         let held = if g.held_out_from_start {

@@ -16,6 +16,9 @@ use std::collections::BTreeMap;
 pub(crate) struct RunErrors {
     pub run: MeasuredRun,
     pub group: String,
+    /// Predicted mean TTFT and TPOT (ms) by the roofline model (the GPU
+    /// profile's eager fixed costs), under the engine's scheduler.
+    pub roofline_ms: Option<(f64, f64)>,
     /// Predicted mean TTFT and TPOT (ms) before and after the fit, and by the
     /// fit that left the run's group out; `None` when the replica cannot
     /// serve the run.
@@ -78,6 +81,7 @@ impl Medians {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct GroupErrors {
     pub group: String,
+    pub roofline: Medians,
     pub before: Medians,
     pub after: Medians,
     pub held_out: Medians,
@@ -153,6 +157,7 @@ pub(crate) fn calibrate(
             .filter(|r| r.engine == e && except.is_none_or(|g| r.group() != g))
             .collect()
     };
+    let mut roofline = vec![None; runs.len()];
     let mut before = vec![None; runs.len()];
     let mut after = vec![None; runs.len()];
     let mut held_out = vec![None; runs.len()];
@@ -171,6 +176,12 @@ pub(crate) fn calibrate(
             .collect();
         for (&i, p) in index.iter().zip(evaluate(&mine, start, profiles)) {
             before[i] = p;
+        }
+        for (&i, p) in index
+            .iter()
+            .zip(super::fit::evaluate_roofline(&mine, start, profiles))
+        {
+            roofline[i] = p;
         }
         let (fitted, report): (EngineProfile, FitReport) =
             fit(&mine, start, profiles, max_evaluations, &bar);
@@ -225,6 +236,7 @@ pub(crate) fn calibrate(
         .map(|(i, r)| RunErrors {
             run: r.clone(),
             group: r.group(),
+            roofline_ms: roofline[i],
             before_ms: before[i],
             after_ms: after[i],
             held_out_ms: held_out[i],
@@ -232,6 +244,7 @@ pub(crate) fn calibrate(
         .collect();
     let summarise = |group: String, members: Vec<&RunErrors>| GroupErrors {
         held_out_from_start: held_from_start.get(&group).copied().unwrap_or(false),
+        roofline: Medians::of(members.iter().copied(), |r| r.roofline_ms),
         before: Medians::of(members.iter().copied(), |r| r.before_ms),
         after: Medians::of(members.iter().copied(), |r| r.after_ms),
         held_out: Medians::of(members.iter().copied(), |r| r.held_out_ms),

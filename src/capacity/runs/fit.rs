@@ -35,6 +35,23 @@ pub(crate) fn evaluate(
     .collect()
 }
 
+/// [`evaluate`] with the roofline model (the GPU profile's eager fixed
+/// costs) under `engine`'s scheduler and budget.
+pub(crate) fn evaluate_roofline(
+    runs: &[&MeasuredRun],
+    engine: &EngineProfile,
+    profiles: &Profiles,
+) -> Vec<Option<(f64, f64)>> {
+    crate::base::parallel::map_in_order(runs, |run| {
+        let gpu = profiles.gpus.get(&run.gpu)?;
+        let model = profiles.models.get(&run.model)?;
+        super::predict_roofline(run, engine, gpu, model)
+    })
+    .into_iter()
+    .map(Option::flatten)
+    .collect()
+}
+
 /// The squared log error a run that cannot be served counts for, per
 /// figure: as if off by a factor of 10.
 const UNSERVED_PENALTY: f64 = 5.3;

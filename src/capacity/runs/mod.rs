@@ -74,14 +74,26 @@ pub(crate) fn replica(
 }
 
 /// The mean TTFT and mean TPOT (ms) the run's client would measure against
-/// `engine`, or `None` when the replica cannot serve its prompts.
-pub(crate) fn predict(
+/// the roofline model (the GPU profile's eager fixed costs: the planner's
+/// step model before engines) under `engine`'s scheduler and token budget.
+pub(crate) fn predict_roofline(
     run: &MeasuredRun,
     engine: &EngineProfile,
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
-    let spec = replica(engine, "fit", gpu, model, run.tp, run.precision);
+    let m = crate::perf::PerfModel::new(gpu, model, run.tp, run.precision);
+    let spec = ReplicaSpec::new(
+        StepModel::Roofline(m),
+        engine.max_num_seqs,
+        engine.max_num_batched_tokens,
+        engine.scheduler,
+    );
+    simulate_run(run, &spec, model)
+}
+
+/// The client of `run` against `spec`.
+fn simulate_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Option<(f64, f64)> {
     if spec.kv_capacity_tokens == 0 {
         return None;
     }
@@ -94,13 +106,25 @@ pub(crate) fn predict(
         run.prompts as usize
     ];
     let result = bench::run(
-        &spec,
+        spec,
         &prompts,
         Some(run.concurrency),
         model.max_context_tokens,
         false,
     );
     mean_latencies(&result)
+}
+
+/// The mean TTFT and mean TPOT (ms) the run's client would measure against
+/// `engine`, or `None` when the replica cannot serve its prompts.
+pub(crate) fn predict(
+    run: &MeasuredRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> Option<(f64, f64)> {
+    let spec = replica(engine, "fit", gpu, model, run.tp, run.precision);
+    simulate_run(run, &spec, model)
 }
 
 /// Mean TTFT and mean TPOT (ms) of a run whose every request was served, as

@@ -55,6 +55,7 @@ fn predicted(
             out.push(super::calibration::RunErrors {
                 run: (*r).clone(),
                 group: r.group(),
+                roofline_ms: None,
                 before_ms: p,
                 after_ms: p,
                 held_out_ms: p,

@@ -9,7 +9,7 @@
 //! the gap before each output token (its ITLs). A request that can never
 //! run (longer than the model's context, or than the replica's KV cache) is
 //! answered at once with an error, as a server rejects it.
-//! Semantics in `docs/simulator.md` §8.
+//! Semantics in `docs/simulator.md` §8 ("The benchmark client").
 
 pub(crate) mod prompts;
 mod summary;
