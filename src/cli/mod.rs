@@ -119,10 +119,12 @@ pub(crate) enum Command {
     /// The step is P prompt tokens of one new sequence (--prefill P; the step
     /// completes the prompt, so it yields one logit) plus B sequences
     /// decoding one token each at C tokens of context (--decode B --context
-    /// C), on one replica of --tp GPUs. The figures are predictions of the
-    /// calibrated roofline (docs/model.md), not measurements: weight GEMMs,
+    /// C), on one replica of --tp GPUs running --engine. The figures are
+    /// predictions (docs/model.md §2, §2.1), not measurements: weight GEMMs,
     /// attention, all-reduces and the fixed GPU time per layer are GPU time;
-    /// the CPU/engine overhead per step is added on top. Example:
+    /// the engine's CPU time per step overlaps the GPU's step where the
+    /// engine schedules asynchronously (vLLM, SGLang) and adds to it
+    /// otherwise (TensorRT-LLM, the eager `--engine roofline`). Example:
     /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000
     Perf(PerfArgs),
     /// Predict the benchmark `vllm bench serve` would measure on one replica.
