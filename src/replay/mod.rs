@@ -187,7 +187,8 @@ pub(crate) fn verify(
         .tiers
         .iter()
         .any(|t| t.rules.deadline_hours.is_some());
-    if mode != VerifySlots::Sample || has_deadline_tier {
+    let sampled = matches!(mode, VerifySlots::Sample | VerifySlots::SampleOnly);
+    if !sampled || has_deadline_tier {
         return verify_range(
             scenario,
             demand,
@@ -424,10 +425,29 @@ fn report(
                 .filter(|(_, s)| s[k].on_gpus > 0)
                 .map(|(&slot, s)| (slot, attainment(&s[k])))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
+            let windows = crate::replay::verification::windows(
+                tier.rules.slo_window,
+                (plan.slots, plan.slot_minutes),
+                &slots,
+                &r.slots,
+                k,
+                target,
+            );
+            let windows_meeting = windows.iter().filter(|w| w.meets_target).count();
+            let any_complete = windows.iter().any(|w| w.complete);
+            let worst_window = windows
+                .iter()
+                .copied()
+                .filter(|w| w.complete || !any_complete)
+                .min_by(|a, b| a.attainment.total_cmp(&b.attainment));
+            let windows_missing = windows
+                .iter()
+                .filter(|w| w.complete && !w.meets_target)
+                .count();
             let v = TierVerification {
                 attainment: t.attainment(),
                 target,
-                meets_target: t.attainment() >= target,
+                meets_target: t.attainment() >= target && windows_missing == 0,
                 requests: t.requests,
                 api_requests: t.api_requests,
                 served_requests: t.served_requests,
@@ -459,6 +479,10 @@ fn report(
                 cost_per_1k_output_tokens_usd: per_1k(cost_usd, output_tokens),
                 cost_per_1k_goodput_tokens_usd: per_1k(cost_usd, goodput),
                 worst_slot,
+                slo_window: tier.rules.slo_window,
+                windows,
+                windows_meeting,
+                worst_window,
             };
             (tier.name.clone(), v)
         })

@@ -2,6 +2,8 @@
 //! configuration: the `verification` object of a plan's JSON. [`crate::replay`]
 //! fills it; [`crate::plan`] and the reports read it.
 
+use crate::scenario::SloWindow;
+use crate::sim::metrics::SlotTally;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -67,6 +69,92 @@ pub struct TierVerification {
     pub cost_per_1k_goodput_tokens_usd: f64,
     /// The replayed slot with the lowest attainment, and that attainment.
     pub worst_slot: Option<(usize, f64)>,
+    /// The span each window of the target covers (`tiers[].slo_window`).
+    pub slo_window: SloWindow,
+    /// Every window with replayed slots, in order: the target is met when
+    /// each of them meets it.
+    pub windows: Vec<Window>,
+    /// Windows whose attainment reaches the target.
+    pub windows_meeting: usize,
+    /// The window of lowest attainment (among the complete ones when any
+    /// is).
+    pub worst_window: Option<Window>,
+}
+
+/// One window of a tier's target on replay.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Window {
+    /// First slot of the window, and the slot after its last.
+    pub start_slot: usize,
+    pub end_slot: usize,
+    /// Slots of the window that were replayed (fewer than its span on a
+    /// sampled replay).
+    pub replayed_slots: usize,
+    /// GPU-served requests of the window's replayed slots.
+    pub requests: u64,
+    /// Share of them meeting both limits (1 when there were none).
+    pub attainment: f64,
+    pub meets_target: bool,
+    /// Whether every slot of the window was replayed, so that its
+    /// attainment is the window's: only such windows decide the target.
+    pub complete: bool,
+}
+
+/// Tier `k`'s windows of `window` over a horizon of (slots, slot minutes)
+/// that hold replayed slots: per window its GPU-served requests and their
+/// attainment, from the replayed slots' tallies (`slots[i]`'s row is
+/// `tallies[i]`).
+pub(crate) fn windows(
+    window: SloWindow,
+    horizon: (usize, u32),
+    slots: &[usize],
+    tallies: &[Vec<SlotTally>],
+    k: usize,
+    target: f64,
+) -> Vec<Window> {
+    let (horizon_slots, slot_minutes) = horizon;
+    let horizon_slots = horizon_slots.max(slots.iter().max().map_or(0, |s| s + 1));
+    window
+        .windows(horizon_slots, slot_minutes)
+        .into_iter()
+        .filter_map(|range| {
+            let (mut on_gpus, mut met, mut replayed) = (0_u64, 0_u64, 0_usize);
+            for (s, row) in slots.iter().zip(tallies) {
+                if range.contains(s) {
+                    replayed += 1;
+                    on_gpus += row[k].on_gpus;
+                    met += row[k].met_both;
+                }
+            }
+            (replayed > 0).then(|| {
+                let attainment = if on_gpus == 0 {
+                    1.0
+                } else {
+                    met as f64 / on_gpus as f64
+                };
+                Window {
+                    start_slot: range.start,
+                    end_slot: range.end,
+                    replayed_slots: replayed,
+                    requests: on_gpus,
+                    attainment,
+                    meets_target: attainment >= target,
+                    complete: replayed == range.len(),
+                }
+            })
+        })
+        .collect()
+}
+
+impl TierVerification {
+    /// The attainment that decides the target: the worst complete
+    /// window's, or the replayed slots' together when no window was
+    /// replayed whole (a sampled replay of day windows).
+    pub fn binding_attainment(&self) -> f64 {
+        self.worst_window
+            .filter(|w| w.complete)
+            .map_or(self.attainment, |w| w.attainment.min(self.attainment))
+    }
 }
 
 /// The quantiles at which a tier's latency distributions are reported.
@@ -109,4 +197,62 @@ pub struct ConfigUtilisation {
     /// Busy over up time of each replica of the group, by rank (replicas the
     /// plan never brought up are left out).
     pub replicas: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(on_gpus: u64, met_both: u64) -> Vec<SlotTally> {
+        vec![SlotTally { on_gpus, met_both }]
+    }
+
+    #[test]
+    fn day_windows_cover_the_horizon_and_the_last_may_be_short() {
+        let days = SloWindow::Day.windows(60, 60);
+        assert_eq!(days, vec![0..24, 24..48, 48..60]);
+        assert_eq!(SloWindow::Day.windows(96, 15), vec![0..96]);
+        assert_eq!(SloWindow::Slot.windows(3, 60), vec![0..1, 1..2, 2..3]);
+        assert_eq!(SloWindow::Horizon.windows(168, 60), vec![0..168]);
+    }
+
+    #[test]
+    fn a_day_that_misses_is_found_although_the_week_meets() {
+        // 48 hourly slots: day 1 meets at 99.9%, day 2 misses at 98%, and
+        // the two together meet 99%.
+        let slots: Vec<usize> = (0..48).collect();
+        let tallies: Vec<Vec<SlotTally>> = slots
+            .iter()
+            .map(|&s| {
+                if s < 24 {
+                    tally(3000, 2997)
+                } else {
+                    tally(1000, 980)
+                }
+            })
+            .collect();
+        let w = windows(SloWindow::Day, (48, 60), &slots, &tallies, 0, 0.99);
+        assert_eq!(w.len(), 2);
+        assert!(w[0].meets_target && w[0].complete);
+        assert!(!w[1].meets_target && w[1].complete);
+        assert!((w[1].attainment - 0.98).abs() < 1e-12);
+        assert_eq!(w[1].requests, 24_000);
+        let all = windows(SloWindow::Horizon, (48, 60), &slots, &tallies, 0, 0.99);
+        assert!(all[0].meets_target, "{all:?}");
+    }
+
+    #[test]
+    fn sampled_slots_make_incomplete_windows_and_empty_slots_meet() {
+        let w = windows(
+            SloWindow::Day,
+            (48, 60),
+            &[3, 30],
+            &[tally(100, 90), tally(0, 0)],
+            0,
+            0.99,
+        );
+        assert_eq!(w.len(), 2);
+        assert!(w.iter().all(|w| !w.complete && w.replayed_slots == 1));
+        assert_eq!(w[1].attainment, 1.0);
+    }
 }

@@ -4,6 +4,34 @@
 use super::csv::{line, number};
 use crate::sweep::Sweep;
 
+/// The direction violations a row is an end of: `KEY LOW->HIGH`, joined by
+/// `; ` (empty when none).
+fn flags(s: &Sweep, row: &crate::sweep::row::SweepRow) -> String {
+    let mine = |key: &str, value: f64, swept: bool| {
+        swept
+            && row.settings.iter().all(|x| {
+                if x.key == key {
+                    x.value.parse::<f64>().ok() == Some(value)
+                } else {
+                    true
+                }
+            })
+    };
+    s.direction_violations
+        .iter()
+        .filter(|v| {
+            v.with.iter().all(|w| {
+                row.settings
+                    .iter()
+                    .any(|x| x.key == w.key && x.value == w.value)
+            }) && (mine(&v.key, v.low_value, v.low_swept)
+                || mine(&v.key, v.high_value, v.high_swept))
+        })
+        .map(|v| format!("{} {}->{}", v.key, v.low_value, v.high_value))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The sweep as CSV.
 pub fn render(s: &Sweep) -> String {
     let mut header: Vec<String> = s.axes.iter().map(|a| a.key.clone()).collect();
@@ -33,6 +61,7 @@ pub fn render(s: &Sweep) -> String {
         header.push(format!("{t}_usd_per_million_output_tokens"));
         header.push(format!("{t}_attainment"));
     }
+    header.push("direction_violation".into());
     header.push("error".into());
     let mut out = line(&header);
     for row in &s.rows {
@@ -63,6 +92,7 @@ pub fn render(s: &Sweep) -> String {
                     None => cells.extend(std::iter::repeat_n(String::new(), 4)),
                 }
             }
+            cells.push(flags(s, row));
             cells.push(String::new());
         } else {
             let blanks = header.len() - cells.len() - 1;

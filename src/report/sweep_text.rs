@@ -137,7 +137,64 @@ pub fn render(s: &Sweep) -> String {
     );
     let _ = writeln!(o);
     render_break_evens(&mut o, s);
+    render_directions(&mut o, s);
     o
+}
+
+fn render_directions(o: &mut String, s: &Sweep) {
+    if s.directions.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nDIRECTION CHECK (each swept key's cost may move one way only; a move the other way beyond the solver's {}% gap is flagged)",
+        crate::base::numbers::significant(s.mip_gap * 100.0, 3)
+    );
+    for (key, d) in &s.directions {
+        let found: Vec<String> = s
+            .direction_violations
+            .iter()
+            .filter(|v| &v.key == key)
+            .map(violation_sentence)
+            .collect();
+        if found.is_empty() {
+            let _ = writeln!(o, "  {key}: {}: holds at every solved value", d.words());
+        } else {
+            let _ = writeln!(o, "  {key}: {}: BROKEN", d.words());
+            for f in found {
+                let _ = writeln!(o, "    {f}");
+            }
+        }
+    }
+}
+
+/// One direction violation in words.
+pub fn violation_sentence(v: &crate::sweep::direction::Violation) -> String {
+    let end = |value: f64, swept: bool| {
+        if swept {
+            format!("{value}")
+        } else {
+            format!("{value} (a bisection's solve)")
+        }
+    };
+    let with = if v.with.is_empty() {
+        String::new()
+    } else {
+        let w: Vec<String> = v
+            .with
+            .iter()
+            .map(|x| format!("{}={}", x.key, x.value))
+            .collect();
+        format!(" with {}", w.join(", "))
+    };
+    format!(
+        "{} costs {} USD, {} costs {} USD ({:+.1}%){with}: one of these plans is not the cheapest that meets; solve each on its own, or over several seeds, before reading this step",
+        end(v.low_value, v.low_swept),
+        crate::base::numbers::usd(v.low_cost_usd),
+        end(v.high_value, v.high_swept),
+        crate::base::numbers::usd(v.high_cost_usd),
+        (v.high_cost_usd / v.low_cost_usd - 1.0) * 100.0
+    )
 }
 
 fn render_break_evens(o: &mut String, s: &Sweep) {

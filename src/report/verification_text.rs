@@ -3,7 +3,7 @@
 //! configuration utilisation; the solve-and-replay rounds.
 
 use super::group_thousands;
-use crate::replay::verification::Verification;
+use crate::replay::verification::{TierVerification, Verification, Window};
 use crate::solve::record::{Round, Rule, Stop};
 use std::fmt::Write;
 
@@ -84,6 +84,9 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
             group_thousands(t.goodput_output_tokens as i64),
             group_thousands(t.output_tokens as i64),
         );
+        if let Some(line) = windows_line(name, t) {
+            let _ = writeln!(o, "{line}");
+        }
     }
     let _ = writeln!(
         o,
@@ -129,6 +132,51 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
     o
 }
 
+/// A tier's windows in one line: how many meet the target, the worst, and
+/// the first few that miss.
+fn windows_line(name: &str, t: &TierVerification) -> Option<String> {
+    let worst = t.worst_window?;
+    let span = |w: &Window| {
+        if w.end_slot - w.start_slot == 1 {
+            format!("slot {}", w.start_slot)
+        } else {
+            format!("slots {}-{}", w.start_slot, w.end_slot - 1)
+        }
+    };
+    let sampled = if t.windows.iter().any(|w| !w.complete) {
+        " (sampled slots; a window decides the target only when replayed whole)"
+    } else {
+        ""
+    };
+    let missing: Vec<String> = t
+        .windows
+        .iter()
+        .filter(|w| !w.meets_target)
+        .take(6)
+        .map(|w| format!("{} {:.2}%", span(w), w.attainment * 100.0))
+        .collect();
+    let misses = t.windows.len() - t.windows_meeting;
+    let listed = if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; missing: {}{}",
+            missing.join(", "),
+            if misses > missing.len() { ", …" } else { "" }
+        )
+    };
+    Some(format!(
+        "    {name} by {} window{sampled}: {} of {} meet {:.0}%; worst {} at {:.2}% of {} requests{listed}",
+        t.slo_window.name(),
+        t.windows_meeting,
+        t.windows.len(),
+        t.target * 100.0,
+        span(&worst),
+        worst.attainment * 100.0,
+        group_thousands(worst.requests as i64),
+    ))
+}
+
 /// One round in one line: its cost, each tier's factor, attainment and move,
 /// the steps taken after it, and why the rounds stopped if they did.
 pub fn round_line(r: &Round) -> String {
@@ -136,7 +184,14 @@ pub fn round_line(r: &Round) -> String {
         .moves
         .iter()
         .map(|m| {
-            let to = if m.factor_after == m.factor_before {
+            let to = if !m.windows.is_empty() {
+                let spans: Vec<String> = m
+                    .windows
+                    .iter()
+                    .map(|&(s, e)| format!("{s}-{}", e - 1))
+                    .collect();
+                format!(" (slots {})", spans.join(", "))
+            } else if m.factor_after == m.factor_before {
                 String::new()
             } else {
                 format!(" to ×{:.3}", m.factor_after)
@@ -178,6 +233,7 @@ pub fn rule_name(rule: Rule) -> &'static str {
         Rule::Bisect => "bisect",
         Rule::Settle => "settle",
         Rule::ResizeAfterApiShare => "resize-after-api-share",
+        Rule::TightenWindows => "tighten-windows",
         Rule::RepeatSkipped => "repeat-skipped",
         Rule::SameFleets => "same-fleets",
         Rule::KeptOffApi => "kept-off-api",

@@ -242,6 +242,48 @@ pub struct ServingRules {
     /// Whether the tier may run replicas on spot GPUs.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub spot_allowed: bool,
+    /// The span over which the attainment target is measured.
+    pub slo_window: SloWindow,
+}
+
+/// The span over which a tier's attainment target is measured, as a
+/// contract measures it: every window of the horizon must meet it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SloWindow {
+    /// Each planning slot on its own.
+    Slot,
+    /// Each day (24 hours of slots from the horizon's start; the last may
+    /// be shorter).
+    #[default]
+    Day,
+    /// The whole horizon at once.
+    Horizon,
+}
+
+impl SloWindow {
+    /// The windows of a horizon of `slots` slots of `slot_minutes`: slot
+    /// ranges in order, covering every slot once.
+    pub fn windows(self, slots: usize, slot_minutes: u32) -> Vec<std::ops::Range<usize>> {
+        let per_window = match self {
+            SloWindow::Slot => 1,
+            SloWindow::Day => (24 * 60 / slot_minutes.max(1)).max(1) as usize,
+            SloWindow::Horizon => slots.max(1),
+        };
+        (0..slots)
+            .step_by(per_window)
+            .map(|start| start..(start + per_window).min(slots))
+            .collect()
+    }
+
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            SloWindow::Slot => "slot",
+            SloWindow::Day => "day",
+            SloWindow::Horizon => "horizon",
+        }
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -374,8 +416,13 @@ pub enum CapacitySource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerifySlots {
-    /// Each tier's most loaded slot, the busiest slot, and four evenly spaced.
+    /// Each tier's most loaded slot, the busiest slot, and four evenly
+    /// spaced; a plan that meets its targets on them is replayed over every
+    /// slot, where its windows are judged.
     Sample,
+    /// The sample alone, never the whole horizon: quicker, but a window is
+    /// judged only on its replayed slots (what-ifs, not a purchase).
+    SampleOnly,
     /// Every slot of the horizon, in one continuous replay.
     All,
     /// No replay.

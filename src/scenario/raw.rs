@@ -120,6 +120,8 @@ pub struct RawTier {
     pub deadline_hours: Option<f64>,
     #[serde(default)]
     pub spot_allowed: Option<bool>,
+    #[serde(default)]
+    pub slo_window: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

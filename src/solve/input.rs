@@ -38,12 +38,28 @@ pub(super) fn replicas_for(
 }
 
 /// What a round sizes fleets with: per tier the factor its demand read from
-/// the step functions is divided by, and per tier and slot the share of the
-/// peak its GPUs carry (1 until a round sends some of it to the API).
+/// the step functions is divided by, per tier and slot a further factor for
+/// the slots of windows that missed their target (1 until one does), and per
+/// tier and slot the share of the peak its GPUs carry (1 until a round sends
+/// some of it to the API).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sizing<'a> {
     pub factors: &'a [f64],
+    pub window_factors: &'a [Vec<f64>],
     pub gpu_share: &'a [Vec<f64>],
+}
+
+impl Sizing<'_> {
+    /// Tier `k`'s factor in slot `t`.
+    pub(super) fn factor(&self, k: usize, t: usize) -> f64 {
+        let w = self
+            .window_factors
+            .get(k)
+            .and_then(|v| v.get(t))
+            .copied()
+            .unwrap_or(1.0);
+        self.factors[k] * w
+    }
 }
 
 /// The MILP's problem; each option's `entry` is its configuration's index
@@ -56,7 +72,7 @@ pub(super) fn milp_input(
     capacity: &[Vec<CapacityEntry>],
     sizing: Sizing<'_>,
 ) -> Problem {
-    let Sizing { factors, gpu_share } = sizing;
+    let gpu_share = sizing.gpu_share;
     let gpus = scenario
         .gpus
         .iter()
@@ -82,7 +98,6 @@ pub(super) fn milp_input(
         .enumerate()
         .map(|(k, tier)| {
             let d = &demand.tiers[k];
-            let factor = factors[k];
             let deadline_slots = tier.rules.deadline_slots(scenario.planning.slot_minutes);
             // A deadline tier's replicas serve a volume the MILP places: each
             // is sized at the per-replica rate of the fleet its busiest mean
@@ -128,11 +143,12 @@ pub(super) fn milp_input(
                             };
                             match &e.fleet {
                                 Some(f) if served > 0.0 => {
+                                    let factor = sizing.factor(k, t);
                                     let n = replicas_for(f, served, factor, &scenario.simulation);
                                     served / f64::from(n)
                                 }
                                 Some(_) => single_rps,
-                                None => single_rps * factor,
+                                None => single_rps * sizing.factor(k, t),
                             }
                         })
                         .collect();

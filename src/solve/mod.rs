@@ -213,14 +213,25 @@ fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Sp
         .collect()
 }
 
-/// Per tier, the highest rate the step functions must reach: the busiest
-/// slot's peak over the tier's factor.
-fn need_rps(demand: &Demand, factors: &[f64]) -> Vec<f64> {
+/// Per tier, the highest rate the step functions must reach: the largest
+/// slot peak over the tier's factor in that slot (its factor times the
+/// slot's window factor, when `window_factors` has one).
+fn need_rps(demand: &Demand, factors: &[f64], window_factors: &[Vec<f64>]) -> Vec<f64> {
     demand
         .tiers
         .iter()
         .zip(factors)
-        .map(|(d, f)| d.peak_rps.iter().fold(0.0_f64, |m, &r| m.max(r)) / f)
+        .enumerate()
+        .map(|(k, (d, f))| {
+            d.peak_rps.iter().enumerate().fold(0.0_f64, |m, (t, &r)| {
+                let w = window_factors
+                    .get(k)
+                    .and_then(|v| v.get(t))
+                    .copied()
+                    .unwrap_or(1.0);
+                m.max(r / (f * w))
+            })
+        })
         .collect()
 }
 
@@ -236,7 +247,7 @@ pub fn capacity_table(
         CapacitySource::Simulated => simulated::evaluate_all(
             scenario,
             &demand.tiers,
-            &need_rps(demand, factors),
+            &need_rps(demand, factors, &[]),
             options.cache_dir.as_deref(),
             options.progress,
         ),

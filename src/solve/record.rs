@@ -35,6 +35,10 @@ pub enum Rule {
     /// The next MILP chose the same fleets, so they were not replayed again:
     /// the moved tiers stepped once more the same way.
     SameFleets,
+    /// Met over the replay but missed in some of its windows
+    /// (`tiers[].slo_window`): the slots of those windows are sized with
+    /// `tighten_factor` more, the tier's factor kept.
+    TightenWindows,
     /// Tightened (or missed) while part of it went to the API: the scenario
     /// is solved again with the tier kept off the API, from factor 1, as
     /// another candidate.
@@ -50,6 +54,10 @@ pub struct Move {
     pub factor_after: f64,
     /// The replayed attainment the move answers (0-1).
     pub attainment: f64,
+    /// With `tighten-windows`, the windows whose slots were tightened
+    /// (first slot, the slot after the last), each by `tighten_factor`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<(usize, usize)>,
 }
 
 /// Why a candidate's rounds stopped.

@@ -26,8 +26,12 @@ use crate::plan::file::PlanFile;
 use crate::plan::Plan;
 use crate::replay;
 use crate::replay::verification::Verification;
-use crate::scenario::{CapacitySource, Scenario};
+use crate::scenario::{CapacitySource, Scenario, VerifySlots};
 use std::collections::BTreeMap;
+
+/// A tier's windows tightened in a round: the tier, the windows' slot
+/// ranges, and the attainment that caused it.
+type WindowStep = (usize, Vec<(usize, usize)>, f64);
 
 /// Most factor steps in a row that change no fleet before the rounds stop.
 const MAX_SILENT_STEPS: u32 = 16;
@@ -113,6 +117,9 @@ struct Candidate {
     /// (the horizon's peaks × the busiest month's factor).
     sizing: Option<Demand>,
     factors: Vec<f64>,
+    /// Per tier and slot, the factor of the slots whose windows missed
+    /// (1 until one does).
+    window_factors: Vec<Vec<f64>>,
     capacity: Vec<Vec<CapacityEntry>>,
     brackets: Vec<Bracket>,
     /// Per tier and slot, the share of the peak the GPUs served in the last
@@ -190,27 +197,21 @@ pub fn first_round(
     Ok(milp)
 }
 
-/// The tiers of a finished candidate that send traffic to the API and whose
-/// capacity figures its rounds tightened (or whose target it misses).
+/// The tiers of a finished candidate that send traffic to the API: the
+/// scenario is solved again with them kept off it, whether or not the rounds
+/// tightened them, so that the plan returned is the cheaper of the two that
+/// meet (a what-if that makes the API cheaper then never returns a dearer
+/// plan than the one without it).
 fn kept_off_api(done: &Finished) -> Vec<usize> {
-    let Some(last) = done.rounds.last() else {
+    if done.rounds.is_empty() {
         return Vec::new();
-    };
+    }
     let plan = &done.trial.plan;
     done.scenario
         .tiers
         .iter()
         .enumerate()
-        .filter(|(_, t)| {
-            let on_api = plan.tiers.get(&t.name).is_some_and(|p| p.api_share > 0.0);
-            let tightened = last.capacity_factor.get(&t.name).is_some_and(|&f| f < 1.0);
-            let missed = done
-                .trial
-                .verification
-                .as_ref()
-                .is_some_and(|v| !v.tiers[&t.name].meets_target);
-            on_api && (tightened || missed)
-        })
+        .filter(|(_, t)| plan.tiers.get(&t.name).is_some_and(|p| p.api_share > 0.0))
         .map(|(k, _)| k)
         .collect()
 }
@@ -240,6 +241,7 @@ fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
                 factor_before: last.capacity_factor.get(name).copied().unwrap_or(1.0),
                 factor_after: 1.0,
                 attainment: last.attainment.get(name).copied().unwrap_or(0.0),
+                windows: Vec::new(),
             });
         }
     }
@@ -278,6 +280,7 @@ impl Candidate {
         Ok(Candidate {
             sizing,
             factors,
+            window_factors: vec![vec![1.0; demand.slots]; tiers],
             capacity,
             brackets: vec![Bracket::default(); tiers],
             gpu_share: vec![vec![1.0; demand.slots]; tiers],
@@ -304,7 +307,7 @@ impl Candidate {
                 &mut self.capacity,
                 scenario,
                 &sizing_demand.tiers,
-                &need_rps(sizing_demand, &self.factors),
+                &need_rps(sizing_demand, &self.factors, &self.window_factors),
                 options.cache_dir.as_deref(),
                 options.progress,
             );
@@ -332,6 +335,7 @@ impl Candidate {
     fn sizing(&self) -> Sizing<'_> {
         Sizing {
             factors: &self.factors,
+            window_factors: &self.window_factors,
             gpu_share: &self.gpu_share,
         }
     }
@@ -381,7 +385,7 @@ impl Candidate {
         };
         let scenario = &self.scenario;
         let plan_file = PlanFile::of(&trial.plan, scenario.planning.slot_minutes);
-        let v = replay::verify(
+        let mut v = replay::verify(
             scenario,
             shared.demand,
             &plan_file,
@@ -389,7 +393,24 @@ impl Candidate {
             scenario.simulation.verify,
             shared.options.progress,
         );
-        let met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
+        let mut met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
+        // A plan that meets on the sampled slots is replayed over the whole
+        // horizon, where its targets are measured window by window: the
+        // sample's busy hours pool bursts that the quiet hours carry alone.
+        if met
+            && scenario.simulation.verify == VerifySlots::Sample
+            && v.replayed_slots.len() < shared.demand.slots
+        {
+            v = replay::verify(
+                scenario,
+                shared.demand,
+                &plan_file,
+                traces,
+                VerifySlots::All,
+                shared.options.progress,
+            );
+            met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
+        }
         let shares: Vec<Vec<f64>> = scenario
             .tiers
             .iter()
@@ -408,7 +429,9 @@ impl Candidate {
                 !last && !shares_close(std::slice::from_ref(now), std::slice::from_ref(used))
             })
             .collect();
+        let windows_before = self.window_factors.clone();
         let (next, moves) = self.next_factors(&trial.plan, &v, &resized);
+        let windows_moved = self.window_factors != windows_before;
         self.resized_last = resized;
         let scenario = &self.scenario;
         self.rounds.push(Round {
@@ -418,7 +441,7 @@ impl Candidate {
             attainment: scenario
                 .tiers
                 .iter()
-                .map(|t| (t.name.clone(), v.tiers[&t.name].attainment))
+                .map(|t| (t.name.clone(), v.tiers[&t.name].binding_attainment()))
                 .collect(),
             moves,
             stop: None,
@@ -434,7 +457,9 @@ impl Candidate {
         }
         // Every tier in its band, or no factor left to move while the GPU
         // shares (which size the fleets) have settled.
-        let settled = next == self.factors && (met || shares_close(&shares, &self.gpu_share));
+        let settled = next == self.factors
+            && !windows_moved
+            && (met || shares_close(&shares, &self.gpu_share));
         self.gpu_share = shares;
         self.last = Some(Last {
             trial,
@@ -541,13 +566,23 @@ impl Candidate {
             .zip(resized)
         {
             let r = &v.tiers[&tier.name];
+            let missed: Vec<(usize, usize)> = r
+                .windows
+                .iter()
+                .filter(|w| w.complete && !w.meets_target)
+                .map(|w| (w.start_slot, w.end_slot))
+                .collect();
+            let mut tightened = Vec::new();
             let (after, rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
+            } else if !missed.is_empty() && r.attainment >= r.target {
+                tightened = missed;
+                (factor, Rule::TightenWindows)
             } else {
                 bracket.next(
                     Reading {
                         factor,
-                        attainment: r.attainment,
+                        attainment: r.binding_attainment(),
                         target: tier.percentile / 100.0,
                         margin,
                         loosenable: plan.max_replicas(&tier.name) > 1
@@ -562,8 +597,17 @@ impl Candidate {
                 rule,
                 factor_before: factor,
                 factor_after: after,
-                attainment: r.attainment,
+                attainment: r.binding_attainment(),
+                windows: tightened,
             });
+        }
+        let tighten = scenario.simulation.tighten_factor;
+        for (k, m) in moves.iter().enumerate() {
+            for &(start, end) in &m.windows {
+                for f in &mut self.window_factors[k][start..end] {
+                    *f *= tighten;
+                }
+            }
         }
         (next, moves)
     }
@@ -578,6 +622,20 @@ impl Candidate {
             return false;
         };
         let tighten = self.scenario.simulation.tighten_factor;
+        // A tier whose miss was answered by resizing its fleets, when the
+        // resize changed no fleet, is tightened instead.
+        let resized: Vec<bool> = self
+            .scenario
+            .tiers
+            .iter()
+            .map(|t| {
+                self.rounds.last().is_some_and(|r| {
+                    r.moves
+                        .iter()
+                        .any(|m| m.tier == t.name && m.rule == Rule::ResizeAfterApiShare)
+                })
+            })
+            .collect();
         let mut moved = false;
         let mut moves = Vec::new();
         for (k, ((f, &r), b)) in self
@@ -587,7 +645,7 @@ impl Candidate {
             .zip(&self.brackets)
             .enumerate()
         {
-            let step = if *f < r {
+            let step = if *f < r || (*f == r && resized[k]) {
                 tighten
             } else if *f > r {
                 1.0 / tighten
@@ -607,10 +665,49 @@ impl Candidate {
                         .last()
                         .and_then(|r| r.attainment.get(name).copied())
                         .unwrap_or(0.0),
+                    windows: Vec::new(),
                 });
                 *f = candidate;
                 moved = true;
             }
+        }
+        // Windows tightened in the last round whose step changed no fleet
+        // are tightened once more.
+        let windows: Vec<WindowStep> = self
+            .rounds
+            .last()
+            .map(|r| {
+                r.moves
+                    .iter()
+                    .filter(|m| m.rule == Rule::TightenWindows)
+                    .filter_map(|m| {
+                        let k = self.scenario.tiers.iter().position(|t| t.name == m.tier)?;
+                        Some((k, m.windows.clone(), m.attainment))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (k, spans, attainment) in windows {
+            let room = spans
+                .iter()
+                .all(|&(s, _)| self.window_factors[k][s] * tighten >= 1e-3);
+            if !room {
+                continue;
+            }
+            for &(s, e) in &spans {
+                for f in &mut self.window_factors[k][s..e] {
+                    *f *= tighten;
+                }
+            }
+            moves.push(Move {
+                tier: self.scenario.tiers[k].name.clone(),
+                rule,
+                factor_before: self.factors[k],
+                factor_after: self.factors[k],
+                attainment,
+                windows: spans,
+            });
+            moved = true;
         }
         if let Some(round) = self.rounds.last_mut() {
             round.moves.extend(moves);

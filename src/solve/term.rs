@@ -53,12 +53,14 @@ pub(super) fn term_input(
     let growth = TermGrowth::of(scenario, demand.slots, max_slots)?;
     let term_demand = growth.expand(demand);
     let shares = growth.repeat(sizing.gpu_share);
+    let window_factors = growth.repeat(sizing.window_factors);
     let mut input = milp_input(
         scenario,
         &term_demand,
         capacity,
         Sizing {
             factors: sizing.factors,
+            window_factors: &window_factors,
             gpu_share: &shares,
         },
     );

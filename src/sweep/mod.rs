@@ -9,6 +9,7 @@
 //! the others.
 
 pub(crate) mod breakeven;
+pub(crate) mod direction;
 pub(crate) mod grid;
 pub(crate) mod row;
 
@@ -48,6 +49,12 @@ pub struct Sweep {
     /// One row per variant; the last axis varies fastest.
     pub rows: Vec<SweepRow>,
     pub break_evens: Vec<BreakEven>,
+    /// The swept keys that imply a direction for the cost, and it.
+    pub directions: BTreeMap<String, direction::Direction>,
+    /// Neighbouring solved values whose costs move against it by more than
+    /// the solver's gap (`mip_gap`, also given).
+    pub direction_violations: Vec<direction::Violation>,
+    pub mip_gap: f64,
 }
 
 impl Sweep {
@@ -175,6 +182,13 @@ pub(crate) fn run(
         })
         .collect();
     let break_evens = breakeven::find(grid, &variants, &rows, fixed, &solver, options.bisect_steps);
+    let mip_gap = first.planning.mip_gap;
+    let direction_violations = direction::check(grid, &variants, &rows, &break_evens, mip_gap);
+    let directions = grid
+        .axes
+        .iter()
+        .filter_map(|a| Some((a.key.clone(), direction::Direction::of(&a.key)?)))
+        .collect();
     Ok(Sweep {
         scenario: first.name.clone(),
         fixed: fixed
@@ -189,5 +203,8 @@ pub(crate) fn run(
         tiers: first.tiers.iter().map(|t| t.name.clone()).collect(),
         rows,
         break_evens,
+        directions,
+        direction_violations,
+        mip_gap,
     })
 }

@@ -243,6 +243,34 @@ pub fn render(s: &Sweep) -> String {
         body.push_str("</ul>");
     }
     body.push_str("</section>");
+    if !s.directions.is_empty() {
+        body.push_str("<section><h2>Direction check</h2><ul>");
+        for (key, d) in &s.directions {
+            let found: Vec<String> = s
+                .direction_violations
+                .iter()
+                .filter(|v| &v.key == key)
+                .map(|v| esc(&crate::report::sweep_text::violation_sentence(v)))
+                .collect();
+            if found.is_empty() {
+                let _ = write!(
+                    body,
+                    "<li>{}: {}: holds at every solved value</li>",
+                    esc(key),
+                    d.words()
+                );
+            } else {
+                let _ = write!(
+                    body,
+                    "<li class=\"miss\"><strong>{}: {}: broken</strong><ul><li>{}</li></ul></li>",
+                    esc(key),
+                    d.words(),
+                    found.join("</li><li>")
+                );
+            }
+        }
+        body.push_str("</ul></section>");
+    }
     let _ = write!(
         body,
         "<section><h2>Variants</h2>{}</section>",

@@ -31,17 +31,16 @@ impl Validator {
         self.bounded("simulation.capacity_requests", f64::from(capacity_requests));
         let verify = match r.verify.as_ref() {
             None => d.verify,
-            Some(s) => {
-                match s.get_ref().as_str() {
-                    "sample" => VerifySlots::Sample,
-                    "all" => VerifySlots::All,
-                    "off" => VerifySlots::Off,
-                    other => {
-                        self.at_span(s, format!("unknown verify mode `{other}`; accepted: \"sample\", \"all\", \"off\""));
-                        d.verify
-                    }
+            Some(s) => match s.get_ref().as_str() {
+                "sample" => VerifySlots::Sample,
+                "sample-only" => VerifySlots::SampleOnly,
+                "all" => VerifySlots::All,
+                "off" => VerifySlots::Off,
+                other => {
+                    self.at_span(s, format!("unknown verify mode `{other}`; accepted: \"sample\", \"sample-only\", \"all\", \"off\""));
+                    d.verify
                 }
-            }
+            },
         };
         let max_rounds = r.max_rounds.unwrap_or(d.max_rounds);
         self.bounded("simulation.max_rounds", f64::from(max_rounds));

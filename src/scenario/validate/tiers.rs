@@ -2,7 +2,7 @@
 
 use super::Validator;
 use crate::scenario::raw::RawTier;
-use crate::scenario::{ServingRules, Tier};
+use crate::scenario::{ServingRules, SloWindow, Tier};
 use std::collections::BTreeSet;
 
 impl Validator {
@@ -29,11 +29,27 @@ impl Validator {
                 );
             }
         }
+        let slo_window = match t.slo_window.as_ref() {
+            None => SloWindow::default(),
+            Some(w) => match w.get_ref().as_str() {
+                "slot" => SloWindow::Slot,
+                "day" => SloWindow::Day,
+                "horizon" => SloWindow::Horizon,
+                other => {
+                    self.at_span(
+                        w,
+                        format!("unknown `slo_window` `{other}`: use \"slot\" (every planning slot meets the target), \"day\" (every day, the default) or \"horizon\" (the whole horizon at once)"),
+                    );
+                    SloWindow::default()
+                }
+            },
+        };
         ServingRules {
             max_configurations: t.max_configurations,
             headroom_replicas,
             deadline_hours: t.deadline_hours,
             spot_allowed: t.spot_allowed.unwrap_or(false),
+            slo_window,
         }
     }
 
