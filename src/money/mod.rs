@@ -8,5 +8,6 @@ pub(crate) mod baselines;
 pub(crate) mod commitment;
 pub(crate) mod growth;
 pub(crate) mod prices;
+pub(crate) mod purchase;
 pub(crate) mod schedule;
 pub(crate) mod unit_costs;

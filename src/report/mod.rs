@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod kernels_text;
 pub(crate) mod predict_text;
+pub(crate) mod purchase_text;
 pub(crate) mod runs_text;
 pub mod schedule_csv;
 pub mod sentences;

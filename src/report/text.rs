@@ -173,6 +173,12 @@ pub fn render(outcome: &Outcome) -> String {
         }
     }
     let _ = writeln!(o);
+    o.push_str(&super::purchase_text::render(
+        &outcome.purchase,
+        &outcome.tier_order,
+        plan.horizon_hours,
+    ));
+    let _ = writeln!(o);
     let _ = writeln!(
         o,
         "COST (USD; prices are the scenario's, with their sources below, not live quotes)"

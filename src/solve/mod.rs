@@ -11,6 +11,7 @@ use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
 use crate::money::commitment;
 use crate::money::prices::Prices;
+use crate::money::purchase::Purchase;
 use crate::money::unit_costs;
 use crate::replay;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
@@ -110,15 +111,13 @@ fn outcome(
     let plan = trial.plan;
     let missed_targets = outcome::missed_targets(&scenario, trial.verification.as_ref());
     let how_to_run = how_to_run(&scenario, demand, &plan);
+    let commitment =
+        commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     Outcome {
+        purchase: Purchase::of(&plan, &commitment, scenario.simulation.seed),
         how_to_run,
         unit_costs: unit_costs::of(&plan, &demand_summary, &prices),
-        commitment: commitment::of_plan(
-            &plan,
-            &prices,
-            scenario.commitment_term_months,
-            trial.term,
-        ),
+        commitment,
         missed_targets,
         tier_order: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
         slo: scenario

@@ -11,6 +11,7 @@ use crate::demand::summary::DemandSummary;
 use crate::money::baselines::Baseline;
 use crate::money::commitment::Commitment;
 use crate::money::prices::Prices;
+use crate::money::purchase::Purchase;
 use crate::money::unit_costs::UnitCosts;
 use crate::plan::launch::RunCommands;
 use crate::plan::Plan;
@@ -25,6 +26,8 @@ pub const OUTCOME_FORMAT: u32 = 1;
 /// A solved scenario: the plan and what follows from it.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// What to sign for: reserve, rent, API, per year, deployment.
+    pub purchase: Purchase,
     pub plan: Plan,
     /// The scenario's tiers in its order (the reports list them so; not
     /// part of the document, whose maps are ordered by name).
@@ -104,6 +107,7 @@ impl Serialize for Outcome {
         m.serialize_entry("outcome_format", &OUTCOME_FORMAT)?;
         m.serialize_entry("scenario", &p.scenario)?;
         m.serialize_entry("missed_targets", &self.missed_targets)?;
+        m.serialize_entry("purchase", &self.purchase)?;
         m.serialize_entry("model", &p.model)?;
         m.serialize_entry("total_cost_usd", &p.total_cost_usd)?;
         m.serialize_entry("cost_per_month_usd", &p.cost_per_month_usd)?;

@@ -286,3 +286,59 @@ fn csv_schedule_adds_up(scenario: &str) {
         assert!(carried + 1e-9 >= r[col("demand_rps")] * 0.999, "{r:?}");
     }
 }
+
+#[test]
+fn the_purchase_block_is_the_plan_in_a_buyers_words() {
+    let plan = solve_json("tests/fixtures/ok/tiny.toml", &[]);
+    let p = &plan["purchase"];
+    // What to reserve is the plan's reservation, at its commitment.
+    let reserved: u64 = plan["reserved"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    let in_block: u64 = p["reserve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["gpus"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_block, reserved, "{p}");
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!((f(&p["reserved_usd_per_year"]) - f(&plan["commitment"]["usd_per_year"])).abs() < 1e-6);
+    // The year repeats the horizon's rented and API spend.
+    let per_year = 8760.0 / f(&plan["horizon_hours"]);
+    let costs = &plan["costs"];
+    let rented = f(&costs["on_demand_usd"]) * per_year;
+    assert!(
+        (f(&p["rented_usd_per_year"]) - rented).abs() <= 1e-6 * rented.max(1.0),
+        "{p}"
+    );
+    let total =
+        f(&p["reserved_usd_per_year"]) + f(&p["rented_usd_per_year"]) + f(&p["api_usd_per_year"]);
+    assert!((f(&p["usd_per_year"]) - total).abs() < 1e-6);
+    // Every configuration serving a share is deployed, with its engine.
+    for (tier, t) in plan["tiers"].as_object().unwrap() {
+        let used = t["configurations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| f(&c["share"]) > 0.0)
+            .count();
+        let deployed = p["deployment"][tier].as_array().unwrap();
+        assert_eq!(deployed.len(), used, "{tier}");
+        for d in deployed {
+            assert!(d["engine"].is_string() && d["tensor_parallel"].as_u64().unwrap() >= 1);
+        }
+    }
+    assert_eq!(p["seed"], 1);
+    // The text report opens with it, before the costs.
+    let out = planner(&["solve", "tests/fixtures/ok/tiny.toml", "--quiet"]);
+    let text = stdout(&out);
+    let (purchase, cost) = (
+        text.find("PURCHASE").unwrap(),
+        text.find("COST (USD").unwrap(),
+    );
+    assert!(purchase < cost, "{text}");
+}

@@ -4,5 +4,6 @@
 
 pub mod page;
 pub mod plan_page;
+mod purchase;
 pub mod svg;
 pub mod sweep_page;

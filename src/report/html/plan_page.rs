@@ -336,6 +336,7 @@ pub fn render(outcome: &Outcome) -> String {
     if let Some(w) = &outcome.commitment.short_horizon_warning {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
     }
+    body.push_str(&super::purchase::section(outcome));
     body.push_str("<div class=\"cards\">");
     body.push_str(&card(
         "Total over the horizon",

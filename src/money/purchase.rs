@@ -1,0 +1,170 @@
+//! The purchase a buyer signs for, in one block: what to reserve (type,
+//! count, term, commitment per year), what to rent (the most in one slot and
+//! the GPU-hours), what goes to the API, the cost per year (and over the
+//! term when one is stated), and how each tier is deployed. Every figure is
+//! read from the plan, its commitment and its prices; the year repeats the
+//! horizon's pattern.
+
+use crate::money::commitment::Commitment;
+use crate::plan::Plan;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Hours in a year (365 days), as the commitment counts them.
+pub(crate) const HOURS_PER_YEAR: f64 = 8_760.0;
+
+/// GPUs reserved of one type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reserve {
+    pub gpu_type: String,
+    pub gpus: u32,
+    /// The reservation's terms, as the scenario states them.
+    pub term: String,
+    pub usd_per_year: f64,
+}
+
+/// GPUs rented on demand of one type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rent {
+    pub gpu_type: String,
+    /// The most rented in any one slot.
+    pub peak_gpus: u32,
+    /// GPU-hours rented over the horizon, and per 730-hour month at the
+    /// horizon's pattern.
+    pub gpu_hours: f64,
+    pub gpu_hours_per_month: f64,
+}
+
+/// How one configuration of a tier is deployed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deployment {
+    pub config: String,
+    pub gpu_type: String,
+    pub tensor_parallel: u32,
+    pub max_batch: u32,
+    pub max_batched_tokens: u32,
+    pub precision: String,
+    pub engine: String,
+    /// Share of the tier's requests it serves, and the most replicas it
+    /// runs in one slot.
+    pub share: f64,
+    pub max_replicas: u32,
+}
+
+/// The purchase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Purchase {
+    pub reserve: Vec<Reserve>,
+    pub rent: Vec<Rent>,
+    /// Share of all requests sent to the API, and what it costs over the
+    /// horizon.
+    pub api_share: f64,
+    pub api_usd: f64,
+    /// Reserved for the year, plus on demand, spot and API at the horizon's
+    /// rate × (8,760 h / horizon hours).
+    pub usd_per_year: f64,
+    pub reserved_usd_per_year: f64,
+    pub rented_usd_per_year: f64,
+    pub api_usd_per_year: f64,
+    /// With `[commitment] term_months`: the months and the whole term's cost
+    /// (with growth, the projection's total; else the year's rate over the
+    /// term).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_months: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_usd: Option<f64>,
+    /// Tier → its deployments, by share.
+    pub deployment: BTreeMap<String, Vec<Deployment>>,
+    /// The simulation seed the capacity figures and the replay used.
+    pub seed: u64,
+}
+
+impl Purchase {
+    /// The purchase of `plan`.
+    pub fn of(plan: &Plan, commitment: &Commitment, seed: u64) -> Purchase {
+        let reserve = commitment
+            .gpu_types
+            .iter()
+            .map(|(gpu, line)| Reserve {
+                gpu_type: gpu.clone(),
+                gpus: line.gpus,
+                term: line.term.clone(),
+                usd_per_year: line.usd_per_year,
+            })
+            .collect();
+        let mut rent: Vec<Rent> = Vec::new();
+        let mut types: Vec<&String> = plan.on_demand.iter().flat_map(|s| s.keys()).collect();
+        types.sort();
+        types.dedup();
+        for gpu in types {
+            let counts: Vec<u32> = plan
+                .on_demand
+                .iter()
+                .map(|s| s.get(gpu).copied().unwrap_or(0))
+                .collect();
+            let peak = counts.iter().copied().max().unwrap_or(0);
+            if peak == 0 {
+                continue;
+            }
+            let hours = counts.iter().map(|&n| f64::from(n)).sum::<f64>() * plan.slot_hours;
+            rent.push(Rent {
+                gpu_type: gpu.clone(),
+                peak_gpus: peak,
+                gpu_hours: hours,
+                gpu_hours_per_month: hours / plan.horizon_hours * 730.0,
+            });
+        }
+        let per_year = HOURS_PER_YEAR / plan.horizon_hours.max(1e-9);
+        let c = &plan.costs;
+        let rented_usd_per_year = (c.on_demand_usd + c.spot_usd) * per_year;
+        let api_usd_per_year = c.api_usd * per_year;
+        let reserved_usd_per_year = commitment.usd_per_year;
+        let term_months = commitment.term_months;
+        let term_usd = match (&commitment.growth, term_months) {
+            (Some(g), _) => Some(g.total_usd),
+            (None, Some(m)) => Some(
+                (reserved_usd_per_year + rented_usd_per_year + api_usd_per_year) * f64::from(m)
+                    / 12.0,
+            ),
+            (None, None) => None,
+        };
+        let deployment = plan
+            .tiers
+            .iter()
+            .map(|(name, t)| {
+                let mut d: Vec<Deployment> = t
+                    .configurations
+                    .iter()
+                    .filter(|u| u.share > 0.0)
+                    .map(|u| Deployment {
+                        config: u.label.clone(),
+                        gpu_type: u.config.gpu_type.clone(),
+                        tensor_parallel: u.config.tensor_parallel,
+                        max_batch: u.config.max_batch,
+                        max_batched_tokens: u.config.max_batched_tokens,
+                        precision: u.config.precision.as_str().to_string(),
+                        engine: u.config.engine.clone(),
+                        share: u.share,
+                        max_replicas: u.replicas_by_slot.iter().copied().max().unwrap_or(0),
+                    })
+                    .collect();
+                d.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.config.cmp(&b.config)));
+                (name.clone(), d)
+            })
+            .collect();
+        Purchase {
+            reserve,
+            rent,
+            api_share: plan.api_share,
+            api_usd: c.api_usd,
+            usd_per_year: reserved_usd_per_year + rented_usd_per_year + api_usd_per_year,
+            reserved_usd_per_year,
+            rented_usd_per_year,
+            api_usd_per_year,
+            term_months,
+            term_usd,
+            deployment,
+            seed,
+        }
+    }
+}

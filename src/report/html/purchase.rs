@@ -1,0 +1,140 @@
+//! The plan page's opening section: the purchase (reserve, rent, API, per
+//! year, term), the deployment per tier, the FP8 caveat, the seed and the
+//! price sources ([`crate::money::purchase`]).
+
+use super::svg::esc;
+use crate::base::numbers::{group_thousands, usd};
+use crate::solve::Outcome;
+use std::fmt::Write as _;
+
+/// The "What to sign for" section.
+pub(crate) fn section(outcome: &Outcome) -> String {
+    let p = &outcome.purchase;
+    let mut s = String::from("<section><h2>What to sign for</h2><table><tbody>");
+    let row = |s: &mut String, label: &str, text: &str| {
+        let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(label), esc(text));
+    };
+    if p.reserve.is_empty() {
+        row(&mut s, "Reserve", "nothing");
+    }
+    for r in &p.reserve {
+        row(
+            &mut s,
+            "Reserve",
+            &format!(
+                "{} {} GPUs, {}: {} USD per year, paid used or not",
+                r.gpus,
+                r.gpu_type,
+                r.term,
+                usd(r.usd_per_year)
+            ),
+        );
+    }
+    if p.rent.is_empty() {
+        row(&mut s, "Rent", "nothing on demand");
+    }
+    for r in &p.rent {
+        row(
+            &mut s,
+            "Rent",
+            &format!(
+                "{} on demand: up to {} at once, {} GPU-hours per 730-h month",
+                r.gpu_type,
+                r.peak_gpus,
+                group_thousands(r.gpu_hours_per_month.round() as i64)
+            ),
+        );
+    }
+    row(
+        &mut s,
+        "API",
+        &if p.api_share > 0.0 {
+            format!(
+                "{:.1}% of requests, {} USD over the horizon",
+                p.api_share * 100.0,
+                usd(p.api_usd)
+            )
+        } else {
+            "nothing".into()
+        },
+    );
+    row(
+        &mut s,
+        "Per year",
+        &format!(
+            "{} USD (reserved {}, rented {}, API {}; the horizon's pattern repeated)",
+            usd(p.usd_per_year),
+            usd(p.reserved_usd_per_year),
+            usd(p.rented_usd_per_year),
+            usd(p.api_usd_per_year)
+        ),
+    );
+    if let (Some(m), Some(t)) = (p.term_months, p.term_usd) {
+        row(&mut s, "Term", &format!("{m} months: {} USD", usd(t)));
+    }
+    s.push_str("</tbody></table>");
+    s.push_str("<table><thead><tr><th>tier</th><th>GPU</th><th>TP</th><th>engine</th><th>batch cap</th><th>chunk (tokens)</th><th>precision</th><th>share</th><th>most replicas</th><th>configuration</th></tr></thead><tbody>");
+    let mut fp8 = false;
+    for name in &outcome.tier_order {
+        let Some(d) = p.deployment.get(name) else {
+            continue;
+        };
+        for c in d {
+            fp8 |= c.precision == "fp8";
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td><code>{}</code></td></tr>",
+                esc(name),
+                esc(&c.gpu_type),
+                c.tensor_parallel,
+                esc(&c.engine),
+                c.max_batch,
+                c.max_batched_tokens,
+                c.precision.to_uppercase(),
+                c.share * 100.0,
+                c.max_replicas,
+                esc(&c.config)
+            );
+        }
+    }
+    s.push_str("</tbody></table>");
+    if fp8 {
+        s.push_str("<p class=\"warn\">FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide; <code>model.precision = \"bf16\"</code> rules FP8 out.</p>");
+    }
+    let _ = write!(
+        s,
+        "<p>Seed {}: the capacity figures and the replay are simulations of this seed; solve with other seeds (<code>--set simulation.seed=N</code>) to see how far these figures move.</p>",
+        p.seed
+    );
+    s.push_str("<p>Prices (the scenario's, not live quotes):</p><ul>");
+    for (gpu, price) in &outcome.prices.gpus {
+        if !outcome.plan.reserved.contains_key(gpu) && !p.rent.iter().any(|r| &r.gpu_type == gpu) {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<li>{}: reserved {} USD/GPU-h ({}), on demand {} USD/GPU-h; {}</li>",
+            esc(gpu),
+            price
+                .reserved_usd_per_gpu_hour
+                .map_or("—".into(), |x| format!("{x:.3}")),
+            esc(&price.reserved_term),
+            price
+                .on_demand_usd_per_gpu_hour
+                .map_or("—".into(), |x| format!("{x:.3}")),
+            esc(&price.source)
+        );
+    }
+    if let Some(api) = &outcome.prices.api {
+        let _ = write!(
+            s,
+            "<li>API {}: {} / {} USD per 1M input / output tokens; {}</li>",
+            esc(&api.name),
+            api.usd_per_million_input_tokens,
+            api.usd_per_million_output_tokens,
+            esc(&api.price_source)
+        );
+    }
+    s.push_str("</ul></section>");
+    s
+}
