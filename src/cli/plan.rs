@@ -62,6 +62,12 @@ pub(crate) struct CapacityArgs {
     /// Recompute simulated capacities instead of reading the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Only this tier (by name).
+    #[arg(long)]
+    pub tier: Option<String>,
+    /// Only configurations on this GPU type (by id).
+    #[arg(long)]
+    pub gpu: Option<String>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -174,6 +180,24 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
     let progress = Progress::new(args.quiet);
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
+    if let Some(t) = &args.tier {
+        if !scenario.tiers.iter().any(|x| &x.name == t) {
+            let known: Vec<&str> = scenario.tiers.iter().map(|x| x.name.as_str()).collect();
+            return Err(PlannerError::Usage(format!(
+                "--tier `{t}` is not a tier of the scenario; its tiers: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    if let Some(g) = &args.gpu {
+        if !scenario.gpus.iter().any(|x| &x.id == g) {
+            let known: Vec<&str> = scenario.gpus.iter().map(|x| x.id.as_str()).collect();
+            return Err(PlannerError::Usage(format!(
+                "--gpu `{g}` is not a GPU type of the scenario; its types: {}",
+                known.join(", ")
+            )));
+        }
+    }
     let demand = crate::demand::build(&scenario, progress)?;
     let cache = if args.no_cache {
         None
@@ -199,7 +223,15 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
         progress,
     );
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
-    let pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    let mut pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    if let Some(t) = &args.tier {
+        pairs.retain(|name, _| name == t);
+    }
+    if let Some(g) = &args.gpu {
+        for rows in pairs.values_mut() {
+            rows.retain(|r| r.config.split(' ').next() == Some(g.as_str()));
+        }
+    }
     finite(&pairs)?;
     let text = match args.format {
         Format::Text => report::capacity_text::render(&scenario.name, &pairs),

@@ -25,6 +25,33 @@ pub struct CapacityPair {
     pub fleet: Option<FleetCapacity>,
 }
 
+/// One line on a tier's table: how many configurations serve by each
+/// method, and the one of most simulated requests/s per GPU.
+fn summary(rows: &[CapacityPair]) -> String {
+    let serves = |v: &Verdict| matches!(v, Verdict::Serves(_));
+    let analytic = rows.iter().filter(|r| serves(&r.analytic)).count();
+    let simulated = rows
+        .iter()
+        .filter(|r| r.simulated.as_ref().is_some_and(serves))
+        .count();
+    let fleets = rows.iter().filter(|r| r.fleet.is_some()).count();
+    let best = rows
+        .iter()
+        .filter_map(|r| match &r.simulated {
+            Some(Verdict::Serves(s)) => Some((s.max_rps / f64::from(r.gpus_per_replica), r)),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    format!(
+        "{} configurations: {analytic} serve by the queueing model, {simulated} by simulation, {fleets} with fleets simulated{}",
+        rows.len(),
+        best.map_or(String::new(), |(per_gpu, r)| format!(
+            "; most per GPU alone: {} at {per_gpu:.3} req/s per GPU",
+            r.config
+        ))
+    )
+}
+
 /// Pairs the two tables by configuration.
 pub fn pair(
     tiers: &[String],
@@ -123,6 +150,7 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
                     .map_or("—".to_string(), |x| format!("{x:.2}"))
             );
         }
+        let _ = writeln!(o, "  {}", summary(rows));
         let _ = writeln!(
             o,
             "  fleets behind the router (req/s the fleet sustains, 95% interval of its attainment):"

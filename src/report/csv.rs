@@ -23,7 +23,10 @@ pub fn line<S: AsRef<str>>(fields: &[S]) -> String {
 /// A number as CSV: the shortest text that reads back as the same value.
 pub fn number(v: f64) -> String {
     if v.is_finite() {
-        format!("{v}")
+        // Nine significant digits: what the figures mean, without the
+        // binary noise of their sums (`325871.99999999994` is `325872`).
+        let rounded: f64 = format!("{v:.8e}").parse().unwrap_or(v);
+        format!("{rounded}")
     } else {
         String::new()
     }
@@ -32,6 +35,14 @@ pub fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_keep_nine_significant_digits() {
+        assert_eq!(number(325_871.999_999_999_94), "325872");
+        assert_eq!(number(0.1 + 0.2), "0.3");
+        assert_eq!(number(0.001_234_567_891), "0.00123456789");
+        assert_eq!(number(f64::NAN), "");
+    }
 
     #[test]
     fn fields_are_quoted_only_when_needed() {

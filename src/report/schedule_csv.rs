@@ -7,9 +7,26 @@ use crate::solve::Outcome;
 pub fn render(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
     let schedule = crate::money::schedule::of(plan, &outcome.demand, &outcome.prices);
-    let gpus: Vec<&String> = plan.reserved.keys().collect();
+    // GPU types the plan holds in some slot (reserved, rented or spot).
+    let gpus: Vec<&String> = plan
+        .reserved
+        .iter()
+        .filter(|(g, &n)| {
+            n > 0
+                || plan
+                    .on_demand
+                    .iter()
+                    .any(|s| s.get(*g).is_some_and(|&x| x > 0))
+                || plan
+                    .spot
+                    .iter()
+                    .flatten()
+                    .any(|s| s.get(*g).is_some_and(|&x| x > 0))
+        })
+        .map(|(g, _)| g)
+        .collect();
     let tiers: Vec<&String> = plan.tiers.keys().collect();
-    let mut header: Vec<String> = ["slot", "start_hour", "demand_rps"]
+    let mut header: Vec<String> = ["slot", "start_hour", "sum_of_tier_peaks_rps"]
         .map(String::from)
         .to_vec();
     for t in &tiers {

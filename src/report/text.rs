@@ -424,6 +424,7 @@ pub fn render(outcome: &Outcome) -> String {
         o,
         "  capacity of one replica facing the whole tier (the screen; fleet step functions: `planner capacity`), best configuration per GPU type and tier:"
     );
+    let mut trickle = false;
     for (name, entries) in &outcome.capacity {
         let mut best: std::collections::BTreeMap<&str, (f64, String)> =
             std::collections::BTreeMap::new();
@@ -437,6 +438,7 @@ pub fn render(outcome: &Outcome) -> String {
                         .entry(&e.config.gpu_type)
                         .or_insert((0.0, String::new()));
                     if per_gpu > cur.0 {
+                        trickle |= s.max_rps < 0.1;
                         *cur = (per_gpu, format!("{} → {:.3} req/s per replica, at that rate p{} TTFT {:.0} ms, TPOT {:.1} ms, limited by {}", e.config.label(), s.max_rps, percentile_of(outcome, name), s.ttft_ms, s.tpot_ms, s.binding));
                     }
                 }
@@ -455,6 +457,12 @@ pub fn render(outcome: &Outcome) -> String {
         for (_, (_, line)) in best {
             let _ = writeln!(o, "    {name}: {line}");
         }
+    }
+    if trickle {
+        let _ = writeln!(
+            o,
+            "    (a figure below 0.1 req/s means one replica alone meets the limits only at a trickle: the tier's bursts arrive together and wait on it; behind the router a fleet pools them, so the per-replica rates the plan uses, under TIERS, come from simulated fleets, not from these)"
+        );
     }
     let _ = writeln!(o, "  prices:");
     for (gpu, p) in &outcome.prices.gpus {

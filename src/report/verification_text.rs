@@ -90,14 +90,14 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
     }
     let _ = writeln!(
         o,
-        "  replicas (busy: share of up time with a step running; batch: mean decoding sequences per step):"
+        "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is GPU utilisation under COST; batch: mean decoding sequences per step):"
     );
     for c in &v.configurations {
         let spread = if c.replicas.len() > 1 {
             let lo = c.replicas.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = c.replicas.iter().copied().fold(0.0, f64::max);
             format!(
-                " ({} replicas, each busy {:.1}-{:.1}%)",
+                " ({} replicas, each stepping {:.1}-{:.1}%)",
                 c.replicas.len(),
                 lo * 100.0,
                 hi * 100.0
@@ -107,7 +107,7 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         };
         let _ = writeln!(
             o,
-            "    {:<14} {:<20} busy {:>5.1}%, batch {:>5.1} of {}{}{spread}",
+            "    {:<14} {:<20} stepping {:>5.1}%, batch {:>5.1} of {}{}{spread}",
             c.tier,
             c.config,
             c.utilisation * 100.0,

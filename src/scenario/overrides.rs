@@ -32,6 +32,8 @@ pub struct Override {
 enum Segment {
     Key(String),
     Index(usize),
+    /// `[*]`: every entry of the array.
+    Every,
 }
 
 impl Override {
@@ -107,9 +109,17 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
             let close = rest
                 .find(']')
                 .ok_or_else(|| format!("`{part}`: `[` without `]`"))?;
+            if &rest[1..close] == "*" {
+                path.push(Segment::Every);
+                rest = &rest[close + 1..];
+                if !rest.is_empty() && !rest.starts_with('[') {
+                    return Err(format!("`{part}`: unexpected `{rest}` after `]`"));
+                }
+                continue;
+            }
             let index = rest[1..close].parse::<usize>().map_err(|_| {
                 format!(
-                    "`{part}`: `{}` is not an index (0, 1, 2, …)",
+                    "`{part}`: `{}` is not an index (0, 1, 2, …, or * for every entry)",
                     &rest[1..close]
                 )
             })?;
@@ -200,7 +210,18 @@ pub fn apply(file: &Path, text: &str, overrides: &[Override]) -> Result<Overridd
         )]
     })?;
     let mut problems = Vec::new();
+    let mut expanded = Vec::new();
     for o in overrides {
+        match expand(&doc, o) {
+            Ok(mut each) => expanded.append(&mut each),
+            Err(message) => problems.push(Problem::new(
+                file.to_path_buf(),
+                format!("--set {}", o.key),
+                message,
+            )),
+        }
+    }
+    for o in &expanded {
         if let Err(message) = apply_one(&mut doc, o) {
             problems.push(Problem::new(
                 file.to_path_buf(),
@@ -286,6 +307,7 @@ fn prefix_of(path: &[Segment]) -> String {
             Segment::Index(i) => {
                 let _ = write!(s, "[{i}]");
             }
+            Segment::Every => s.push_str("[*]"),
         }
     }
     s
@@ -340,6 +362,58 @@ fn fit(old: &Item, new: Value, o: &Override) -> Result<Value, String> {
     }
 }
 
+/// `o` with every `[*]` replaced by each index of its array in `doc`, in
+/// order (`demand[*].scale` → `demand[0].scale`, `demand[1].scale`, …);
+/// `o` itself when it has none.
+fn expand(doc: &DocumentMut, o: &Override) -> Result<Vec<Override>, String> {
+    let Some(at) = o.path.iter().position(|s| *s == Segment::Every) else {
+        return Ok(vec![o.clone()]);
+    };
+    let mut item: &Item = doc.as_item();
+    for seg in &o.path[..at] {
+        let next = match seg {
+            Segment::Key(k) => item.get(k.as_str()),
+            Segment::Index(n) => item.get(*n),
+            Segment::Every => None,
+        };
+        item = next.ok_or_else(|| {
+            format!(
+                "`{}` is not in the scenario, so `[*]` has no entries to change",
+                prefix_of(&o.path[..at])
+            )
+        })?;
+    }
+    let len = match item {
+        Item::ArrayOfTables(a) => a.len(),
+        Item::Value(Value::Array(a)) => a.len(),
+        other => {
+            return Err(format!(
+                "`{}` is {}, not an array; drop `[*]`",
+                prefix_of(&o.path[..at]),
+                describe(other)
+            ))
+        }
+    };
+    if len == 0 {
+        return Err(format!(
+            "`{}` has no entries, so `[*]` changes nothing",
+            prefix_of(&o.path[..at])
+        ));
+    }
+    let mut out = Vec::new();
+    for i in 0..len {
+        let mut path = o.path.clone();
+        path[at] = Segment::Index(i);
+        let one = Override {
+            key: o.key.replacen("[*]", &format!("[{i}]"), 1),
+            value: o.value.clone(),
+            path,
+        };
+        out.extend(expand(doc, &one)?);
+    }
+    Ok(out)
+}
+
 fn apply_one(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
     let mut item: &mut Item = doc.as_item_mut();
     for (i, seg) in o.path.iter().enumerate() {
@@ -372,6 +446,11 @@ fn apply_one(doc: &mut DocumentMut, o: &Override) -> Result<(), String> {
                     *slot = new;
                 }
                 item = item.get_mut(k.as_str()).expect("a table-like item");
+            }
+            Segment::Every => {
+                return Err(format!(
+                    "`{here}[*]`: every entry is expanded before a change is applied"
+                ));
             }
             Segment::Index(n) => {
                 let len = match &*item {
@@ -413,6 +492,7 @@ fn mark(root: &mut Item, path: &[Segment], marker: &str) {
         let next = match seg {
             Segment::Key(k) => item.get_mut(k.as_str()),
             Segment::Index(n) => item.get_mut(*n),
+            Segment::Every => None,
         };
         let Some(next) = next else { return };
         if in_table {
@@ -428,6 +508,21 @@ fn mark(root: &mut Item, path: &[Segment], marker: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_star_changes_every_entry_of_the_list() {
+        let text = "[[demand]]\nscale = 1\n\n[[demand]]\nscale = 3\n";
+        let o = Override::parse("demand[*].scale=2").unwrap();
+        let edited = apply(Path::new("s.toml"), text, &[o]).unwrap().text;
+        assert_eq!(edited.matches("scale = 2").count(), 2, "{edited}");
+        assert!(!edited.contains("scale = 3"), "{edited}");
+        let none = Override::parse("tiers[*].ttft_ms=2").unwrap();
+        let e = apply(Path::new("s.toml"), text, &[none]).unwrap_err();
+        assert!(e[0].message.contains("not in the scenario"), "{:?}", e[0]);
+        assert!(Override::parse("demand[x].scale=2")
+            .unwrap_err()
+            .contains("* for every"));
+    }
 
     /// Issue: a 120 KB `--set` key took 25 s and 8 GB, then aborted.
     #[test]

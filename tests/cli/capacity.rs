@@ -2,7 +2,7 @@
 //! roofline ceiling, each configuration's own simulation, and fleets that pool
 //! a bursty tier.
 
-use crate::{json, planner, temp_dir};
+use crate::{json, planner, stderr, stdout, temp_dir};
 
 #[test]
 fn no_capacity_figure_exceeds_the_roofline_ceiling() {
@@ -167,4 +167,44 @@ fn a_bursty_tier_meets_its_target_and_three_quarters_of_its_fleet_misses_it() {
         smaller["attainment"].as_f64().unwrap() < solved["attainment"].as_f64().unwrap(),
         "{smaller} vs {solved}"
     );
+}
+
+#[test]
+fn capacity_filters_by_tier_and_gpu_and_sums_up_each_tier() {
+    let all = stdout(&planner(&[
+        "capacity",
+        "tests/fixtures/ok/tiny.toml",
+        "--quiet",
+    ]));
+    let out = planner(&[
+        "capacity",
+        "tests/fixtures/ok/tiny.toml",
+        "--quiet",
+        "--tier",
+        "chat",
+        "--gpu",
+        "l40s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.lines().count() < all.lines().count(), "{text}");
+    for line in text
+        .lines()
+        .filter(|l| l.contains(" tp") && !l.contains("configurations:") && !l.contains("saturated"))
+    {
+        assert!(line.trim_start().starts_with("l40s "), "{line}");
+    }
+    assert!(
+        text.contains("configurations:") && text.contains(" by simulation"),
+        "{text}"
+    );
+    let bad = planner(&[
+        "capacity",
+        "tests/fixtures/ok/tiny.toml",
+        "--quiet",
+        "--gpu",
+        "tpu",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("its types: "), "{}", stderr(&bad));
 }

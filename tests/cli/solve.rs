@@ -253,7 +253,10 @@ fn csv_schedule_adds_up(scenario: &str) {
     let text = stdout(&out);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(&header[..3], ["slot", "start_hour", "demand_rps"]);
+    assert_eq!(
+        &header[..3],
+        ["slot", "start_hour", "sum_of_tier_peaks_rps"]
+    );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
         .collect();
@@ -283,7 +286,10 @@ fn csv_schedule_adds_up(scenario: &str) {
             + r[col("capacity_on_demand_rps")]
             + r[col("capacity_spot_rps")]
             + r[col("api_rps")];
-        assert!(carried + 1e-9 >= r[col("demand_rps")] * 0.999, "{r:?}");
+        assert!(
+            carried + 1e-9 >= r[col("sum_of_tier_peaks_rps")] * 0.999,
+            "{r:?}"
+        );
     }
 }
 
