@@ -394,7 +394,7 @@ impl Default for Simulation {
             attainment_margin_points: 1.0,
             max_utilisation: 0.95,
             fleet_requests_per_replica: 500,
-            burst_scale_max: 1.0,
+            burst_scale_max: 4.0,
             fleet_max_replicas: 48,
             scheduler: None,
             router: Router::default(),

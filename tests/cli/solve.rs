@@ -55,6 +55,8 @@ fn a_tier_sent_to_the_api_that_misses_is_solved_again_kept_off_it() {
             "gpus[3].engine=roofline",
             "--set",
             "simulation.verify=sample-only",
+            "--set",
+            "simulation.burst_scale_max=1",
         ],
     );
     // With the API, its first plan sends part of the standard tier to it,
@@ -96,7 +98,11 @@ fn the_alternatives_are_priced_on_fleets_sized_for_all_of_the_traffic() {
     // at its busiest; on fleets sized for the whole peak it takes 76.
     let plan = solve_json(
         "scenarios/peak.toml",
-        &["simulation.seed=2", "simulation.verify=sample-only"],
+        &[
+            "simulation.seed=2",
+            "simulation.verify=sample-only",
+            "simulation.burst_scale_max=1",
+        ],
     );
     assert!(plan["tiers"]["standard"]["api_share"].as_f64().unwrap() > 0.05);
     let busiest: f64 = plan["on_demand"]
