@@ -7,6 +7,7 @@
 
 use crate::money::commitment::Commitment;
 use crate::plan::Plan;
+use crate::profiles::Calibration;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -21,6 +22,8 @@ pub struct Reserve {
     /// The reservation's terms, as the scenario states them.
     pub term: String,
     pub usd_per_year: f64,
+    /// What the GPU profile's figures were fitted to.
+    pub calibration: Calibration,
 }
 
 /// GPUs rented on demand of one type.
@@ -33,6 +36,8 @@ pub struct Rent {
     /// horizon's pattern.
     pub gpu_hours: f64,
     pub gpu_hours_per_month: f64,
+    /// What the GPU profile's figures were fitted to.
+    pub calibration: Calibration,
 }
 
 /// How one configuration of a tier is deployed.
@@ -77,11 +82,20 @@ pub struct Purchase {
     pub deployment: BTreeMap<String, Vec<Deployment>>,
     /// The simulation seed the capacity figures and the replay used.
     pub seed: u64,
+    /// GPU types the plan holds whose figures were not measured on them
+    /// (published throughput or datasheet only).
+    pub unmeasured_gpus: Vec<String>,
 }
 
 impl Purchase {
-    /// The purchase of `plan`.
-    pub fn of(plan: &Plan, commitment: &Commitment, seed: u64) -> Purchase {
+    /// The purchase of `plan`; `calibration` names each GPU type's basis.
+    pub fn of(
+        plan: &Plan,
+        commitment: &Commitment,
+        seed: u64,
+        calibration: &BTreeMap<String, Calibration>,
+    ) -> Purchase {
+        let basis = |gpu: &str| calibration.get(gpu).copied().unwrap_or_default();
         let reserve = commitment
             .gpu_types
             .iter()
@@ -90,6 +104,7 @@ impl Purchase {
                 gpus: line.gpus,
                 term: line.term.clone(),
                 usd_per_year: line.usd_per_year,
+                calibration: basis(gpu),
             })
             .collect();
         let mut rent: Vec<Rent> = Vec::new();
@@ -112,6 +127,7 @@ impl Purchase {
                 peak_gpus: peak,
                 gpu_hours: hours,
                 gpu_hours_per_month: hours / plan.horizon_hours * 730.0,
+                calibration: basis(gpu),
             });
         }
         let per_year = HOURS_PER_YEAR / plan.horizon_hours.max(1e-9);
@@ -152,7 +168,18 @@ impl Purchase {
                 (name.clone(), d)
             })
             .collect();
+        let reserve: Vec<Reserve> = reserve;
+        let mut unmeasured: Vec<String> = reserve
+            .iter()
+            .map(|r| (&r.gpu_type, r.calibration))
+            .chain(rent.iter().map(|r| (&r.gpu_type, r.calibration)))
+            .filter(|(_, c)| !c.measured())
+            .map(|(g, _)| g.clone())
+            .collect();
+        unmeasured.sort();
+        unmeasured.dedup();
         Purchase {
+            unmeasured_gpus: unmeasured,
             reserve,
             rent,
             api_share: plan.api_share,

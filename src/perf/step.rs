@@ -505,6 +505,7 @@ pub(crate) mod tests {
             layer_overhead_us: 0.0,
             usable_memory_fraction: 0.9,
             source: "test".into(),
+            calibration: crate::profiles::Calibration::Datasheet,
         }
     }
 

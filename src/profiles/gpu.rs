@@ -81,6 +81,44 @@ pub struct GpuProfile {
     pub usable_memory_fraction: f64,
     /// Where the figures come from.
     pub source: String,
+    /// What the efficiency figures were fitted to: how far a plan resting
+    /// on this GPU can be trusted.
+    #[serde(default)]
+    pub calibration: Calibration,
+}
+
+/// What a GPU profile's efficiency figures were fitted to, best first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Calibration {
+    /// Measured runs of production engines on this GPU (and kernel timings).
+    EngineRuns,
+    /// Measured kernel or layer timings on this GPU.
+    KernelTimings,
+    /// Published throughput figures (MLPerf, vendor tables) only.
+    PublishedThroughput,
+    /// Datasheet figures, efficiencies assumed from other GPUs.
+    #[default]
+    Datasheet,
+}
+
+impl Calibration {
+    /// In words, for the reports.
+    pub fn words(self) -> &'static str {
+        match self {
+            Calibration::EngineRuns => "fitted to measured engine runs on it",
+            Calibration::KernelTimings => "fitted to measured kernel timings on it",
+            Calibration::PublishedThroughput => {
+                "fitted to published throughput only, no measured kernels or engine runs"
+            }
+            Calibration::Datasheet => "datasheet figures, efficiencies assumed from other GPUs",
+        }
+    }
+
+    /// Whether figures of this basis were measured on the GPU.
+    pub fn measured(self) -> bool {
+        matches!(self, Calibration::EngineRuns | Calibration::KernelTimings)
+    }
 }
 
 fn default_hop_latency_us() -> f64 {

@@ -12,9 +12,9 @@ mod scheduler;
 #[cfg(test)]
 pub(crate) use engine::{vllm_fixture as engine_fixture, ENGINE_BOUNDS};
 pub(crate) use engine::{EngineFamily, EngineProfile, FITTABLE};
-pub(crate) use gpu::GpuProfile;
 #[cfg(test)]
 pub(crate) use gpu::GPU_BOUNDS;
+pub(crate) use gpu::{Calibration, GpuProfile};
 pub(crate) use model::ModelProfile;
 #[cfg(test)]
 pub(crate) use model::MODEL_BOUNDS;

@@ -31,12 +31,13 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
     for (i, r) in p.reserve.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {:<10} {} {} GPUs, {}: {} USD per year, paid used or not",
+            "  {:<10} {} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
             if i == 0 { "reserve" } else { "" },
             r.gpus,
             r.gpu_type,
             r.term,
-            usd(r.usd_per_year)
+            usd(r.usd_per_year),
+            r.calibration.words()
         );
     }
     if p.rent.is_empty() {
@@ -107,6 +108,15 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
             } else {
                 parts.join("; ")
             }
+        );
+    }
+    if !p.unmeasured_gpus.is_empty() {
+        let _ = writeln!(
+            o,
+            "  caution    {} carr{} this plan on figures not measured on {}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check",
+            p.unmeasured_gpus.join(", "),
+            if p.unmeasured_gpus.len() == 1 { "ies" } else { "y" },
+            if p.unmeasured_gpus.len() == 1 { "it" } else { "them" }
         );
     }
     let _ = writeln!(

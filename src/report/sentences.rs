@@ -155,7 +155,7 @@ pub fn without_api(w: &WithoutApi) -> String {
         }
     };
     format!(
-        "{} kept off the API (the rounds tightened {} while part went to it): {} USD, {}; with the API {} USD, {}; this plan is the one {}",
+        "{} kept off the API (solved again because part of {} went to it): {} USD, {}; with the API {} USD, {}; this plan is the one {}",
         w.tiers.join(", "),
         if w.tiers.len() == 1 { "it" } else { "them" },
         usd(w.total_cost_usd),

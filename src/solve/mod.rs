@@ -114,7 +114,16 @@ fn outcome(
     let commitment =
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     Outcome {
-        purchase: Purchase::of(&plan, &commitment, scenario.simulation.seed),
+        purchase: Purchase::of(
+            &plan,
+            &commitment,
+            scenario.simulation.seed,
+            &scenario
+                .gpus
+                .iter()
+                .map(|g| (g.id.clone(), g.profile.calibration))
+                .collect(),
+        ),
         how_to_run,
         unit_costs: unit_costs::of(&plan, &demand_summary, &prices),
         commitment,

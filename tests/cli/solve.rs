@@ -345,6 +345,14 @@ fn the_purchase_block_is_the_plan_in_a_buyers_words() {
         }
     }
     assert_eq!(p["seed"], 1);
+    // The L40S it rents has datasheet figures only, and the block says so.
+    assert_eq!(p["unmeasured_gpus"], serde_json::json!(["l40s"]), "{p}");
+    // Every shipped GPU profile states what its figures were fitted to.
+    for entry in std::fs::read_dir("profiles/gpus").unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\ncalibration = \""), "{}", path.display());
+    }
     // The text report opens with it, before the costs.
     let out = planner(&["solve", "tests/fixtures/ok/tiny.toml", "--quiet"]);
     let text = stdout(&out);
@@ -353,4 +361,8 @@ fn the_purchase_block_is_the_plan_in_a_buyers_words() {
         text.find("COST (USD").unwrap(),
     );
     assert!(purchase < cost, "{text}");
+    assert!(
+        text.contains("caution    l40s carries this plan on figures not measured on it"),
+        "{text}"
+    );
 }

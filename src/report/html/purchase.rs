@@ -22,11 +22,12 @@ pub(crate) fn section(outcome: &Outcome) -> String {
             &mut s,
             "Reserve",
             &format!(
-                "{} {} GPUs, {}: {} USD per year, paid used or not",
+                "{} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
                 r.gpus,
                 r.gpu_type,
                 r.term,
-                usd(r.usd_per_year)
+                usd(r.usd_per_year),
+                r.calibration.words()
             ),
         );
     }
@@ -98,6 +99,15 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         }
     }
     s.push_str("</tbody></table>");
+    if !p.unmeasured_gpus.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"warn\">{} carr{} this plan on figures not measured on {}: a benchmark run of one replica (the plan's launch and <code>vllm bench serve</code> commands) before signing is the check.</p>",
+            esc(&p.unmeasured_gpus.join(", ")),
+            if p.unmeasured_gpus.len() == 1 { "ies" } else { "y" },
+            if p.unmeasured_gpus.len() == 1 { "it" } else { "them" }
+        );
+    }
     if fp8 {
         s.push_str("<p class=\"warn\">FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide; <code>model.precision = \"bf16\"</code> rules FP8 out.</p>");
     }
