@@ -12,7 +12,12 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     let p = &outcome.purchase;
     let mut s = String::from("<section><h2>What to sign for</h2><table><tbody>");
     let row = |s: &mut String, label: &str, text: &str| {
-        let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(label), esc(text));
+        let _ = write!(
+            s,
+            "<tr><th style=\"text-align:left;white-space:nowrap\">{}</th><td style=\"text-align:left;white-space:normal\">{}</td></tr>",
+            esc(label),
+            esc(text)
+        );
     };
     if p.reserve.is_empty() {
         row(&mut s, "Reserve", "nothing");
@@ -118,7 +123,9 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     );
     s.push_str("<p>Prices (the scenario's, not live quotes):</p><ul>");
     for (gpu, price) in &outcome.prices.gpus {
-        if !outcome.plan.reserved.contains_key(gpu) && !p.rent.iter().any(|r| &r.gpu_type == gpu) {
+        if !p.reserve.iter().any(|r| &r.gpu_type == gpu)
+            && !p.rent.iter().any(|r| &r.gpu_type == gpu)
+        {
             continue;
         }
         let _ = write!(
