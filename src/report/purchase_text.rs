@@ -6,6 +6,32 @@ use crate::base::numbers::{group_thousands, usd};
 use crate::money::purchase::Purchase;
 use std::fmt::Write as _;
 
+/// One reservation in words: count, type, term, commitment, calibration.
+pub(crate) fn reserve_sentence(r: &crate::money::purchase::Reserve) -> String {
+    format!(
+        "{} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
+        r.gpus,
+        r.gpu_type,
+        r.term,
+        usd(r.usd_per_year),
+        r.calibration.words()
+    )
+}
+
+/// The GPU types the plan rests on without figures measured on them, in
+/// words (`None` when every type's were measured).
+pub(crate) fn caution(p: &Purchase) -> Option<String> {
+    let n = p.unmeasured_gpus.len();
+    (n > 0).then(|| {
+        format!(
+            "{} carr{} this plan on figures not measured on {}",
+            p.unmeasured_gpus.join(", "),
+            if n == 1 { "ies" } else { "y" },
+            if n == 1 { "it" } else { "them" }
+        )
+    })
+}
+
 /// GPU-hours as people read them: whole from 100, three significant digits
 /// below.
 fn hours(h: f64) -> String {
@@ -31,13 +57,9 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
     for (i, r) in p.reserve.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {:<10} {} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
+            "  {:<10} {}",
             if i == 0 { "reserve" } else { "" },
-            r.gpus,
-            r.gpu_type,
-            r.term,
-            usd(r.usd_per_year),
-            r.calibration.words()
+            reserve_sentence(r)
         );
     }
     if p.rent.is_empty() {
@@ -110,13 +132,10 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
             }
         );
     }
-    if !p.unmeasured_gpus.is_empty() {
+    if let Some(c) = caution(p) {
         let _ = writeln!(
             o,
-            "  caution    {} carr{} this plan on figures not measured on {}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check",
-            p.unmeasured_gpus.join(", "),
-            if p.unmeasured_gpus.len() == 1 { "ies" } else { "y" },
-            if p.unmeasured_gpus.len() == 1 { "it" } else { "them" }
+            "  caution    {c}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check"
         );
     }
     let _ = writeln!(

@@ -26,14 +26,7 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         row(
             &mut s,
             "Reserve",
-            &format!(
-                "{} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
-                r.gpus,
-                r.gpu_type,
-                r.term,
-                usd(r.usd_per_year),
-                r.calibration.words()
-            ),
+            &crate::report::purchase_text::reserve_sentence(r),
         );
     }
     if p.rent.is_empty() {
@@ -104,13 +97,11 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         }
     }
     s.push_str("</tbody></table>");
-    if !p.unmeasured_gpus.is_empty() {
+    if let Some(c) = crate::report::purchase_text::caution(p) {
         let _ = write!(
             s,
-            "<p class=\"warn\">{} carr{} this plan on figures not measured on {}: a benchmark run of one replica (the plan's launch and <code>vllm bench serve</code> commands) before signing is the check.</p>",
-            esc(&p.unmeasured_gpus.join(", ")),
-            if p.unmeasured_gpus.len() == 1 { "ies" } else { "y" },
-            if p.unmeasured_gpus.len() == 1 { "it" } else { "them" }
+            "<p class=\"warn\">{}: a benchmark run of one replica (the plan's launch and <code>vllm bench serve</code> commands) before signing is the check.</p>",
+            esc(&c)
         );
     }
     if fp8 {
