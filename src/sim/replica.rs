@@ -387,7 +387,14 @@ impl Replica {
         spec: &ReplicaSpec,
     ) -> u64 {
         let batch = self.decoding.len() as u64;
-        let mut budget = u64::from(spec.max_batched_tokens).saturating_sub(batch);
+        let budget = u64::from(spec.max_batched_tokens).saturating_sub(batch);
+        self.fill_chunks(now, reqs, spec, budget);
+        batch
+    }
+
+    /// Fills `chunks` within `budget` tokens: the part-prefilled prompts
+    /// first, oldest first, then newly admitted ones (the last chunked).
+    fn fill_chunks(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec, mut budget: u64) {
         for &id in &self.prefilling {
             if budget == 0 {
                 break;
@@ -405,7 +412,6 @@ impl Replica {
             self.chunks.push((id, chunk as u32));
             budget -= chunk;
         }
-        batch
     }
 
     /// Prefill-first with chunking (SGLang): while prompts wait or are part
@@ -419,24 +425,7 @@ impl Replica {
         reqs: &mut Slab,
         spec: &ReplicaSpec,
     ) -> u64 {
-        let mut budget = u64::from(spec.max_batched_tokens);
-        for &id in &self.prefilling {
-            if budget == 0 {
-                break;
-            }
-            let r = reqs.get(id);
-            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
-            self.chunks.push((id, chunk as u32));
-            budget -= chunk;
-        }
-        while budget > 0 {
-            let Some((id, target)) = self.admit_head(now, reqs, spec, u64::MAX) else {
-                break;
-            };
-            let chunk = target.min(budget);
-            self.chunks.push((id, chunk as u32));
-            budget -= chunk;
-        }
+        self.fill_chunks(now, reqs, spec, u64::from(spec.max_batched_tokens));
         if self.chunks.is_empty() {
             self.decoding.len() as u64
         } else {

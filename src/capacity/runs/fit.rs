@@ -25,14 +25,7 @@ pub(crate) fn evaluate(
     engine: &EngineProfile,
     profiles: &Profiles,
 ) -> Vec<Option<(f64, f64)>> {
-    crate::base::parallel::map_in_order(runs, |run| {
-        let gpu = profiles.gpus.get(&run.gpu)?;
-        let model = profiles.models.get(&run.model)?;
-        predict(run, engine, gpu, model)
-    })
-    .into_iter()
-    .map(Option::flatten)
-    .collect()
+    evaluate_with(runs, engine, profiles, predict)
 }
 
 /// [`evaluate`] with the roofline model (the GPU profile's eager fixed
@@ -42,10 +35,21 @@ pub(crate) fn evaluate_roofline(
     engine: &EngineProfile,
     profiles: &Profiles,
 ) -> Vec<Option<(f64, f64)>> {
+    evaluate_with(runs, engine, profiles, super::predict_roofline)
+}
+
+/// Each run predicted by `predict`, on all cores, in order.
+fn evaluate_with(
+    runs: &[&MeasuredRun],
+    engine: &EngineProfile,
+    profiles: &Profiles,
+    predict: impl Fn(&MeasuredRun, &EngineProfile, &GpuProfile, &ModelProfile) -> Option<(f64, f64)>
+        + Sync,
+) -> Vec<Option<(f64, f64)>> {
     crate::base::parallel::map_in_order(runs, |run| {
         let gpu = profiles.gpus.get(&run.gpu)?;
         let model = profiles.models.get(&run.model)?;
-        super::predict_roofline(run, engine, gpu, model)
+        predict(run, engine, gpu, model)
     })
     .into_iter()
     .map(Option::flatten)
