@@ -25,7 +25,7 @@ fi
 # A plan whose replay misses a target still renders (exit 5 is the miss).
 "$planner" solve scenarios/peak.toml --quiet --accept-miss --format html --out "$out/plan.html"
 "$planner" sweep scenarios/peak.toml --quiet --format html --out "$out/sweep.html" \
-  --set demand[1].scale=2,3,4,5 --bisect 2 --set simulation.verify=sample-only
+  --set demand[1].scale=2,3,4,5 --bisect 2 --set simulation.verify=sample-only --accept-miss
 
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync

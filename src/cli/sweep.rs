@@ -38,6 +38,10 @@ pub(crate) struct SweepArgs {
     /// No line per variant on standard error.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Exit 0 even when some variant's plan misses its replay (exit 5
+    /// otherwise, after writing the report that marks them MISS).
+    #[arg(long)]
+    pub accept_miss: bool,
 }
 
 pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
@@ -79,9 +83,34 @@ pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
     };
     if outputs.has("--out") {
         outputs.write_text("--out", &text)?;
-        outputs.commit()
+        outputs.commit()?;
     } else {
         outputs.commit()?;
-        emit(&text)
+        emit(&text)?;
+    }
+    // A variant whose plan misses its own replay is not a success.
+    let missed: Vec<String> = result
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let f = r.figures.as_ref()?;
+            (!f.missed_targets.is_empty()).then(|| {
+                let label: Vec<String> = r
+                    .settings
+                    .iter()
+                    .map(|s| format!("{}={}", s.key, s.value))
+                    .collect();
+                format!(
+                    "variant {} ({})",
+                    label.join(" "),
+                    report::sentences::missed_targets(&f.missed_targets).join("; ")
+                )
+            })
+        })
+        .collect();
+    if missed.is_empty() || args.accept_miss {
+        Ok(())
+    } else {
+        Err(PlannerError::TargetMissed(missed))
     }
 }

@@ -91,3 +91,27 @@ fn sweep_grid_and_key_errors_name_the_flag_and_the_key() {
         format!("{}\n{}", stderr(&out), stderr(&bad_key))
     );
 }
+
+#[test]
+fn a_sweep_whose_variant_misses_its_replay_exits_5_after_its_report() {
+    let args = [
+        "sweep",
+        "tests/fixtures/ok/analytic-bursty.toml",
+        "--set",
+        "simulation.max_rounds=1",
+        "--set",
+        "simulation.seed=1,2",
+        "--quiet",
+    ];
+    let out = planner(&args);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(stdout(&out).contains("MISS"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("variant simulation.seed=1"),
+        "{}",
+        stderr(&out)
+    );
+    let mut accepted = args.to_vec();
+    accepted.push("--accept-miss");
+    assert!(planner(&accepted).status.success());
+}
