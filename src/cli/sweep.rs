@@ -11,6 +11,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // independent command-line switches
 pub(crate) struct SweepArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
