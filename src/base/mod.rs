@@ -15,6 +15,7 @@ pub(crate) mod stats;
 #[cfg(test)]
 pub(crate) mod testing;
 pub(crate) mod text;
+pub(crate) mod timings;
 pub(crate) mod toml_file;
 pub(crate) mod toml_syntax;
 pub(crate) mod units;

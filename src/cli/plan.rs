@@ -285,9 +285,11 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
             }
             Err(e) => format!("{e:?}"),
         };
+        options.timings.take();
         let outcome = crate::solve::solve(&scenario, &options)?;
         let plan = &outcome.plan;
         let t5 = Instant::now();
+        let stages = options.timings.take();
         lines.push(format!(
             "run {}: load {:.3} s, demand {:.3} s, capacity {:.3} s, first round's MILP {:.3} s ({first}), full solve (demand + capacity + MILP + replay rounds + report data) {:.3} s; {} slots, {} integer variables, status {:?}, {:?} method, proven gap {:.3}%, {} round(s), total {:.2} USD",
             i + 1,
@@ -303,6 +305,18 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
             plan.solver.proven_gap * 100.0,
             outcome.rounds.len().max(1),
             plan.total_cost_usd
+        ));
+        lines
+            .push("  the full solve's stages (wall time, in the order they finished):".to_string());
+        let width = stages.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        for s in &stages {
+            lines.push(format!("    {:<width$}  {:>8.3} s", s.name, s.seconds));
+        }
+        let staged: f64 = stages.iter().map(|s| s.seconds).sum();
+        lines.push(format!(
+            "    {:<width$}  {:>8.3} s",
+            "(not in a stage)",
+            ((t5 - t4).as_secs_f64() - staged).max(0.0)
         ));
     }
     outputs.commit()?;

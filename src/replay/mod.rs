@@ -4,6 +4,7 @@
 //! SLO-met output. Used by `planner simulate` and inside `planner solve`.
 
 pub(crate) mod goodput;
+pub(crate) mod slots;
 pub(crate) mod verification;
 
 use crate::base::progress::Progress;
@@ -11,12 +12,13 @@ use crate::demand::source::KeptSource;
 use crate::demand::workload::{mix, SourceReplay, TierReplay, TraceReplay};
 use crate::demand::Demand;
 use crate::plan::file::{PlanFile, PlannedConfig};
+use crate::replay::slots::{Reuse, SlotReplays};
 use crate::replay::verification::{ConfigUtilisation, TierVerification, Verification};
 use crate::scenario::{Scenario, VerifySlots};
 use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::{
-    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec,
-    SimResult, Spot, TierTally,
+    simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec, SimResult, Spot,
+    TierTally,
 };
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
@@ -172,7 +174,7 @@ pub(crate) fn sample_slots(demand: &Demand, plan: &PlanFile) -> Vec<usize> {
 
 /// Replays `slots` of `replay` against the plan. `All` replays every slot in
 /// one continuous run; `Sample` replays [`sample_slots`], each from an empty
-/// fleet, two at a time.
+/// fleet, on all cores.
 pub(crate) fn verify(
     scenario: &Scenario,
     demand: &Demand,
@@ -181,14 +183,74 @@ pub(crate) fn verify(
     mode: VerifySlots,
     progress: Progress,
 ) -> Verification {
-    // A deadline tier's volume crosses slots: only a continuous replay
-    // carries its backlog from one slot to the next.
-    let has_deadline_tier = scenario
+    verify_with(
+        scenario,
+        demand,
+        plan,
+        replay,
+        mode,
+        &SlotReplays::default(),
+        progress,
+    )
+}
+
+/// Whether the slots of the scenario can be replayed one at a time: not
+/// when a deadline tier's volume crosses slots (only a continuous replay
+/// carries its backlog from one slot to the next).
+pub(crate) fn slots_independent(scenario: &Scenario) -> bool {
+    scenario
         .tiers
         .iter()
-        .any(|t| t.rules.deadline_hours.is_some());
+        .all(|t| t.rules.deadline_hours.is_none())
+}
+
+/// Every slot of the horizon replayed alone from an empty fleet, through
+/// `cache` (the slots whose fleet an earlier plan of the solve ran are not
+/// replayed again); a scenario with a deadline tier is replayed in one
+/// continuous run instead.
+pub(crate) fn verify_every_slot(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    cache: &SlotReplays,
+    progress: Progress,
+) -> (Verification, Option<Reuse>) {
+    if !slots_independent(scenario) {
+        let v = verify_range(
+            scenario,
+            demand,
+            plan,
+            replay,
+            0..demand.slots,
+            progress,
+            |_| {},
+        );
+        return (v, None);
+    }
+    let fleet = fleet(scenario, demand, plan);
+    let slots: Vec<usize> = (0..demand.slots).collect();
+    let (result, reuse) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
+    let method = format!(
+        "all {} slots, each replayed alone from an empty fleet",
+        demand.slots
+    );
+    let v = report(scenario, plan, &fleet, slots, &result, method);
+    (v, Some(reuse))
+}
+
+/// [`verify`], the sampled slots replayed through `cache`.
+pub(crate) fn verify_with(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    mode: VerifySlots,
+    cache: &SlotReplays,
+    progress: Progress,
+) -> Verification {
     let sampled = matches!(mode, VerifySlots::Sample | VerifySlots::SampleOnly);
-    if !sampled || has_deadline_tier {
+    if !sampled || !slots_independent(scenario) {
         return verify_range(
             scenario,
             demand,
@@ -206,7 +268,7 @@ pub(crate) fn verify(
         slots.len(),
         demand.slots
     );
-    let result = replay_each(&fleet, &slots, replay, scenario.simulation.seed, progress);
+    let (result, _) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
     report(scenario, plan, &fleet, slots, &result, method)
 }
 
@@ -252,29 +314,8 @@ pub(crate) fn verify_range(
     report(scenario, plan, &fleet, range.collect(), &r, method)
 }
 
-/// Replays each slot on its own, from an empty fleet, on all cores.
-fn replay_each(
-    fleet: &Fleet,
-    slots: &[usize],
-    replay: &TraceReplay,
-    seed: u64,
-    progress: Progress,
-) -> SimResult {
-    let bar = progress.steps("replaying slots", slots.len() as u64);
-    let results: Vec<SimResult> = crate::base::parallel::map_in_order(slots, |&t| {
-        let r = simulate(fleet, t..t + 1, replay.slot(t), seed, |_| {});
-        bar.inc(1);
-        r
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    bar.finish_and_clear();
-    merge(&results, fleet.tiers.len(), fleet.groups.len())
-}
-
 /// Sums independent single-slot replays, slot rows in order.
-fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
+pub(crate) fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
     let mut total = SimResult {
         tiers: vec![TierTally::default(); tiers],
         slots: Vec::new(),

@@ -5,6 +5,7 @@
 
 use crate::base::error::PlannerError;
 use crate::base::progress::Progress;
+use crate::base::timings::Timings;
 use crate::capacity::probe::{replicas_at_speed, Serving};
 use crate::capacity::{self, simulated, CapacityEntry};
 use crate::demand::summary::DemandSummary;
@@ -46,6 +47,8 @@ pub struct SolveOptions {
     pub warm_start: bool,
     /// Where simulated capacities are cached; `None` recomputes them.
     pub cache_dir: Option<PathBuf>,
+    /// Where the solve's stages record their wall time.
+    pub timings: Timings,
 }
 
 impl SolveOptions {
@@ -56,6 +59,7 @@ impl SolveOptions {
             solver_log: None,
             warm_start: true,
             cache_dir: simulated::default_cache_dir(),
+            timings: Timings::default(),
         }
     }
 }
@@ -77,16 +81,28 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     let verify = scenario.simulation.verify != VerifySlots::Off;
     // Demand and the replay's traces do not depend on which tiers may use
     // the API: read once for every candidate.
-    let (demand, requests) = demand::build_keeping(scenario, options.progress, verify)?;
+    let timings = &options.timings;
+    let (demand, requests) = timings.time(
+        || "demand and traces read".into(),
+        || demand::build_keeping(scenario, options.progress, verify),
+    )?;
     let traces = verify.then(|| replay::traces(scenario, &demand, requests));
+    let slot_replays = replay::slots::SlotReplays::default();
     let shared = Shared {
         demand: &demand,
         replay: traces.as_ref(),
+        slot_replays: &slot_replays,
         options,
     };
     let (chosen, without_api) = rounds::run(scenario, shared)?;
-    let speedup = speedup(&chosen, &demand, options);
-    Ok(outcome(chosen, &demand, speedup, without_api))
+    let speedup = timings.time(
+        || "question 4: replicas at 1.25x speed".into(),
+        || speedup(&chosen, &demand, options),
+    );
+    Ok(timings.time(
+        || "outcome: money, launch commands, questions".into(),
+        || outcome(chosen, &demand, speedup, without_api),
+    ))
 }
 
 /// The outcome of the chosen candidate: its plan with the money, replay

@@ -25,6 +25,7 @@ use crate::money::growth::TermProjection;
 use crate::plan::file::PlanFile;
 use crate::plan::Plan;
 use crate::replay;
+use crate::replay::slots::SlotReplays;
 use crate::replay::verification::Verification;
 use crate::scenario::{CapacitySource, Scenario, VerifySlots};
 use std::collections::BTreeMap;
@@ -42,6 +43,8 @@ const MAX_SILENT_STEPS: u32 = 16;
 pub(super) struct Shared<'a> {
     pub demand: &'a Demand,
     pub replay: Option<&'a TraceReplay>,
+    /// The slots replayed so far, by the fleet each ran.
+    pub slot_replays: &'a SlotReplays,
     pub options: &'a SolveOptions,
 }
 
@@ -113,6 +116,8 @@ struct Last {
 /// One candidate's state between rounds.
 struct Candidate {
     scenario: Scenario,
+    /// What the candidate is, for the stages' timings.
+    name: &'static str,
     /// With demand growing over the term, the demand fleets are sized for
     /// (the horizon's peaks × the busiest month's factor).
     sizing: Option<Demand>,
@@ -145,7 +150,7 @@ pub(super) fn run(
     scenario: &Scenario,
     shared: Shared<'_>,
 ) -> Result<(Finished, Option<WithoutApi>), PlannerError> {
-    let mut current = Candidate::start(scenario.clone(), shared)?;
+    let mut current = Candidate::start(scenario.clone(), shared, "plan")?;
     let mut finished: Vec<Finished> = Vec::new();
     loop {
         match current.step(shared) {
@@ -167,7 +172,7 @@ pub(super) fn run(
                 }
                 // Without the API the GPU quotas may not cover the tier:
                 // then the plan with the API stands.
-                match Candidate::start(kept_off, shared) {
+                match Candidate::start(kept_off, shared, "kept off the API") {
                     Ok(c) => current = c,
                     Err(_) => break,
                 }
@@ -186,12 +191,14 @@ pub fn first_round(
     demand: &Demand,
     options: &SolveOptions,
 ) -> Result<RoundMilp, PlannerError> {
+    let slot_replays = SlotReplays::default();
     let shared = Shared {
         demand,
         replay: None,
+        slot_replays: &slot_replays,
         options,
     };
-    let mut candidate = Candidate::start(scenario.clone(), shared)?;
+    let mut candidate = Candidate::start(scenario.clone(), shared, "plan")?;
     let mut milp = candidate.round_milp(shared);
     candidate.with_term(shared, &mut milp);
     Ok(milp)
@@ -265,16 +272,25 @@ fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
 impl Candidate {
     /// A candidate at factor 1 everywhere: its capacity table, checked to
     /// serve every tier with demand.
-    fn start(scenario: Scenario, shared: Shared<'_>) -> Result<Self, PlannerError> {
+    fn start(
+        scenario: Scenario,
+        shared: Shared<'_>,
+        name: &'static str,
+    ) -> Result<Self, PlannerError> {
         let demand = shared.demand;
         let sizing = term::sizing_demand(&scenario, demand);
         let tiers = scenario.tiers.len();
         let factors = vec![1.0; tiers];
-        let capacity = capacity_table(
-            &scenario,
-            sizing.as_ref().unwrap_or(demand),
-            &factors,
-            shared.options,
+        let capacity = shared.options.timings.time(
+            || format!("{name}: capacity table"),
+            || {
+                capacity_table(
+                    &scenario,
+                    sizing.as_ref().unwrap_or(demand),
+                    &factors,
+                    shared.options,
+                )
+            },
         );
         check_servable(&scenario, demand, &capacity)?;
         Ok(Candidate {
@@ -293,6 +309,7 @@ impl Candidate {
             #[cfg(test)]
             solved: Vec::new(),
             scenario,
+            name,
         })
     }
 
@@ -303,14 +320,17 @@ impl Candidate {
         let (scenario, demand, options) = (&self.scenario, shared.demand, shared.options);
         let sizing_demand = self.sizing.as_ref().unwrap_or(demand);
         if scenario.simulation.capacity == CapacitySource::Simulated {
-            simulated::extend_fleets(
-                &mut self.capacity,
-                scenario,
-                &sizing_demand.tiers,
-                &need_rps(sizing_demand, &self.factors, &self.window_factors),
-                options.cache_dir.as_deref(),
-                options.progress,
-            );
+            let stage = self.stage("fleets extended");
+            options.timings.time(stage, || {
+                simulated::extend_fleets(
+                    &mut self.capacity,
+                    scenario,
+                    &sizing_demand.tiers,
+                    &need_rps(sizing_demand, &self.factors, &self.window_factors),
+                    options.cache_dir.as_deref(),
+                    options.progress,
+                );
+            });
         }
         let problem = milp_input(scenario, demand, &self.capacity, self.sizing());
         RoundMilp {
@@ -330,6 +350,12 @@ impl Candidate {
             self.sizing(),
             (&milp.problem, &milp.settings),
         );
+    }
+
+    /// The name of a stage of the round being run, for its timing.
+    fn stage(&self, what: &str) -> impl FnOnce() -> String {
+        let name = format!("{} round {}: {what}", self.name, self.rounds.len() + 1);
+        move || name
     }
 
     fn sizing(&self) -> Sizing<'_> {
@@ -385,14 +411,18 @@ impl Candidate {
         };
         let scenario = &self.scenario;
         let plan_file = PlanFile::of(&trial.plan, scenario.planning.slot_minutes);
-        let mut v = replay::verify(
-            scenario,
-            shared.demand,
-            &plan_file,
-            traces,
-            scenario.simulation.verify,
-            shared.options.progress,
-        );
+        let timings = &shared.options.timings;
+        let mut v = timings.time(self.stage("replay"), || {
+            replay::verify_with(
+                scenario,
+                shared.demand,
+                &plan_file,
+                traces,
+                scenario.simulation.verify,
+                shared.slot_replays,
+                shared.options.progress,
+            )
+        });
         let mut met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
         // A plan that meets on the sampled slots is replayed over the whole
         // horizon, where its targets are measured window by window: the
@@ -401,14 +431,23 @@ impl Candidate {
             && scenario.simulation.verify == VerifySlots::Sample
             && v.replayed_slots.len() < shared.demand.slots
         {
-            v = replay::verify(
+            let started = std::time::Instant::now();
+            let (every, reuse) = replay::verify_every_slot(
                 scenario,
                 shared.demand,
                 &plan_file,
                 traces,
-                VerifySlots::All,
+                shared.slot_replays,
                 shared.options.progress,
             );
+            let reused = reuse.map_or(String::new(), |r| {
+                format!(" ({} replayed, {} reused)", r.replayed, r.reused)
+            });
+            timings.record(
+                self.stage(&format!("replay of every slot{reused}"))(),
+                started.elapsed().as_secs_f64(),
+            );
+            v = every;
             met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
         }
         let shares: Vec<Vec<f64>> = scenario
@@ -486,6 +525,7 @@ impl Candidate {
         // carry, which a small share makes low.
         let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
         let api_prices = assemble::api_prices(scenario, demand);
+        let started = std::time::Instant::now();
         let baselines = if self.gpu_share == whole {
             baselines::compute(&milp.problem, &api_prices)
         } else {
@@ -498,6 +538,11 @@ impl Candidate {
                 &api_prices,
             )
         };
+        options.timings.record(
+            self.stage("alternatives priced")(),
+            started.elapsed().as_secs_f64(),
+        );
+        let started = std::time::Instant::now();
         let spinner = options.progress.spinner(&match &milp.term {
             None => format!(
                 "solving the MILP ({} slots, time limit {} s)",
@@ -516,6 +561,9 @@ impl Candidate {
                 .map(|s| (s.horizon, Some((s.status, s.projection)))),
         };
         spinner.finish_and_clear();
+        options
+            .timings
+            .record(self.stage("MILP")(), started.elapsed().as_secs_f64());
         let (solution, term) = solved.map_err(|e| match e {
             MilpError::Infeasible => PlannerError::Infeasible(match &milp.term {
                 None => explain_infeasible(scenario, demand),
@@ -787,12 +835,14 @@ mod tests {
             }
             let demand = crate::demand::build(&scenario, Progress::hidden()).unwrap();
             let bench = first_round(&scenario, &demand, &options).unwrap();
+            let slot_replays = crate::replay::slots::SlotReplays::default();
             let shared = Shared {
                 demand: &demand,
                 replay: None,
+                slot_replays: &slot_replays,
                 options: &options,
             };
-            let mut candidate = Candidate::start(scenario.clone(), shared).unwrap();
+            let mut candidate = Candidate::start(scenario.clone(), shared, "plan").unwrap();
             candidate.step(shared).unwrap();
             assert_eq!(candidate.solved.len(), 1);
             assert_eq!(candidate.solved[0], bench, "growth {growth:?}");
