@@ -29,7 +29,8 @@ pub(crate) struct Serving<'a> {
 }
 
 /// The replicas `serving` needs for the same traffic when its GPU's FLOPS
-/// and bandwidth are `factor` × the profile's, never more than it runs now:
+/// and bandwidth are `factor` × the profile's, never more than it runs now
+/// when faster and never fewer when slower:
 /// the fleet step function of the faster GPU (capacity by simulation) or
 /// its single-replica figure (the queueing model). A GPU that cannot serve
 /// the tier keeps the replicas it has.
@@ -57,7 +58,14 @@ pub(crate) fn replicas_at_speed(
             served_rps,
             None,
         )
-        .map_or(replicas, |f| f.replicas_needed(served_rps).min(replicas)),
+        .map_or(replicas, |f| {
+            let needed = f.replicas_needed(served_rps);
+            if factor >= 1.0 {
+                needed.min(replicas)
+            } else {
+                needed.max(replicas)
+            }
+        }),
         CapacitySource::Analytic => {
             match super::evaluate(
                 entry.gpu,
@@ -69,7 +77,14 @@ pub(crate) fn replicas_at_speed(
             )
             .verdict
             {
-                Verdict::Serves(s) => ((served_rps / s.max_rps) - 1e-9).ceil() as u32,
+                Verdict::Serves(s) => {
+                    let needed = ((served_rps / s.max_rps) - 1e-9).ceil() as u32;
+                    if factor >= 1.0 {
+                        needed.min(replicas)
+                    } else {
+                        needed.max(replicas)
+                    }
+                }
                 Verdict::Cannot { .. } => replicas,
             }
         }

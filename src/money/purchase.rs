@@ -56,6 +56,103 @@ pub struct Deployment {
     pub max_replicas: u32,
 }
 
+/// The plan's cost with another count of one reserved GPU type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Level {
+    pub gpus: u32,
+    /// The MILP's objective on the basis (with growth, the term's MILP:
+    /// one horizon per month, not the term's total).
+    pub milp_usd: f64,
+    /// `usd` over the chosen level's, less 1.
+    pub vs_chosen: f64,
+}
+
+/// How the cost moves with one reserved GPU type's count, everything else
+/// re-planned (`solve::levels`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReservationLevels {
+    pub gpu_type: String,
+    /// What `usd` covers: the horizon, or the term with growth.
+    pub basis: String,
+    pub chosen_gpus: u32,
+    /// GPUs between levels (the largest replica on the type).
+    pub step_gpus: u32,
+    pub levels: Vec<Level>,
+    /// Whether another level costs within 1% of the chosen one.
+    pub near_tie: bool,
+    /// The fewest and most GPUs among the levels within 1%.
+    pub fewest_within: u32,
+    pub most_within: u32,
+}
+
+/// The purchase the whole solve returns with one seed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeedRun {
+    pub seed: u64,
+    pub reserved: BTreeMap<String, u32>,
+    /// Over the horizon, and over the term when one is stated.
+    pub usd: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_usd: Option<f64>,
+    pub meets_targets: bool,
+}
+
+/// The purchase over several seeds (`simulation.seed_band`): each seed's,
+/// the spread of the cost, and whether they reserve the same.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeedBand {
+    pub runs: Vec<SeedRun>,
+    pub usd_min: f64,
+    pub usd_max: f64,
+    /// `usd_max / usd_min - 1`.
+    pub spread: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_spread: Option<f64>,
+    pub same_reservation: bool,
+    /// The reservation cheapest over every seed's plan, and each seed's
+    /// cost with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub common: Option<CommonReservation>,
+}
+
+/// One reservation for every seed of a band: of the seeds' own
+/// reservations, the one whose mean cost over the seeds' MILPs (each
+/// re-planned with it) is lowest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommonReservation {
+    pub reserved: BTreeMap<String, u32>,
+    /// What the comparison covers: the horizon, or the term with growth.
+    pub basis: String,
+    /// Per seed, in the band's order: its MILP's cost with this
+    /// reservation over its cost with its own, less 1.
+    pub vs_own: Vec<f64>,
+    pub worst_vs_own: f64,
+}
+
+impl SeedBand {
+    /// The band of `runs` (the solve's own seed first).
+    pub fn of(runs: Vec<SeedRun>) -> SeedBand {
+        let spread_of = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi, if lo > 0.0 { hi / lo - 1.0 } else { 0.0 })
+        };
+        let usd: Vec<f64> = runs.iter().map(|r| r.usd).collect();
+        let (usd_min, usd_max, spread) = spread_of(&usd);
+        let terms: Option<Vec<f64>> = runs.iter().map(|r| r.term_usd).collect();
+        let same_reservation = runs.windows(2).all(|w| w[0].reserved == w[1].reserved);
+        SeedBand {
+            term_spread: terms.map(|t| spread_of(&t).2),
+            usd_min,
+            usd_max,
+            spread,
+            same_reservation,
+            runs,
+            common: None,
+        }
+    }
+}
+
 /// The purchase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Purchase {
@@ -85,6 +182,11 @@ pub struct Purchase {
     /// GPU types the plan holds whose figures were not measured on them
     /// (published throughput or datasheet only).
     pub unmeasured_gpus: Vec<String>,
+    /// Per reserved GPU type, the cost at a few counts around the chosen one.
+    pub reservation_levels: Vec<ReservationLevels>,
+    /// With `simulation.seed_band`, the purchase with each seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_band: Option<SeedBand>,
 }
 
 impl Purchase {
@@ -192,6 +294,8 @@ impl Purchase {
             term_usd,
             deployment,
             seed,
+            reservation_levels: Vec::new(),
+            seed_band: None,
         }
     }
 }

@@ -32,6 +32,113 @@ pub(crate) fn caution(p: &Purchase) -> Option<String> {
     })
 }
 
+/// The reservation levels of one GPU type in words: a near tie and the
+/// level that commits least, or how much dearer the neighbouring levels are.
+pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> String {
+    let pct = |x: f64| {
+        if (x * 100.0).abs() < 0.1 {
+            format!("{:+.2}%", x * 100.0)
+        } else {
+            format!("{:+.1}%", x * 100.0)
+        }
+    };
+    let others: Vec<String> = l
+        .levels
+        .iter()
+        .filter(|v| v.gpus != l.chosen_gpus)
+        .filter(|v| v.gpus.abs_diff(l.chosen_gpus) <= 2 * l.step_gpus)
+        .map(|v| format!("{}: {}", v.gpus, pct(v.vs_chosen)))
+        .collect();
+    if l.near_tie {
+        format!(
+            "reserving {}-{} {} costs within 1% of the plan {} ({}): a near tie the simulated figures do not decide; {} GPU{} commit{} least",
+            l.fewest_within,
+            l.most_within,
+            l.gpu_type,
+            l.basis,
+            others.join(", "),
+            l.fewest_within,
+            if l.fewest_within == 1 { "" } else { "s" },
+            if l.fewest_within == 1 { "s" } else { "" }
+        )
+    } else {
+        format!(
+            "{} {} is a clear choice: {} with the others re-planned ({})",
+            l.chosen_gpus,
+            l.gpu_type,
+            l.basis,
+            others.join(", ")
+        )
+    }
+}
+
+/// The seed line: the band over the seeds solved, or the one seed.
+pub(crate) fn seed_sentence(p: &Purchase) -> String {
+    let Some(b) = &p.seed_band else {
+        return format!(
+            "{}: the capacity figures and the replay are simulations of this seed; simulation.seed_band = 4 solves with four more seeds and states the band",
+            p.seed
+        );
+    };
+    let first = b.runs.first().map_or(p.seed, |r| r.seed);
+    let last = b.runs.last().map_or(p.seed, |r| r.seed);
+    let reserved = |r: &crate::money::purchase::SeedRun| {
+        let parts: Vec<String> = r
+            .reserved
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, n)| format!("{n} {g}"))
+            .collect();
+        if parts.is_empty() {
+            "nothing".to_string()
+        } else {
+            parts.join(" + ")
+        }
+    };
+    let reservation = if b.same_reservation {
+        format!(
+            "every seed reserves {}",
+            b.runs.first().map(reserved).unwrap_or_default()
+        )
+    } else {
+        let each: Vec<String> = b
+            .runs
+            .iter()
+            .map(|r| format!("seed {} {}", r.seed, reserved(r)))
+            .collect();
+        format!("the reservation moves with the seed: {}", each.join(", "))
+    };
+    let term = b.term_spread.map_or(String::new(), |t| {
+        format!(", over the term {:.1}%", t * 100.0)
+    });
+    let meeting = b.runs.iter().filter(|r| r.meets_targets).count();
+    let missing = if meeting == b.runs.len() {
+        String::new()
+    } else {
+        format!("; {meeting} of {} meet every target", b.runs.len())
+    };
+    let common = b.common.as_ref().map_or(String::new(), |c| {
+        let parts: Vec<String> = c
+            .reserved
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, n)| format!("{n} {g}"))
+            .collect();
+        format!(
+            "; the one reservation cheapest over every seed's plan is {} (each seed re-planned with it costs at most {:+.2}% more than with its own reservation, {})",
+            if parts.is_empty() { "nothing".to_string() } else { parts.join(" + ") },
+            c.worst_vs_own.max(0.0) * 100.0,
+            c.basis
+        )
+    });
+    format!(
+        "{first}-{last}: {}-{} USD over the horizon ({:.1}% apart{term}); {reservation}{missing}{common}",
+        usd(b.usd_min),
+        usd(b.usd_max),
+        b.spread * 100.0
+    )
+}
+
 /// GPU-hours as people read them: whole from 100, three significant digits
 /// below.
 fn hours(h: f64) -> String {
@@ -138,10 +245,23 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
             "  caution    {c}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check"
         );
     }
+    for (i, l) in p.reservation_levels.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {:<10} {}",
+            if i == 0 { "levels" } else { "" },
+            levels_sentence(l)
+        );
+    }
     let _ = writeln!(
         o,
-        "  seed       {}: the capacity figures and the replay are simulations of this seed; solve with other seeds (--set simulation.seed=N) to see how far these figures move",
-        p.seed
+        "  {:<10} {}",
+        if p.seed_band.is_some() {
+            "seeds"
+        } else {
+            "seed"
+        },
+        seed_sentence(p)
     );
     o
 }

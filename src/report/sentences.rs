@@ -121,17 +121,32 @@ pub fn cost_basis(verification: Option<&Verification>) -> String {
 /// Question 4 for one configuration.
 pub fn speedup(s: &Speedup) -> String {
     format!(
-        "{} on {}: {} at the busiest slot; with {:.0}% more FLOPS and bandwidth the same traffic needs {}{}",
+        "{} on {}: {} at the busiest slot; with {:.0}% {} FLOPS and bandwidth the same traffic needs {}{}",
         s.tier,
         s.config,
         replicas_and_gpus(s.replicas, s.gpus_per_replica),
-        s.faster_by * 100.0,
+        s.faster_by.abs() * 100.0,
+        if s.faster_by >= 0.0 { "more" } else { "less" },
         replicas_and_gpus(s.replicas_after, s.gpus_per_replica),
         if s.replicas_after == s.replicas {
-            " — no change: whole replicas absorb the gain"
+            " — no change: whole replicas absorb the difference"
         } else {
             ""
         }
+    )
+}
+
+/// Question 4 for the whole plan at one speed.
+pub fn speed_plan(p: &crate::solve::questions::SpeedPlan) -> String {
+    let reserved: Vec<String> = p.reserved.iter().map(|(g, n)| format!("{n} {g}")).collect();
+    format!(
+        "with {} {:.0}% {}: the plan re-priced by the MILP reserves {} and costs {} USD over the horizon ({:+.1}%; capacity scaled by the replica ratio above, not replayed)",
+        p.gpu_types.join(", "),
+        p.faster_by.abs() * 100.0,
+        if p.faster_by >= 0.0 { "faster" } else { "slower" },
+        if reserved.is_empty() { "nothing".to_string() } else { reserved.join(" + ") },
+        crate::base::numbers::usd(p.total_cost_usd),
+        p.vs_plan * 100.0
     )
 }
 

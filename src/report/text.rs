@@ -385,9 +385,15 @@ pub fn render(outcome: &Outcome) -> String {
         "     {}",
         super::sentences::cost_basis(outcome.verification.as_ref())
     );
-    let _ = writeln!(o, "  4. Does a speed-up change the number of servers?");
+    let _ = writeln!(
+        o,
+        "  4. Does a speed-up (or a slow-down) change the number of servers?"
+    );
     for s in &outcome.questions.speedup {
         let _ = writeln!(o, "     - {}", super::sentences::speedup(s));
+    }
+    for p in &outcome.questions.speed_plans {
+        let _ = writeln!(o, "     - {}", super::sentences::speed_plan(p));
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "INPUTS");

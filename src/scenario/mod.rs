@@ -372,6 +372,9 @@ pub struct Simulation {
     /// within-minute arrival CV, so that it holds about as many independent
     /// bursts as a Poisson run of the base length.
     pub burst_scale_max: f64,
+    /// Further seeds (`seed` + 1 … `seed` + this) the whole solve is run
+    /// again with, to state how far the purchase moves with the seed.
+    pub seed_band: u32,
     /// Largest fleet simulated per configuration; above it the step function
     /// continues at the per-replica capacity of this fleet.
     pub fleet_max_replicas: u32,
@@ -395,6 +398,7 @@ impl Default for Simulation {
             max_utilisation: 0.95,
             fleet_requests_per_replica: 500,
             burst_scale_max: 4.0,
+            seed_band: 0,
             fleet_max_replicas: 48,
             scheduler: None,
             router: Router::default(),

@@ -181,6 +181,7 @@ pub struct RawSimulation {
     pub max_utilisation: Option<f64>,
     pub fleet_requests_per_replica: Option<u32>,
     pub burst_scale_max: Option<f64>,
+    pub seed_band: Option<u32>,
     pub fleet_max_replicas: Option<u32>,
     pub scheduler: Option<Spanned<String>>,
     pub router: Option<Spanned<String>>,

@@ -58,7 +58,10 @@ impl Bracket {
                 factor * tightening(r.attainment, r.target, tighten_factor),
                 Rule::Tighten,
             ),
-            _ => (factor / tighten_factor, Rule::Loosen),
+            _ => (
+                factor / loosening(r.attainment, r.target, tighten_factor),
+                Rule::Loosen,
+            ),
         }
     }
 
@@ -74,6 +77,23 @@ impl Bracket {
     }
 }
 
+/// Most `tighten_factor` steps one loosening takes.
+const MAX_LOOSEN_STEPS: f64 = 4.0;
+
+/// The factor a tier far over its target is loosened by (its figures
+/// divided by it): `tighten_factor` once, and once more for every doubling
+/// of the allowed miss rate over the tier's ((1 − target) / (1 − attainment))
+/// beyond the second, at most [`MAX_LOOSEN_STEPS`]: a tier missing a
+/// hundredth of what it may moves about 50% in one round, one missing a
+/// quarter of it 11%, and an overshoot is bisected back.
+pub(super) fn loosening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
+    let allowed = (1.0 - target).max(1e-6);
+    let missing = (1.0 - attainment).max(allowed * 1e-3);
+    let headroom = (allowed / missing).max(1.0);
+    let steps = (headroom.log2().floor() - 1.0).clamp(1.0, MAX_LOOSEN_STEPS);
+    tighten_factor.powf(steps)
+}
+
 /// The factor a failing tier's capacity figures are multiplied by:
 /// `tighten_factor` once, and once more for every further doubling of the
 /// miss rate over the allowed one ((1 − attainment) / (1 − target)), so a
@@ -87,7 +107,7 @@ pub(super) fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f
 
 #[cfg(test)]
 mod tests {
-    use super::{tightening, Bracket, Reading, Rule};
+    use super::{loosening, tightening, Bracket, Reading, Rule};
 
     fn at(factor: f64, attainment: f64, loosenable: bool) -> Reading {
         Reading {
@@ -112,11 +132,25 @@ mod tests {
     }
 
     #[test]
+    fn loosening_grows_with_the_headroom_under_the_allowed_misses() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // A quarter of the allowed misses, or more: one step.
+        assert!(close(loosening(0.9975, 0.99, 0.9), 0.9));
+        assert!(close(loosening(0.996, 0.99, 0.9), 0.9));
+        // An eighth: two steps; a sixteenth: three.
+        assert!(close(loosening(0.99875, 0.99, 0.9), 0.81));
+        assert!(close(loosening(0.999_375, 0.99, 0.9), 0.729));
+        // Nothing missed: at most four steps.
+        assert!(close(loosening(1.0, 0.95, 0.9), 0.9f64.powi(4)));
+    }
+
+    #[test]
     fn the_bracket_tightens_loosens_bisects_and_says_which() {
         let mut b = Bracket::default();
-        // Far over the band with several replicas: loosen.
+        // Far over the band with several replicas (a hundredth of the
+        // allowed misses): loosen by the most steps.
         let (f, rule) = b.next(at(1.0, 0.9999, true), 0.9);
-        assert!((f - 1.0 / 0.9).abs() < 1e-12);
+        assert!((f - 1.0 / 0.9f64.powi(4)).abs() < 1e-12);
         assert_eq!(rule, Rule::Loosen);
         // Over the band with one replica: hold.
         assert_eq!(

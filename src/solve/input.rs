@@ -20,17 +20,21 @@ pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option
 
 /// Replicas a slot whose peak is `peak_rps` needs: the fleet step function
 /// read at `peak_rps / factor` (a factor below 1 tightens, above 1 loosens),
-/// and never fewer than the stability ceiling allows
-/// (`max_utilisation` × saturated throughput per replica).
+/// and never fewer than keep the slot's queues bounded: its sustained rate
+/// `mean_rps` within the stability ceiling (`max_utilisation` × saturated
+/// throughput per replica). The ceiling holds over the slot, not its
+/// busiest minute: a burst above it queues for a minute, which the replay
+/// measures and the rounds answer.
 pub(super) fn replicas_for(
     fleet: &FleetCapacity,
     peak_rps: f64,
+    mean_rps: f64,
     factor: f64,
     simulation: &Simulation,
 ) -> u32 {
     let stable_per_replica = simulation.max_utilisation * fleet.saturated_rps_per_replica;
     let floor = if stable_per_replica > 0.0 {
-        (peak_rps / stable_per_replica - 1e-9).ceil().max(1.0) as u32
+        (mean_rps / stable_per_replica - 1e-9).ceil().max(1.0) as u32
     } else {
         1
     };
@@ -136,15 +140,22 @@ pub(super) fn milp_input(
                             // slot's peak less what the previous round sent
                             // to the API (all of it in the first round).
                             let share = gpu_share.get(k).and_then(|v| v.get(t)).copied();
-                            let served = match share {
-                                _ if deadline_slots.is_some() => busiest_mean,
-                                Some(x) if x > 0.0 => peak * x,
-                                _ => peak,
+                            let mean = d.mean_rps.get(t).copied().unwrap_or(peak);
+                            let (served, sustained) = match share {
+                                _ if deadline_slots.is_some() => (busiest_mean, busiest_mean),
+                                Some(x) if x > 0.0 => (peak * x, mean * x),
+                                _ => (peak, mean),
                             };
                             match &e.fleet {
                                 Some(f) if served > 0.0 => {
                                     let factor = sizing.factor(k, t);
-                                    let n = replicas_for(f, served, factor, &scenario.simulation);
+                                    let n = replicas_for(
+                                        f,
+                                        served,
+                                        sustained,
+                                        factor,
+                                        &scenario.simulation,
+                                    );
                                     served / f64::from(n)
                                 }
                                 Some(_) => single_rps,

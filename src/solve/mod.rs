@@ -12,7 +12,7 @@ use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
 use crate::money::commitment;
 use crate::money::prices::Prices;
-use crate::money::purchase::Purchase;
+use crate::money::purchase::{Purchase, SeedBand, SeedRun};
 use crate::money::unit_costs;
 use crate::replay;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
@@ -22,6 +22,7 @@ mod assemble;
 mod bracket;
 mod feasibility;
 mod input;
+mod levels;
 pub mod outcome;
 pub mod questions;
 pub mod record;
@@ -31,11 +32,12 @@ mod term;
 pub use outcome::Outcome;
 pub use rounds::{first_round, RoundMilp};
 
-use questions::{Questions, Speedup};
+use questions::{Questions, SpeedPlan, Speedup};
 use rounds::{Finished, Shared};
 
-/// Speed-up factor used to answer "does a faster chip change the GPU count?".
-pub const SPEEDUP_FACTOR: f64 = 1.25;
+/// Speed factors question 4 tries on the chosen GPUs: a 25% speed-up and a
+/// 20% slow-down of their FLOPS and bandwidth.
+pub const SPEED_FACTORS: [f64; 2] = [1.25, 0.8];
 
 /// How to run the pipeline.
 #[derive(Debug, Clone)]
@@ -95,14 +97,64 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         options,
     };
     let (chosen, without_api) = rounds::run(scenario, shared)?;
+    let levels = timings.time(
+        || "reservation levels around the chosen counts".into(),
+        || levels::of(&chosen.trial.milp, &chosen.trial.plan),
+    );
     let speedup = timings.time(
-        || "question 4: replicas at 1.25x speed".into(),
+        || "question 4: replicas at 1.25x and 0.8x speed".into(),
         || speedup(&chosen, &demand, options),
     );
-    Ok(timings.time(
+    let speed_plans = timings.time(
+        || "question 4: the plan re-priced at each speed".into(),
+        || speed_plans(&chosen, &speedup),
+    );
+    let mut outcome = timings.time(
         || "outcome: money, launch commands, questions".into(),
         || outcome(chosen, &demand, speedup, without_api),
-    ))
+    );
+    outcome.purchase.reservation_levels = levels;
+    outcome.questions.speed_plans = speed_plans;
+    if scenario.simulation.seed_band > 0 {
+        outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
+    }
+    Ok(outcome)
+}
+
+/// The whole solve again with each further seed of `simulation.seed_band`,
+/// beside the solve's own.
+fn seed_band(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    options: &SolveOptions,
+) -> Result<SeedBand, PlannerError> {
+    let run = |seed: u64, o: &Outcome| SeedRun {
+        seed,
+        reserved: o.plan.reserved.clone(),
+        usd: o.plan.total_cost_usd,
+        term_usd: o.purchase.term_usd,
+        meets_targets: o.missed_targets.is_empty(),
+    };
+    let own = scenario.simulation.seed;
+    let mut runs = vec![run(own, outcome)];
+    let mut milps = vec![outcome.milp.clone()];
+    for i in 1..=u64::from(scenario.simulation.seed_band) {
+        let mut other = scenario.clone();
+        other.simulation.seed = own.wrapping_add(i);
+        other.simulation.seed_band = 0;
+        let o = options.timings.time(
+            || format!("seed band: seed {}", other.simulation.seed),
+            || solve(&other, options),
+        )?;
+        runs.push(run(other.simulation.seed, &o));
+        milps.push(o.milp.clone());
+    }
+    let mut band = SeedBand::of(runs);
+    band.common = options.timings.time(
+        || "seed band: one reservation for every seed".into(),
+        || levels::common(&milps, &band.runs),
+    );
+    Ok(band)
 }
 
 /// The outcome of the chosen candidate: its plan with the money, replay
@@ -124,12 +176,14 @@ fn outcome(
         .iter()
         .map(|t| (t.tier.clone(), DemandSummary::of(t)))
         .collect();
+    let milp = trial.milp.clone();
     let plan = trial.plan;
     let missed_targets = outcome::missed_targets(&scenario, trial.verification.as_ref());
     let how_to_run = how_to_run(&scenario, demand, &plan);
     let commitment =
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     Outcome {
+        milp,
         purchase: Purchase::of(
             &plan,
             &commitment,
@@ -163,6 +217,7 @@ fn outcome(
         questions: Questions {
             capacity_basis: trial.capacity_basis,
             speedup,
+            speed_plans: Vec::new(),
         },
         verification: trial.verification,
         rounds,
@@ -202,16 +257,15 @@ fn how_to_run(
     out
 }
 
-/// Question 4 for the chosen plan: per configuration at its tier's busiest
-/// slot, the replicas the same traffic needs with [`SPEEDUP_FACTOR`] more
-/// FLOPS and bandwidth.
+/// Question 4 for the chosen plan: per speed factor of [`SPEED_FACTORS`]
+/// and configuration at its tier's busiest slot, the replicas the same
+/// traffic needs with that factor × the FLOPS and bandwidth.
 fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Speedup> {
     let scenario = &chosen.scenario;
-    chosen
-        .trial
-        .speedup
+    SPEED_FACTORS
         .iter()
-        .map(|case| {
+        .flat_map(|&factor| chosen.trial.speedup.iter().map(move |case| (factor, case)))
+        .map(|(factor, case)| {
             let entry = &chosen.trial.capacity[case.tier][case.entry];
             let serving = Serving {
                 tier: &scenario.tiers[case.tier],
@@ -225,16 +279,80 @@ fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Sp
                 config: entry.config.label(),
                 replicas: case.replicas,
                 gpus_per_replica: case.gpus_per_replica,
-                faster_by: SPEEDUP_FACTOR - 1.0,
+                faster_by: factor - 1.0,
                 replicas_after: replicas_at_speed(
                     scenario,
                     &serving,
-                    SPEEDUP_FACTOR,
+                    factor,
                     options.cache_dir.as_deref(),
                 ),
             }
         })
         .collect()
+}
+
+/// Question 4's plans: per speed factor, the chosen plan's MILP solved again
+/// with every option on a GPU type the probes asked about carrying its
+/// requests/s × (replicas the plan runs / replicas the probes say that speed
+/// needs), summed over the type's probed configurations. Priced by the MILP
+/// on scaled figures, not replayed.
+fn speed_plans(chosen: &Finished, speedup: &[Speedup]) -> Vec<SpeedPlan> {
+    let milp = &chosen.trial.milp;
+    let plan = &chosen.trial.plan;
+    let mut out = Vec::new();
+    for factor in SPEED_FACTORS {
+        let faster_by = factor - 1.0;
+        let mut problem = milp.problem.clone();
+        let gpu_of = |s: &Speedup| {
+            plan.tiers
+                .get(&s.tier)
+                .and_then(|t| t.configurations.iter().find(|c| c.label == s.config))
+                .map(|c| c.config.gpu_type.clone())
+        };
+        let mut ratio: std::collections::BTreeMap<String, (u32, u32)> =
+            std::collections::BTreeMap::new();
+        for s in speedup
+            .iter()
+            .filter(|s| (s.faster_by - faster_by).abs() < 1e-12)
+        {
+            if let Some(g) = gpu_of(s) {
+                let e = ratio.entry(g).or_default();
+                e.0 += s.replicas;
+                e.1 += s.replicas_after.max(1);
+            }
+        }
+        if ratio.is_empty() {
+            continue;
+        }
+        let gpu_ids: Vec<String> = problem.gpus.iter().map(|g| g.id.clone()).collect();
+        for tier in &mut problem.tiers {
+            for option in &mut tier.options {
+                if let Some(&(now, after)) = ratio.get(&gpu_ids[option.gpu]) {
+                    let r = f64::from(now) / f64::from(after);
+                    for rps in &mut option.rps_by_slot {
+                        *rps *= r;
+                    }
+                }
+            }
+        }
+        let Ok(s) = crate::milp::solve(&problem, &levels::quick(&problem, &milp.settings)) else {
+            continue;
+        };
+        let usd = crate::milp::total(&problem, &s);
+        out.push(SpeedPlan {
+            faster_by,
+            gpu_types: ratio.keys().cloned().collect(),
+            reserved: gpu_ids
+                .iter()
+                .zip(&s.reserved)
+                .filter(|(_, &n)| n > 0)
+                .map(|(g, &n)| (g.clone(), n))
+                .collect(),
+            total_cost_usd: usd,
+            vs_plan: usd / plan.total_cost_usd - 1.0,
+        });
+    }
+    out
 }
 
 /// Per tier, the highest rate the step functions must reach: the largest

@@ -28,6 +28,9 @@ pub const OUTCOME_FORMAT: u32 = 1;
 pub struct Outcome {
     /// What to sign for: reserve, rent, API, per year, deployment.
     pub purchase: Purchase,
+    /// The MILP the plan solves (the seed band prices other reservations
+    /// on it).
+    pub(crate) milp: std::sync::Arc<super::RoundMilp>,
     pub plan: Plan,
     /// The scenario's tiers in its order (the reports list them so; not
     /// part of the document, whose maps are ordered by name).

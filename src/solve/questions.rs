@@ -12,9 +12,25 @@ pub struct Questions {
     /// 1. At which lengths, model and quality was the capacity obtained? One
     ///    entry per tier.
     pub capacity_basis: Vec<CapacityBasis>,
-    /// 4. Does a speed-up change the number of GPUs? One entry per
-    ///    configuration running at a tier's busiest slot.
+    /// 4. Does a speed-up change the number of GPUs? One entry per speed
+    ///    factor and configuration running at a tier's busiest slot.
     pub speedup: Vec<Speedup>,
+    /// The plan's reservation and cost at each speed factor.
+    pub speed_plans: Vec<SpeedPlan>,
+}
+
+/// The plan at another speed of the GPU types it runs: the MILP solved
+/// again on their figures scaled by the probes' replica ratio (not replayed).
+#[derive(Debug, Clone, Serialize)]
+pub struct SpeedPlan {
+    /// FLOPS and bandwidth × (1 + this); negative for a slow-down.
+    pub faster_by: f64,
+    /// The GPU types scaled.
+    pub gpu_types: Vec<String>,
+    pub reserved: std::collections::BTreeMap<String, u32>,
+    pub total_cost_usd: f64,
+    /// `total_cost_usd` over the plan's, less 1.
+    pub vs_plan: f64,
 }
 
 /// How one tier's capacity was obtained.
@@ -47,7 +63,8 @@ pub struct Speedup {
     /// Replicas the plan runs there, and GPUs per replica.
     pub replicas: u32,
     pub gpus_per_replica: u32,
-    /// The speed-up tried: FLOPS and bandwidth × (1 + this).
+    /// The speed tried: FLOPS and bandwidth × (1 + this); negative for a
+    /// slow-down.
     pub faster_by: f64,
     /// Replicas the same traffic needs with it.
     pub replicas_after: u32,

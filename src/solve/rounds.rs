@@ -60,6 +60,8 @@ pub(super) struct Trial {
     pub capacity_basis: Vec<CapacityBasis>,
     pub speedup: Vec<SpeedupCase>,
     pub verification: Option<Verification>,
+    /// The MILP the plan solves.
+    pub milp: std::sync::Arc<RoundMilp>,
 }
 
 impl Trial {
@@ -91,6 +93,11 @@ pub struct RoundMilp {
 }
 
 impl RoundMilp {
+    /// With growth, the term's MILP.
+    pub(super) fn term(&self) -> Option<&Problem> {
+        self.term.as_ref().map(|t| &t.input)
+    }
+
     /// Solves it as the round does: the horizon's MILP, or with growth the
     /// term's MILP and the horizon with its reservations; the horizon's
     /// solution.
@@ -591,6 +598,7 @@ impl Candidate {
             capacity_basis: assembled.capacity_basis,
             speedup: assembled.speedup,
             verification: None,
+            milp: std::sync::Arc::new(milp.clone()),
         })
     }
 

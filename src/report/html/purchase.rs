@@ -107,10 +107,18 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     if fp8 {
         s.push_str("<p class=\"warn\">FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide; <code>model.precision = \"bf16\"</code> rules FP8 out.</p>");
     }
+    for l in &p.reservation_levels {
+        let _ = write!(
+            s,
+            "<p>Reservation: {}.</p>",
+            esc(&crate::report::purchase_text::levels_sentence(l))
+        );
+    }
     let _ = write!(
         s,
-        "<p>Seed {}: the capacity figures and the replay are simulations of this seed; solve with other seeds (<code>--set simulation.seed=N</code>) to see how far these figures move.</p>",
-        p.seed
+        "<p>Seed{} {}.</p>",
+        if p.seed_band.is_some() { "s" } else { "" },
+        esc(&crate::report::purchase_text::seed_sentence(p))
     );
     s.push_str("<p>Prices (the scenario's, not live quotes):</p><ul>");
     for (gpu, price) in &outcome.prices.gpus {

@@ -103,6 +103,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
         64.0,
         "× the base requests",
     ),
+    Bound::closed("simulation.seed_band", 0.0, 16.0, "further seeds"),
 ];
 
 /// Scenario-wide settings that pin a configuration dimension of every offer.

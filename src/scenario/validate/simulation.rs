@@ -69,6 +69,8 @@ impl Validator {
         );
         let burst_scale_max = r.burst_scale_max.unwrap_or(d.burst_scale_max);
         self.bounded("simulation.burst_scale_max", burst_scale_max);
+        let seed_band = r.seed_band.unwrap_or(d.seed_band);
+        self.bounded("simulation.seed_band", f64::from(seed_band));
         let fleet_max_replicas = r.fleet_max_replicas.unwrap_or(d.fleet_max_replicas);
         self.bounded(
             "simulation.fleet_max_replicas",
@@ -115,6 +117,7 @@ impl Validator {
             max_utilisation,
             fleet_requests_per_replica,
             burst_scale_max,
+            seed_band,
             fleet_max_replicas,
             scheduler,
             router,
