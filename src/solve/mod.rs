@@ -39,6 +39,10 @@ use rounds::{Finished, Shared};
 /// 20% slow-down of their FLOPS and bandwidth.
 pub const SPEED_FACTORS: [f64; 2] = [1.25, 0.8];
 
+/// Seconds the MILP of each speed's plan may take: a what-if, priced by the
+/// best plan found in that time.
+const SPEED_PLAN_S: f64 = 1.0;
+
 /// How to run the pipeline.
 #[derive(Debug, Clone)]
 pub struct SolveOptions {
@@ -335,7 +339,7 @@ fn speed_plans(chosen: &Finished, speedup: &[Speedup]) -> Vec<SpeedPlan> {
                 }
             }
         }
-        let Ok(s) = crate::milp::solve(&problem, &levels::quick(&problem, &milp.settings)) else {
+        let Ok(s) = crate::milp::solve(&problem, &milp.settings.within(SPEED_PLAN_S)) else {
             continue;
         };
         let usd = crate::milp::total(&problem, &s);
