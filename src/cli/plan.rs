@@ -176,28 +176,32 @@ pub(super) fn parse_overrides(args: &[String]) -> Result<Vec<Override>, PlannerE
     }
 }
 
+/// `Ok` unless `flag`'s `value` is given and not one of `known` (the
+/// scenario's `what`, listed as its `plural`).
+fn one_of(
+    flag: &str,
+    value: Option<&str>,
+    known: &[&str],
+    what: &str,
+    plural: &str,
+) -> Result<(), PlannerError> {
+    match value {
+        Some(v) if !known.contains(&v) => Err(PlannerError::Usage(format!(
+            "{flag} `{v}` is not {what} of the scenario; its {plural}: {}",
+            known.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
     let progress = Progress::new(args.quiet);
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
-    if let Some(t) = &args.tier {
-        if !scenario.tiers.iter().any(|x| &x.name == t) {
-            let known: Vec<&str> = scenario.tiers.iter().map(|x| x.name.as_str()).collect();
-            return Err(PlannerError::Usage(format!(
-                "--tier `{t}` is not a tier of the scenario; its tiers: {}",
-                known.join(", ")
-            )));
-        }
-    }
-    if let Some(g) = &args.gpu {
-        if !scenario.gpus.iter().any(|x| &x.id == g) {
-            let known: Vec<&str> = scenario.gpus.iter().map(|x| x.id.as_str()).collect();
-            return Err(PlannerError::Usage(format!(
-                "--gpu `{g}` is not a GPU type of the scenario; its types: {}",
-                known.join(", ")
-            )));
-        }
-    }
+    let tiers: Vec<&str> = scenario.tiers.iter().map(|x| x.name.as_str()).collect();
+    one_of("--tier", args.tier.as_deref(), &tiers, "a tier", "tiers")?;
+    let gpus: Vec<&str> = scenario.gpus.iter().map(|x| x.id.as_str()).collect();
+    one_of("--gpu", args.gpu.as_deref(), &gpus, "a GPU type", "types")?;
     let demand = crate::demand::build(&scenario, progress)?;
     let cache = if args.no_cache {
         None

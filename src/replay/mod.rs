@@ -207,7 +207,7 @@ pub(crate) fn slots_independent(scenario: &Scenario) -> bool {
 /// Every slot of the horizon replayed alone from an empty fleet, through
 /// `cache` (the slots whose fleet an earlier plan of the solve ran are not
 /// replayed again); a scenario with a deadline tier is replayed in one
-/// continuous run instead.
+/// continuous run instead (no reuse then).
 pub(crate) fn verify_every_slot(
     scenario: &Scenario,
     demand: &Demand,
@@ -217,25 +217,22 @@ pub(crate) fn verify_every_slot(
     progress: Progress,
 ) -> (Verification, Option<Reuse>) {
     if !slots_independent(scenario) {
-        let v = verify_range(
-            scenario,
-            demand,
-            plan,
-            replay,
-            0..demand.slots,
-            progress,
-            |_| {},
-        );
-        return (v, None);
+        return (verify_whole(scenario, demand, plan, replay, progress), None);
     }
-    let fleet = fleet(scenario, demand, plan);
     let slots: Vec<usize> = (0..demand.slots).collect();
-    let (result, reuse) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
     let method = format!(
         "all {} slots, each replayed alone from an empty fleet",
         demand.slots
     );
-    let v = report(scenario, plan, &fleet, slots, &result, method);
+    let (v, reuse) = verify_alone(
+        scenario,
+        demand,
+        plan,
+        replay,
+        (slots, method),
+        cache,
+        progress,
+    );
     (v, Some(reuse))
 }
 
@@ -251,25 +248,61 @@ pub(crate) fn verify_with(
 ) -> Verification {
     let sampled = matches!(mode, VerifySlots::Sample | VerifySlots::SampleOnly);
     if !sampled || !slots_independent(scenario) {
-        return verify_range(
-            scenario,
-            demand,
-            plan,
-            replay,
-            0..demand.slots,
-            progress,
-            |_| {},
-        );
+        return verify_whole(scenario, demand, plan, replay, progress);
     }
-    let fleet = fleet(scenario, demand, plan);
     let slots = sample_slots(demand, plan);
     let method = format!(
         "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
         slots.len(),
         demand.slots
     );
-    let (result, _) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
-    report(scenario, plan, &fleet, slots, &result, method)
+    verify_alone(
+        scenario,
+        demand,
+        plan,
+        replay,
+        (slots, method),
+        cache,
+        progress,
+    )
+    .0
+}
+
+/// Every slot in one continuous run.
+fn verify_whole(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    progress: Progress,
+) -> Verification {
+    verify_range(
+        scenario,
+        demand,
+        plan,
+        replay,
+        0..demand.slots,
+        progress,
+        |_| {},
+    )
+}
+
+/// `slots`, each replayed alone through `cache`, reported under `method`.
+fn verify_alone(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    (slots, method): (Vec<usize>, String),
+    cache: &SlotReplays,
+    progress: Progress,
+) -> (Verification, Reuse) {
+    let fleet = fleet(scenario, demand, plan);
+    let (result, reuse) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
+    (
+        report(scenario, plan, &fleet, slots, &result, method),
+        reuse,
+    )
 }
 
 /// Replays the slots in `range` in one continuous run from an empty fleet,
@@ -315,7 +348,11 @@ pub(crate) fn verify_range(
 }
 
 /// Sums independent single-slot replays, slot rows in order.
-pub(crate) fn merge(results: &[SimResult], tiers: usize, groups: usize) -> SimResult {
+pub(crate) fn merge<'a>(
+    results: impl IntoIterator<Item = &'a SimResult>,
+    tiers: usize,
+    groups: usize,
+) -> SimResult {
     let mut total = SimResult {
         tiers: vec![TierTally::default(); tiers],
         slots: Vec::new(),

@@ -83,22 +83,20 @@ impl SlotReplays {
                 results.insert(keys[*i].clone(), r);
             }
         }
-        let mut per_slot = Vec::with_capacity(slots.len());
         for (k, &t) in keys.iter().zip(slots) {
-            if let Some(r) = results.get(k) {
-                per_slot.push(r.clone());
-            } else {
+            if !results.contains_key(k) {
                 // A worker that panicked: replay the slot here.
                 let (alone, index) = slot_fleet(fleet, t);
                 let r = simulate(&alone, t..t + 1, replay.slot(t), seed, |_| {});
-                per_slot.push(scatter(r, &index, fleet.groups.len()));
+                results.insert(k.clone(), scatter(r, &index, fleet.groups.len()));
             }
         }
-        drop(results);
-        (
-            super::merge(&per_slot, fleet.tiers.len(), fleet.groups.len()),
-            reuse,
-        )
+        let merged = super::merge(
+            keys.iter().filter_map(|k| results.get(k)),
+            fleet.tiers.len(),
+            fleet.groups.len(),
+        );
+        (merged, reuse)
     }
 }
 

@@ -18,6 +18,17 @@ pub(crate) fn reserve_sentence(r: &crate::money::purchase::Reserve) -> String {
     )
 }
 
+/// One GPU type rented in words: the most at once and the GPU-hours.
+pub(crate) fn rent_sentence(r: &crate::money::purchase::Rent) -> String {
+    format!(
+        "{} on demand: up to {} at once, {} GPU-hours over the horizon ({} per 730-h month)",
+        r.gpu_type,
+        r.peak_gpus,
+        hours(r.gpu_hours),
+        hours(r.gpu_hours_per_month)
+    )
+}
+
 /// The GPU types the plan rests on without figures measured on them, in
 /// words (`None` when every type's were measured).
 pub(crate) fn caution(p: &Purchase) -> Option<String> {
@@ -82,19 +93,8 @@ pub(crate) fn seed_sentence(p: &Purchase) -> String {
     };
     let first = b.runs.first().map_or(p.seed, |r| r.seed);
     let last = b.runs.last().map_or(p.seed, |r| r.seed);
-    let reserved = |r: &crate::money::purchase::SeedRun| {
-        let parts: Vec<String> = r
-            .reserved
-            .iter()
-            .filter(|(_, &n)| n > 0)
-            .map(|(g, n)| format!("{n} {g}"))
-            .collect();
-        if parts.is_empty() {
-            "nothing".to_string()
-        } else {
-            parts.join(" + ")
-        }
-    };
+    let reserved =
+        |r: &crate::money::purchase::SeedRun| super::sentences::gpu_counts(&r.reserved, "nothing");
     let reservation = if b.same_reservation {
         format!(
             "every seed reserves {}",
@@ -118,15 +118,9 @@ pub(crate) fn seed_sentence(p: &Purchase) -> String {
         format!("; {meeting} of {} meet every target", b.runs.len())
     };
     let common = b.common.as_ref().map_or(String::new(), |c| {
-        let parts: Vec<String> = c
-            .reserved
-            .iter()
-            .filter(|(_, &n)| n > 0)
-            .map(|(g, n)| format!("{n} {g}"))
-            .collect();
         format!(
             "; the one reservation cheapest over every seed's plan is {} (each seed re-planned with it costs at most {:+.2}% more than with its own reservation, {})",
-            if parts.is_empty() { "nothing".to_string() } else { parts.join(" + ") },
+            super::sentences::gpu_counts(&c.reserved, "nothing"),
             c.worst_vs_own.max(0.0) * 100.0,
             c.basis
         )
@@ -175,12 +169,9 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
     for (i, r) in p.rent.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {:<10} {} on demand: up to {} at once, {} GPU-hours over the horizon ({} per 730-h month)",
+            "  {:<10} {}",
             if i == 0 { "rent" } else { "" },
-            r.gpu_type,
-            r.peak_gpus,
-            hours(r.gpu_hours),
-            hours(r.gpu_hours_per_month)
+            rent_sentence(r)
         );
     }
     let _ = writeln!(

@@ -136,15 +136,29 @@ pub fn speedup(s: &Speedup) -> String {
     )
 }
 
+/// GPU counts by type as `16 h100-sxm + 32 mi300x` (types with none left
+/// out), or `none` when every count is zero.
+pub(crate) fn gpu_counts(counts: &std::collections::BTreeMap<String, u32>, none: &str) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(g, n)| format!("{n} {g}"))
+        .collect();
+    if parts.is_empty() {
+        none.to_string()
+    } else {
+        parts.join(" + ")
+    }
+}
+
 /// Question 4 for the whole plan at one speed.
 pub fn speed_plan(p: &crate::solve::questions::SpeedPlan) -> String {
-    let reserved: Vec<String> = p.reserved.iter().map(|(g, n)| format!("{n} {g}")).collect();
     format!(
         "with {} {:.0}% {}: the plan re-priced by the MILP reserves {} and costs {} USD over the horizon ({:+.1}%; capacity scaled by the replica ratio above, not replayed)",
         p.gpu_types.join(", "),
         p.faster_by.abs() * 100.0,
         if p.faster_by >= 0.0 { "faster" } else { "slower" },
-        if reserved.is_empty() { "nothing".to_string() } else { reserved.join(" + ") },
+        gpu_counts(&p.reserved, "nothing"),
         crate::base::numbers::usd(p.total_cost_usd),
         p.vs_plan * 100.0
     )

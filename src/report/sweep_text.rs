@@ -1,23 +1,9 @@
 //! `planner sweep` as text: one row per variant, then the break-evens.
 
+use super::sentences::gpu_counts;
 use super::{significant, usd};
 use crate::sweep::{BreakEven, Sweep};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// `16 h100-sxm + 32 mi300x`, or `—` for none.
-fn gpus(counts: &BTreeMap<String, u32>) -> String {
-    let parts: Vec<String> = counts
-        .iter()
-        .filter(|(_, &n)| n > 0)
-        .map(|(g, n)| format!("{n} {g}"))
-        .collect();
-    if parts.is_empty() {
-        "—".into()
-    } else {
-        parts.join(" + ")
-    }
-}
 
 fn percent(v: Option<f64>) -> String {
     v.map_or("—".into(), |v| format!("{:.1}%", v * 100.0))
@@ -77,8 +63,8 @@ pub fn render(s: &Sweep) -> String {
                 if term {
                     cells.push(f.term_usd.map_or("—".into(), usd));
                 }
-                cells.push(gpus(&f.reserved));
-                cells.push(gpus(&f.peak_on_demand));
+                cells.push(gpu_counts(&f.reserved, "—"));
+                cells.push(gpu_counts(&f.peak_on_demand, "—"));
                 cells.push(percent(Some(f.api_share)));
                 cells.push(significant(f.usd_per_million_tokens, 3));
                 for t in &s.tiers {
@@ -168,6 +154,15 @@ fn render_directions(o: &mut String, s: &Sweep) {
     }
 }
 
+/// The other axes' settings of a row, `key=value, key=value`.
+fn settings(with: &[crate::sweep::row::Setting]) -> String {
+    let w: Vec<String> = with
+        .iter()
+        .map(|x| format!("{}={}", x.key, x.value))
+        .collect();
+    w.join(", ")
+}
+
 /// One direction violation in words.
 pub fn violation_sentence(v: &crate::sweep::direction::Violation) -> String {
     let end = |value: f64, swept: bool| {
@@ -180,12 +175,7 @@ pub fn violation_sentence(v: &crate::sweep::direction::Violation) -> String {
     let with = if v.with.is_empty() {
         String::new()
     } else {
-        let w: Vec<String> = v
-            .with
-            .iter()
-            .map(|x| format!("{}={}", x.key, x.value))
-            .collect();
-        format!(" with {}", w.join(", "))
+        format!(" with {}", settings(&v.with))
     };
     format!(
         "{} costs {} USD, {} costs {} USD ({:+.1}%){with}: one of these plans is not the cheapest that meets; solve each on its own, or over several seeds, before reading this step",
@@ -225,12 +215,7 @@ pub fn sentence(b: &BreakEven) -> String {
     let with = if b.with.is_empty() {
         String::new()
     } else {
-        let w: Vec<String> = b
-            .with
-            .iter()
-            .map(|x| format!("{}={}", x.key, x.value))
-            .collect();
-        format!(" (with {})", w.join(", "))
+        format!(" (with {})", settings(&b.with))
     };
     let narrowed = if b.probes.is_empty() {
         "between the swept values".to_string()

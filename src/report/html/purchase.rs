@@ -3,7 +3,7 @@
 //! price sources ([`crate::money::purchase`]).
 
 use super::svg::esc;
-use crate::base::numbers::{group_thousands, usd};
+use crate::base::numbers::usd;
 use crate::solve::Outcome;
 use std::fmt::Write as _;
 
@@ -36,12 +36,7 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         row(
             &mut s,
             "Rent",
-            &format!(
-                "{} on demand: up to {} at once, {} GPU-hours per 730-h month",
-                r.gpu_type,
-                r.peak_gpus,
-                group_thousands(r.gpu_hours_per_month.round() as i64)
-            ),
+            &crate::report::purchase_text::rent_sentence(r),
         );
     }
     row(

@@ -131,18 +131,7 @@ fn rows_table(s: &Sweep) -> String {
         header.push(format!("{t} USD / 1M"));
         header.push(format!("{t} met"));
     }
-    let gpus = |m: &std::collections::BTreeMap<String, u32>| {
-        let parts: Vec<String> = m
-            .iter()
-            .filter(|(_, &n)| n > 0)
-            .map(|(g, n)| format!("{n} {g}"))
-            .collect();
-        if parts.is_empty() {
-            "—".to_string()
-        } else {
-            parts.join(" + ")
-        }
-    };
+    let gpus = |m| crate::report::sentences::gpu_counts(m, "—");
     let rows: Vec<Vec<String>> = s
         .rows
         .iter()
