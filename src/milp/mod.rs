@@ -291,6 +291,7 @@ pub(super) mod tests {
             log_file: None,
             warm_start: true,
             method,
+            node_limit: None,
         }
     }
 

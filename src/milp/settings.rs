@@ -19,6 +19,10 @@ pub struct Settings {
     pub warm_start: bool,
     /// How to solve it.
     pub method: Method,
+    /// Most branch-and-bound nodes HiGHS may explore (`None`: no limit). A
+    /// node limit, unlike the time limit, stops the same run at the same
+    /// plan on any machine.
+    pub node_limit: Option<u32>,
 }
 
 impl Settings {
@@ -37,6 +41,7 @@ impl Settings {
             log_file: None,
             warm_start: false,
             method: Method::Monolithic,
+            node_limit: None,
         }
     }
 

@@ -184,6 +184,9 @@ pub struct Purchase {
     pub unmeasured_gpus: Vec<String>,
     /// Per reserved GPU type, the cost at a few counts around the chosen one.
     pub reservation_levels: Vec<ReservationLevels>,
+    /// Why `reservation_levels` is empty when it was not computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub levels_not_priced: Option<String>,
     /// With `simulation.seed_band`, the purchase with each seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed_band: Option<SeedBand>,
@@ -295,6 +298,7 @@ impl Purchase {
             deployment,
             seed,
             reservation_levels: Vec::new(),
+            levels_not_priced: None,
             seed_band: None,
         }
     }

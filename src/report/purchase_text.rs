@@ -236,6 +236,9 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
             "  caution    {c}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check"
         );
     }
+    if let (Some(why), false) = (&p.levels_not_priced, p.reserve.is_empty()) {
+        let _ = writeln!(o, "  levels     not priced: {why}");
+    }
     for (i, l) in p.reservation_levels.iter().enumerate() {
         let _ = writeln!(
             o,

@@ -213,5 +213,6 @@ pub(super) fn settings(scenario: &Scenario, options: &SolveOptions) -> Settings 
         log_file: options.solver_log.clone(),
         warm_start: options.warm_start,
         method: scenario.planning.milp_method,
+        node_limit: None,
     }
 }

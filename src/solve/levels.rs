@@ -19,40 +19,47 @@ use std::sync::Arc;
 pub(crate) const NEAR_TIE: f64 = 0.01;
 
 /// Levels tried on each side of the chosen count, in steps of the largest
-/// replica on that GPU type; a model only HiGHS solves whole (slots linked
-/// by deadlines, minimum rentals or purchase units) tries fewer.
+/// replica on that GPU type.
 const STEPS_EACH_SIDE: i64 = 4;
-const STEPS_EACH_SIDE_WHOLE: i64 = 2;
 
-/// Seconds each re-solve of a model only HiGHS solves whole may take: the
-/// level's cost is then the best plan found (an upper bound), so a near tie
-/// may go unseen but is never claimed without a plan that proves it.
-const WHOLE_MODEL_S: f64 = 1.0;
+/// Branch-and-bound nodes each re-solve may take in HiGHS (the whole model,
+/// or the decomposed method's fallback to it): a what-if's cost is then the
+/// best plan found in them (an upper bound), so a near tie may go unseen but
+/// is never claimed without a plan that proves it. A node limit, not a time
+/// limit, so that the same inputs give the same figures on any machine.
+const WHAT_IF_NODES: u32 = 100;
 
-/// The settings for the re-solves of `problem`: its own when each slot is
-/// solved exactly (milliseconds), else [`WHOLE_MODEL_S`] each.
-pub(super) fn quick(problem: &Problem, settings: &Settings) -> Settings {
-    if problem.decomposable() {
-        settings.clone()
-    } else {
-        settings.within(WHOLE_MODEL_S)
+/// The settings for the what-if re-solves: the scenario's, at most
+/// [`WHAT_IF_NODES`] nodes each, and a decomposable model solved by the
+/// decomposed method alone (no fallback to the whole model in HiGHS for
+/// the time left, whose result would depend on the machine's speed).
+pub(super) fn quick(settings: &Settings) -> Settings {
+    Settings {
+        node_limit: Some(WHAT_IF_NODES),
+        method: match settings.method {
+            milp::Method::Auto => milp::Method::Decomposed,
+            m => m,
+        },
+        ..settings.clone()
     }
 }
 
-/// The levels around each reserved GPU type of `plan`, solved on `milp`.
-pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Vec<ReservationLevels> {
+/// Why levels are not priced for a model only HiGHS solves whole.
+const WHOLE_MODEL: &str = "the model links its slots (deadlines, minimum rentals, purchase units or configuration limits), so each level would be a whole MILP taking seconds";
+
+/// The levels around each reserved GPU type of `plan`, solved on `milp`;
+/// `Err` with the reason when each level would be a whole-model solve.
+pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Result<Vec<ReservationLevels>, &'static str> {
     let (problem, basis) = match milp.term() {
         Some(term) => (term, "over the term, with growth"),
         None => (&milp.problem, "over the horizon"),
     };
-    let settings = quick(problem, &milp.settings);
-    let steps = if problem.decomposable() {
-        STEPS_EACH_SIDE
-    } else {
-        STEPS_EACH_SIDE_WHOLE
-    };
+    if !problem.decomposable() {
+        return Err(WHOLE_MODEL);
+    }
+    let settings = quick(&milp.settings);
     let Ok(chosen) = milp::solve_with_reserved(problem, &settings, &reserved(problem, plan)) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let chosen_usd = milp::total(problem, &chosen);
     let mut out = Vec::new();
@@ -71,7 +78,7 @@ pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Vec<ReservationLevels> {
             .unwrap_or(1)
             .max(gpu.purchase.unit_gpus.max(1));
         let mut levels = Vec::new();
-        for d in -steps..=steps {
+        for d in -STEPS_EACH_SIDE..=STEPS_EACH_SIDE {
             let gpus = i64::from(n) + d * i64::from(step);
             if gpus < 0 || gpu.max_gpus.is_some_and(|m| gpus > i64::from(m)) {
                 continue;
@@ -109,7 +116,7 @@ pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Vec<ReservationLevels> {
             levels,
         });
     }
-    out
+    Ok(out)
 }
 
 /// The plan's reserved counts in the order of `problem`'s GPU types.
@@ -146,7 +153,7 @@ pub(super) fn common(milps: &[Arc<RoundMilp>], runs: &[SeedRun]) -> Option<Commo
                 .iter()
                 .map(|g| r.reserved.get(&g.id).copied().unwrap_or(0))
                 .collect();
-            milp::solve_with_reserved(p, &quick(p, &m.settings), &counts)
+            milp::solve_with_reserved(p, &quick(&m.settings), &counts)
                 .map_or(f64::NAN, |s| milp::total(p, &s))
         })
         .collect();
@@ -159,7 +166,7 @@ pub(super) fn common(milps: &[Arc<RoundMilp>], runs: &[SeedRun]) -> Option<Commo
                 .iter()
                 .map(|g| reserved.get(&g.id).copied().unwrap_or(0))
                 .collect();
-            match milp::solve_with_reserved(p, &quick(p, &m.settings), &counts) {
+            match milp::solve_with_reserved(p, &quick(&m.settings), &counts) {
                 Ok(s) => usd.push(milp::total(p, &s)),
                 Err(_) => break,
             }

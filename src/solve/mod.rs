@@ -39,10 +39,6 @@ use rounds::{Finished, Shared};
 /// 20% slow-down of their FLOPS and bandwidth.
 pub const SPEED_FACTORS: [f64; 2] = [1.25, 0.8];
 
-/// Seconds the MILP of each speed's plan may take: a what-if, priced by the
-/// best plan found in that time.
-const SPEED_PLAN_S: f64 = 1.0;
-
 /// How to run the pipeline.
 #[derive(Debug, Clone)]
 pub struct SolveOptions {
@@ -117,7 +113,10 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || "outcome: money, launch commands, questions".into(),
         || outcome(chosen, &demand, speedup, without_api),
     );
-    outcome.purchase.reservation_levels = levels;
+    match levels {
+        Ok(levels) => outcome.purchase.reservation_levels = levels,
+        Err(why) => outcome.purchase.levels_not_priced = Some(why.to_string()),
+    }
     outcome.questions.speed_plans = speed_plans;
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
@@ -339,7 +338,7 @@ fn speed_plans(chosen: &Finished, speedup: &[Speedup]) -> Vec<SpeedPlan> {
                 }
             }
         }
-        let Ok(s) = crate::milp::solve(&problem, &milp.settings.within(SPEED_PLAN_S)) else {
+        let Ok(s) = crate::milp::solve(&problem, &levels::quick(&milp.settings)) else {
             continue;
         };
         let usd = crate::milp::total(&problem, &s);

@@ -102,6 +102,9 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     if fp8 {
         s.push_str("<p class=\"warn\">FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide; <code>model.precision = \"bf16\"</code> rules FP8 out.</p>");
     }
+    if let (Some(why), false) = (&p.levels_not_priced, p.reserve.is_empty()) {
+        let _ = write!(s, "<p>Reservation levels not priced: {}.</p>", esc(why));
+    }
     for l in &p.reservation_levels {
         let _ = write!(
             s,
