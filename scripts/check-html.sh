@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Renders planner's HTML reports (a plan and a sweep of scenarios/peak.toml)
+# Renders planner's HTML reports (a plan and a sweep of scenarios/peak.toml,
+# and a plan over a growing 12-month term, benches/chat-8b-growth.toml)
 # in headless Chromium and checks that every chart drew: the page's inline
 # check marks <body> with data-chart-check="ok N" when each of its N charts
 # holds a drawn SVG path, and data-script-errors="" when no script failed.
@@ -26,12 +27,14 @@ fi
 "$planner" solve scenarios/peak.toml --quiet --accept-miss --format html --out "$out/plan.html"
 "$planner" sweep scenarios/peak.toml --quiet --format html --out "$out/sweep.html" \
   --set demand[1].scale=2,3,4,5 --bisect 2 --set simulation.verify=sample-only --accept-miss
+"$planner" solve benches/chat-8b-growth.toml --quiet --accept-miss --format html --out "$out/growth.html" \
+  --set simulation.verify=sample-only
 
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --enable-logging=stderr --v=0)
 status=0
-for page in plan sweep; do
+for page in plan sweep growth; do
   url="file://$out/$page.html"
   profile="$(mktemp -d)"
   timeout 120 "$browser" "${flags[@]}" --user-data-dir="$profile" --dump-dom "$url" \

@@ -147,10 +147,9 @@ pub(super) fn solve(args: &SolveArgs) -> Result<(), PlannerError> {
         outputs.commit()?;
         emit(&text)?;
     }
-    if !outcome.missed_targets.is_empty() && !args.accept_miss {
-        return Err(PlannerError::TargetMissed(
-            report::sentences::missed_targets(&outcome.missed_targets),
-        ));
+    let misses = report::sentences::misses(&outcome);
+    if !misses.is_empty() && !args.accept_miss {
+        return Err(PlannerError::TargetMissed(misses));
     }
     Ok(())
 }

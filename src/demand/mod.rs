@@ -38,6 +38,26 @@ impl Demand {
     pub fn slot_hours(&self) -> f64 {
         f64::from(self.slot_minutes) / 60.0
     }
+
+    /// The demand of the slots in `range` alone, numbered from 0 (lengths,
+    /// burstiness and sources unchanged): the days a plan is made on, or the
+    /// days set aside to check it (`[check] days`).
+    pub fn slots_in(&self, range: std::ops::Range<usize>, method: String) -> Demand {
+        Demand {
+            slot_minutes: self.slot_minutes,
+            slots: range.len(),
+            method,
+            tiers: self
+                .tiers
+                .iter()
+                .map(|t| TierDemand {
+                    peak_rps: t.peak_rps[range.clone()].to_vec(),
+                    mean_rps: t.mean_rps[range.clone()].to_vec(),
+                    ..t.clone()
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One tier's demand.

@@ -211,18 +211,34 @@ pub(crate) struct TraceReplay {
     /// Whether a rate curve shapes the volume.
     pub shaped: bool,
     pub seed: u64,
+    /// The horizon's slot that this replay's slot 0 is: 0, or the first
+    /// day set aside (`[check] days`), whose slots are replayed against a
+    /// plan of their own numbered from 0.
+    pub first_slot: usize,
 }
 
 impl TraceReplay {
-    /// The arrivals of slot `t`, sorted by time (seconds since slot 0).
+    /// The same traces with slot 0 at the horizon's slot `first_slot`.
+    pub(crate) fn starting_at(&self, first_slot: usize) -> Self {
+        TraceReplay {
+            first_slot,
+            ..self.clone()
+        }
+    }
+
+    /// The arrivals of slot `t` (the horizon's slot `first_slot + t`: its
+    /// requests, seeds and planned volume), sorted by time (seconds since
+    /// slot 0).
     pub(crate) fn slot(&self, t: usize) -> Vec<Arrival> {
         let mut out = Vec::new();
         let mut window = Vec::new();
-        let slot_start = t as f64 * self.slot_s;
+        let at_slot = t as f64 * self.slot_s;
+        let u = t + self.first_slot;
+        let slot_start = u as f64 * self.slot_s;
         for (k, tier) in self.tiers.iter().enumerate() {
             let total_base: f64 = tier.sources.iter().map(|s| s.base_rps).sum();
             for (j, source) in tier.sources.iter().enumerate() {
-                let mut rng = StdRng::seed_from_u64(mix(self.seed, t as u64, k as u64, j as u64));
+                let mut rng = StdRng::seed_from_u64(mix(self.seed, u as u64, k as u64, j as u64));
                 let multiplier = if self.shaped {
                     let offset = (slot_start % source.span_s + source.span_s) % source.span_s;
                     source.window(offset, self.slot_s, true, &mut window);
@@ -231,7 +247,7 @@ impl TraceReplay {
                     } else {
                         0.0
                     };
-                    let target = tier.mean_rps.get(t).copied().unwrap_or(0.0) * self.slot_s * share;
+                    let target = tier.mean_rps.get(u).copied().unwrap_or(0.0) * self.slot_s * share;
                     if window.is_empty() {
                         0.0
                     } else {
@@ -250,7 +266,7 @@ impl TraceReplay {
                             at = (at + rng.gen::<f64>() * COPY_SPREAD_S) % self.slot_s;
                         }
                         out.push(Arrival {
-                            time_s: slot_start + at,
+                            time_s: at_slot + at,
                             tier: k as u16,
                             input_tokens: input,
                             output_tokens: output,
@@ -306,6 +322,7 @@ mod tests {
             slot_s: 3600.0,
             shaped: false,
             seed: 1,
+            first_slot: 0,
         };
         let slot = replay.slot(0);
         assert_eq!(slot.len(), 7200);
@@ -313,6 +330,37 @@ mod tests {
         assert!(slot.iter().all(|a| (0.0..3600.0).contains(&a.time_s)));
         assert!(replay.slot(1).is_empty());
         assert_eq!(replay.slot(0), slot, "same seed, same arrivals");
+        // Numbered from slot 1 of the horizon, slot 0 holds what slot 1 held.
+        let two_hours: Vec<Request> = (0..7200)
+            .map(|i| Request {
+                arrival_s: 1_000_000.0 * 3600.0 + f64::from(i),
+                input_tokens: 100 + i as u32 % 7,
+                output_tokens: 10,
+            })
+            .collect();
+        let later = TraceReplay {
+            tiers: vec![TierReplay {
+                sources: vec![SourceReplay::new(two_hours, 2.0, 3600.0, false)],
+                mean_rps: vec![],
+            }],
+            slot_s: 3600.0,
+            shaped: false,
+            seed: 1,
+            first_slot: 0,
+        };
+        let shifted: Vec<f64> = later.slot(1).iter().map(|a| a.time_s - 3600.0).collect();
+        let from_one: Vec<f64> = later
+            .starting_at(1)
+            .slot(0)
+            .iter()
+            .map(|a| a.time_s)
+            .collect();
+        assert_eq!(shifted.len(), 7200);
+        assert_eq!(from_one.len(), 7200);
+        assert!(shifted
+            .iter()
+            .zip(&from_one)
+            .all(|(a, b)| (a - b).abs() < 1e-9));
     }
 
     #[test]
@@ -326,6 +374,7 @@ mod tests {
             slot_s: 1800.0,
             shaped: true,
             seed: 7,
+            first_slot: 0,
         };
         let quiet = replay.slot(0).len() as f64;
         let busy = replay.slot(1).len() as f64;

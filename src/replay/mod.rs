@@ -128,6 +128,7 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
         slot_s,
         shaped,
         seed: scenario.simulation.seed,
+        first_slot: 0,
     }
 }
 

@@ -23,6 +23,16 @@ pub fn missed_target(m: &MissedTarget) -> String {
     )
 }
 
+/// Every missed target of a solve in words: the plan's replay, then the
+/// days set aside; `planner solve` exits 5 when there is one.
+pub fn misses(outcome: &crate::solve::Outcome) -> Vec<String> {
+    let mut out = missed_targets(&outcome.missed_targets);
+    if let Some(h) = &outcome.held_out {
+        out.extend(held_out_misses(h));
+    }
+    out
+}
+
 /// Every missed target, one sentence each.
 pub fn missed_targets(misses: &[MissedTarget]) -> Vec<String> {
     misses.iter().map(missed_target).collect()
@@ -197,4 +207,155 @@ pub fn without_api(w: &WithoutApi) -> String {
             "with the API"
         }
     )
+}
+
+/// The days set aside in one sentence: the reservation held to them,
+/// whether every target was met there, and what they cost a day.
+pub fn held_out(h: &crate::solve::check::HeldOut) -> String {
+    let span = format!(
+        "the last {} day{} (slots {}-{}), set aside and not planned on",
+        h.days,
+        if h.days == 1 { "" } else { "s" },
+        h.start_slot,
+        h.end_slot - 1
+    );
+    let reserved = gpu_counts(&h.reserved, "no GPUs");
+    if let Some(why) = &h.not_served {
+        return format!(
+            "{span}, cannot be served with the reservation of {reserved} and the GPU quotas: {why}"
+        );
+    }
+    let verdict = match h.meets_targets {
+        None => "not replayed (`simulation.verify = \"off\"`)".to_string(),
+        Some(met) => {
+            let tiers: Vec<String> = h
+                .tiers
+                .iter()
+                .map(|(name, t)| {
+                    format!(
+                        "{name} {:.2}%, {} of {} windows",
+                        t.attainment * 100.0,
+                        t.windows_meeting,
+                        t.windows
+                    )
+                })
+                .collect();
+            format!(
+                "{} ({})",
+                if met {
+                    "every tier meets its target in every window there"
+                } else {
+                    "a target is MISSED there"
+                },
+                tiers.join("; ")
+            )
+        }
+    };
+    let cost = h.usd_per_day.map_or(String::new(), |d| {
+        format!(
+            "; they cost {} USD a day against {} on the days planned ({:+.1}%), renting up to {} and sending {:.1}% of requests to the API",
+            usd(d),
+            usd(h.planned_usd_per_day),
+            (d / h.planned_usd_per_day - 1.0) * 100.0,
+            gpu_counts(&h.on_demand_peak_gpus, "nothing"),
+            h.api_share * 100.0
+        )
+    });
+    format!("{span}, replayed against the reservation of {reserved} with rentals planned for them: {verdict}{cost}")
+}
+
+/// Each tier that misses its target on the days set aside, one sentence
+/// each (part of exit 5's message).
+pub fn held_out_misses(h: &crate::solve::check::HeldOut) -> Vec<String> {
+    if let Some(why) = &h.not_served {
+        return vec![format!(
+            "the {} days set aside (`[check] days`) cannot be served with the plan's reservation: {why}",
+            h.days
+        )];
+    }
+    h.tiers
+        .iter()
+        .filter(|(_, t)| !t.meets_target)
+        .map(|(name, t)| {
+            let worst = t.worst_window.map_or(String::new(), |w| {
+                format!(
+                    "; worst window slots {}-{} at {:.2}%",
+                    w.start_slot,
+                    w.end_slot - 1,
+                    w.attainment * 100.0
+                )
+            });
+            format!(
+                "on the {} days set aside (`[check] days`), tier `{name}` met both limits for {:.2}% of its GPU-served requests, below its target of {}% ({} of {} windows meet{worst})",
+                h.days,
+                t.attainment * 100.0,
+                t.target * 100.0,
+                t.windows_meeting,
+                t.windows
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod held_out_tests {
+    use super::{held_out, held_out_misses};
+    use crate::solve::check::{HeldOut, HeldOutTier};
+    use std::collections::BTreeMap;
+
+    fn held(standard: f64) -> HeldOut {
+        let tier = |attainment: f64| HeldOutTier {
+            attainment,
+            target: 0.99,
+            meets_target: attainment >= 0.99,
+            requests: 1000,
+            windows: 2,
+            windows_meeting: if attainment >= 0.99 { 2 } else { 1 },
+            worst_window: None,
+        };
+        let tiers: BTreeMap<String, HeldOutTier> = [
+            ("interactive".to_string(), tier(0.995)),
+            ("standard".to_string(), tier(standard)),
+        ]
+        .into();
+        HeldOut {
+            days: 2,
+            start_slot: 120,
+            end_slot: 168,
+            planned_days: 5.0,
+            reserved: [("mi300x".to_string(), 30)].into(),
+            total_cost_usd: Some(2200.0),
+            usd_per_day: Some(1100.0),
+            planned_usd_per_day: 1000.0,
+            on_demand_peak_gpus: [("mi300x".to_string(), 24)].into(),
+            api_share: 0.0,
+            meets_targets: Some(tiers.values().all(|t| t.meets_target)),
+            not_served: None,
+            tiers,
+        }
+    }
+
+    #[test]
+    fn a_tier_missing_on_the_days_set_aside_is_a_missed_target() {
+        assert!(held_out_misses(&held(0.992)).is_empty());
+        let misses = held_out_misses(&held(0.985));
+        assert_eq!(misses.len(), 1);
+        assert!(misses[0].contains("tier `standard` met both limits for 98.50%"));
+        assert!(misses[0].contains("1 of 2 windows meet"));
+        let s = held_out(&held(0.985));
+        assert!(s.contains("a target is MISSED there"), "{s}");
+        assert!(
+            s.contains("1,100 USD a day against 1,000 on the days planned (+10.0%)"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_reservation_that_cannot_serve_the_days_set_aside_says_why() {
+        let mut h = held(0.995);
+        h.not_served = Some("the quotas cover 10 GPUs".into());
+        h.meets_targets = Some(false);
+        assert_eq!(held_out_misses(&h).len(), 1);
+        assert!(held_out(&h).contains("cannot be served with the reservation of 30 mi300x"));
+    }
 }

@@ -122,12 +122,13 @@ pub fn render(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
     let mut out = String::new();
     let o = &mut out;
-    if !outcome.missed_targets.is_empty() {
+    let misses = super::sentences::misses(outcome);
+    if !misses.is_empty() {
         let _ = writeln!(
             o,
             "TARGET MISSED — this plan's own replay does not keep its promise:"
         );
-        for miss in super::sentences::missed_targets(&outcome.missed_targets) {
+        for miss in misses {
             let _ = writeln!(o, "  {miss}");
         }
         let _ = writeln!(o);
@@ -178,6 +179,10 @@ pub fn render(outcome: &Outcome) -> String {
         &outcome.tier_order,
         plan.horizon_hours,
     ));
+    if let Some(h) = &outcome.held_out {
+        let _ = writeln!(o, "\nDAYS SET ASIDE ([check] days)");
+        let _ = writeln!(o, "  {}", super::sentences::held_out(h));
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,

@@ -37,6 +37,9 @@ pub struct Scenario {
     /// Demand growth per month over the term (`[commitment]
     /// monthly_growth`, a share: 0.03 = +3% a month); 0 when not stated.
     pub commitment_monthly_growth: f64,
+    /// Days at the end of the horizon set aside (`[check] days`): the plan
+    /// is made on the days before them and replayed on them.
+    pub check_days: Option<u32>,
 }
 
 /// The served model, and the precision it is pinned to if any.

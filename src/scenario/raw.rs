@@ -28,6 +28,15 @@ pub struct RawScenario {
     pub simulation: Option<RawSimulation>,
     #[serde(default)]
     pub commitment: Option<RawCommitment>,
+    #[serde(default)]
+    pub check: Option<RawCheck>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCheck {
+    #[serde(default)]
+    pub days: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

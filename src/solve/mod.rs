@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 mod assemble;
 mod bracket;
+pub mod check;
 mod feasibility;
 mod input;
 mod levels;
@@ -89,6 +90,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || demand::build_keeping(scenario, options.progress, verify),
     )?;
     let traces = verify.then(|| replay::traces(scenario, &demand, requests));
+    let (demand, traces, aside) = check::split(scenario, demand, traces)?;
     let slot_replays = replay::slots::SlotReplays::default();
     let shared = Shared {
         demand: &demand,
@@ -97,6 +99,17 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         options,
     };
     let (chosen, without_api) = rounds::run(scenario, shared)?;
+    let held_out = aside.as_ref().map(|a| {
+        timings.time(
+            || {
+                format!(
+                    "the last {} days set aside: re-planned and replayed",
+                    a.days
+                )
+            },
+            || check::run(&chosen, a, options),
+        )
+    });
     let levels = timings.time(
         || "reservation levels around the chosen counts".into(),
         || levels::of(&chosen.trial.milp, &chosen.trial.plan),
@@ -118,6 +131,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         Err(why) => outcome.purchase.levels_not_priced = Some(why.to_string()),
     }
     outcome.questions.speed_plans = speed_plans;
+    outcome.held_out = held_out;
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
     }
@@ -223,6 +237,7 @@ fn outcome(
             speed_plans: Vec::new(),
         },
         verification: trial.verification,
+        held_out: None,
         rounds,
         without_api,
         plan,

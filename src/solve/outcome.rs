@@ -56,6 +56,8 @@ pub struct Outcome {
     pub questions: Questions,
     /// The replay of the traces against this plan (absent when switched off).
     pub verification: Option<Verification>,
+    /// The reservation run on the days set aside (`[check] days`).
+    pub held_out: Option<super::check::HeldOut>,
     /// Solve-and-replay rounds of the candidate this plan came from.
     pub rounds: Vec<Round>,
     /// The scenario solved again with some tiers kept off the API, when the
@@ -144,6 +146,9 @@ impl Serialize for Outcome {
         m.serialize_entry("prices", &self.prices)?;
         m.serialize_entry("questions", &self.questions)?;
         m.serialize_entry("verification", &self.verification)?;
+        if let Some(h) = &self.held_out {
+            m.serialize_entry("held_out", h)?;
+        }
         m.serialize_entry("rounds", &self.rounds)?;
         if let Some(w) = &self.without_api {
             m.serialize_entry("without_api", w)?;

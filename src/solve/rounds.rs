@@ -37,6 +37,11 @@ type WindowStep = (usize, Vec<(usize, usize)>, f64);
 /// Most factor steps in a row that change no fleet before the rounds stop.
 const MAX_SILENT_STEPS: u32 = 16;
 
+/// Most rounds past `simulation.max_rounds` that bisect a bracketed tier
+/// towards its band: a bracket 1.52 wide (four loosening steps) is within
+/// the 1% at which it settles after six.
+pub(super) const BISECTION_ROUNDS: u32 = 6;
+
 /// What every candidate shares: the demand, the traces to replay (when the
 /// plan is verified) and how to run.
 #[derive(Clone, Copy)]
@@ -62,6 +67,11 @@ pub(super) struct Trial {
     pub verification: Option<Verification>,
     /// The MILP the plan solves.
     pub milp: std::sync::Arc<RoundMilp>,
+    /// Per tier, the capacity factor its figures were read with.
+    pub factors: Vec<f64>,
+    /// Per tier, the smallest factor any of its windows' slots were sized
+    /// with on top (1 when no window was tightened).
+    pub window_factor_min: Vec<f64>,
 }
 
 impl Trial {
@@ -515,7 +525,7 @@ impl Candidate {
         if settled {
             return Ok(Some(Stop::Settled));
         }
-        if self.rounds.len() as u32 >= self.scenario.simulation.max_rounds {
+        if self.rounds.len() as u32 >= self.round_limit() {
             return Ok(Some(Stop::RoundLimit));
         }
         self.factors = next;
@@ -599,7 +609,35 @@ impl Candidate {
             speedup: assembled.speedup,
             verification: None,
             milp: std::sync::Arc::new(milp.clone()),
+            factors: self.factors.clone(),
+            window_factor_min: self
+                .window_factors
+                .iter()
+                .map(|w| w.iter().copied().fold(1.0, f64::min))
+                .collect(),
         })
+    }
+
+    /// The rounds this candidate may replay: `simulation.max_rounds`, and
+    /// past it, while the last round's only moves were bisections (every
+    /// moving tier bracketed between a factor that met and one that
+    /// missed), up to [`BISECTION_ROUNDS`] more, so that the loop closes on
+    /// the band [target, target + margin] instead of stopping short of it.
+    fn round_limit(&self) -> u32 {
+        let max_rounds = self.scenario.simulation.max_rounds;
+        let bisecting = self.rounds.last().is_some_and(|r| {
+            let moving: Vec<&Move> = r
+                .moves
+                .iter()
+                .filter(|m| m.factor_after != m.factor_before || !m.windows.is_empty())
+                .collect();
+            !moving.is_empty() && moving.iter().all(|m| m.rule == Rule::Bisect)
+        });
+        if bisecting {
+            max_rounds + BISECTION_ROUNDS
+        } else {
+            max_rounds
+        }
     }
 
     /// Each tier's factor for the next round, from its bracket and the

@@ -72,7 +72,19 @@ fn html_report_is_one_self_contained_page_whose_charts_all_have_paths() {
     let ids: Vec<&str> = charts.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(
         ids,
-        ["capacity", "cost", "ttft-chat", "tpot-chat", "alternatives"]
+        [
+            "capacity",
+            "gpus",
+            "cost",
+            "ttft-chat",
+            "tpot-chat",
+            "alternatives"
+        ]
+    );
+    // The reserved GPUs as a flat band, the idle part of it said in words.
+    assert!(
+        html.contains("GPU-hours over the horizon") || html.contains("Nothing is reserved"),
+        "idle reserved GPU-hours"
     );
     assert!(charts.iter().all(|(_, drawn)| *drawn), "{charts:?}");
     // The cost breakdown labels the plan's own figures.

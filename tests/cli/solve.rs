@@ -366,3 +366,69 @@ fn the_purchase_block_is_the_plan_in_a_buyers_words() {
         "{text}"
     );
 }
+
+#[test]
+fn days_set_aside_are_replayed_against_the_reservation_made_without_them() {
+    let plan = solve_json("scenarios/overnight-batch.toml", &["check.days=1"]);
+    // Planned on the first day alone; the second day set aside.
+    assert_eq!(plan["horizon_hours"], 24.0);
+    let h = &plan["held_out"];
+    assert_eq!(h["days"], 1);
+    assert_eq!(
+        (h["start_slot"].as_u64(), h["end_slot"].as_u64()),
+        (Some(48), Some(96))
+    );
+    assert_eq!(h["planned_days"], 1.0);
+    assert_eq!(h["reserved"], plan["reserved"], "the same reservation");
+    let day = h["usd_per_day"].as_f64().unwrap();
+    assert!((h["total_cost_usd"].as_f64().unwrap() - day).abs() < 1e-9);
+    let planned = h["planned_usd_per_day"].as_f64().unwrap();
+    assert!((planned - plan["total_cost_usd"].as_f64().unwrap()).abs() < 1e-9);
+    // At least the reserved GPUs' day is paid on the day set aside.
+    assert!(day >= plan["costs"]["reserved_usd"].as_f64().unwrap() - 1e-9);
+    let tiers = h["tiers"].as_object().unwrap();
+    assert_eq!(tiers.len(), 2);
+    let all_meet = tiers.values().all(|t| t["meets_target"] == true);
+    assert_eq!(h["meets_targets"], all_meet);
+    for (name, t) in tiers {
+        assert!(t["requests"].as_u64().unwrap() > 0, "{name} replayed");
+        let w = &t["worst_window"];
+        assert!(
+            w["start_slot"].as_u64().unwrap() >= 48,
+            "{name}: horizon numbering"
+        );
+    }
+    let text = stdout(&planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--set",
+        "check.days=1",
+    ]));
+    assert!(text.contains("DAYS SET ASIDE ([check] days)"), "{text}");
+    assert!(text.contains("the last 1 day (slots 48-95)"), "{text}");
+}
+
+#[test]
+fn days_set_aside_must_leave_a_day_to_plan_on() {
+    let out = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--set",
+        "check.days=2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out)
+        .contains("check.days: 2 days set aside leave none of the rate curve's 2 to plan on"));
+    let out = planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "check.days=1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("leaves less than a day to plan on"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -51,8 +51,11 @@ svg .bar-label { fill:#1d2733; font-size:12px; }
 .demand.swatch { fill:var(--demand); }
 .limit { stroke:var(--demand); stroke-width:1.4; stroke-dasharray:5 3; fill:none; }
 .target { stroke:#7b8a99; stroke-width:1; stroke-dasharray:2 3; fill:none; }
-.breakeven { fill:#ed7d31; fill-opacity:.18; stroke:#ed7d31; stroke-width:1; }
-.breakeven.swatch { fill-opacity:.5; }
+.breakeven { fill:#8c8c8c; fill-opacity:.14; stroke:#6b6b6b; stroke-width:1; stroke-dasharray:4 3; }
+.breakeven.swatch { fill-opacity:.45; stroke-dasharray:none; }
+.idle { fill:var(--reserved); fill-opacity:.22; stroke:none; }
+.in-use { fill:none; stroke:#1d2733; stroke-width:1.6; }
+.in-use.swatch { fill:#1d2733; }
 .series0 { stroke:#1f4e79; fill:none; stroke-width:2; } .series0.dot, .series0.swatch { fill:#1f4e79; }
 .series1 { stroke:#ed7d31; fill:none; stroke-width:2; } .series1.dot, .series1.swatch { fill:#ed7d31; }
 .series2 { stroke:#70ad47; fill:none; stroke-width:2; } .series2.dot, .series2.swatch { fill:#70ad47; }

@@ -74,6 +74,136 @@ fn capacity_chart(outcome: &Outcome, schedule: &[Slot]) -> String {
     o
 }
 
+/// GPUs held and in use per slot: the reserved GPUs as a flat band (paid
+/// for every hour; its pale part is idle, its dark part runs replicas),
+/// on-demand and spot GPUs stacked above it, and the GPUs running replicas
+/// as a line. With the idle reserved GPU-hours and their share.
+fn gpus_chart(outcome: &Outcome, schedule: &[Slot]) -> (String, f64, f64) {
+    let plan = &outcome.plan;
+    let n = schedule.len();
+    let sum = |m: &std::collections::BTreeMap<String, u32>| {
+        m.values().map(|&v| f64::from(v)).sum::<f64>()
+    };
+    let held: f64 = plan.reserved.values().map(|&v| f64::from(v)).sum();
+    let reserved = vec![held; n];
+    let busy_reserved: Vec<f64> = schedule
+        .iter()
+        .map(|s| {
+            s.reserved_gpus
+                .iter()
+                .map(|(g, &r)| f64::from(r.min(s.in_use_gpus.get(g).copied().unwrap_or(0))))
+                .sum()
+        })
+        .collect();
+    let on_demand: Vec<f64> = schedule
+        .iter()
+        .map(|s| held + sum(&s.on_demand_gpus))
+        .collect();
+    let spot: Vec<f64> = schedule
+        .iter()
+        .zip(&on_demand)
+        .map(|(s, &o)| o + sum(&s.spot_gpus))
+        .collect();
+    let in_use: Vec<f64> = schedule
+        .iter()
+        .map(|s| sum(&s.in_use_gpus) + sum(&s.spot_gpus))
+        .collect();
+    let any_spot = schedule.iter().any(|s| sum(&s.spot_gpus) > 0.0);
+    let idle_gpu_hours: f64 = busy_reserved
+        .iter()
+        .map(|b| (held - b) * plan.slot_hours)
+        .sum();
+    let reserved_gpu_hours = held * plan.slot_hours * n as f64;
+    let top = spot
+        .iter()
+        .chain(&in_use)
+        .copied()
+        .fold(held, f64::max)
+        .max(1.0)
+        * 1.08;
+    let frame = Frame::new(1100.0, 300.0, (0.0, n as f64), (0.0, top));
+    let (x_ticks, x_title) = time_ticks(plan.horizon_hours, plan.slot_hours);
+    let zero = vec![0.0; n];
+    let mut o = frame.open("gpus", "GPUs held and in use per slot");
+    o.push_str(&frame.axes(
+        &x_ticks,
+        &nice_ticks(0.0, top, 6),
+        x_title,
+        "GPUs (all types)",
+    ));
+    o.push_str(&frame.step_band(0.0, &zero, &reserved, "idle"));
+    o.push_str(&frame.step_band(0.0, &zero, &busy_reserved, "reserved"));
+    o.push_str(&frame.step_band(0.0, &reserved, &on_demand, "on-demand"));
+    if any_spot {
+        o.push_str(&frame.step_band(0.0, &on_demand, &spot, "spot"));
+    }
+    o.push_str(&frame.step_line(0.0, &in_use, "in-use"));
+    o.push_str("</svg>");
+    let mut entries = vec![
+        ("idle", "reserved, idle (paid for)"),
+        ("reserved", "reserved, running replicas"),
+        ("on-demand", "rented on demand"),
+    ];
+    if any_spot {
+        entries.push(("spot", "spot GPUs requested"));
+    }
+    entries.push(("in-use", "GPUs running replicas"));
+    o.push_str(&legend(&entries));
+    (o, idle_gpu_hours, reserved_gpu_hours)
+}
+
+/// The growing term month by month: USD per month on reserved GPUs, on
+/// demand, spot and the API, stacked.
+fn growth_chart(t: &crate::money::growth::TermProjection) -> String {
+    let mut by_month: Vec<[f64; 4]> = Vec::new();
+    for p in &t.periods {
+        for _ in 0..p.period.months {
+            by_month.push([
+                p.reserved_usd_per_month,
+                p.on_demand_usd_per_month,
+                p.spot_usd_per_month,
+                p.api_usd_per_month,
+            ]);
+        }
+    }
+    let n = by_month.len();
+    let stacked = |upto: usize| -> Vec<f64> {
+        by_month
+            .iter()
+            .map(|m| m[..upto].iter().sum::<f64>())
+            .collect()
+    };
+    let layers: Vec<Vec<f64>> = (0..=4).map(stacked).collect();
+    let top = layers[4].iter().copied().fold(0.0, f64::max).max(1.0) * 1.08;
+    let frame = Frame::new(1100.0, 300.0, (0.0, n as f64), (0.0, top)).with_left_margin(78.0);
+    let step = (n / 12).max(1);
+    let x_ticks: Vec<(f64, String)> = (0..n)
+        .step_by(step)
+        .map(|m| (m as f64 + 0.5, format!("{}", m + 1)))
+        .collect();
+    let mut o = frame.open("growth", "Cost per month over the term, USD");
+    o.push_str(&frame.axes(
+        &x_ticks,
+        &nice_ticks(0.0, top, 6),
+        "month of the term",
+        "USD per month",
+    ));
+    let classes = ["reserved", "on-demand", "spot", "api"];
+    for (i, class) in classes.iter().enumerate() {
+        if layers[i + 1] != layers[i] {
+            o.push_str(&frame.step_band(0.0, &layers[i], &layers[i + 1], class));
+        }
+    }
+    o.push_str("</svg>");
+    let mut entries = vec![("reserved", "reserved GPUs"), ("on-demand", "on demand")];
+    if t.spot_usd > 0.0 {
+        entries.push(("spot", "spot"));
+    }
+    entries.push(("api", "API"));
+    o.push_str(&legend(&entries));
+    o
+}
+
 fn cost_chart(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
     let mut rows = vec![
@@ -326,17 +456,25 @@ pub fn render(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
     let schedule = crate::money::schedule::of(plan, &outcome.demand, &outcome.prices);
     let mut body = String::new();
-    if !outcome.missed_targets.is_empty() {
+    let misses = crate::report::sentences::misses(outcome);
+    if !misses.is_empty() {
         let _ = write!(
             body,
             "<div class=\"warn\"><strong>Target missed</strong> — this plan's own replay does not keep its promise: {}</div>",
-            esc(&crate::report::sentences::missed_targets(&outcome.missed_targets).join("; "))
+            esc(&misses.join("; "))
         );
     }
     if let Some(w) = &outcome.commitment.short_horizon_warning {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
     }
     body.push_str(&super::purchase::section(outcome));
+    if let Some(h) = &outcome.held_out {
+        let _ = write!(
+            body,
+            "<p><strong>Days set aside.</strong> {}</p>",
+            esc(&crate::report::sentences::held_out(h))
+        );
+    }
     body.push_str("<div class=\"cards\">");
     body.push_str(&card(
         "Total over the horizon",
@@ -387,6 +525,22 @@ pub fn render(outcome: &Outcome) -> String {
         (plan.slot_hours * 60.0).round(),
         capacity_chart(outcome, &schedule)
     );
+    let (gpus, idle, held) = gpus_chart(outcome, &schedule);
+    let idle_note = if held > 0.0 {
+        format!(
+            "Reserved GPUs are paid for every hour: {} of their {} GPU-hours over the horizon ({:.1}%) run no replica (the pale band).",
+            crate::base::numbers::group_thousands(idle.round() as i64),
+            crate::base::numbers::group_thousands(held.round() as i64),
+            idle / held * 100.0
+        )
+    } else {
+        "Nothing is reserved: every GPU is rented for the slots it runs in.".to_string()
+    };
+    let _ = write!(
+        body,
+        "<section><h2>GPUs held and in use</h2><p class=\"lead\">{}</p>{gpus}</section>",
+        esc(&idle_note)
+    );
     let _ = write!(
         body,
         "<section><h2>GPUs and commitment</h2>{}</section>",
@@ -403,8 +557,9 @@ pub fn render(outcome: &Outcome) -> String {
             });
         let _ = write!(
             body,
-            "<section><h2>{}</h2>{}{notes}</section>",
+            "<section><h2>{}</h2>{}{}{notes}</section>",
             esc(&growth_text::title(t)),
+            growth_chart(t),
             table(&header, &rows, Some("whole term"))
         );
     }

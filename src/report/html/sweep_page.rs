@@ -10,6 +10,42 @@ use std::fmt::Write as _;
 /// Most lines one chart draws (one per combination of the other keys).
 const MAX_SERIES: usize = 6;
 
+/// A swept key in words, with its unit and the key itself:
+/// `api.usd_per_million_input_tokens` → "API input price, USD per million
+/// tokens (api.usd_per_million_input_tokens)".
+pub(crate) fn axis_title(key: &str) -> String {
+    let field = key.rsplit_once('.').map_or(key, |(_, f)| f);
+    let words = match field {
+        "usd_per_million_input_tokens" => "API input price, USD per million tokens".to_string(),
+        "usd_per_million_output_tokens" => "API output price, USD per million tokens".to_string(),
+        "on_demand_usd_per_gpu_hour" => "on-demand price, USD per GPU-hour".to_string(),
+        "reserved_usd_per_gpu_hour" => "reserved price, USD per GPU-hour".to_string(),
+        "ttft_ms" => "TTFT limit, ms".to_string(),
+        "tpot_ms" => "TPOT limit, ms".to_string(),
+        "percentile" => "attainment target, percentile".to_string(),
+        "scale" => "demand, × the trace's rate".to_string(),
+        "monthly_growth" => "demand growth, share per month".to_string(),
+        "term_months" => "commitment term, months".to_string(),
+        "max_gpus" => "GPU quota, GPUs".to_string(),
+        other => {
+            let units = [
+                ("_usd_per_gpu_hour", ", USD per GPU-hour"),
+                ("_ms", ", ms"),
+                ("_s", ", s"),
+                ("_hours", ", hours"),
+                ("_minutes", ", minutes"),
+                ("_tokens", ", tokens"),
+            ];
+            let (stem, unit) = units
+                .iter()
+                .find_map(|(suffix, unit)| other.strip_suffix(suffix).map(|s| (s, *unit)))
+                .unwrap_or((other, ""));
+            format!("{}{unit}", stem.replace('_', " "))
+        }
+    };
+    format!("{words} ({key})")
+}
+
 fn axis_chart(s: &Sweep, a: usize) -> String {
     let axis = &s.axes[a];
     let value = |v: &str| v.parse::<f64>().unwrap_or(f64::NAN);
@@ -49,23 +85,21 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
         .take(drawn)
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .collect();
-    let (c_lo, c_hi) = (
-        costs.iter().copied().fold(f64::INFINITY, f64::min),
-        costs.iter().copied().fold(0.0, f64::max),
-    );
-    let pad = ((c_hi - c_lo) * 0.12).max(c_hi * 0.02);
-    let y = ((c_lo - pad).max(0.0), c_hi + pad);
+    let c_hi = costs.iter().copied().fold(0.0, f64::max);
+    // From zero: a cost axis that starts above it makes a 2% change look
+    // like a doubling.
+    let y = (0.0, c_hi * 1.08);
     let x_pad = (x_hi - x_lo) * 0.03;
     let frame = Frame::new(1100.0, 340.0, (x_lo - x_pad, x_hi + x_pad), y).with_left_margin(78.0);
     let x_ticks: Vec<(f64, String)> = xs.iter().map(|&x| (x, tick_label(x))).collect();
     let mut o = frame.open(
         &format!("sweep-{a}"),
-        &format!("Total cost against {}", axis.key),
+        &format!("Total cost against {}", axis_title(&axis.key)),
     );
     o.push_str(&frame.axes(
         &x_ticks,
         &nice_ticks(y.0, y.1, 6),
-        &axis.key,
+        &axis_title(&axis.key),
         "total cost over the horizon, USD",
     ));
     for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
@@ -213,7 +247,7 @@ pub fn render(s: &Sweep) -> String {
         let _ = write!(
             body,
             "<section><h2>Total cost against {}</h2>{}</section>",
-            esc(&axis.key),
+            esc(&axis_title(&axis.key)),
             axis_chart(s, a)
         );
     }

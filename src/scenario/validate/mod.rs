@@ -80,6 +80,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
     Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),
+    Bound::closed("check.days", 1.0, 365.0, "days"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
     Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
@@ -264,6 +265,29 @@ impl Validator {
             Some(months)
         });
         let commitment_monthly_growth = self.monthly_growth(raw.commitment.as_ref());
+        let check_days = raw.check.as_ref().and_then(|c| {
+            let Some(days) = c.days else {
+                self.at_key(
+                    "check.days",
+                    "`[check]` needs `days`, the days at the end of the horizon to set aside and replay the plan on (e.g. `days = 2`)".to_string(),
+                );
+                return None;
+            };
+            self.bounded("check.days", f64::from(days));
+            if 1440 % planning.slot_minutes.max(1) != 0 {
+                self.at_key(
+                    "check.days",
+                    format!("days can be set aside only when a day is a whole number of slots; `planning.slot_minutes` = {} does not divide 1440", planning.slot_minutes),
+                );
+            }
+            if let Some(shape) = shape.as_ref().filter(|s| days >= s.days) {
+                self.at_key(
+                    "check.days",
+                    format!("{days} days set aside leave none of the rate curve's {} to plan on; set `check.days` below `shape.days`", shape.days),
+                );
+            }
+            Some(days)
+        });
         let gpus = gpus
             .into_iter()
             .map(|g| choose_reserved_offer(g, commitment_term_months))
@@ -282,6 +306,7 @@ impl Validator {
             simulation,
             commitment_term_months,
             commitment_monthly_growth,
+            check_days,
         })
     }
 
