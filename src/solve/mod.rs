@@ -78,7 +78,9 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Outcome, Planne
 /// `simulation.verify = "off"`) a replay of the traces against the plan,
 /// round after round by the rules of [`rounds`]; with a tier kept off the
 /// API as a second candidate when the rounds tightened it while part of it
-/// went to the API. The outcome is the returned plan with its money, its
+/// went to the API. With `[check] days`, the last days are set aside before
+/// anything is planned and the chosen reservation is run on them
+/// ([`check`]). The outcome is the returned plan with its money, its
 /// replay, its rounds and the answers to the four questions.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, PlannerError> {
     let verify = scenario.simulation.verify != VerifySlots::Off;
