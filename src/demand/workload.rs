@@ -279,12 +279,30 @@ impl TraceReplay {
         out
     }
 
-    /// Arrivals of the slots in `slots`, generated one slot at a time.
-    pub(crate) fn arrivals(
+    /// The arrivals of the slots in `slots`, slot after slot, handed to
+    /// `consume` as one iterator and generated a slot or two ahead on
+    /// another thread (the same arrivals in the same order: a slot's
+    /// arrivals depend on nothing but the slot).
+    pub(crate) fn with_arrivals_ahead<R>(
         &self,
         slots: std::ops::Range<usize>,
-    ) -> impl Iterator<Item = Arrival> + '_ {
-        slots.flat_map(move |t| self.slot(t))
+        consume: impl FnOnce(&mut dyn Iterator<Item = Arrival>) -> R,
+    ) -> R {
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Arrival>>(2);
+            let ahead = slots.clone();
+            scope.spawn(move || {
+                for t in ahead {
+                    if send.send(self.slot(t)).is_err() {
+                        return;
+                    }
+                }
+            });
+            let mut received = receive.iter().flatten();
+            let out = consume(&mut received);
+            drop(received);
+            out
+        })
     }
 }
 

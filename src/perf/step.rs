@@ -289,20 +289,14 @@ impl StepTime for PerfModel {
     fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
         let b = f64::from(batch);
         let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
-        DecodeRun {
-            compute: Line {
-                at_zero_s: 0.0,
-                per_context_token_s: per_pair_s,
-            },
-            memory: Line {
-                at_zero_s: 0.0,
-                per_context_token_s: per_kv_token_s,
-            },
-            fixed_s: self.gemm_s(b, b) + self.allreduce_s(b) + self.fixed_s(),
-            floor_s: 0.0,
+        DecodeRun::new(
+            (0.0, per_pair_s),
+            (0.0, per_kv_token_s),
+            self.gemm_s(b, b) + self.allreduce_s(b) + self.fixed_s(),
+            0.0,
             context_tokens,
-            batch: b,
-        }
+            b,
+        )
     }
 
     /// Tokens of KV cache the whole replica holds after the weights; negative
@@ -368,6 +362,15 @@ pub struct DecodeRun {
     floor_s: f64,
     context_tokens: f64,
     batch: f64,
+    /// The first step whose GPU time reaches the floor (`u64::MAX` when
+    /// none does, or there is no floor): the steps before it are held up by
+    /// the floor.
+    first_at_floor: u64,
+    /// The GPU's seconds over the steps before `first_at_floor`, when it is
+    /// finite.
+    gpu_at_floor_s: f64,
+    /// [`Self::find_crossing_step`], computed once.
+    crossing_step: f64,
 }
 
 impl DecodeRun {
@@ -381,7 +384,7 @@ impl DecodeRun {
         context_tokens: f64,
         batch: f64,
     ) -> Self {
-        DecodeRun {
+        let mut run = DecodeRun {
             compute: Line {
                 at_zero_s: compute.0,
                 per_context_token_s: compute.1,
@@ -394,7 +397,90 @@ impl DecodeRun {
             floor_s,
             context_tokens,
             batch,
+            first_at_floor: u64::MAX,
+            gpu_at_floor_s: 0.0,
+            crossing_step: 0.0,
+        };
+        run.derive();
+        run
+    }
+
+    /// Sets what follows from the lines, the floor and the start: the
+    /// crossing step, the floor's step and the GPU's time before it.
+    fn derive(&mut self) {
+        self.crossing_step = self.find_crossing_step();
+        self.first_at_floor = u64::MAX;
+        self.gpu_at_floor_s = 0.0;
+        if self.floor_s > 0.0 {
+            self.first_at_floor = self.first_step_at_floor();
+            if self.first_at_floor != u64::MAX {
+                self.gpu_at_floor_s = self.gpu_elapsed_s(self.first_at_floor);
+            }
         }
+    }
+
+    /// The same run from a summed context of `context_tokens` at its first
+    /// step: what [`StepTime::decode_run`] gives for that context, since
+    /// only the start of the context lines depends on it.
+    #[must_use]
+    pub fn at_context(&self, context_tokens: f64) -> DecodeRun {
+        let mut run = DecodeRun {
+            context_tokens,
+            ..*self
+        };
+        run.derive();
+        run
+    }
+
+    /// The first step j whose GPU time reaches the floor, `u64::MAX` when
+    /// none does. The GPU's step time is non-decreasing in j (in floating
+    /// point too: each operation rounds monotonically), so the step is
+    /// found from the closed-form crossing of the two lines with the floor
+    /// and then checked against its neighbours.
+    fn first_step_at_floor(&self) -> u64 {
+        let reaches = |j: u64| self.gpu_step_s(j) >= self.floor_s;
+        if reaches(0) {
+            return 0;
+        }
+        let rise = self.floor_s - self.fixed_s;
+        let context_needed = [self.compute, self.memory]
+            .iter()
+            .filter(|l| l.per_context_token_s > 0.0)
+            .map(|l| (rise - l.at_zero_s) / l.per_context_token_s)
+            .fold(f64::INFINITY, f64::min);
+        let guess = ((context_needed - self.context_tokens) / self.batch).ceil();
+        // Beyond 2^52 steps no run goes: the floor holds every step.
+        if self.batch <= 0.0 || !guess.is_finite() || guess >= 4.5e15 {
+            return u64::MAX;
+        }
+        let mut j = guess.max(1.0) as u64;
+        // The guess is off by a rounding at most; walk to the exact step.
+        let mut walked = 0;
+        while j > 1 && reaches(j - 1) && walked < 64 {
+            j -= 1;
+            walked += 1;
+        }
+        while !reaches(j) && walked < 64 {
+            j += 1;
+            walked += 1;
+        }
+        if walked < 64 {
+            return j;
+        }
+        // Far from the guess (it should not happen): search for it.
+        let (mut lo, mut hi) = (1u64, 1u64 << 52);
+        if !reaches(hi) {
+            return u64::MAX;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if reaches(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 
     /// Seconds taken by the first `steps` steps.
@@ -405,7 +491,13 @@ impl DecodeRun {
         // The GPU's step grows with the context: the steps the floor holds
         // up come first.
         let floored = self.steps_below_floor(steps);
-        self.floor_s * floored as f64 + self.gpu_elapsed_s(steps) - self.gpu_elapsed_s(floored)
+        let gpu_s = self.gpu_elapsed_s(steps);
+        let gpu_floored_s = if floored == steps {
+            gpu_s
+        } else {
+            self.gpu_at_floor_s
+        };
+        self.floor_s * floored as f64 + gpu_s - gpu_floored_s
     }
 
     /// The GPU's seconds of step `j`.
@@ -417,46 +509,49 @@ impl DecodeRun {
     /// How many of the first `steps` steps the floor holds up (their GPU
     /// time is below it).
     fn steps_below_floor(&self, steps: u64) -> u64 {
-        let (mut lo, mut hi) = (0u64, steps);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.gpu_step_s(mid) >= self.floor_s {
-                hi = mid;
+        self.first_at_floor.min(steps)
+    }
+
+    /// The flatter and the steeper of the two lines.
+    fn lines(&self) -> (Line, Line) {
+        if self.compute.per_context_token_s <= self.memory.per_context_token_s {
+            (self.compute, self.memory)
+        } else {
+            (self.memory, self.compute)
+        }
+    }
+
+    /// The first step on the steeper line, before clamping to the run: the
+    /// steeper line dominates from the crossing on and steps before it
+    /// follow the flatter line (`INFINITY`: every step does).
+    fn find_crossing_step(&self) -> f64 {
+        let (c0, b) = (self.context_tokens, self.batch);
+        let (flat, steep) = self.lines();
+        let slope_gap = steep.per_context_token_s - flat.per_context_token_s;
+        if slope_gap <= 0.0 {
+            if steep.at_zero_s >= flat.at_zero_s {
+                0.0
             } else {
-                lo = mid + 1;
+                f64::INFINITY
+            }
+        } else {
+            let crossing = (flat.at_zero_s - steep.at_zero_s) / slope_gap;
+            if b > 0.0 {
+                ((crossing - c0) / b).ceil()
+            } else if c0 >= crossing {
+                0.0
+            } else {
+                f64::INFINITY
             }
         }
-        lo
     }
 
     /// Σ of the GPU's time over the first `steps` steps.
     fn gpu_elapsed_s(&self, steps: u64) -> f64 {
         let k = steps as f64;
         let (c0, b) = (self.context_tokens, self.batch);
-        // The steeper line dominates from the crossing on: steps before the
-        // crossing follow the flatter line.
-        let (flat, steep) = if self.compute.per_context_token_s <= self.memory.per_context_token_s {
-            (self.compute, self.memory)
-        } else {
-            (self.memory, self.compute)
-        };
-        let slope_gap = steep.per_context_token_s - flat.per_context_token_s;
-        let split = if slope_gap <= 0.0 {
-            if steep.at_zero_s >= flat.at_zero_s {
-                0.0
-            } else {
-                k
-            }
-        } else {
-            let crossing = (flat.at_zero_s - steep.at_zero_s) / slope_gap;
-            if b > 0.0 {
-                ((crossing - c0) / b).ceil().clamp(0.0, k)
-            } else if c0 >= crossing {
-                0.0
-            } else {
-                k
-            }
-        };
+        let (flat, steep) = self.lines();
+        let split = self.crossing_step.clamp(0.0, k);
         flat.sum(c0, b, split) + steep.sum(c0 + split * b, b, k - split) + k * self.fixed_s
     }
 
@@ -467,8 +562,38 @@ impl DecodeRun {
 
     /// The number of steps, at most `max_steps`, needed for the run to reach
     /// `elapsed_s`: the step in flight at that moment counts as done.
+    ///
+    /// The run's time is non-decreasing in its steps, so the answer is the
+    /// one boundary of `elapsed_s(k) >= elapsed_s`: guessed from the run's
+    /// mean step, checked with its neighbour, and searched for between what
+    /// is known when the guess misses.
     pub fn steps_to_reach(&self, elapsed_s: f64, max_steps: u64) -> u64 {
+        let reaches = |k: u64| self.elapsed_s(k) >= elapsed_s;
+        if max_steps == 0 || reaches(0) {
+            return 0;
+        }
+        let whole_s = self.elapsed_s(max_steps);
+        if whole_s < elapsed_s {
+            return max_steps;
+        }
+        // Known: not reached at `lo`, reached at `hi`.
         let (mut lo, mut hi) = (0u64, max_steps);
+        let guess = (elapsed_s / whole_s * max_steps as f64).ceil();
+        if guess.is_finite() && guess >= 1.0 && guess < max_steps as f64 {
+            let g = guess as u64;
+            if reaches(g) {
+                if !reaches(g - 1) {
+                    return g;
+                }
+                hi = g - 1;
+            } else {
+                if reaches(g + 1) {
+                    return g + 1;
+                }
+                lo = g + 1;
+            }
+        }
+        lo += 1;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.elapsed_s(mid) >= elapsed_s {
@@ -701,6 +826,75 @@ pub(crate) mod tests {
             assert_eq!(run.steps_to_reach(half, 300), 150);
             assert_eq!(run.steps_to_reach(1e9, 300), 300);
             assert_eq!(run.steps_to_reach(0.0, 300), 0);
+        }
+    }
+
+    proptest::proptest! {
+        /// The floor's step found from the lines' crossing is the one a
+        /// search over every step finds.
+        #[test]
+        fn the_first_step_at_the_floor_is_the_searched_one(
+            slope_c in 0.0f64..1e-7,
+            slope_m in 0.0f64..1e-7,
+            at_zero in 0.0f64..1e-3,
+            fixed in 0.0f64..2e-2,
+            floor in 1e-4f64..5e-2,
+            batch in 1u32..1024,
+            context in 0.0f64..4e6,
+        ) {
+            let run = DecodeRun::new(
+                (at_zero, slope_c),
+                (0.0, slope_m),
+                fixed,
+                floor,
+                context,
+                f64::from(batch),
+            );
+            let steps = 5000u64;
+            let (mut lo, mut hi) = (0u64, steps);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if run.gpu_step_s(mid) >= floor {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            proptest::prop_assert_eq!(run.steps_below_floor(steps), lo);
+        }
+
+        /// The steps to reach a time, found from a guess, are the ones a
+        /// search over every step finds.
+        #[test]
+        fn the_steps_to_reach_a_time_are_the_searched_ones(
+            slope_c in 0.0f64..1e-7,
+            slope_m in 0.0f64..1e-7,
+            fixed in 1e-4f64..2e-2,
+            floor in 0.0f64..5e-2,
+            batch in 1u32..1024,
+            context in 0.0f64..4e6,
+            steps in 0u64..3000,
+            share in 0.0f64..1.1,
+        ) {
+            let run = DecodeRun::new(
+                (0.0, slope_c),
+                (0.0, slope_m),
+                fixed,
+                floor,
+                context,
+                f64::from(batch),
+            );
+            let target = run.elapsed_s(steps) * share;
+            let (mut lo, mut hi) = (0u64, steps);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if run.elapsed_s(mid) >= target {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            proptest::prop_assert_eq!(run.steps_to_reach(target, steps), lo);
         }
     }
 }

@@ -321,14 +321,16 @@ pub(crate) fn verify_range(
     let fleet = fleet(scenario, demand, plan);
     let bar = progress.steps("replaying slots", range.len() as u64);
     let start = range.start;
-    let r = simulate_observed(
-        &fleet,
-        range.clone(),
-        replay.arrivals(range.clone()),
-        scenario.simulation.seed,
-        |s| bar.set_position((s - start) as u64),
-        on_completed,
-    );
+    let r = replay.with_arrivals_ahead(range.clone(), |arrivals| {
+        simulate_observed(
+            &fleet,
+            range.clone(),
+            arrivals,
+            scenario.simulation.seed,
+            |s| bar.set_position((s - start) as u64),
+            on_completed,
+        )
+    });
     bar.finish_and_clear();
     let method = if range.len() == demand.slots {
         format!("all {} slots, replayed in one continuous run", demand.slots)

@@ -112,8 +112,9 @@ pub(crate) struct Replica {
     /// Σ context (prompt + generated) of the decoding sequences.
     context_sum: u64,
     step: Option<Step>,
-    /// Bumped whenever the scheduled end of the step in progress changes.
-    pub generation: u64,
+    /// Bumped whenever the scheduled end of the step in progress changes
+    /// (wrapping: an end is stale long before 2^32 changes).
+    pub generation: u32,
     next_admit_seq: u64,
     /// Seconds spent running steps while the plan had the replica up.
     pub busy_s: f64,
@@ -131,6 +132,9 @@ pub(crate) struct Replica {
     pub preemptions: u64,
     /// A spot replica not granted, or interrupted, in the current slot.
     pub down: bool,
+    /// Decode runs by batch size at zero context, as the step model gave
+    /// them (a run's batch-dependent parts, computed once per batch).
+    decode_runs_by_batch: Vec<Option<DecodeRun>>,
 }
 
 impl Replica {
@@ -157,7 +161,20 @@ impl Replica {
             in_system: 0,
             preemptions: 0,
             down: false,
+            decode_runs_by_batch: Vec::new(),
         }
+    }
+
+    /// The step model's decode run of `batch` sequences at `context_tokens`,
+    /// its batch-dependent parts remembered from the first run of that batch.
+    fn decode_run(&mut self, perf: &StepModel, batch: u32, context_tokens: f64) -> DecodeRun {
+        let b = batch as usize;
+        if self.decode_runs_by_batch.len() <= b {
+            self.decode_runs_by_batch.resize(b + 1, None);
+        }
+        let at_zero =
+            *self.decode_runs_by_batch[b].get_or_insert_with(|| perf.decode_run(batch, 0.0));
+        at_zero.at_context(context_tokens)
     }
 
     /// Takes the replica down at once (a spot interruption): every request
@@ -172,7 +189,7 @@ impl Replica {
         self.kv_reserved = 0;
         self.context_sum = 0;
         self.step = None;
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         self.outstanding_prompt_tokens = 0;
         self.in_system = 0;
         self.down = true;
@@ -236,7 +253,7 @@ impl Replica {
         }
         step.steps = done;
         step.end_s = step.start_s + run.elapsed_s(done);
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         Some(step.end_s)
     }
 
@@ -260,7 +277,7 @@ impl Replica {
         }
         let perf = &spec.perf;
         let (duration_s, steps, run) = if self.chunks.is_empty() {
-            let run = perf.decode_run(batch as u32, self.context_sum as f64);
+            let run = self.decode_run(perf, batch as u32, self.context_sum as f64);
             let to_finish = self.steps_to_next_finish(reqs);
             let to_kv_limit = (spec.kv_capacity_tokens - self.kv_used) / batch;
             let steps = if spec.decode_runs {
@@ -299,7 +316,7 @@ impl Replica {
             batch,
             run,
         });
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         Some(now + duration_s)
     }
 
