@@ -13,6 +13,10 @@ use std::ops::Range;
 struct GroupState {
     replicas: Vec<usize>,
     up: usize,
+    /// By rank, each replica's outstanding work per unit of capacity, the
+    /// least-work router's score (infinite while the replica is down); kept
+    /// current by [`Run::refresh`] whenever a replica's work changes.
+    scores: Vec<f64>,
 }
 
 /// The state of one replay.
@@ -53,6 +57,7 @@ impl<'a> Run<'a> {
                 .map(|_| GroupState {
                     replicas: Vec::new(),
                     up: 0,
+                    scores: Vec::new(),
                 })
                 .collect(),
             tier_groups: (0..tiers)
@@ -104,6 +109,26 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Replica `r`'s score for the least-work router, after its work or its
+    /// state changed.
+    fn refresh(&mut self, r: usize) {
+        let rep = &self.replicas[r];
+        let group = &self.fleet.groups[rep.spec];
+        let score = if rep.down {
+            f64::INFINITY
+        } else {
+            let mean_output = self.fleet.tiers[group.tier].mean_output_tokens;
+            let work =
+                rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
+            work / group.rps_per_replica.max(1e-12)
+        };
+        let state = &mut self.groups[rep.spec];
+        if state.scores.len() <= rep.rank {
+            state.scores.resize(rep.rank + 1, 0.0);
+        }
+        state.scores[rep.rank] = score;
+    }
+
     /// Slot `s` begins: every group takes the plan's replica count.
     fn start_slot(&mut self, s: usize) {
         self.current_slot = s;
@@ -121,12 +146,13 @@ impl<'a> Run<'a> {
             if let Some(spot) = group.spot {
                 self.request_spot(g, s, spot, before);
             }
-            let state = &self.groups[g];
-            for &r in &state.replicas[..state.up] {
-                if !self.replicas[r].down {
+            for i in 0..self.groups[g].replicas.len() {
+                let r = self.groups[g].replicas[i];
+                if i < self.groups[g].up && !self.replicas[r].down {
                     self.replicas[r].up_s += slot_s;
                     self.result.groups[g].up_s += slot_s;
                 }
+                self.refresh(r);
             }
         }
         let now = s as f64 * slot_s;
@@ -177,6 +203,7 @@ impl<'a> Run<'a> {
             tally.unserved_requests += 1;
             tally.interrupted += 1;
         }
+        self.refresh(r);
     }
 
     /// The up replica of deadline tier `k` with a free batch place, whose KV
@@ -239,6 +266,7 @@ impl<'a> Run<'a> {
             None if !rep.is_busy() => rep.start_step(now, &mut self.reqs, spec),
             None => None,
         };
+        self.refresh(r);
         self.schedule(r, end);
     }
 
@@ -252,31 +280,23 @@ impl<'a> Run<'a> {
     }
 
     /// The up replica of tier `k` with the least outstanding work per unit
-    /// of capacity whose KV cache can hold `need` tokens.
+    /// of capacity whose KV cache can hold `need` tokens (the first such in
+    /// the groups' order and by rank, on a tie), from the scores
+    /// [`Self::refresh`] keeps.
     fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
-        let mean_output = self.fleet.tiers[k].mean_output_tokens;
-        let mut best: Option<(f64, usize)> = None;
+        let mut best = (f64::INFINITY, None);
         for &g in &self.tier_groups[k] {
-            let group = &self.fleet.groups[g];
-            if need > group.spec.kv_capacity_tokens {
+            if need > self.fleet.groups[g].spec.kv_capacity_tokens {
                 continue;
             }
-            let weight = group.rps_per_replica.max(1e-12);
             let state = &self.groups[g];
-            for &r in &state.replicas[..state.up] {
-                let rep = &self.replicas[r];
-                if rep.down {
-                    continue;
-                }
-                let work =
-                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
-                let score = work / weight;
-                if best.is_none_or(|(b, _)| score < b) {
-                    best = Some((score, r));
+            for (rank, &score) in state.scores[..state.up].iter().enumerate() {
+                if score < best.0 {
+                    best = (score, Some(state.replicas[rank]));
                 }
             }
         }
-        best.map(|(_, r)| r)
+        best.1
     }
 
     /// The next up replica of tier `k` in turn (groups in order, replicas by
@@ -386,6 +406,7 @@ impl<'a> Run<'a> {
             self.reqs.remove(f.id);
         }
         let end = self.replicas[r].start_step(now, &mut self.reqs, spec);
+        self.refresh(r);
         self.schedule(r, end);
         let k = self.fleet.groups[self.replicas[r].spec].tier;
         if self.fleet.tiers[k].deadline_s.is_some() {
