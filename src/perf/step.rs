@@ -468,19 +468,10 @@ impl DecodeRun {
             return j;
         }
         // Far from the guess (it should not happen): search for it.
-        let (mut lo, mut hi) = (1u64, 1u64 << 52);
-        if !reaches(hi) {
+        if !reaches(1 << 52) {
             return u64::MAX;
         }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if reaches(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        first_reaching(1, 1 << 52, reaches)
     }
 
     /// Seconds taken by the first `steps` steps.
@@ -593,17 +584,22 @@ impl DecodeRun {
                 lo = g + 1;
             }
         }
-        lo += 1;
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.elapsed_s(mid) >= elapsed_s {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        first_reaching(lo + 1, hi, reaches)
     }
+}
+
+/// The smallest k in [lo, hi] where the non-decreasing predicate `reaches`
+/// holds (`hi` when it holds nowhere before it).
+pub(crate) fn first_reaching(mut lo: u64, mut hi: u64, reaches: impl Fn(u64) -> bool) -> u64 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if reaches(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]
@@ -851,16 +847,8 @@ pub(crate) mod tests {
                 f64::from(batch),
             );
             let steps = 5000u64;
-            let (mut lo, mut hi) = (0u64, steps);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if run.gpu_step_s(mid) >= floor {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            proptest::prop_assert_eq!(run.steps_below_floor(steps), lo);
+            let searched = first_reaching(0, steps, |j| run.gpu_step_s(j) >= floor);
+            proptest::prop_assert_eq!(run.steps_below_floor(steps), searched);
         }
 
         /// The steps to reach a time, found from a guess, are the ones a
@@ -885,16 +873,8 @@ pub(crate) mod tests {
                 f64::from(batch),
             );
             let target = run.elapsed_s(steps) * share;
-            let (mut lo, mut hi) = (0u64, steps);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if run.elapsed_s(mid) >= target {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            proptest::prop_assert_eq!(run.steps_to_reach(target, steps), lo);
+            let searched = first_reaching(0, steps, |k| run.elapsed_s(k) >= target);
+            proptest::prop_assert_eq!(run.steps_to_reach(target, steps), searched);
         }
     }
 }
