@@ -2,20 +2,27 @@
 //! plan and the plan file all carry this one type.
 
 use crate::perf::engine::engine_model_shape;
-use crate::perf::{EngineModel, PerfModel, StepModel};
+use crate::perf::{EngineModel, Layout, PerfModel, StepModel};
 use crate::profiles::precision::Precision;
 use crate::profiles::{ModelProfile, Scheduler};
 use crate::scenario::{GpuOffer, ServedModel};
 use crate::sim::ReplicaSpec;
 use serde::{Deserialize, Serialize};
 
-/// GPU type, tensor-parallel degree, batch cap, chunked-prefill budget and
-/// weight precision of one replica.
+/// GPU type, parallel layout, batch cap, chunked-prefill budget and weight
+/// precision of one replica.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     /// GPU profile id.
     pub gpu_type: String,
     pub tensor_parallel: u32,
+    /// Expert-parallel degree (a mixture of experts; 1 otherwise).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub expert_parallel: u32,
+    /// Data-parallel attention ranks (a mixture of experts; 1 otherwise):
+    /// GPUs per replica = TP x attention-DP.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub attention_dp: u32,
     pub max_batch: u32,
     /// Most tokens per engine step (the chunked-prefill budget).
     pub max_batched_tokens: u32,
@@ -23,6 +30,15 @@ pub struct Config {
     /// The engine the replica runs: its id in the scenario (`vllm`, a
     /// calibrated profile's path), or `roofline`.
     pub engine: String,
+}
+
+pub(crate) fn one() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 /// The engine name of an offer that runs none (the roofline model).
@@ -42,9 +58,9 @@ impl Config {
     /// vllm`.
     pub fn label(&self) -> String {
         let mut label = format!(
-            "{} tp{} b{} c{} {}",
+            "{} {} b{} c{} {}",
             self.gpu_type,
-            self.tensor_parallel,
+            self.layout().label(),
             self.max_batch,
             self.max_batched_tokens,
             self.precision
@@ -56,12 +72,27 @@ impl Config {
         label
     }
 
+    /// The replica's parallel layout.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tensor_parallel,
+            ep: self.expert_parallel,
+            attention_dp: self.attention_dp,
+        }
+    }
+
+    /// GPUs per replica: TP x attention-DP.
+    pub fn gpus_per_replica(&self) -> u32 {
+        self.tensor_parallel * self.attention_dp
+    }
+
     /// Every configuration the scenario's offers list, with the index of its
-    /// offer, in offer, TP, precision, chunk size, batch order.
+    /// offer, in offer, layout (TP, then EP and attention-DP), precision,
+    /// chunk size, batch order.
     pub fn candidates(offers: &[GpuOffer]) -> Vec<(usize, Config)> {
         let mut out = Vec::new();
         for (g, offer) in offers.iter().enumerate() {
-            for &tp in &offer.tensor_parallel {
+            for layout in &offer.layouts {
                 for &precision in &offer.precision {
                     for &chunk in &offer.max_batched_tokens {
                         for &b in &offer.max_batch {
@@ -69,7 +100,9 @@ impl Config {
                                 g,
                                 Config {
                                     gpu_type: offer.id.clone(),
-                                    tensor_parallel: tp,
+                                    tensor_parallel: layout.tp,
+                                    expert_parallel: layout.ep,
+                                    attention_dp: layout.attention_dp,
                                     max_batch: b,
                                     max_batched_tokens: chunk,
                                     precision,
@@ -88,18 +121,18 @@ impl Config {
     /// its engine's, or the roofline model's when the offer runs none.
     pub fn perf(&self, offer: &GpuOffer, model: &ServedModel) -> StepModel {
         match &offer.engine {
-            Some(engine) => StepModel::Engine(Box::new(EngineModel::new(
+            Some(engine) => StepModel::Engine(Box::new(EngineModel::with_layout(
                 &engine.id,
                 &engine.profile,
                 &offer.profile,
                 &model.profile,
-                self.tensor_parallel,
+                self.layout(),
                 self.precision,
             ))),
-            None => StepModel::Roofline(perf_model(
-                offer,
-                model,
-                self.tensor_parallel,
+            None => StepModel::Roofline(PerfModel::with_layout(
+                &offer.profile,
+                &model.profile,
+                self.layout(),
                 self.precision,
             )),
         }
@@ -134,14 +167,4 @@ impl Config {
             None => model.profile.clone(),
         }
     }
-}
-
-/// The latency model of `tp` GPUs of `offer` running `model` at `precision`.
-pub(crate) fn perf_model(
-    offer: &GpuOffer,
-    model: &ServedModel,
-    tp: u32,
-    precision: Precision,
-) -> PerfModel {
-    PerfModel::new(&offer.profile, &model.profile, tp, precision)
 }

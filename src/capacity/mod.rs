@@ -250,11 +250,11 @@ pub(crate) fn evaluate(
     tier: &Tier,
     demand: &TierDemand,
 ) -> CapacityEntry {
-    let (tp, max_batch) = (config.tensor_parallel, config.max_batch);
+    let max_batch = config.max_batch;
     let entry = |verdict| CapacityEntry {
         gpu,
         config: config.clone(),
-        gpus_per_replica: tp,
+        gpus_per_replica: config.gpus_per_replica(),
         verdict,
         fleet: None,
     };
@@ -467,6 +467,10 @@ mod tests {
             purchase: crate::scenario::PurchaseTerms::default(),
             spot: None,
             tensor_parallel: vec![1],
+            expert_parallel: vec![1],
+            attention_dp: vec![1],
+            cross_node: false,
+            layouts: vec![crate::perf::Layout::tp(1)],
             max_batch: vec![64],
             max_batched_tokens: vec![8192],
             precision: vec![crate::profiles::precision::Precision::Bf16],

@@ -42,6 +42,17 @@ pub(crate) struct CalibrateArgs {
     /// Most evaluations of every run per fit (Nelder-Mead).
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_evaluations: u32,
+    /// Fit only these figures (comma-separated), keeping the rest of each
+    /// starting profile: e.g. the mixture-of-experts figures
+    /// `expert_imbalance,expert_gemm_efficiency_scale,expert_bandwidth_efficiency_scale,moe_layer_us,all_to_all_latency_us`
+    /// on MoE runs, leaving the dense figures as fitted on dense runs.
+    /// Default: each profile's `fitted` list.
+    #[arg(long, value_delimiter = ',', value_name = "KEY,...")]
+    pub fit: Vec<String>,
+    /// Skip the leave-one-group-out fits (one more fit per group): faster,
+    /// without the held-out errors.
+    #[arg(long)]
+    pub no_held_out: bool,
     /// Write each fitted engine profile to DIR/<engine>.toml, for a scenario
     /// (`engine = "DIR/vllm.toml"`) or `planner predict --engine`.
     #[arg(long, value_name = "DIR")]

@@ -57,15 +57,30 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             profiles.models.insert(r.model.clone(), model);
         }
     }
+    if let Some(bad) = args.fit.iter().find(|k| {
+        *k != "max_num_batched_tokens"
+            && !crate::profiles::FITTABLE.iter().any(|f| f.0 == k.as_str())
+    }) {
+        let known: Vec<&str> = crate::profiles::FITTABLE.iter().map(|f| f.0).collect();
+        return Err(PlannerError::Usage(format!(
+            "--fit `{bad}` is not a figure a calibration fits; it fits: {}, max_num_batched_tokens",
+            known.join(", ")
+        )));
+    }
     let mut starts: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
+    let mut start_fitted: BTreeMap<EngineFamily, Vec<String>> = BTreeMap::new();
     for r in &runs.runs {
         if starts.contains_key(&r.engine) {
             continue;
         }
-        let profile = match start.iter().find(|(_, p)| p.family == r.engine) {
+        let mut profile = match start.iter().find(|(_, p)| p.family == r.engine) {
             Some((_, p)) => p.clone(),
             None => load_engine_arg(&args.profiles, r.engine.as_str())?.1,
         };
+        start_fitted.insert(r.engine, profile.fitted.clone());
+        if !args.fit.is_empty() {
+            profile.fitted.clone_from(&args.fit);
+        }
         starts.insert(r.engine, profile);
     }
     let outputs = Outputs::prepare(starts.keys().map(|e| {
@@ -78,10 +93,15 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         &starts,
         &profiles,
         args.max_evaluations as usize,
+        !args.no_held_out,
         Progress::new(args.quiet),
         runs.set_aside,
     );
     finite(&c)?;
+    let mut c = c;
+    for e in &mut c.engines {
+        e.start_fitted = start_fitted.get(&e.engine).cloned().unwrap_or_default();
+    }
     let mut outputs = outputs;
     for e in &c.engines {
         let option = engine_option(e.engine);
@@ -173,7 +193,12 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
             })
             .filter(|s| !s.starts_with("fitted by"))
     };
-    for key in &p.fitted.clone() {
+    let refit = if args.fit.is_empty() {
+        p.fitted.clone()
+    } else {
+        args.fit.clone()
+    };
+    for key in &refit {
         let mut text = format!(
             "fitted by `planner calibrate --runs {files}` to {} runs ({groups})",
             e.runs
@@ -197,20 +222,62 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
         .next()
         .unwrap_or_default()
         .to_string();
-    p.source = format!("{base}{FITTED_NOTE}{} runs of {files}", e.runs);
-    let mut o = format!(
-        "# {} {} calibrated by `planner calibrate --runs {files}` on {} runs.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
-        p.name, p.version, e.runs, e.loss_before, e.loss_after
-    );
+    if !args.fit.is_empty() {
+        // The figures this fit left alone keep their fit and sources.
+        let mut fitted = e.start_fitted.clone();
+        for key in &args.fit {
+            if !fitted.contains(key) {
+                fitted.push(key.clone());
+            }
+        }
+        p.fitted = fitted;
+    }
+    let mut o = if args.fit.is_empty() {
+        p.source = format!("{base}{FITTED_NOTE}{} runs of {files}", e.runs);
+        format!(
+            "# {} {} calibrated by `planner calibrate --runs {files}` on {} runs.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
+            p.name, p.version, e.runs, e.loss_before, e.loss_after
+        )
+    } else {
+        p.source = format!(
+            "{}; {} calibrated on {} runs of {files}",
+            e.profile
+                .source
+                .split("; ")
+                .take_while(|part| !part.contains(" calibrated on ")
+                    || part.starts_with("figures in `fitted`"))
+                .collect::<Vec<_>>()
+                .join("; "),
+            args.fit.join(", "),
+            e.runs
+        );
+        format!(
+            "# {} {}: {} fitted by `planner calibrate --runs {files} --fit {}` on {} runs; the other figures as their sources say.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
+            p.name,
+            p.version,
+            args.fit.join(", "),
+            args.fit.join(","),
+            e.runs,
+            e.loss_before,
+            e.loss_after
+        )
+    };
     for g in mine {
+        let pct = |x: f64| {
+            if x.is_finite() {
+                format!("{:+.1}%", 100.0 * x)
+            } else {
+                "n/a".into()
+            }
+        };
         let _ = writeln!(
             o,
-            "# {}: median TPOT error {:+.1}% -> {:+.1}%, TTFT {:+.1}% -> {:+.1}%",
+            "# {}: median TPOT error {} -> {}, TTFT {} -> {}",
             g.group,
-            100.0 * g.before.tpot_error,
-            100.0 * g.after.tpot_error,
-            100.0 * g.before.ttft_error,
-            100.0 * g.after.ttft_error
+            pct(g.before.tpot_error),
+            pct(g.after.tpot_error),
+            pct(g.before.ttft_error),
+            pct(g.after.ttft_error)
         );
     }
     o.push_str(&toml::to_string(&p).unwrap_or_default());

@@ -3,7 +3,9 @@
 use super::engine_arg::load_engine_arg;
 use super::{emit, finite};
 use crate::base::error::PlannerError;
-use crate::perf::{EngineModel, PerfModel, StepModel, StepParts, StepTime, StepWork};
+use crate::perf::{
+    layout_problem, EngineModel, Layout, PerfModel, StepModel, StepParts, StepTime, StepWork,
+};
 use crate::profiles::precision::Precision;
 use crate::profiles::{load_gpu, load_model, GpuProfile, ModelProfile};
 use crate::report::{self, Format};
@@ -20,12 +22,33 @@ pub(crate) struct PerfArgs {
     /// GPU profile id (a file stem under PROFILES/gpus/), e.g. h200.
     #[arg(long)]
     pub gpu: String,
-    /// Tensor-parallel degree: GPUs in the replica. Must divide the model's
-    /// heads and be at most the GPU's gpus_per_node.
+    /// Tensor-parallel degree of each attention rank. Must divide the
+    /// model's heads and be at most the GPU's NVLink domain.
     #[arg(long, default_value_t = 1)]
     pub tp: u32,
-    /// Precision of the weights and their GEMMs: bf16 or fp8 (FP8 needs a
-    /// GPU with FP8 units; attention and the KV cache stay BF16).
+    /// Expert-parallel degree (a mixture of experts): the experts are
+    /// spread whole over EP groups of the replica's GPUs, with an
+    /// all-to-all per MoE layer. Must divide the experts and the GPUs.
+    #[arg(long, default_value_t = 1)]
+    pub ep: u32,
+    /// Data-parallel attention ranks (a mixture of experts): GPUs per
+    /// replica = TP x attention-DP; each rank holds its own sequences and
+    /// KV cache.
+    #[arg(long, default_value_t = 1)]
+    pub attention_dp: u32,
+    /// Let a replica span more GPUs than one NVLink domain (its expert
+    /// exchanges then run at the scale-out network's bandwidth).
+    #[arg(long)]
+    pub cross_node: bool,
+    /// KV-cache precision: `auto` (the engine's recipe: FP8 with FP8 or FP4
+    /// weights where the engine keeps one), `fp8` (half the bytes of BF16)
+    /// or `bf16`.
+    #[arg(long, default_value = "auto")]
+    pub kv_cache: String,
+    /// Precision of the weights and their GEMMs: bf16, fp8 or fp4 (FP8
+    /// needs FP8 units; FP4 runs on FP4 units where the GPU has them and
+    /// weight-only elsewhere; a mixture keeps its dense parts in their
+    /// published format at FP4).
     #[arg(long, default_value = "bf16")]
     pub precision: String,
     /// Prompt tokens of one new sequence prefilled in the step (the step
@@ -55,13 +78,33 @@ pub(crate) struct PerfArgs {
 #[derive(Debug, Serialize)]
 struct PartsMs {
     gemm_ms: f64,
+    /// A mixture's routed-expert GEMMs on the busiest GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expert_gemm_ms: Option<f64>,
     attention_ms: f64,
     allreduce_ms: f64,
+    /// Expert-parallel dispatch and combine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    all_to_all_ms: Option<f64>,
     fixed_gpu_ms: f64,
     cpu_overhead_ms: f64,
     /// Whether the CPU's time overlaps the GPU's (the step is the longer of
     /// the two) rather than adding to it.
     cpu_overlaps_gpu: bool,
+}
+
+/// A mixture's experts in the step: what the step reads and sends.
+#[derive(Debug, Serialize)]
+struct ExpertsInStep {
+    /// Experts of one layer the step's tokens touch (uniform routing), and
+    /// those the busiest expert-parallel rank reads (with the engine's
+    /// imbalance).
+    touched_per_layer: f64,
+    busiest_rank_per_layer: f64,
+    /// Experts each EP rank holds per layer.
+    held_per_rank: f64,
+    /// Expert weights the busiest GPU reads in the step, in GB.
+    expert_weights_read_gb_per_gpu: f64,
 }
 
 /// What `planner perf --format json` prints.
@@ -70,6 +113,10 @@ struct PerfReport {
     model: String,
     gpu: String,
     tp: u32,
+    #[serde(skip_serializing_if = "is_one")]
+    ep: u32,
+    #[serde(skip_serializing_if = "is_one")]
+    attention_dp: u32,
     precision: Precision,
     engine: String,
     prefill_tokens: u32,
@@ -77,6 +124,13 @@ struct PerfReport {
     context_tokens: u32,
     step_ms: f64,
     parts: PartsMs,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    experts: Option<ExpertsInStep>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 /// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
@@ -121,11 +175,22 @@ fn check(
             args.tp, model.name, model.heads
         ));
     }
-    if args.tp > gpu.gpus_per_node {
+    if args.tp > gpu.nvlink_domain() {
         return usage(format!(
-            "--tp {} is more than the {} GPUs of one {} node; use at most --tp {}",
-            args.tp, gpu.gpus_per_node, gpu.name, gpu.gpus_per_node
+            "--tp {} is more than the {} GPUs of one {} NVLink domain; use at most --tp {}",
+            args.tp,
+            gpu.nvlink_domain(),
+            gpu.name,
+            gpu.nvlink_domain()
         ));
+    }
+    if let Some(problem) = layout_problem(gpu, model, layout(args), args.cross_node) {
+        let hint = if problem.contains("NVLink domain") {
+            "; lower --tp or --attention-dp, or pass --cross-node"
+        } else {
+            "; see `planner perf --help`"
+        };
+        return usage(format!("{problem}{hint}"));
     }
     if !gpu.supports(precision) {
         return usage(format!(
@@ -148,10 +213,10 @@ fn check(
 /// memory left after the weights.
 fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), PlannerError> {
     let usage = |m: String| Err(PlannerError::Usage(m));
-    let replica = format!("{} on {} x {}", args.model, args.tp, args.gpu);
+    let replica = format!("{} on {} x {}", args.model, layout(args).gpus(), args.gpu);
     if perf.kv_capacity_tokens() <= 0.0 {
         return usage(format!(
-            "{replica} cannot run: the weights need {:.1} GB per GPU at {}, and a {} holds {:.1} GB usable; raise --tp, use --precision fp8, or a GPU with more memory",
+            "{replica} cannot run: the weights need {:.1} GB per GPU at {}, and a {} holds {:.1} GB usable; raise --tp (or --attention-dp with --ep for a mixture of experts), use a lower --precision, or a GPU with more memory",
             perf.weight_bytes_per_gpu() / 1e9,
             args.precision,
             args.gpu,
@@ -179,27 +244,80 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
     Ok(())
 }
 
+/// `--kv-cache`: `auto` keeps the engine's recipe, `fp8` stores one byte
+/// per KV element whatever the weights, `bf16` two.
+pub(super) fn apply_kv_cache(
+    model: &mut ModelProfile,
+    engine: &mut crate::profiles::EngineProfile,
+    kv_cache: &str,
+) -> Result<(), PlannerError> {
+    match kv_cache {
+        "auto" => {}
+        "fp8" => model.kv_bytes_per_element = model.kv_bytes_per_element.min(1.0),
+        "bf16" => {
+            model.kv_bytes_per_element = 2.0;
+            engine.fp8_kv_cache = false;
+        }
+        other => {
+            return Err(PlannerError::Usage(format!(
+                "unknown --kv-cache `{other}`; accepted: auto, fp8, bf16"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The replica's layout from the flags.
+fn layout(args: &PerfArgs) -> Layout {
+    Layout {
+        tp: args.tp,
+        ep: args.ep,
+        attention_dp: args.attention_dp,
+    }
+}
+
 pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     let precision = Precision::parse(&args.precision).ok_or_else(|| {
         PlannerError::Usage(format!(
-            "unknown --precision `{}`; accepted: bf16, fp8",
+            "unknown --precision `{}`; accepted: bf16, fp8, fp4",
             args.precision
         ))
     })?;
-    let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
+    let mut model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     check(args, &gpu, &model, precision)?;
     let (engine_name, perf) = if args.engine == "roofline" {
+        match args.kv_cache.as_str() {
+            "fp8" => model.kv_bytes_per_element = model.kv_bytes_per_element.min(1.0),
+            "bf16" => model.kv_bytes_per_element = 2.0,
+            "auto" => {}
+            other => {
+                return Err(PlannerError::Usage(format!(
+                    "unknown --kv-cache `{other}`; accepted: auto, fp8, bf16"
+                )))
+            }
+        }
         (
             "the roofline model (an eager engine: the GPU profile's fixed costs)".to_string(),
-            StepModel::Roofline(PerfModel::new(&gpu, &model, args.tp, precision)),
+            StepModel::Roofline(PerfModel::with_layout(
+                &gpu,
+                &model,
+                layout(args),
+                precision,
+            )),
         )
     } else {
-        let (id, engine) = load_engine_arg(&args.profiles, &args.engine)?;
+        let (id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
+        apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
         (
             format!("{} {} ({id})", engine.name, engine.version),
-            StepModel::Engine(Box::new(EngineModel::new(
-                &id, &engine, &gpu, &model, args.tp, precision,
+            StepModel::Engine(Box::new(EngineModel::with_layout(
+                &id,
+                &engine,
+                &gpu,
+                &model,
+                layout(args),
+                precision,
             ))),
         )
     };
@@ -217,10 +335,22 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         sequences: if p > 0.0 { 1.0 } else { 0.0 } + b,
     };
     let parts = perf.step_parts(&work);
+    let moe = model.moe.is_some();
+    let experts = perf.roofline().moe().map(|m| {
+        let busiest = m.busiest_rank_experts(work.tokens);
+        ExpertsInStep {
+            touched_per_layer: m.touched_experts(work.tokens),
+            busiest_rank_per_layer: busiest,
+            held_per_rank: m.held_per_rank(),
+            expert_weights_read_gb_per_gpu: m.layers() * busiest * m.expert_bytes_per_gpu() / 1e9,
+        }
+    });
     let report = PerfReport {
         model: args.model.clone(),
         gpu: args.gpu.clone(),
         tp: args.tp,
+        ep: args.ep,
+        attention_dp: args.attention_dp,
         precision,
         engine: engine_name,
         prefill_tokens: args.prefill.unwrap_or(0),
@@ -229,12 +359,15 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         step_ms: parts.total_s() * 1e3,
         parts: PartsMs {
             gemm_ms: parts.gemm_s * 1e3,
+            expert_gemm_ms: moe.then_some(parts.expert_gemm_s * 1e3),
             attention_ms: parts.attention_s * 1e3,
             allreduce_ms: parts.allreduce_s * 1e3,
+            all_to_all_ms: moe.then_some(parts.all_to_all_s * 1e3),
             fixed_gpu_ms: parts.fixed_gpu_s * 1e3,
             cpu_overhead_ms: parts.cpu_overhead_s * 1e3,
             cpu_overlaps_gpu: parts.cpu_overlaps_gpu,
         },
+        experts,
     };
     finite(&report)?;
     let text = match args.format {
@@ -261,26 +394,50 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
             r.context_tokens
         ));
     }
+    let layout = Layout {
+        tp: r.tp,
+        ep: r.ep,
+        attention_dp: r.attention_dp,
+    };
     let _ = writeln!(
         o,
-        "{} on {} x {} (TP {}), {}",
+        "{} on {} x {} ({}), {}",
         model.name,
-        r.tp,
+        layout.gpus(),
         gpu.name,
-        r.tp,
+        layout.label().to_uppercase(),
         r.precision.as_str().to_uppercase()
     );
     let _ = writeln!(o, "engine: {}", r.engine);
     let _ = writeln!(o, "step: {}", work.join(" + "));
     let _ = writeln!(o);
     let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
-    let rows = [
-        ("weight GEMMs", parts.gemm_s, "GPU: layers and LM head"),
+    let moe = model.moe.is_some();
+    let mut rows = vec![
+        (
+            "weight GEMMs",
+            parts.gemm_s,
+            if moe {
+                "GPU: attention projections, dense and shared MLPs, LM head"
+            } else {
+                "GPU: layers and LM head"
+            },
+        ),
+        (
+            "expert GEMMs",
+            parts.expert_gemm_s,
+            "GPU: routed experts touched, busiest GPU",
+        ),
         ("attention", parts.attention_s, "GPU: BF16, KV cache read"),
         (
             "all-reduces",
             parts.allreduce_s,
             "GPU interconnect; 0 at TP 1",
+        ),
+        (
+            "all-to-all",
+            parts.all_to_all_s,
+            "GPU interconnect: expert dispatch and combine; 0 at EP 1",
         ),
         (
             "fixed GPU time",
@@ -297,8 +454,19 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
             },
         ),
     ];
+    if !moe {
+        rows.retain(|(name, _, _)| *name != "expert GEMMs" && *name != "all-to-all");
+    }
     for (name, s, what) in rows {
         let _ = writeln!(o, "    {name:<21} {:>10.3} ms   {what}", s * 1e3);
+    }
+    if let Some(e) = &r.experts {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "  experts per layer: {:.1} touched by the step's tokens, {:.1} read by the busiest EP rank (of {:.0} it holds); {:.2} GB of expert weights read per GPU",
+            e.touched_per_layer, e.busiest_rank_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
+        );
     }
     let _ = writeln!(o);
     let _ = writeln!(

@@ -32,12 +32,30 @@ pub(crate) struct PredictArgs {
     /// path of a profile `planner calibrate --runs --out` wrote.
     #[arg(long, default_value = "vllm")]
     pub engine: String,
-    /// Tensor-parallel degree: GPUs in the replica.
+    /// Tensor-parallel degree of each attention rank.
     #[arg(long, default_value_t = 1)]
     pub tp: u32,
-    /// Weight precision: bf16 or fp8.
+    /// Expert-parallel degree (a mixture of experts): experts spread whole
+    /// over EP groups of the replica's GPUs. Must divide the experts and
+    /// the GPUs.
+    #[arg(long, default_value_t = 1)]
+    pub ep: u32,
+    /// Data-parallel attention ranks (a mixture of experts): GPUs per
+    /// replica = TP x attention-DP.
+    #[arg(long, default_value_t = 1)]
+    pub attention_dp: u32,
+    /// Let the replica span more GPUs than one NVLink domain.
+    #[arg(long)]
+    pub cross_node: bool,
+    /// Weight precision: bf16, fp8 or fp4 (weight-only on GPUs without FP4
+    /// units; a mixture keeps its dense parts in their published format).
     #[arg(long, default_value = "bf16")]
     pub precision: String,
+    /// KV-cache precision: `auto` (the engine's recipe: FP8 with FP8 or FP4
+    /// weights where the engine keeps one), `fp8` (half the bytes of BF16:
+    /// more sequences fit, less to read) or `bf16`.
+    #[arg(long, default_value = "auto")]
+    pub kv_cache: String,
     /// Prompt tokens of each request of the random dataset.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub random_input_len: u32,
@@ -145,15 +163,29 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
             _ => return usage(format!("--request-rate `{text}`: give requests per second in (0, 1000000], `inf` or `trace`")),
         },
     };
-    let model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
+    let mut model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     let (engine_id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
-    if let Some(problem) = tp_problem(&gpu, &model, args.tp) {
-        return usage(format!(
-            "{} cannot run --tp {}: {problem}",
-            engine.name, args.tp
-        ));
+    let layout = crate::perf::Layout {
+        tp: args.tp,
+        ep: args.ep,
+        attention_dp: args.attention_dp,
+    };
+    if let Some(problem) = tp_problem(&gpu, &model, args.tp)
+        .filter(|_| layout.is_tp_only())
+        .or_else(|| crate::perf::layout_problem(&gpu, &model, layout, args.cross_node))
+    {
+        let what = if layout.is_tp_only() {
+            format!("--tp {}", args.tp)
+        } else {
+            format!(
+                "--tp {} --ep {} --attention-dp {}",
+                args.tp, args.ep, args.attention_dp
+            )
+        };
+        return usage(format!("{} cannot run {what}: {problem}", engine.name));
     }
+    super::perf::apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
     if !gpu.supports(precision) {
         return usage(format!("{} has no FP8 units (its profile has no fp8_tflops); use --precision bf16 or a GPU with FP8", gpu.name));
     }
@@ -169,11 +201,11 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         }
         engine.max_num_batched_tokens = n;
     }
-    let spec = replica(&engine, &engine_id, &gpu, &model, args.tp, precision);
+    let spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
     if spec.perf.kv_capacity_tokens() <= 0.0 {
         return usage(format!(
             "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them; raise --tp or use --precision fp8",
-            model.name, args.tp, gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9
+            model.name, layout.gpus(), gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9
         ));
     }
     let n = args.num_prompts as usize;

@@ -46,6 +46,11 @@ pub struct Deployment {
     pub config: String,
     pub gpu_type: String,
     pub tensor_parallel: u32,
+    /// Expert parallelism and data-parallel attention (1 when unused).
+    #[serde(skip_serializing_if = "crate::capacity::config::is_one")]
+    pub expert_parallel: u32,
+    #[serde(skip_serializing_if = "crate::capacity::config::is_one")]
+    pub attention_dp: u32,
     pub max_batch: u32,
     pub max_batched_tokens: u32,
     pub precision: String,
@@ -261,6 +266,8 @@ impl Purchase {
                         config: u.label.clone(),
                         gpu_type: u.config.gpu_type.clone(),
                         tensor_parallel: u.config.tensor_parallel,
+                        expert_parallel: u.config.expert_parallel,
+                        attention_dp: u.config.attention_dp,
                         max_batch: u.config.max_batch,
                         max_batched_tokens: u.config.max_batched_tokens,
                         precision: u.config.precision.as_str().to_string(),

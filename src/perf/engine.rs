@@ -22,6 +22,7 @@
 //!
 //! Formulas in `docs/model.md` §2.1.
 
+use super::layout::Layout;
 use super::{DecodeRun, PerfModel, StepParts, StepTime, StepWork};
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineProfile, GpuProfile, ModelProfile};
@@ -35,6 +36,8 @@ pub struct EngineModel {
     id: String,
     roofline: PerfModel,
     layers: f64,
+    /// Fixed GPU time of the MoE layers' routing kernels per step.
+    moe_fixed_s: f64,
     message_bytes_per_token: f64,
     graph_sizes: Vec<u32>,
     graph_layer_s: f64,
@@ -59,9 +62,10 @@ pub(crate) fn engine_efficiencies(gpu: &GpuProfile, engine: &EngineProfile) -> (
     )
 }
 
-/// Whether `engine` keeps the KV cache in FP8 at `precision`.
+/// Whether `engine` keeps the KV cache in FP8 at `precision` (its FP8
+/// recipe, which the FP4 recipes keep too).
 pub(crate) fn fp8_kv_cache(engine: &EngineProfile, precision: Precision) -> bool {
-    engine.fp8_kv_cache && precision == Precision::Fp8
+    engine.fp8_kv_cache && matches!(precision, Precision::Fp8 | Precision::Fp4)
 }
 
 /// `model` as the engine holds it: one byte per KV element where the engine
@@ -118,6 +122,22 @@ impl EngineModel {
         tp: u32,
         precision: Precision,
     ) -> Self {
+        Self::with_layout(id, engine, gpu, model, Layout::tp(tp), precision)
+    }
+
+    /// `model` over `layout` on GPUs of `gpu` at `precision`, served by
+    /// `engine`: the experts' figures (imbalance, grouped-GEMM efficiency,
+    /// all-to-all latency) from the engine profile, the all-to-all at its
+    /// all-reduce bandwidth fraction of the link.
+    pub fn with_layout(
+        id: &str,
+        engine: &EngineProfile,
+        gpu: &GpuProfile,
+        model: &ModelProfile,
+        layout: Layout,
+        precision: Precision,
+    ) -> Self {
+        let tp = layout.tp;
         let (gemm, attention) = engine_efficiencies(gpu, engine);
         let physics = GpuProfile {
             compute_efficiency: gemm,
@@ -128,7 +148,9 @@ impl EngineModel {
             ..gpu.clone()
         };
         let shape = engine_model_shape(model, engine, precision);
-        let roofline = PerfModel::new(&physics, &shape, tp, precision);
+        let mut roofline = PerfModel::with_layout(&physics, &shape, layout, precision);
+        let link_bytes_per_s = engine.allreduce_bandwidth_fraction * gpu.link_peak_gb_s() * 1e9;
+        roofline.set_moe_engine(&physics, &shape, engine, link_bytes_per_s);
         let custom = (tp > 1
             && gpu.fully_connected
             && engine.custom_allreduce_world_sizes.contains(&tp)
@@ -142,6 +164,7 @@ impl EngineModel {
             id: id.to_string(),
             roofline,
             layers: f64::from(model.layers),
+            moe_fixed_s: f64::from(model.moe_layers()) * engine.moe_layer_us * 1e-6,
             message_bytes_per_token: f64::from(model.hidden) * ACTIVATION_BYTES,
             graph_sizes: engine.cuda_graph_batch_sizes.clone(),
             graph_layer_s: engine.graph_layer_us * 1e-6,
@@ -150,7 +173,7 @@ impl EngineModel {
             cpu_per_sequence_s: engine.cpu_per_sequence_us * 1e-6,
             cpu_overlaps_gpu: engine.cpu_overlaps_gpu,
             custom_allreduce: custom,
-            allreduce_bytes_per_s: engine.allreduce_bandwidth_fraction * gpu.link_peak_gb_s() * 1e9,
+            allreduce_bytes_per_s: link_bytes_per_s,
             nccl_latency_s: gpu.hop_latency_us * 1e-6,
             frontend_s: engine.frontend_ms_per_request * 1e-3,
             reserve_output_kv: engine.reserve_output_kv,
@@ -180,11 +203,15 @@ impl EngineModel {
     }
 
     /// The captured size a decode-only step of `batch` sequences runs as.
+    /// With data-parallel attention each rank captures its own graphs:
+    /// its share of the batch pads to the next size, on every rank.
     fn graph_batch(&self, batch: f64) -> Option<f64> {
+        let dp = self.roofline.attention_dp();
         self.graph_sizes
             .iter()
             .map(|&s| f64::from(s))
-            .find(|&s| s >= batch)
+            .find(|&s| s >= batch / dp)
+            .map(|s| s * dp)
     }
 
     /// The two all-reduces per layer over `tokens` tokens, all layers.
@@ -193,7 +220,7 @@ impl EngineModel {
         if self.roofline.tp == 1 || tokens <= 0.0 {
             return 0.0;
         }
-        let message = tokens * self.message_bytes_per_token;
+        let message = tokens / self.roofline.attention_dp() * self.message_bytes_per_token;
         let bw = self.allreduce_bytes_per_s;
         let one = match self.custom_allreduce {
             Some((max, one_shot_max, latency)) if message <= max => {
@@ -205,7 +232,7 @@ impl EngineModel {
             }
             _ => 2.0 * (tp - 1.0) / tp * message / bw + self.nccl_latency_s,
         };
-        2.0 * self.layers * one
+        self.roofline.allreduces_per_step() * one
     }
 
     /// The CPU's seconds for a step of `sequences` sequences.
@@ -231,11 +258,11 @@ impl StepTime for EngineModel {
         };
         StepParts {
             gemm_s: self.roofline.gemm_s(tokens, logits),
-            attention_s: self
-                .roofline
-                .attention_s(work.attention_pairs, work.kv_read_tokens),
+            expert_gemm_s: self.roofline.expert_gemm_s(tokens),
+            attention_s: self.roofline.attention_work_s(work),
             allreduce_s: self.allreduce_s(tokens),
-            fixed_gpu_s: self.layers * layer_s,
+            all_to_all_s: self.roofline.all_to_all_s(tokens),
+            fixed_gpu_s: self.layers * layer_s + self.moe_fixed_s,
             cpu_overhead_s: self.cpu_s(work.sequences),
             cpu_overlaps_gpu: self.cpu_overlaps_gpu,
         }
@@ -247,23 +274,19 @@ impl StepTime for EngineModel {
             Some(padded) => (padded, self.graph_layer_s),
             None => (b, self.eager_layer_s),
         };
-        let (per_pair_s, per_kv_token_s) = self.roofline.attention_per_unit();
-        let gpu_fixed_s =
-            self.roofline.gemm_s(tokens, tokens) + self.allreduce_s(tokens) + self.layers * layer_s;
+        let (compute, memory) = self.roofline.decode_attention_lines(b);
+        let gpu_fixed_s = self.roofline.gemm_s(tokens, tokens)
+            + self.roofline.expert_gemm_s(tokens)
+            + self.allreduce_s(tokens)
+            + self.roofline.all_to_all_s(tokens)
+            + (self.layers * layer_s + self.moe_fixed_s);
         let cpu_s = self.cpu_s(b);
         let (fixed_s, floor_s) = if self.cpu_overlaps_gpu {
             (gpu_fixed_s, cpu_s)
         } else {
             (gpu_fixed_s + cpu_s, 0.0)
         };
-        DecodeRun::new(
-            (0.0, per_pair_s),
-            (0.0, per_kv_token_s),
-            fixed_s,
-            floor_s,
-            context_tokens,
-            b,
-        )
+        DecodeRun::new(compute, memory, fixed_s, floor_s, context_tokens, b)
     }
 
     fn kv_capacity_tokens(&self) -> f64 {

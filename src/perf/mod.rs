@@ -7,11 +7,16 @@
 //! holds one as a [`StepModel`].
 
 pub mod engine;
+pub mod gain;
 pub mod kernels;
+pub mod layout;
+pub(crate) mod moe;
 pub mod roofline;
 pub mod step;
 
 pub use engine::EngineModel;
+pub use gain::{Fp8Gain, FP8_GEMM_GAIN};
+pub use layout::{layout_problem, Layout};
 pub use step::*;
 
 use crate::profiles::precision::Precision;
@@ -69,6 +74,8 @@ pub trait StepTime {
 /// The step model a replica runs: the roofline model with a GPU profile's
 /// fixed costs (an eager engine), or an engine profile on top of it.
 #[derive(Debug, Clone)]
+// The roofline variant is held by value: it is read on every engine step.
+#[allow(clippy::large_enum_variant)]
 pub enum StepModel {
     Roofline(PerfModel),
     Engine(Box<EngineModel>),

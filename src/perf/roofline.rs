@@ -17,25 +17,26 @@ pub struct RooflineBound {
 }
 
 impl RooflineBound {
-    /// Per request of `lengths` (input, output tokens), on `tp` GPUs of `gpu`
-    /// running `model` at `precision`, decoding at most `max_batch`
-    /// sequences at once:
+    /// Per request of `lengths` (input, output tokens), on `gpus` GPUs of
+    /// `gpu` (a replica: TP × attention-DP) running `model` at `precision`,
+    /// decoding at most `max_batch` sequences at once:
     /// * FLOPs = 2 N (in + out) + 4 L H d × (in²/2 + in·out + out²/2), all at
-    ///   the precision's peak (the FP8 peak where FP8 is used: a ceiling);
+    ///   the precision's peak (the FP8 or FP4 peak where used: a ceiling);
     /// * bytes = weights read once per decode step, shared by at most
     ///   `max_batch` sequences (weights × out / max_batch), plus the KV cache
     ///   each output token reads (its whole context).
     pub fn new(
         gpu: &GpuProfile,
         model: &ModelProfile,
-        tp: u32,
+        gpus: u32,
         precision: Precision,
         max_batch: u32,
         lengths: &[(u32, u32)],
     ) -> Self {
-        let tp = f64::from(tp);
-        let peak_flops = match (precision, gpu.fp8_tflops) {
-            (Precision::Fp8, Some(fp8)) => fp8.max(gpu.bf16_tflops),
+        let tp = f64::from(gpus);
+        let peak_flops = match (precision, gpu.fp8_tflops, gpu.fp4_tflops) {
+            (Precision::Fp8, Some(fp8), _) => fp8.max(gpu.bf16_tflops),
+            (Precision::Fp4, _, Some(fp4)) => fp4.max(gpu.bf16_tflops),
             _ => gpu.bf16_tflops,
         } * 1e12
             * tp;

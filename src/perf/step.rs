@@ -7,6 +7,9 @@
 //! attention, the all-reduces, the fixed GPU time of the layers and the
 //! engine's CPU overhead.
 
+use super::gain::{precision_gain, Fp8Gain};
+use super::layout::Layout;
+use super::moe::MoePhysics;
 use super::StepTime;
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
@@ -14,35 +17,6 @@ use serde::Serialize;
 
 /// Bytes per activation element exchanged by the all-reduces (BF16).
 const ACTIVATION_BYTES: f64 = 2.0;
-
-/// Speed-up of an FP8 GEMM's compute over BF16 on the same GPU, as a function
-/// of the tokens `T` through it: `at_one_token + per_token_doubling × log2 T`,
-/// at least 1 and at most the datasheet ratio `fp8_tflops / bf16_tflops`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Fp8Gain {
-    /// The gain at one token.
-    pub at_one_token: f64,
-    /// What each doubling of the tokens adds.
-    pub per_token_doubling: f64,
-}
-
-impl Fp8Gain {
-    /// The gain at `tokens` tokens, capped at `max`.
-    pub fn at(&self, tokens: f64, max: f64) -> f64 {
-        (self.at_one_token + self.per_token_doubling * tokens.max(1.0).log2())
-            .clamp(1.0, max.max(1.0))
-    }
-}
-
-/// The FP8 GEMM gain fitted by `planner calibrate --kernels` to the H200's
-/// measured FP8 and BF16 GEMMs (`data/h200-measured/fp8.csv`: Llama 3.1 70B
-/// shapes, TP 1-8, 16-8,192 tokens): 1.47× at 16 tokens, 1.67× at 256, 1.77×
-/// at 1,024, 1.92× at 8,192. Every FP8 GPU takes it (only the H200 was
-/// measured).
-pub const FP8_GEMM_GAIN: Fp8Gain = Fp8Gain {
-    at_one_token: 1.27,
-    per_token_doubling: 0.05,
-};
 
 /// Latency model of one replica: `tp` GPUs of one type serving one model at
 /// one precision.
@@ -62,7 +36,6 @@ pub struct PerfModel {
     gemm_params_total: f64,
     /// LM head parameters: vocabulary × hidden.
     lm_head_params: f64,
-    total_params: f64,
     bytes_per_weight: f64,
     kv_bytes_per_token: f64,
     /// η_c × BF16 peak FLOP/s of one GPU.
@@ -79,17 +52,54 @@ pub struct PerfModel {
     /// Fixed GPU time of one forward pass: layers × time per layer.
     layers_fixed_s: f64,
     usable_memory_bytes: f64,
+    /// Data-parallel attention ranks (1: tensor parallelism alone).
+    attention_dp: u32,
+    /// The replica's layout.
+    layout: Layout,
+    /// Whether this is a dense model with grouped-query attention over the
+    /// whole context under tensor parallelism alone (the formulas of
+    /// `docs/model.md` §2 as they stand; the rest adds to them).
+    plain: bool,
+    /// The routed experts, for a mixture of experts.
+    moe: Option<MoePhysics>,
+    /// A mixture's weights outside the routed experts: per token, bytes per
+    /// weight and the precision gain of their GEMMs.
+    dense_params: f64,
+    dense_bytes_per_weight: f64,
+    dense_gain: Option<(Fp8Gain, f64)>,
+    weight_bytes_per_gpu: f64,
+    /// All-reduces per step: two per layer, one per MoE layer under EP.
+    allreduces_per_step: f64,
+    /// Attention FLOPs per pair over the layers, decode and prefill
+    /// (latent attention's differ).
+    decode_flops_per_pair: f64,
+    prefill_flops_per_pair: f64,
+    /// GPUs a token's KV is split over in an attention rank: TP, or 1 when
+    /// every rank holds it whole (latent attention).
+    kv_shards: f64,
+    /// Sliding-window layers: their share of the layers, the window, and
+    /// their KV bytes per token (read for the window's tokens only).
+    sliding_share: f64,
+    sliding_window: f64,
+    sliding_kv_bytes_per_token: f64,
 }
 
 /// The parts of one step's time, in seconds; they add up to the step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct StepParts {
-    /// Weight GEMMs of the layers and the LM head, each at its own bound.
+    /// Weight GEMMs of the layers and the LM head, each at its own bound
+    /// (a mixture's dense parts only).
     pub gemm_s: f64,
+    /// A mixture's routed-expert GEMMs on the busiest GPU.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub expert_gemm_s: f64,
     /// Attention at its own bound (BF16 FLOPs or KV-cache bytes read).
     pub attention_s: f64,
     /// Tensor-parallel all-reduces.
     pub allreduce_s: f64,
+    /// Expert-parallel all-to-all exchanges (dispatch and combine).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub all_to_all_s: f64,
     /// Fixed GPU time: layers × `layer_overhead_us`.
     pub fixed_gpu_s: f64,
     /// Engine (CPU) time per step: `step_overhead_ms` in the roofline
@@ -101,11 +111,21 @@ pub struct StepParts {
     pub cpu_overlaps_gpu: bool,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 impl StepParts {
     /// The GPU's part of the step: GEMMs, attention, all-reduces and fixed
     /// time.
     pub fn gpu_s(&self) -> f64 {
-        self.gemm_s + self.attention_s + self.allreduce_s + self.fixed_gpu_s
+        self.gemm_s
+            + self.expert_gemm_s
+            + self.attention_s
+            + self.allreduce_s
+            + self.all_to_all_s
+            + self.fixed_gpu_s
     }
 
     /// The step: the GPU's part plus the CPU's, or the longer of the two
@@ -129,16 +149,53 @@ impl PerfModel {
     /// A debug build asserts it; a release build runs such GEMMs with
     /// one-byte weights on the BF16 units (no FP8 gain).
     pub fn new(gpu: &GpuProfile, model: &ModelProfile, tp: u32, precision: Precision) -> Self {
+        Self::with_layout(gpu, model, Layout::tp(tp), precision)
+    }
+
+    /// The model of `model` over `layout` on GPUs of type `gpu` at
+    /// `precision` (a mixture of experts, latent attention and sliding
+    /// windows included: `docs/model.md` §2.2).
+    pub fn with_layout(
+        gpu: &GpuProfile,
+        model: &ModelProfile,
+        layout: Layout,
+        precision: Precision,
+    ) -> Self {
         debug_assert!(
             gpu.supports(precision),
             "{} has no {precision} units",
             gpu.name
         );
-        let fp8_gain = match (precision, gpu.fp8_tflops) {
-            (Precision::Fp8, Some(fp8)) => Some((FP8_GEMM_GAIN, fp8 / gpu.bf16_tflops)),
-            _ => None,
-        };
+        let tp = layout.tp;
         let bf16_flops = gpu.bf16_tflops * 1e12;
+        let plain = model.moe.is_none()
+            && model.attention.kind == crate::profiles::AttentionKind::GroupedQuery
+            && model.sliding_layers() == 0
+            && layout.is_tp_only();
+        let (_, dense_precision) = model.part_precisions(precision);
+        let (expert_bytes, dense_bytes) = model.bytes_per_weight_at(precision);
+        let total_params = model.params_billion * 1e9;
+        let routed = model.routed_params_total();
+        let weight_bytes_per_gpu = if model.moe.is_some() {
+            (total_params - routed) * dense_bytes / f64::from(tp)
+                + routed * expert_bytes / f64::from(layout.gpus())
+        } else {
+            total_params * precision.bytes_per_weight() / f64::from(tp)
+        };
+        let moe = MoePhysics::new(
+            gpu,
+            model,
+            layout,
+            precision,
+            (1.0, 1.0),
+            gpu.interconnect_gb_s * 1e9,
+            gpu.hop_latency_us * 1e-6,
+        );
+        let allreduces_per_step = match &moe {
+            Some(m) if m.expert_parallel() => 2.0 * f64::from(model.layers) - m.layers(),
+            _ => 2.0 * f64::from(model.layers),
+        };
+        let (decode_flops_per_pair, prefill_flops_per_pair) = model.attention_flops_per_pair();
         PerfModel {
             tp,
             precision,
@@ -149,11 +206,10 @@ impl PerfModel {
             gemm_params: model.gemm_params(),
             gemm_params_total: model.gemm_params_total(),
             lm_head_params: model.lm_head_params(),
-            total_params: model.params_billion * 1e9,
             bytes_per_weight: precision.bytes_per_weight(),
             kv_bytes_per_token: model.kv_bytes_per_token(),
             gemm_flops_per_s: gpu.compute_efficiency * bf16_flops,
-            fp8_gain,
+            fp8_gain: precision_gain(gpu, precision),
             attention_flops_per_s: gpu.attention_efficiency() * bf16_flops,
             bytes_per_s: gpu.bandwidth_efficiency * gpu.bandwidth_bytes_per_s(),
             link_bytes_per_s: gpu.interconnect_gb_s * 1e9,
@@ -161,7 +217,80 @@ impl PerfModel {
             step_overhead_s: gpu.step_overhead_ms * 1e-3,
             layers_fixed_s: f64::from(model.layers) * gpu.layer_overhead_us * 1e-6,
             usable_memory_bytes: gpu.usable_memory_bytes(),
+            attention_dp: layout.attention_dp,
+            layout,
+            plain,
+            moe,
+            dense_params: model.dense_gemm_params(),
+            dense_bytes_per_weight: dense_bytes,
+            dense_gain: precision_gain(gpu, dense_precision),
+            weight_bytes_per_gpu,
+            allreduces_per_step,
+            decode_flops_per_pair,
+            prefill_flops_per_pair,
+            kv_shards: if model.kv_replicated_over_tp() {
+                1.0
+            } else {
+                f64::from(tp)
+            },
+            sliding_share: f64::from(model.sliding_layers()) / f64::from(model.layers),
+            sliding_window: model.sliding_window(),
+            sliding_kv_bytes_per_token: model.sliding_kv_bytes_per_token(),
         }
+    }
+
+    /// The replica's layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// GPUs per replica: TP × attention-DP.
+    pub fn gpus(&self) -> u32 {
+        self.layout.gpus()
+    }
+
+    /// The routed experts' figures an engine profile sets: the busiest
+    /// rank's share over the mean, the grouped GEMMs' compute and bandwidth
+    /// efficiency scales, and the all-to-all's bandwidth and latency.
+    pub(crate) fn set_moe_engine(
+        &mut self,
+        gpu: &GpuProfile,
+        model: &ModelProfile,
+        engine: &crate::profiles::EngineProfile,
+        link_bytes_per_s: f64,
+    ) {
+        self.moe = MoePhysics::new(
+            gpu,
+            model,
+            self.layout,
+            self.precision,
+            (
+                engine.expert_gemm_efficiency_scale,
+                engine.expert_bandwidth_efficiency_scale,
+            ),
+            link_bytes_per_s,
+            engine.all_to_all_latency_us * 1e-6,
+        )
+        .map(|mut m| {
+            m.imbalance = engine.expert_imbalance.max(1.0);
+            m.min_tokens = engine.expert_gemm_min_tokens.max(1.0);
+            m
+        });
+    }
+
+    /// The routed experts, for a mixture of experts.
+    pub fn moe(&self) -> Option<&MoePhysics> {
+        self.moe.as_ref()
+    }
+
+    /// All-reduces per step.
+    pub(crate) fn allreduces_per_step(&self) -> f64 {
+        self.allreduces_per_step
+    }
+
+    /// Data-parallel attention ranks.
+    pub(crate) fn attention_dp(&self) -> f64 {
+        f64::from(self.attention_dp)
     }
 
     fn tp(&self) -> f64 {
@@ -174,9 +303,11 @@ impl PerfModel {
         self.step_overhead_s + self.layers_fixed_s
     }
 
-    /// Weight bytes held by each GPU of the replica.
+    /// Weight bytes held by each GPU of the replica: a dense model's
+    /// weights split over TP; a mixture's dense parts split over TP and its
+    /// routed experts over all of the replica's GPUs.
     pub fn weight_bytes_per_gpu(&self) -> f64 {
-        self.total_params * self.bytes_per_weight / self.tp()
+        self.weight_bytes_per_gpu
     }
 
     /// Memory per GPU for weights and KV cache, in bytes.
@@ -196,18 +327,39 @@ impl PerfModel {
         if self.tp == 1 {
             return 0.0;
         }
-        let message = tokens * self.hidden * ACTIVATION_BYTES;
+        let message = tokens / self.attention_dp() * self.hidden * ACTIVATION_BYTES;
         let one = 2.0 * (self.tp() - 1.0) / self.tp() * message / self.link_bytes_per_s
             + self.hop_latency_s;
-        2.0 * self.layers * one
+        self.allreduces_per_step * one
+    }
+
+    /// The routed experts' grouped GEMMs of a step of `tokens` tokens on
+    /// the busiest GPU (0 for a dense model).
+    pub fn expert_gemm_s(&self, tokens: f64) -> f64 {
+        self.moe.as_ref().map_or(0.0, |m| m.gemm_s(tokens))
+    }
+
+    /// The expert-parallel all-to-all of a step of `tokens` tokens (0 at
+    /// EP 1).
+    pub fn all_to_all_s(&self, tokens: f64) -> f64 {
+        self.moe.as_ref().map_or(0.0, |m| m.all_to_all_s(tokens))
     }
 
     /// One GEMM group at its own bound: `flops` over `tokens` tokens against
     /// `weight_bytes` of weights, split over the replica.
     fn gemm_bound_s(&self, flops: f64, weight_bytes: f64, tokens: f64) -> f64 {
-        let gain = self
-            .fp8_gain
-            .map_or(1.0, |(gain, max)| gain.at(tokens, max));
+        self.bound_with_gain_s(flops, weight_bytes, tokens, self.fp8_gain)
+    }
+
+    /// [`Self::gemm_bound_s`] at the precision gain `gain`.
+    fn bound_with_gain_s(
+        &self,
+        flops: f64,
+        weight_bytes: f64,
+        tokens: f64,
+        gain: Option<(Fp8Gain, f64)>,
+    ) -> f64 {
+        let gain = gain.map_or(1.0, |(gain, max)| gain.at(tokens, max));
         let compute = flops / (self.tp() * self.gemm_flops_per_s * gain);
         let memory = weight_bytes / (self.tp() * self.bytes_per_s);
         compute.max(memory)
@@ -220,6 +372,9 @@ impl PerfModel {
     pub fn gemm_s(&self, tokens: f64, logit_tokens: f64) -> f64 {
         if tokens <= 0.0 {
             return 0.0;
+        }
+        if self.moe.is_some() {
+            return self.dense_parts_gemm_s(tokens, logit_tokens);
         }
         let read = (self.gemm_params * tokens.max(1.0)).min(self.gemm_params_total);
         let layers = self.gemm_bound_s(
@@ -239,6 +394,85 @@ impl PerfModel {
         layers + head
     }
 
+    /// A mixture's GEMMs outside the routed experts: each attention rank
+    /// runs its T/DP tokens through the dense parts (split over TP, at their
+    /// own format) and its logits through the LM head.
+    fn dense_parts_gemm_s(&self, tokens: f64, logit_tokens: f64) -> f64 {
+        let dp = self.attention_dp();
+        let (t, l) = (tokens / dp, logit_tokens / dp);
+        let dense = self.bound_with_gain_s(
+            2.0 * self.dense_params * t,
+            self.dense_params * self.dense_bytes_per_weight,
+            t,
+            self.dense_gain,
+        );
+        let head = if l > 0.0 {
+            self.bound_with_gain_s(
+                2.0 * self.lm_head_params * l,
+                self.lm_head_params * self.dense_bytes_per_weight,
+                l,
+                self.dense_gain,
+            )
+        } else {
+            0.0
+        };
+        dense + head
+    }
+
+    /// Attention of a step's work, in seconds, at its own bound:
+    /// [`Self::attention_s`] for plain grouped-query attention; otherwise
+    /// the pairs of decoding tokens (at most the KV read) at the decode
+    /// FLOPs and the rest at the prefill FLOPs, sliding-window layers
+    /// bounded to the window per token and per sequence, all split over the
+    /// attention ranks and their TP.
+    pub fn attention_work_s(&self, work: &StepWork) -> f64 {
+        if self.plain {
+            return self.attention_s(work.attention_pairs, work.kv_read_tokens);
+        }
+        let split = self.tp() * self.attention_dp() * self.attention_flops_per_s;
+        let full = 1.0 - self.sliding_share;
+        let decode_pairs = work.attention_pairs.min(work.kv_read_tokens);
+        let prefill_pairs = work.attention_pairs - decode_pairs;
+        let windowed_pairs = work.attention_pairs.min(work.tokens * self.sliding_window);
+        let compute = (full
+            * (self.decode_flops_per_pair * decode_pairs
+                + self.prefill_flops_per_pair * prefill_pairs)
+            + self.sliding_share * self.prefill_flops_per_pair * windowed_pairs)
+            / split;
+        let (_, per_kv_token_s) = self.attention_per_unit();
+        let windowed_kv = work
+            .kv_read_tokens
+            .min(work.sequences * self.sliding_window);
+        let memory =
+            per_kv_token_s * work.kv_read_tokens + self.sliding_kv_per_token_s() * windowed_kv;
+        compute.max(memory)
+    }
+
+    /// Seconds per token of sliding-window KV read.
+    fn sliding_kv_per_token_s(&self) -> f64 {
+        self.sliding_kv_bytes_per_token / (self.kv_shards * self.attention_dp() * self.bytes_per_s)
+    }
+
+    /// The attention lines of a decode run of `batch` sequences:
+    /// (at zero, per context token) for compute and for memory. The
+    /// sliding-window layers add a constant: each sequence's window (its
+    /// context is taken to exceed the window).
+    pub(crate) fn decode_attention_lines(&self, batch: f64) -> ((f64, f64), (f64, f64)) {
+        let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
+        if self.plain {
+            return ((0.0, per_pair_s), (0.0, per_kv_token_s));
+        }
+        let split = self.tp() * self.attention_dp() * self.attention_flops_per_s;
+        let windowed = batch * self.sliding_window;
+        (
+            (
+                self.sliding_share * self.decode_flops_per_pair * windowed / split,
+                per_pair_s,
+            ),
+            (self.sliding_kv_per_token_s() * windowed, per_kv_token_s),
+        )
+    }
+
     /// Attention of a step, in seconds, at its own bound:
     /// max(4 L H d A / (TP η_att P_bf16), R kv / (TP η_m BW)) for `pairs`
     /// (query, key) pairs and `kv_read_tokens` tokens of KV cache read.
@@ -250,6 +484,14 @@ impl PerfModel {
     /// Seconds per (query, key) pair at the attention's compute bound, and
     /// per token of KV cache read at its memory bound.
     pub(crate) fn attention_per_unit(&self) -> (f64, f64) {
+        if !self.plain {
+            let ranks = self.attention_dp();
+            return (
+                (1.0 - self.sliding_share) * self.decode_flops_per_pair
+                    / (self.tp() * ranks * self.attention_flops_per_s),
+                self.kv_bytes_per_token / (self.kv_shards * ranks * self.bytes_per_s),
+            );
+        }
         (
             4.0 * self.layers * self.heads * self.head_dim
                 / (self.tp() * self.attention_flops_per_s),
@@ -267,8 +509,10 @@ impl StepTime for PerfModel {
         }
         StepParts {
             gemm_s: self.gemm_s(work.tokens, work.logit_tokens),
-            attention_s: self.attention_s(work.attention_pairs, work.kv_read_tokens),
+            expert_gemm_s: self.expert_gemm_s(work.tokens),
+            attention_s: self.attention_work_s(work),
             allreduce_s: self.allreduce_s(work.tokens),
+            all_to_all_s: self.all_to_all_s(work.tokens),
             fixed_gpu_s: self.layers_fixed_s,
             cpu_overhead_s: self.step_overhead_s,
             cpu_overlaps_gpu: false,
@@ -288,11 +532,15 @@ impl StepTime for PerfModel {
     /// `context_tokens` at the first step (each step adds `batch` tokens).
     fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
         let b = f64::from(batch);
-        let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
+        let (compute, memory) = self.decode_attention_lines(b);
         DecodeRun::new(
-            (0.0, per_pair_s),
-            (0.0, per_kv_token_s),
-            self.gemm_s(b, b) + self.allreduce_s(b) + self.fixed_s(),
+            compute,
+            memory,
+            self.gemm_s(b, b)
+                + self.expert_gemm_s(b)
+                + self.allreduce_s(b)
+                + self.all_to_all_s(b)
+                + self.fixed_s(),
             0.0,
             context_tokens,
             b,
@@ -302,6 +550,12 @@ impl StepTime for PerfModel {
     /// Tokens of KV cache the whole replica holds after the weights; negative
     /// when the weights alone do not fit.
     fn kv_capacity_tokens(&self) -> f64 {
+        if !self.plain {
+            return (self.usable_memory_bytes - self.weight_bytes_per_gpu())
+                * self.kv_shards
+                * self.attention_dp()
+                / self.kv_bytes_per_token;
+        }
         (self.usable_memory_bytes - self.weight_bytes_per_gpu()) * self.tp()
             / self.kv_bytes_per_token
     }
@@ -613,12 +867,15 @@ pub(crate) mod tests {
             memory_bandwidth_tb_s: 3.35,
             bf16_tflops: 989.0,
             fp8_tflops: Some(1979.0),
+            fp4_tflops: None,
             interconnect: "NVLink4".into(),
             interconnect_gb_s: 450.0,
             link_peak_gb_s: None,
             fully_connected: false,
             hop_latency_us: 8.0,
             gpus_per_node: 8,
+            nvlink_domain_gpus: None,
+            scaleout_gb_s: None,
             compute_efficiency: 0.7,
             bandwidth_efficiency: 0.8,
             attention_efficiency: None,
@@ -644,7 +901,11 @@ pub(crate) mod tests {
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
             max_context_tokens: 131_072,
+            moe: None,
+            attention: crate::profiles::Attention::default(),
+            weights: None,
             hf_id: None,
+            checkpoints: Vec::new(),
             source: "test".into(),
         }
     }
@@ -766,7 +1027,7 @@ pub(crate) mod tests {
 
     #[test]
     fn fp8_gain_grows_with_tokens_and_is_capped() {
-        let g = FP8_GEMM_GAIN;
+        let g = crate::perf::gain::FP8_GEMM_GAIN;
         assert!(g.at(16.0, 2.0) < g.at(1024.0, 2.0));
         assert!(g.at(1e9, 2.0) <= 2.0);
         assert!(g.at(0.0, 2.0) >= 1.0);

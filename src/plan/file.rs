@@ -32,6 +32,20 @@ fn not_offered(offer: &GpuOffer, c: &Config) -> Vec<(&'static str, String)> {
                 c.tensor_parallel, offer.tensor_parallel
             ),
         ));
+    } else if !offer.layouts.contains(&c.layout()) {
+        out.push((
+            "expert_parallel",
+            format!(
+                "the layout {} is not offered for `{id}`; the scenario offers {}",
+                c.layout().label(),
+                offer
+                    .layouts
+                    .iter()
+                    .map(crate::perf::Layout::label)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
     if !offer.max_batch.contains(&c.max_batch) {
         out.push((
@@ -120,6 +134,18 @@ pub(crate) struct PlannedConfig {
 struct PlannedConfigFields {
     gpu_type: String,
     tensor_parallel: u32,
+    /// Expert parallelism and data-parallel attention (a mixture of
+    /// experts; absent: 1).
+    #[serde(
+        default = "crate::capacity::config::one",
+        skip_serializing_if = "crate::capacity::config::is_one"
+    )]
+    expert_parallel: u32,
+    #[serde(
+        default = "crate::capacity::config::one",
+        skip_serializing_if = "crate::capacity::config::is_one"
+    )]
+    attention_dp: u32,
     max_batch: u32,
     /// Chunked-prefill budget (tokens per step).
     max_batched_tokens: u32,
@@ -144,6 +170,8 @@ impl From<PlannedConfigFields> for PlannedConfig {
             config: Config {
                 gpu_type: f.gpu_type,
                 tensor_parallel: f.tensor_parallel,
+                expert_parallel: f.expert_parallel,
+                attention_dp: f.attention_dp,
                 max_batch: f.max_batch,
                 max_batched_tokens: f.max_batched_tokens,
                 precision: f.precision,
@@ -161,6 +189,8 @@ impl From<PlannedConfig> for PlannedConfigFields {
         PlannedConfigFields {
             gpu_type: p.config.gpu_type,
             tensor_parallel: p.config.tensor_parallel,
+            expert_parallel: p.config.expert_parallel,
+            attention_dp: p.config.attention_dp,
             max_batch: p.config.max_batch,
             max_batched_tokens: p.config.max_batched_tokens,
             precision: p.config.precision,
@@ -444,7 +474,8 @@ impl PlanFile {
                         .flat_map(|tier| &tier.configurations)
                         .filter(|c| c.config.gpu_type == *id)
                         .map(|c| {
-                            u64::from(c.replicas_by_slot[t]) * u64::from(c.config.tensor_parallel)
+                            u64::from(c.replicas_by_slot[t])
+                                * u64::from(c.config.gpus_per_replica())
                         })
                         .sum();
                     if used > held {

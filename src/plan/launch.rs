@@ -11,6 +11,7 @@ use crate::profiles::precision::Precision;
 use crate::profiles::EngineFamily;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
 use serde::Serialize;
+use std::fmt::Write;
 
 /// The commands of one configuration serving one tier.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,7 +42,9 @@ fn model_name(model: &ServedModel) -> String {
 pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
     let name = model_name(model);
     let tp = config.tensor_parallel;
+    let (ep, dp) = (config.expert_parallel, config.attention_dp);
     let fp8 = config.precision == Precision::Fp8;
+    let fp4 = config.precision == Precision::Fp4;
     let Some(engine) = &offer.engine else {
         // The roofline model stands for an eager engine: vLLM's command.
         let mut c = format!(
@@ -62,9 +65,15 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
             );
             if fp8 {
                 c.push_str(" --quantization fp8");
-                if e.fp8_kv_cache {
-                    c.push_str(" --kv-cache-dtype fp8");
-                }
+            }
+            if (fp8 || fp4) && e.fp8_kv_cache {
+                c.push_str(" --kv-cache-dtype fp8");
+            }
+            if dp > 1 {
+                let _ = write!(c, " --data-parallel-size {dp}");
+            }
+            if ep > 1 {
+                c.push_str(" --enable-expert-parallel");
             }
             if e.cpu_overlaps_gpu {
                 c.push_str(" --async-scheduling");
@@ -74,14 +83,23 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
         }
         EngineFamily::Sglang => {
             let mut c = format!(
-                "python -m sglang.launch_server --model-path {name} --tp {tp} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static {}",
-                config.max_batch, config.max_batched_tokens, e.memory_utilization
+                "python -m sglang.launch_server --model-path {name} --tp {} --max-running-requests {} --chunked-prefill-size {} --mem-fraction-static {}",
+                tp * dp,
+                config.max_batch,
+                config.max_batched_tokens,
+                e.memory_utilization
             );
             if fp8 {
                 c.push_str(" --quantization fp8");
-                if e.fp8_kv_cache {
-                    c.push_str(" --kv-cache-dtype fp8_e4m3");
-                }
+            }
+            if (fp8 || fp4) && e.fp8_kv_cache {
+                c.push_str(" --kv-cache-dtype fp8_e4m3");
+            }
+            if ep > 1 {
+                let _ = write!(c, " --ep-size {ep}");
+            }
+            if dp > 1 {
+                let _ = write!(c, " --enable-dp-attention --dp {dp}");
             }
             if !e.cpu_overlaps_gpu {
                 c.push_str(" --disable-overlap-schedule");
@@ -92,13 +110,25 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
         EngineFamily::Trtllm => {
             let checkpoint = if fp8 {
                 format!("{name}-FP8 (an FP8 checkpoint quantised with TensorRT Model Optimizer)")
+            } else if fp4 {
+                format!("{name}-FP4 (an NVFP4 checkpoint quantised with TensorRT Model Optimizer)")
             } else {
                 name
             };
-            format!(
-                "trtllm-serve {checkpoint} --backend pytorch --tp_size {tp} --max_batch_size {} --max_num_tokens {} --kv_cache_free_gpu_memory_fraction {}",
-                config.max_batch, config.max_batched_tokens, e.memory_utilization
-            )
+            let mut c = format!(
+                "trtllm-serve {checkpoint} --backend pytorch --tp_size {} --max_batch_size {} --max_num_tokens {} --kv_cache_free_gpu_memory_fraction {}",
+                tp * dp,
+                config.max_batch,
+                config.max_batched_tokens,
+                e.memory_utilization
+            );
+            if ep > 1 {
+                let _ = write!(c, " --ep_size {ep}");
+            }
+            if dp > 1 {
+                c.push_str(" --extra_llm_api_options (enable_attention_dp: true)");
+            }
+            c
         }
     }
 }

@@ -36,6 +36,12 @@ pub(crate) const ENGINE_BOUNDS: &[Bound] = &[
     Bound::positive("gemm_efficiency_scale", 10.0, ""),
     Bound::positive("attention_efficiency_scale", 10.0, ""),
     Bound::closed("frontend_ms_per_request", 0.0, 1_000.0, "ms"),
+    Bound::closed("expert_imbalance", 1.0, 64.0, ""),
+    Bound::positive("expert_gemm_efficiency_scale", 10.0, ""),
+    Bound::positive("expert_bandwidth_efficiency_scale", 10.0, ""),
+    Bound::closed("moe_layer_us", 0.0, 10_000.0, "µs"),
+    Bound::closed("expert_gemm_min_tokens", 1.0, 4_096.0, "tokens"),
+    Bound::closed("all_to_all_latency_us", 0.0, 1_000.0, "µs"),
 ];
 
 /// One serving engine, as read from an engine profile.
@@ -124,6 +130,35 @@ pub struct EngineProfile {
     /// far apart.
     #[serde(default)]
     pub frontend_ms_per_request: f64,
+    /// A mixture of experts: how many times its mean share of the touched
+    /// experts and of the expert FLOPs the busiest expert-parallel rank
+    /// carries (routing is skewed; 1 = uniform). The step waits for it.
+    #[serde(default = "one")]
+    pub expert_imbalance: f64,
+    /// The grouped expert GEMMs' compute efficiency over the GPU profile's
+    /// `compute_efficiency` (small GEMMs per expert, routing skew inside a
+    /// layer): the product stays at most 1.
+    #[serde(default = "one")]
+    pub expert_gemm_efficiency_scale: f64,
+    /// The expert GEMMs' bandwidth efficiency over the GPU profile's
+    /// `bandwidth_efficiency` (a weight-only FP4 kernel dequantising on the
+    /// fly reads below the memory's rate): the product stays at most 1.
+    #[serde(default = "one")]
+    pub expert_bandwidth_efficiency_scale: f64,
+    /// Rows the grouped expert GEMM computes for each expert it runs, at
+    /// least (its tile: an expert sent 2 tokens costs the FLOPs of this
+    /// many, though it reads its weights once).
+    #[serde(default = "one")]
+    pub expert_gemm_min_tokens: f64,
+    /// Fixed GPU time per MoE layer, in µs: the router, top-k, the token
+    /// sort and the permutes around the grouped GEMMs, added to the layer's.
+    #[serde(default)]
+    pub moe_layer_us: f64,
+    /// Latency of one expert-parallel exchange (dispatch or combine) of one
+    /// layer, in µs; its bytes run at `allreduce_bandwidth_fraction` of
+    /// the link.
+    #[serde(default = "default_all_to_all_latency_us")]
+    pub all_to_all_latency_us: f64,
     /// The figures `planner calibrate --runs` fits; the others come from the
     /// engine's code and documentation.
     pub fitted: Vec<String>,
@@ -132,6 +167,14 @@ pub struct EngineProfile {
     /// The source of each figure, by key.
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_all_to_all_latency_us() -> f64 {
+    20.0
 }
 
 /// Which engine's command line the plan prints.
@@ -176,6 +219,12 @@ pub(crate) const FITTABLE: &[(&str, f64, f64)] = &[
     ("allreduce_bandwidth_fraction", 0.05, 1.0),
     ("gemm_efficiency_scale", 0.2, 10.0),
     ("attention_efficiency_scale", 0.05, 10.0),
+    ("expert_imbalance", 1.0, 4.0),
+    ("expert_gemm_efficiency_scale", 0.05, 10.0),
+    ("expert_bandwidth_efficiency_scale", 0.1, 10.0),
+    ("moe_layer_us", 0.0, 500.0),
+    ("expert_gemm_min_tokens", 1.0, 256.0),
+    ("all_to_all_latency_us", 0.0, 200.0),
 ];
 
 impl EngineProfile {
@@ -190,6 +239,12 @@ impl EngineProfile {
             "allreduce_bandwidth_fraction" => self.allreduce_bandwidth_fraction,
             "gemm_efficiency_scale" => self.gemm_efficiency_scale,
             "attention_efficiency_scale" => self.attention_efficiency_scale,
+            "expert_imbalance" => self.expert_imbalance,
+            "expert_gemm_efficiency_scale" => self.expert_gemm_efficiency_scale,
+            "expert_bandwidth_efficiency_scale" => self.expert_bandwidth_efficiency_scale,
+            "moe_layer_us" => self.moe_layer_us,
+            "expert_gemm_min_tokens" => self.expert_gemm_min_tokens,
+            "all_to_all_latency_us" => self.all_to_all_latency_us,
             _ => return None,
         })
     }
@@ -213,6 +268,12 @@ impl EngineProfile {
             "allreduce_bandwidth_fraction" => &mut self.allreduce_bandwidth_fraction,
             "gemm_efficiency_scale" => &mut self.gemm_efficiency_scale,
             "attention_efficiency_scale" => &mut self.attention_efficiency_scale,
+            "expert_imbalance" => &mut self.expert_imbalance,
+            "expert_gemm_efficiency_scale" => &mut self.expert_gemm_efficiency_scale,
+            "expert_bandwidth_efficiency_scale" => &mut self.expert_bandwidth_efficiency_scale,
+            "moe_layer_us" => &mut self.moe_layer_us,
+            "expert_gemm_min_tokens" => &mut self.expert_gemm_min_tokens,
+            "all_to_all_latency_us" => &mut self.all_to_all_latency_us,
             _ => return false,
         };
         *slot = value;
@@ -271,6 +332,18 @@ impl EngineProfile {
             self.attention_efficiency_scale,
         );
         bound("frontend_ms_per_request", self.frontend_ms_per_request);
+        bound("expert_imbalance", self.expert_imbalance);
+        bound(
+            "expert_gemm_efficiency_scale",
+            self.expert_gemm_efficiency_scale,
+        );
+        bound(
+            "expert_bandwidth_efficiency_scale",
+            self.expert_bandwidth_efficiency_scale,
+        );
+        bound("moe_layer_us", self.moe_layer_us);
+        bound("expert_gemm_min_tokens", self.expert_gemm_min_tokens);
+        bound("all_to_all_latency_us", self.all_to_all_latency_us);
         if self.cuda_graph_batch_sizes.windows(2).any(|w| w[0] >= w[1]) {
             problems.push(Problem::new(
                 file.to_path_buf(),
@@ -322,6 +395,12 @@ pub(crate) fn vllm_fixture() -> EngineProfile {
         gemm_efficiency_scale: 1.0,
         attention_efficiency_scale: 1.0,
         frontend_ms_per_request: 0.0,
+        expert_imbalance: 1.0,
+        expert_gemm_efficiency_scale: 1.0,
+        expert_bandwidth_efficiency_scale: 1.0,
+        moe_layer_us: 0.0,
+        expert_gemm_min_tokens: 1.0,
+        all_to_all_latency_us: 20.0,
         fitted: vec!["graph_layer_us".into()],
         source: "test".into(),
         sources: BTreeMap::new(),

@@ -15,6 +15,9 @@ pub(crate) const GPU_BOUNDS: &[Bound] = &[
     Bound::positive("memory_bandwidth_tb_s", 100.0, "TB/s"),
     Bound::positive("bf16_tflops", 100_000.0, "TFLOP/s"),
     Bound::positive("fp8_tflops", 100_000.0, "TFLOP/s"),
+    Bound::positive("fp4_tflops", 100_000.0, "TFLOP/s"),
+    Bound::positive("scaleout_gb_s", 10_000.0, "GB/s"),
+    Bound::closed("nvlink_domain_gpus", 1.0, 576.0, "GPUs"),
     Bound::positive("interconnect_gb_s", 10_000.0, "GB/s"),
     Bound::positive("link_peak_gb_s", 10_000.0, "GB/s"),
     Bound::closed("hop_latency_us", 0.0, 1_000.0, "µs"),
@@ -42,6 +45,10 @@ pub struct GpuProfile {
     /// Dense FP8 peak in TFLOP/s; absent when the GPU has no FP8 units.
     #[serde(default)]
     pub fp8_tflops: Option<f64>,
+    /// Dense FP4 (NVFP4) peak in TFLOP/s; absent when the GPU has no FP4
+    /// units (FP4 weights then run weight-only on the BF16 units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp4_tflops: Option<f64>,
     /// Name of the scale-up link (NVLink4, PCIe Gen4, ...).
     pub interconnect: String,
     /// Scale-up link bandwidth per GPU in GB/s (one direction).
@@ -60,6 +67,15 @@ pub struct GpuProfile {
     pub hop_latency_us: f64,
     /// GPUs in one node (the largest tensor-parallel group).
     pub gpus_per_node: u32,
+    /// GPUs in one NVLink domain (72 on a GB200 or GB300 NVL72 rack); absent:
+    /// one node. A replica larger than this crosses the scale-out network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvlink_domain_gpus: Option<u32>,
+    /// Scale-out (network) bandwidth per GPU in GB/s, one direction, which an
+    /// expert-parallel exchange that leaves the NVLink domain runs at;
+    /// absent: 50 GB/s (one 400 Gb/s NIC per GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaleout_gb_s: Option<f64>,
     /// Fraction of peak FLOPS that large GEMMs reach (prefill), 0-1.
     pub compute_efficiency: f64,
     /// Fraction of peak bandwidth that decode reaches, 0-1 (weights and KV
@@ -134,9 +150,24 @@ impl GpuProfile {
     /// needs FP8 units, which a profile states with `fp8_tflops`.
     pub fn supports(&self, precision: Precision) -> bool {
         match precision {
-            Precision::Bf16 => true,
+            Precision::Bf16 | Precision::Fp4 => true,
             Precision::Fp8 => self.fp8_tflops.is_some(),
         }
+    }
+
+    /// Whether FP4 GEMMs run on FP4 units (else FP4 is weight-only).
+    pub fn has_fp4_units(&self) -> bool {
+        self.fp4_tflops.is_some()
+    }
+
+    /// GPUs that share one NVLink domain.
+    pub fn nvlink_domain(&self) -> u32 {
+        self.nvlink_domain_gpus.unwrap_or(self.gpus_per_node)
+    }
+
+    /// Scale-out bandwidth per GPU in bytes/s (one direction).
+    pub fn scaleout_bytes_per_s(&self) -> f64 {
+        self.scaleout_gb_s.unwrap_or(50.0) * 1e9
     }
 
     /// The link's datasheet bandwidth per GPU in GB/s (one direction).
@@ -169,6 +200,15 @@ impl GpuProfile {
         bound("bf16_tflops", self.bf16_tflops);
         if let Some(fp8) = self.fp8_tflops {
             bound("fp8_tflops", fp8);
+        }
+        if let Some(fp4) = self.fp4_tflops {
+            bound("fp4_tflops", fp4);
+        }
+        if let Some(n) = self.nvlink_domain_gpus {
+            bound("nvlink_domain_gpus", f64::from(n));
+        }
+        if let Some(bw) = self.scaleout_gb_s {
+            bound("scaleout_gb_s", bw);
         }
         bound("interconnect_gb_s", self.interconnect_gb_s);
         if let Some(peak) = self.link_peak_gb_s {

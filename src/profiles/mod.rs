@@ -15,9 +15,11 @@ pub(crate) use engine::{EngineFamily, EngineProfile, FITTABLE};
 #[cfg(test)]
 pub(crate) use gpu::GPU_BOUNDS;
 pub(crate) use gpu::{Calibration, GpuProfile};
-pub(crate) use model::ModelProfile;
+#[cfg(test)]
+pub(crate) use model::Attention;
 #[cfg(test)]
 pub(crate) use model::MODEL_BOUNDS;
+pub(crate) use model::{AttentionKind, ModelProfile};
 pub(crate) use scheduler::Scheduler;
 
 use crate::base::error::Problem;

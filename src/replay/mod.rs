@@ -402,7 +402,7 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
                         .configurations
                         .iter()
                         .filter(|c| c.config.gpu_type == offer.id)
-                        .map(|c| f64::from(c.replicas_by_slot[t] * c.config.tensor_parallel))
+                        .map(|c| f64::from(c.replicas_by_slot[t] * c.config.gpus_per_replica()))
                         .sum()
                 })
                 .collect();
@@ -415,7 +415,7 @@ fn gpu_cost_by_tier(scenario: &Scenario, plan: &PlanFile, slots: &[usize]) -> Ve
                         .filter(|c| c.config.gpu_type == offer.id)
                         .map(|c| {
                             f64::from(c.spot_replicas_by_slot.get(t).copied().unwrap_or(0))
-                                * f64::from(c.config.tensor_parallel)
+                                * f64::from(c.config.gpus_per_replica())
                         })
                         .sum();
                     *tier_cost += gpus * spot.availability * spot.usd_per_gpu_hour * slot_h;

@@ -206,9 +206,15 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
             .iter()
             .map(|c| {
                 format!(
-                    "{} TP{} on {}, batch cap {}, chunks of {} tokens, {}, {:.1}% (up to {} replica{})",
+                    "{} {} on {}, batch cap {}, chunks of {} tokens, {}, {:.1}% (up to {} replica{})",
                     c.gpu_type,
-                    c.tensor_parallel,
+                    crate::perf::Layout {
+                        tp: c.tensor_parallel,
+                        ep: c.expert_parallel,
+                        attention_dp: c.attention_dp,
+                    }
+                    .label()
+                    .to_uppercase(),
                     c.engine,
                     c.max_batch,
                     c.max_batched_tokens,

@@ -59,18 +59,37 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         }
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "Groups (model, GPU, engine, precision):");
-    for g in c.groups.iter().chain(std::iter::once(&c.all)) {
-        let _ = writeln!(o, "  {} ({} runs)", g.group, g.before.runs);
+    let _ = writeln!(
+        o,
+        "Groups (model, GPU, engine, precision; a mixture of experts' layout):"
+    );
+    let several_models = c.models.len() > 1;
+    let summaries = c.groups.iter().chain(if several_models {
+        c.models.iter()
+    } else {
+        [].iter()
+    });
+    for g in summaries.chain(std::iter::once(&c.all)) {
+        let name = if several_models && c.models.iter().any(|m| m.group == g.group) {
+            format!("{}, every group", g.group)
+        } else {
+            g.group.clone()
+        };
+        let _ = writeln!(o, "  {name} ({} runs)", g.before.runs);
         let _ = writeln!(o, "{}", medians_row("roofline", &g.roofline));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));
         let _ = writeln!(o, "{}", medians_row("after", &g.after));
-        let held = if g.held_out_from_start {
-            "held out*"
-        } else {
-            "held out"
-        };
-        let _ = writeln!(o, "{}", medians_row(held, &g.held_out));
+        if c.held_out {
+            let held = if g.held_out_from_start {
+                "held out*"
+            } else {
+                "held out"
+            };
+            let _ = writeln!(o, "{}", medians_row(held, &g.held_out));
+        }
+    }
+    if !c.held_out {
+        let _ = writeln!(o, "  (no group was held out: --no-held-out)");
     }
     if c.groups.iter().any(|g| g.held_out_from_start) {
         let _ = writeln!(

@@ -11,6 +11,9 @@ use crate::solve::questions::{CapacityBasis, Speedup};
 use crate::solve::record::WithoutApi;
 
 /// "tier `x` met both limits for …% of its GPU-served requests …".
+/// What FP4 weights mean for the answers (text and HTML).
+pub(crate) const FP4_QUALITY: &str = "FP4 weights (NVFP4, or MXFP4 experts as gpt-oss-120b publishes them) change the answers more than FP8 unless the model was published or trained in FP4: whether that quality is acceptable is yours to decide, and FP4 is ruled out by leaving \"fp4\" out of `gpus[].precision`";
+
 pub fn missed_target(m: &MissedTarget) -> String {
     format!(
         "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
@@ -53,7 +56,9 @@ pub fn capacity_basis(b: &CapacityBasis) -> String {
             )
         })
         .collect();
-    let quality = if b.runs.iter().any(|c| c.precision == Precision::Fp8) {
+    let quality = if b.runs.iter().any(|c| c.precision == Precision::Fp4) {
+        FP4_QUALITY
+    } else if b.runs.iter().any(|c| c.precision == Precision::Fp8) {
         "FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide, and FP8 can be ruled out with `model.precision = \"bf16\"`"
     } else {
         "BF16 weights: the served model's own answer quality"

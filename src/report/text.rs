@@ -139,7 +139,7 @@ pub fn render(outcome: &Outcome) -> String {
         plan.scenario,
         plan.model.name,
         match plan.model.precision.as_str() {
-            "bf16" | "fp8" => plan.model.precision.to_uppercase(),
+            "bf16" | "fp8" | "fp4" => plan.model.precision.to_uppercase(),
             other => other.to_string(),
         }
     );

@@ -128,6 +128,15 @@ pub struct GpuOffer {
     pub spot: Option<SpotOffer>,
     /// Tensor-parallel degrees to consider.
     pub tensor_parallel: Vec<u32>,
+    /// Expert-parallel degrees and data-parallel attention ranks to
+    /// consider (a mixture of experts; `[1]` otherwise).
+    pub expert_parallel: Vec<u32>,
+    pub attention_dp: Vec<u32>,
+    /// Whether a replica may span more GPUs than one NVLink domain.
+    pub cross_node: bool,
+    /// Every (TP, EP, attention-DP) combination of the lists that can run
+    /// the model ([`crate::perf::layout_problem`]), in TP, EP, DP order.
+    pub layouts: Vec<crate::perf::Layout>,
     /// Batch-size caps to consider.
     pub max_batch: Vec<u32>,
     /// Chunked-prefill token budgets per step to consider (vLLM

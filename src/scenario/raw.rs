@@ -94,6 +94,12 @@ pub struct RawGpuOffer {
     #[serde(default)]
     pub tensor_parallel: Option<Vec<u32>>,
     #[serde(default)]
+    pub expert_parallel: Option<Vec<u32>>,
+    #[serde(default)]
+    pub attention_dp: Option<Vec<u32>>,
+    #[serde(default)]
+    pub cross_node: Option<bool>,
+    #[serde(default)]
     pub max_batch: Option<Vec<u32>>,
     #[serde(default)]
     pub max_batched_tokens: Option<Vec<u32>>,

@@ -222,7 +222,23 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
             id: scenario.model.id.clone(),
             name: scenario.model.profile.name.clone(),
             precision: scenario.model.precision.map_or_else(
-                || "chosen per configuration (bf16 or fp8)".to_string(),
+                || {
+                    let mut offered: Vec<&str> = Vec::new();
+                    for g in &scenario.gpus {
+                        for p in &g.precision {
+                            if !offered.contains(&p.as_str()) {
+                                offered.push(p.as_str());
+                            }
+                        }
+                    }
+                    if offered == ["bf16", "fp8"] || offered.is_empty() {
+                        "chosen per configuration (bf16 or fp8)".to_string()
+                    } else if offered.len() == 1 {
+                        offered[0].to_string()
+                    } else {
+                        format!("chosen per configuration ({})", offered.join(" or "))
+                    }
+                },
                 |p| p.to_string(),
             ),
         },

@@ -33,10 +33,25 @@ pub(crate) struct Medians {
     pub runs: usize,
     /// Runs the replica could not serve.
     pub unserved: usize,
+    /// The medians; not a number (null in JSON) when no run was served.
+    #[serde(serialize_with = "nan_as_null")]
     pub ttft_error: f64,
+    #[serde(serialize_with = "nan_as_null")]
     pub ttft_abs_error: f64,
+    #[serde(serialize_with = "nan_as_null")]
     pub tpot_error: f64,
+    #[serde(serialize_with = "nan_as_null")]
     pub tpot_abs_error: f64,
+}
+
+/// A median over no served run as null.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn nan_as_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_nan() {
+        s.serialize_none()
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 impl Medians {
@@ -102,6 +117,10 @@ pub(crate) struct EngineFit {
     pub figures: Vec<(String, f64, f64)>,
     #[serde(skip)]
     pub profile: EngineProfile,
+    /// The starting profile's own `fitted` list (a fit of some figures
+    /// only writes the union).
+    #[serde(skip)]
+    pub start_fitted: Vec<String>,
 }
 
 /// What `calibrate --runs` found.
@@ -109,7 +128,11 @@ pub(crate) struct EngineFit {
 pub(crate) struct Calibration {
     pub runs: Vec<RunErrors>,
     pub groups: Vec<GroupErrors>,
+    /// The medians of each model's runs, over every group of it.
+    pub models: Vec<GroupErrors>,
     pub all: GroupErrors,
+    /// Whether each group was also predicted by a fit that left it out.
+    pub held_out: bool,
     pub engines: Vec<EngineFit>,
     pub set_aside: BTreeMap<String, usize>,
 }
@@ -144,6 +167,7 @@ pub(crate) fn calibrate(
     starts: &BTreeMap<EngineFamily, EngineProfile>,
     profiles: &Profiles,
     max_evaluations: usize,
+    held_out_fits: bool,
     progress: Progress,
     set_aside: BTreeMap<String, usize>,
 ) -> Calibration {
@@ -163,7 +187,7 @@ pub(crate) fn calibrate(
     let mut held_out = vec![None; runs.len()];
     let mut held_from_start = BTreeMap::new();
     let mut engines = Vec::new();
-    let fits = 1 + groups.len();
+    let fits = 1 + if held_out_fits { groups.len() } else { 0 };
     let bar = progress.steps("fitting engine profiles", (fits * max_evaluations) as u64);
     let mut fitted_by_engine: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
     for (&engine, start) in starts {
@@ -206,12 +230,13 @@ pub(crate) fn calibrate(
                 })
                 .collect(),
             profile: fitted.clone(),
+            start_fitted: Vec::new(),
         });
         fitted_by_engine.insert(engine, fitted);
     }
     // Each group predicted by a fit that did not see it: the engine's other
     // groups, or, when it has none, the other engines' fitted figures.
-    for (group, members) in &groups {
+    for (group, members) in groups.iter().filter(|_| held_out_fits) {
         let engine = runs[members[0]].engine;
         let Some(start) = starts.get(&engine) else {
             continue;
@@ -255,10 +280,23 @@ pub(crate) fn calibrate(
         .map(|g| summarise(g.clone(), errors.iter().filter(|r| &r.group == g).collect()))
         .collect();
     let _ = all;
+    let model_names: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r.model.as_str()).collect();
+    let models = model_names
+        .iter()
+        .map(|m| {
+            summarise(
+                (*m).to_string(),
+                errors.iter().filter(|r| r.run.model == *m).collect(),
+            )
+        })
+        .collect();
     Calibration {
         all: summarise("all".into(), errors.iter().collect()),
         runs: errors,
         groups: group_errors,
+        models,
+        held_out: held_out_fits,
         engines,
         set_aside,
     }

@@ -90,6 +90,12 @@ pub(crate) fn range(key: &str, runs: &[&MeasuredRun], profiles: &Profiles) -> (f
         "attention_efficiency_scale" => gpus()
             .map(|g| 1.0 / g.attention_efficiency())
             .fold(hi, f64::min),
+        "expert_gemm_efficiency_scale" => gpus()
+            .map(|g| 1.0 / g.compute_efficiency)
+            .fold(hi, f64::min),
+        "expert_bandwidth_efficiency_scale" => gpus()
+            .map(|g| 1.0 / g.bandwidth_efficiency)
+            .fold(hi, f64::min),
         _ => hi,
     };
     (lo, cap.max(lo))

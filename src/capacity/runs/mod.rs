@@ -9,7 +9,7 @@ pub(crate) mod calibration;
 pub(crate) mod fit;
 pub(crate) mod read;
 
-use crate::perf::{EngineModel, StepModel};
+use crate::perf::{EngineModel, Layout, StepModel};
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineFamily, EngineProfile, GpuProfile, ModelProfile};
 use crate::sim::bench::{self, BenchRun, Prompt};
@@ -31,6 +31,13 @@ pub(crate) struct MeasuredRun {
     pub engine_version: String,
     pub precision: Precision,
     pub tp: u32,
+    /// Expert-parallel degree and data-parallel attention ranks (1 and 1
+    /// for tensor parallelism alone).
+    pub ep: u32,
+    pub attention_dp: u32,
+    /// Whether the model is a mixture of experts (its groups name the
+    /// layout).
+    pub moe: bool,
     pub input_tokens: u32,
     pub output_tokens: u32,
     pub concurrency: u32,
@@ -44,13 +51,27 @@ pub(crate) struct MeasuredRun {
 impl MeasuredRun {
     /// The (model, GPU, engine, precision) group the run belongs to.
     pub(crate) fn group(&self) -> String {
-        format!(
+        let group = format!(
             "{} {} {} {}",
             self.model,
             self.gpu,
             self.engine.as_str(),
             self.precision
-        )
+        );
+        if self.moe {
+            format!("{group} {}", self.layout().label())
+        } else {
+            group
+        }
+    }
+
+    /// The replica's layout.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tp,
+            ep: self.ep,
+            attention_dp: self.attention_dp,
+        }
     }
 }
 
@@ -61,10 +82,10 @@ pub(crate) fn replica(
     engine_id: &str,
     gpu: &GpuProfile,
     model: &ModelProfile,
-    tp: u32,
+    layout: Layout,
     precision: Precision,
 ) -> ReplicaSpec {
-    let m = EngineModel::new(engine_id, engine, gpu, model, tp, precision);
+    let m = EngineModel::with_layout(engine_id, engine, gpu, model, layout, precision);
     ReplicaSpec::new(
         StepModel::Engine(Box::new(m)),
         engine.max_num_seqs,
@@ -82,7 +103,7 @@ pub(crate) fn predict_roofline(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
-    let m = crate::perf::PerfModel::new(gpu, model, run.tp, run.precision);
+    let m = crate::perf::PerfModel::with_layout(gpu, model, run.layout(), run.precision);
     let spec = ReplicaSpec::new(
         StepModel::Roofline(m),
         engine.max_num_seqs,
@@ -123,7 +144,7 @@ pub(crate) fn predict(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
-    let spec = replica(engine, "fit", gpu, model, run.tp, run.precision);
+    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
     simulate_run(run, &spec, model)
 }
 

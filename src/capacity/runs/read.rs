@@ -10,8 +10,9 @@
 use super::MeasuredRun;
 use crate::base::error::{PlannerError, Problem};
 use crate::base::text::excerpt;
+use crate::perf::Layout;
 use crate::profiles::precision::Precision;
-use crate::profiles::{known_ids, EngineFamily};
+use crate::profiles::{known_ids, EngineFamily, ModelProfile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -45,7 +46,9 @@ const SYSTEMS: &[(&str, &str)] = &[
     ("h100_sxm", "h100-sxm"),
     ("h200_sxm", "h200"),
     ("b200_sxm", "b200"),
+    ("b300_sxm", "b300"),
     ("gb200", "gb200"),
+    ("gb300", "gb300"),
 ];
 
 /// Model profile ids by published name (`hf_id`), from `profiles/models`.
@@ -54,8 +57,8 @@ pub(crate) fn models_by_name(profiles_dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for id in known_ids(&dir) {
         if let Ok(m) = crate::profiles::load_model(profiles_dir, &id) {
-            if let Some(name) = m.hf_id {
-                out.insert(name, id);
+            for name in m.hf_id.into_iter().chain(m.checkpoints) {
+                out.insert(name, id.clone());
             }
         }
     }
@@ -97,6 +100,14 @@ pub(crate) fn read_csv(
     let at: BTreeMap<&str, usize> = COLUMNS.iter().map(|&c| (c, col(c))).collect();
     let id_col = names.iter().position(|n| *n == "id");
     let models = models_by_name(profiles_dir);
+    let profiles: BTreeMap<String, ModelProfile> = models
+        .values()
+        .filter_map(|id| {
+            crate::profiles::load_model(profiles_dir, id)
+                .ok()
+                .map(|m| (id.clone(), m))
+        })
+        .collect();
     let gpus = known_ids(&profiles_dir.join("gpus"));
     let mut problems = Vec::new();
     for (i, line) in lines {
@@ -141,8 +152,6 @@ pub(crate) fn read_csv(
             Some("disaggregated (prefill and decode workers)".to_string())
         } else if number(cell("pp_size")).is_some_and(|p| p > 1.0) {
             Some("pipeline-parallel".to_string())
-        } else if number(cell("attention_dp_size")).is_some_and(|p| p > 1.0) {
-            Some("data-parallel attention".to_string())
         } else if !models.contains_key(cell("model_path")) {
             Some(format!(
                 "model `{}` has no profile (a model profile names it in `hf_id`)",
@@ -160,10 +169,28 @@ pub(crate) fn read_csv(
         let reason = reason.or_else(|| match precision_of(cell("precision")) {
             Ok(_) => None,
             Err(()) => Some(format!(
-                "weight format `{}` is not modelled (bf16 and fp8 are)",
+                "weight format `{}` is not modelled (bf16, fp8 and fp4 are)",
                 excerpt(cell("precision").as_bytes())
             )),
         });
+        let moe = models
+            .get(cell("model_path"))
+            .and_then(|id| profiles.get(id))
+            .is_some_and(|m| m.moe.is_some());
+        let layout = layout_of(
+            number(cell("tp_size")),
+            number(cell("attention_dp_size")),
+            names
+                .iter()
+                .position(|n| *n == "moe_tp_size")
+                .and_then(|c| number(cells[c])),
+            names
+                .iter()
+                .position(|n| *n == "moe_ep_size")
+                .and_then(|c| number(cells[c])),
+            moe,
+        );
+        let reason = reason.or_else(|| layout.as_ref().err().cloned());
         if let Some(reason) = reason {
             *into.set_aside.entry(reason).or_insert(0) += 1;
             continue;
@@ -185,6 +212,7 @@ pub(crate) fn read_csv(
             count("batch_size", 65_536.0),
             count("tp_size", 64.0),
         );
+        let layout = layout.unwrap_or(Layout::tp(tp.unwrap_or(1)));
         let mut latency = |name: &str| match number(cell(name)) {
             Some(v) if v > 0.0 && v < 1e9 => Some(v),
             _ => {
@@ -193,7 +221,7 @@ pub(crate) fn read_csv(
             }
         };
         let (ttft, tpot) = (latency("silicon_ttft_ms"), latency("silicon_tpot_ms"));
-        let (Some(isl), Some(osl), Some(c), Some(tp), Some(ttft), Some(tpot)) =
+        let (Some(isl), Some(osl), Some(c), Some(_), Some(ttft), Some(tpot)) =
             (isl, osl, c, tp, ttft, tpot)
         else {
             continue;
@@ -210,7 +238,10 @@ pub(crate) fn read_csv(
             engine,
             engine_version: cell("backend_version").to_string(),
             precision: precision_of(cell("precision")).unwrap_or(Precision::Bf16),
-            tp,
+            tp: layout.tp,
+            ep: layout.ep,
+            attention_dp: layout.attention_dp,
+            moe,
             input_tokens: isl,
             output_tokens: osl,
             concurrency: c,
@@ -244,13 +275,74 @@ fn number(text: &str) -> Option<f64> {
     text.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// The weight precision a runs row names: empty and `bf16` are BF16.
+/// The weight precision a runs row names: empty and `bf16` are BF16,
+/// `fp4` (NVFP4 or MXFP4 experts) FP4.
 fn precision_of(text: &str) -> Result<Precision, ()> {
     match text {
         "" | "bf16" => Ok(Precision::Bf16),
         "fp8" => Ok(Precision::Fp8),
+        "fp4" => Ok(Precision::Fp4),
         _ => Err(()),
     }
+}
+
+/// GPUs in one node of every system of the shared file.
+const NODE_GPUS: f64 = 8.0;
+
+/// The layout a row records, or why it is set aside. A dense model runs
+/// tensor parallelism alone (TP × attention-DP must be TP). A mixture of
+/// experts runs TP × attention-DP GPUs with its experts split as moe_tp ×
+/// moe_ep of them. Rows whose TP × attention-DP exceeds one node while
+/// moe_tp × moe_ep equals it are single-node runs recorded as a product
+/// (`tp8 ep8` written as tp 64 = 8 × 8, as the ids and the latencies of
+/// the same configurations show): they are read as moe_tp GPUs with EP
+/// moe_ep. The rest must multiply out.
+fn layout_of(
+    tp: Option<f64>,
+    dp: Option<f64>,
+    moe_tp: Option<f64>,
+    moe_ep: Option<f64>,
+    moe: bool,
+) -> Result<Layout, String> {
+    let whole = |v: Option<f64>| match v {
+        None | Some(0.0) => Some(1),
+        Some(v) if v >= 1.0 && v.fract() == 0.0 && v <= 1024.0 => Some(v as u32),
+        Some(_) => None,
+    };
+    let (Some(tp), Some(dp), Some(moe_tp), Some(moe_ep)) =
+        (whole(tp), whole(dp), whole(moe_tp), whole(moe_ep))
+    else {
+        return Err("the layout columns (`tp_size`, `attention_dp_size`, `moe_tp_size`, `moe_ep_size`) are not whole numbers".into());
+    };
+    if !moe {
+        if dp > 1 {
+            return Err("data-parallel attention on a dense model".into());
+        }
+        return Ok(Layout::tp(tp));
+    }
+    let recorded = tp * dp;
+    if f64::from(recorded) > NODE_GPUS && moe_tp * moe_ep == recorded && moe_ep > 1 {
+        let gpus = moe_tp;
+        let (tp, dp) = if dp > 1 {
+            (tp, dp / moe_ep)
+        } else {
+            (tp / moe_ep, 1)
+        };
+        if tp * dp == gpus && gpus.is_multiple_of(moe_ep) {
+            return Ok(Layout {
+                tp,
+                ep: moe_ep,
+                attention_dp: dp,
+            });
+        }
+    } else if moe_tp * moe_ep == recorded {
+        return Ok(Layout {
+            tp,
+            ep: moe_ep,
+            attention_dp: dp,
+        });
+    }
+    Err("the MoE layout columns do not multiply out (`moe_tp_size` x `moe_ep_size` differs from `tp_size` x `attention_dp_size`)".into())
 }
 
 /// What a vLLM result file does not say, from the command line.
@@ -343,6 +435,9 @@ pub(crate) fn read_vllm_json(
         engine_version: String::new(),
         precision: given.precision,
         tp: given.tp,
+        ep: 1,
+        attention_dp: 1,
+        moe: false,
         input_tokens: (s.total_input_tokens / n).max(1) as u32,
         output_tokens: (s.total_output_tokens / n).max(1) as u32,
         concurrency: c,
@@ -351,4 +446,58 @@ pub(crate) fn read_vllm_json(
         tpot_ms: s.mean_tpot_ms,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(tp: u32, ep: u32, attention_dp: u32) -> Layout {
+        Layout {
+            tp,
+            ep,
+            attention_dp,
+        }
+    }
+
+    #[test]
+    fn the_recorded_layouts_are_read_as_the_runs_ran() {
+        let n = Some;
+        // Dense: tensor parallelism alone; the MoE columns mean nothing.
+        assert_eq!(
+            layout_of(n(4.0), None, n(0.0), n(0.0), false),
+            Ok(l(4, 1, 1))
+        );
+        assert!(layout_of(n(1.0), n(4.0), None, None, false).is_err());
+        // MoE, multiplied out: TP 4 with experts 1 x 4 is EP 4 on 4 GPUs.
+        assert_eq!(
+            layout_of(n(4.0), None, n(1.0), n(4.0), true),
+            Ok(l(4, 4, 1))
+        );
+        assert_eq!(
+            layout_of(n(4.0), n(1.0), n(2.0), n(2.0), true),
+            Ok(l(4, 2, 1))
+        );
+        assert_eq!(
+            layout_of(n(8.0), n(1.0), n(8.0), n(1.0), true),
+            Ok(l(8, 1, 1))
+        );
+        // Recorded as a product past one node: `tp8 ep8` is TP 8 on 8 GPUs.
+        assert_eq!(
+            layout_of(n(64.0), n(1.0), n(8.0), n(8.0), true),
+            Ok(l(8, 8, 1))
+        );
+        assert_eq!(
+            layout_of(n(16.0), n(1.0), n(4.0), n(4.0), true),
+            Ok(l(4, 4, 1))
+        );
+        // ... and with data-parallel attention: 8 ranks of TP 1.
+        assert_eq!(
+            layout_of(n(1.0), n(64.0), n(8.0), n(8.0), true),
+            Ok(l(1, 8, 8))
+        );
+        // Columns that do not multiply out are set aside.
+        assert!(layout_of(n(1.0), None, n(2.0), n(1.0), true).is_err());
+        assert!(layout_of(n(2.5), None, None, None, true).is_err());
+    }
 }

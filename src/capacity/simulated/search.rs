@@ -65,7 +65,7 @@ impl<'a> Search<'a> {
         let roofline = RooflineBound::new(
             &offer.profile,
             &config.model_shape(offer, setting.model),
-            config.tensor_parallel,
+            config.gpus_per_replica(),
             config.precision,
             config.max_batch,
             &demand.lengths,

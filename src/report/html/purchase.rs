@@ -69,18 +69,20 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     s.push_str("</tbody></table>");
     s.push_str("<table><thead><tr><th>tier</th><th>GPU</th><th>TP</th><th>engine</th><th>batch cap</th><th>chunk (tokens)</th><th>precision</th><th>share</th><th>most replicas</th><th>configuration</th></tr></thead><tbody>");
     let mut fp8 = false;
+    let mut fp4 = false;
     for name in &outcome.tier_order {
         let Some(d) = p.deployment.get(name) else {
             continue;
         };
         for c in d {
             fp8 |= c.precision == "fp8";
+            fp4 |= c.precision == "fp4";
             let _ = write!(
                 s,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td><code>{}</code></td></tr>",
                 esc(name),
                 esc(&c.gpu_type),
-                c.tensor_parallel,
+                layout_cell(c),
                 esc(&c.engine),
                 c.max_batch,
                 c.max_batched_tokens,
@@ -97,6 +99,13 @@ pub(crate) fn section(outcome: &Outcome) -> String {
             s,
             "<p class=\"warn\">{}: a benchmark run of one replica (the plan's launch and <code>vllm bench serve</code> commands) before signing is the check.</p>",
             esc(&c)
+        );
+    }
+    if fp4 {
+        let _ = write!(
+            s,
+            "<p class=\"warn\">{}.</p>",
+            esc(crate::report::sentences::FP4_QUALITY)
         );
     }
     if fp8 {
@@ -151,4 +160,17 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     }
     s.push_str("</ul></section>");
     s
+}
+
+/// The deployment table's TP cell: the degree, and a mixture's expert
+/// parallelism and data-parallel attention beside it.
+fn layout_cell(c: &crate::money::purchase::Deployment) -> String {
+    let mut cell = c.tensor_parallel.to_string();
+    if c.attention_dp > 1 {
+        let _ = write!(cell, ", attention-DP {}", c.attention_dp);
+    }
+    if c.expert_parallel > 1 {
+        let _ = write!(cell, ", EP {}", c.expert_parallel);
+    }
+    cell
 }

@@ -132,7 +132,15 @@ impl Validator {
                 list.clone()
             }
         };
-        let purchase = self.purchase(i, g, &tensor_parallel);
+        let (expert_parallel, attention_dp, layouts) =
+            self.layouts(i, g, &profile, pins, &tensor_parallel);
+        let gpus_per_replica: Vec<u32> = {
+            let mut v: Vec<u32> = layouts.iter().map(crate::perf::Layout::gpus).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let purchase = self.purchase(i, g, &gpus_per_replica);
         let max_batched_tokens = self.chunk_sizes(i, g, pins, engine.as_ref());
         let precision = self.precisions(i, g, &profile, pins);
         Some(GpuOffer {
@@ -152,10 +160,113 @@ impl Validator {
             purchase,
             spot: g.spot.as_ref().map(|s| self.spot(i, s)),
             tensor_parallel,
+            expert_parallel,
+            attention_dp,
+            cross_node: g.cross_node.unwrap_or(false),
+            layouts,
             max_batch,
             max_batched_tokens,
             precision,
         })
+    }
+
+    /// The expert-parallel and data-parallel attention lists of offer `i`
+    /// and every layout of them with its TP list that can run the model: a
+    /// listed degree that no combination can run is a problem, named with
+    /// why (EP not dividing the experts or the GPUs, a dense model, a
+    /// replica past the NVLink domain without `cross_node = true`).
+    fn layouts(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profile: &GpuProfile,
+        pins: &Pins,
+        tensor_parallel: &[u32],
+    ) -> (Vec<u32>, Vec<u32>, Vec<crate::perf::Layout>) {
+        use crate::perf::{layout_problem, Layout};
+        let key = |k: &str| format!("gpus[{i}].{k}");
+        let mut list = |name: &str, given: &Option<Vec<u32>>| -> Vec<u32> {
+            match given {
+                None => vec![1],
+                Some(v) if v.is_empty() => {
+                    self.at_key(
+                        key(name),
+                        format!("`{name}` must list at least one degree (1: none)"),
+                    );
+                    vec![1]
+                }
+                Some(v) => {
+                    for &d in v {
+                        if d == 0 || d > 1024 {
+                            self.at_key(
+                                key(name),
+                                format!("degree {d} is not between 1 and 1,024"),
+                            );
+                        }
+                    }
+                    v.iter()
+                        .copied()
+                        .filter(|d| (1..=1024).contains(d))
+                        .collect()
+                }
+            }
+        };
+        let expert_parallel = list("expert_parallel", &g.expert_parallel);
+        let attention_dp = list("attention_dp", &g.attention_dp);
+        let Some(model) = pins.model else {
+            return (expert_parallel, attention_dp, Vec::new());
+        };
+        let cross = g.cross_node.unwrap_or(false);
+        let mut layouts = Vec::new();
+        let mut why: std::collections::BTreeMap<(&str, u32), String> =
+            std::collections::BTreeMap::default();
+        for &tp in tensor_parallel {
+            for &ep in &expert_parallel {
+                for &dp in &attention_dp {
+                    let layout = Layout {
+                        tp,
+                        ep,
+                        attention_dp: dp,
+                    };
+                    match layout_problem(profile, model, layout, cross) {
+                        None => layouts.push(layout),
+                        Some(problem) => {
+                            why.entry(("expert_parallel", ep))
+                                .or_insert_with(|| problem.clone());
+                            why.entry(("attention_dp", dp)).or_insert(problem);
+                        }
+                    }
+                }
+            }
+        }
+        for (name, values) in [
+            ("expert_parallel", &expert_parallel),
+            ("attention_dp", &attention_dp),
+        ] {
+            for &d in values {
+                let used = layouts.iter().any(|l| {
+                    if name == "expert_parallel" {
+                        l.ep == d
+                    } else {
+                        l.attention_dp == d
+                    }
+                });
+                if !used && d > 1 {
+                    let reason = why.get(&(name, d)).cloned().unwrap_or_default();
+                    self.at_key(
+                        key(name),
+                        format!("{name} {d} runs with none of the tensor-parallel degrees {tensor_parallel:?}: {reason}; remove it or change `tensor_parallel`"),
+                    );
+                }
+            }
+        }
+        if layouts.is_empty() && !tensor_parallel.is_empty() {
+            self.at_key(
+                key("tensor_parallel"),
+                format!("no layout of these lists can run `{}`; check `tensor_parallel`, `expert_parallel` and `attention_dp`", model.name),
+            );
+        }
+        (expert_parallel, attention_dp, layouts)
     }
 
     /// The `reserved_offers` of offer `i`, each bounded; they replace the

@@ -108,7 +108,9 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
 ];
 
 /// Scenario-wide settings that pin a configuration dimension of every offer.
-struct Pins {
+struct Pins<'a> {
+    /// The served model's profile (the layouts it can run).
+    model: Option<&'a crate::profiles::ModelProfile>,
     precision: Option<Precision>,
     max_batched_tokens: Option<u32>,
     max_context_tokens: Option<u32>,
@@ -192,6 +194,7 @@ impl Validator {
         let model = self.model(raw, &profiles_dir);
         let planning = self.planning(raw);
         let pins = Pins {
+            model: model.as_ref().map(|m| &m.profile),
             precision: model.as_ref().and_then(|m| m.precision),
             max_batched_tokens: self.chunk_pin(raw.simulation.as_ref()),
             max_context_tokens: model.as_ref().map(|m| m.profile.max_context_tokens),

@@ -1,0 +1,170 @@
+//! How a replica spreads over its GPUs: tensor parallelism inside each
+//! attention rank, data-parallel attention ranks, and expert parallelism
+//! over all of the replica's GPUs. GPUs per replica = TP × attention-DP;
+//! EP divides that count, and each expert is split over GPUs / EP of them
+//! (expert TP). A dense model has EP 1.
+
+use crate::profiles::{GpuProfile, ModelProfile};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// A replica's parallel layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Layout {
+    /// Tensor-parallel degree of each attention rank.
+    pub tp: u32,
+    /// Expert-parallel degree: the experts are spread whole over this many
+    /// groups of the replica's GPUs.
+    pub ep: u32,
+    /// Data-parallel attention ranks: each holds its own sequences and KV
+    /// cache, while the experts are shared by expert parallelism.
+    pub attention_dp: u32,
+}
+
+impl Layout {
+    /// Tensor parallelism alone.
+    pub fn tp(tp: u32) -> Self {
+        Layout {
+            tp,
+            ep: 1,
+            attention_dp: 1,
+        }
+    }
+
+    /// GPUs per replica: TP × attention-DP.
+    pub fn gpus(&self) -> u32 {
+        self.tp * self.attention_dp
+    }
+
+    /// GPUs each expert is split over: GPUs / EP.
+    pub fn expert_tp(&self) -> u32 {
+        self.gpus() / self.ep.max(1)
+    }
+
+    /// Whether the layout is tensor parallelism alone.
+    pub fn is_tp_only(&self) -> bool {
+        self.ep == 1 && self.attention_dp == 1
+    }
+
+    /// `tp4`, `tp4 ep4`, `tp1 dp8 ep8`: how labels and reports name it.
+    pub fn label(&self) -> String {
+        let mut s = format!("tp{}", self.tp);
+        if self.attention_dp > 1 {
+            let _ = write!(s, " dp{}", self.attention_dp);
+        }
+        if self.ep > 1 {
+            let _ = write!(s, " ep{}", self.ep);
+        }
+        s
+    }
+}
+
+/// Why `layout` cannot run `model` on `gpu` (heads not split evenly by TP,
+/// experts not by EP, EP not dividing the replica's GPUs, a replica larger
+/// than the NVLink domain when crossing nodes is not allowed), or `None`.
+pub fn layout_problem(
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+    layout: Layout,
+    allow_cross_node: bool,
+) -> Option<String> {
+    if layout.tp == 0 || layout.ep == 0 || layout.attention_dp == 0 {
+        return Some("TP, EP and attention-DP are at least 1".into());
+    }
+    if !model.heads.is_multiple_of(layout.tp) {
+        return Some(format!(
+            "TP {} does not divide {}'s {} attention heads",
+            layout.tp, model.name, model.heads
+        ));
+    }
+    if !(model.kv_replicated_over_tp()
+        || model.kv_heads.is_multiple_of(layout.tp)
+        || layout.tp.is_multiple_of(model.kv_heads))
+    {
+        return Some(format!(
+            "TP {} neither divides nor is a multiple of {}'s {} KV heads",
+            layout.tp, model.name, model.kv_heads
+        ));
+    }
+    let gpus = layout.gpus();
+    if layout.ep > 1 || layout.attention_dp > 1 {
+        let Some(moe) = &model.moe else {
+            return Some(format!(
+                "{} is a dense model: expert parallelism and data-parallel attention are for mixtures of experts",
+                model.name
+            ));
+        };
+        if !gpus.is_multiple_of(layout.ep) {
+            return Some(format!(
+                "EP {} does not divide the replica's {gpus} GPUs (TP {} x attention-DP {})",
+                layout.ep, layout.tp, layout.attention_dp
+            ));
+        }
+        if !moe.experts.is_multiple_of(layout.ep) {
+            return Some(format!(
+                "EP {} does not divide {}'s {} experts",
+                layout.ep, model.name, moe.experts
+            ));
+        }
+    }
+    let domain = gpu.nvlink_domain();
+    if gpus > domain && !allow_cross_node {
+        return Some(format!(
+            "a replica of {gpus} GPUs is larger than {}'s NVLink domain of {domain}",
+            gpu.name
+        ));
+    }
+    if layout.tp > gpu.gpus_per_node.max(domain) {
+        return Some(format!(
+            "TP {} is more than the {} GPUs of one {} NVLink domain",
+            layout.tp,
+            gpu.gpus_per_node.max(domain),
+            gpu.name
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles::{load_gpu, load_model};
+    use std::path::Path;
+
+    fn profiles() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles")
+    }
+
+    #[test]
+    fn layouts_that_cannot_run_say_why() {
+        let deepseek = load_model(&profiles(), "deepseek-v3").unwrap();
+        let h200 = load_gpu(&profiles(), "h200").unwrap();
+        let l = |tp, ep, attention_dp| Layout {
+            tp,
+            ep,
+            attention_dp,
+        };
+        assert_eq!(layout_problem(&h200, &deepseek, l(8, 8, 1), false), None);
+        assert_eq!(layout_problem(&h200, &deepseek, l(1, 8, 8), false), None);
+        // 256 experts over EP 6, and EP 3 of 6 GPUs: 256 is not a multiple of 3.
+        let p = layout_problem(&h200, &deepseek, l(2, 3, 3), false).unwrap();
+        assert!(p.contains("experts"), "{p}");
+        // EP 16 does not divide 8 GPUs.
+        let p = layout_problem(&h200, &deepseek, l(8, 16, 1), false).unwrap();
+        assert!(p.contains("does not divide the replica's 8 GPUs"), "{p}");
+        // 16 GPUs leave an H200 node unless crossing nodes is allowed.
+        let p = layout_problem(&h200, &deepseek, l(8, 16, 2), false).unwrap();
+        assert!(p.contains("NVLink domain"), "{p}");
+        assert_eq!(layout_problem(&h200, &deepseek, l(8, 16, 2), true), None);
+        // A GB200 rack is one NVLink domain of 72.
+        let gb200 = load_gpu(&profiles(), "gb200").unwrap();
+        assert_eq!(layout_problem(&gb200, &deepseek, l(8, 32, 4), false), None);
+        // A dense model has no experts to spread.
+        let llama = load_model(&profiles(), "llama-3.1-8b").unwrap();
+        let p = layout_problem(&h200, &llama, l(2, 2, 1), false).unwrap();
+        assert!(p.contains("dense"), "{p}");
+        assert_eq!(l(2, 4, 4).gpus(), 8);
+        assert_eq!(l(2, 4, 4).expert_tp(), 2);
+        assert_eq!(l(1, 8, 8).label(), "tp1 dp8 ep8");
+    }
+}

@@ -1,0 +1,340 @@
+//! The routed experts of a mixture of experts in one step of one replica:
+//! the expert weights the step's tokens touch, the grouped GEMMs' FLOPs of
+//! the active experts, and the expert-parallel all-to-all. Formulas in
+//! `docs/model.md` §2.2.
+//!
+//! * With k of E experts per token and uniform routing, T tokens touch
+//!   E (1 − (1 − k/E)^T) experts of a layer. Each of the EP ranks holds E/EP
+//!   of them, split over GPUs/EP GPUs; the busiest rank touches `imbalance`
+//!   × its share (at most all it holds), and the step waits for it.
+//! * FLOPs follow the active experts: 2 × routed active weights × T, spread
+//!   over the replica's GPUs, the busiest carrying `imbalance` × its share.
+//! * Every MoE layer under EP > 1 sends each token's hidden state to the
+//!   ranks of its k experts and back (dispatch and combine): per GPU and
+//!   direction T/G × k × hidden × 2 bytes × (EP − 1)/EP, at the link's
+//!   bandwidth (the scale-out network's when the replica leaves its NVLink
+//!   domain), plus a latency per exchange.
+
+use super::gain::{precision_gain, Fp8Gain};
+use super::layout::Layout;
+use crate::profiles::precision::Precision;
+use crate::profiles::{GpuProfile, ModelProfile};
+
+/// Bytes per activation element an all-to-all carries (BF16).
+const ACTIVATION_BYTES: f64 = 2.0;
+
+/// The routed experts of one replica.
+#[derive(Debug, Clone)]
+pub struct MoePhysics {
+    experts: f64,
+    per_token: f64,
+    layers: f64,
+    /// Bytes of one expert of one layer on one GPU (split over expert TP).
+    expert_bytes_per_gpu: f64,
+    /// Routed active weights per token, all MoE layers.
+    active_params: f64,
+    ep: f64,
+    gpus: f64,
+    expert_tp: f64,
+    hidden: f64,
+    /// The busiest rank's share over the mean, at least 1.
+    pub(crate) imbalance: f64,
+    /// Rows a grouped GEMM runs for each touched expert at least (its tile:
+    /// an expert sent 2 tokens costs the FLOPs of this many).
+    pub(crate) min_tokens: f64,
+    /// η × peak FLOP/s of one GPU for the grouped GEMMs, and the precision
+    /// gain with its cap.
+    flops_per_s: f64,
+    gain: Option<(Fp8Gain, f64)>,
+    /// η_m × memory bandwidth of one GPU.
+    bytes_per_s: f64,
+    /// The all-to-all's bandwidth per GPU and latency per exchange.
+    exchange_bytes_per_s: f64,
+    exchange_latency_s: f64,
+}
+
+impl MoePhysics {
+    /// The experts of `model` over `layout` on `gpu` at `precision`, with
+    /// the GPU's compute and bandwidth efficiencies scaled by
+    /// `efficiency_scales` (each product at most 1),
+    /// the all-to-all at `link_bytes_per_s` inside the NVLink domain and
+    /// `latency_s` per exchange; `None` for a dense model.
+    pub(crate) fn new(
+        gpu: &GpuProfile,
+        model: &ModelProfile,
+        layout: Layout,
+        precision: Precision,
+        efficiency_scales: (f64, f64),
+        link_bytes_per_s: f64,
+        latency_s: f64,
+    ) -> Option<Self> {
+        let moe = model.moe.as_ref()?;
+        let (expert_bytes, _) = model.bytes_per_weight_at(precision);
+        let gpus = f64::from(layout.gpus());
+        let exchange_bytes_per_s = if layout.gpus() > gpu.nvlink_domain() {
+            gpu.scaleout_bytes_per_s()
+        } else {
+            link_bytes_per_s
+        };
+        Some(MoePhysics {
+            experts: f64::from(moe.experts),
+            per_token: f64::from(moe.experts_per_token),
+            layers: f64::from(model.moe_layers()),
+            expert_bytes_per_gpu: model.expert_params() * expert_bytes
+                / f64::from(layout.expert_tp().max(1)),
+            active_params: model.routed_params_active(),
+            ep: f64::from(layout.ep.max(1)),
+            gpus,
+            expert_tp: f64::from(layout.expert_tp().max(1)),
+            hidden: f64::from(model.hidden),
+            imbalance: 1.0,
+            min_tokens: 1.0,
+            flops_per_s: (gpu.compute_efficiency * efficiency_scales.0).min(1.0)
+                * gpu.bf16_tflops
+                * 1e12,
+            gain: precision_gain(gpu, precision),
+            bytes_per_s: (gpu.bandwidth_efficiency * efficiency_scales.1).min(1.0)
+                * gpu.bandwidth_bytes_per_s(),
+            exchange_bytes_per_s,
+            exchange_latency_s: latency_s,
+        })
+    }
+
+    /// Experts of one layer that `tokens` tokens touch (uniform routing):
+    /// E (1 − (1 − k/E)^T), at most E.
+    pub(crate) fn touched_experts(&self, tokens: f64) -> f64 {
+        if tokens <= 0.0 {
+            return 0.0;
+        }
+        let miss = (1.0 - self.per_token / self.experts).max(0.0);
+        (self.experts * (1.0 - miss.powf(tokens))).min(self.experts)
+    }
+
+    /// Experts of one layer the busiest EP rank reads: `imbalance` × its
+    /// share of the touched experts, at most the E/EP it holds.
+    pub(crate) fn busiest_rank_experts(&self, tokens: f64) -> f64 {
+        (self.imbalance * self.touched_experts(tokens) / self.ep).min(self.experts / self.ep)
+    }
+
+    /// Seconds of the grouped expert GEMMs of a step of `tokens` tokens on
+    /// the busiest GPU: max(FLOPs / (η P g), expert bytes read / (η_m BW)).
+    /// The busiest GPU runs its touched experts (`busiest_rank_experts`,
+    /// split over expert TP) for M = T k / touched rows each, at least
+    /// `min_tokens`: FLOPs = 2 × layers × experts × max(M, min) × expert
+    /// weights / expert TP, which is 2 × routed active weights × T / GPUs
+    /// under uniform routing when M ≥ min.
+    pub(crate) fn gemm_s(&self, tokens: f64) -> f64 {
+        if tokens <= 0.0 {
+            return 0.0;
+        }
+        let touched = self.touched_experts(tokens).max(1e-300);
+        let per_expert_tokens = tokens * self.per_token / touched;
+        let gain = self
+            .gain
+            .map_or(1.0, |(g, max)| g.at(per_expert_tokens, max));
+        let experts = self.busiest_rank_experts(tokens);
+        let rows = per_expert_tokens.max(self.min_tokens);
+        let weights_per_gpu = self.active_params / (self.layers * self.per_token) / self.expert_tp;
+        let flops = 2.0 * self.layers * experts * rows * weights_per_gpu;
+        let compute = flops / (self.flops_per_s * gain);
+        let memory = self.layers * experts * self.expert_bytes_per_gpu / self.bytes_per_s;
+        compute.max(memory)
+    }
+
+    /// Seconds of the all-to-all exchanges of a step of `tokens` tokens:
+    /// per MoE layer a dispatch and a combine, each a latency plus
+    /// T/G × k × hidden × 2 B × (EP − 1)/EP over the link. Zero at EP 1.
+    pub(crate) fn all_to_all_s(&self, tokens: f64) -> f64 {
+        if self.ep <= 1.0 || tokens <= 0.0 {
+            return 0.0;
+        }
+        let bytes =
+            tokens / self.gpus * self.per_token * self.hidden * ACTIVATION_BYTES * (self.ep - 1.0)
+                / self.ep;
+        2.0 * self.layers * (self.exchange_latency_s + bytes / self.exchange_bytes_per_s)
+    }
+
+    /// Whether the exchanges run under expert parallelism.
+    pub(crate) fn expert_parallel(&self) -> bool {
+        self.ep > 1.0
+    }
+
+    /// MoE layers.
+    pub(crate) fn layers(&self) -> f64 {
+        self.layers
+    }
+
+    /// Experts each EP rank holds per layer.
+    pub(crate) fn held_per_rank(&self) -> f64 {
+        self.experts / self.ep
+    }
+
+    /// Bytes of one expert of one layer on one GPU.
+    pub(crate) fn expert_bytes_per_gpu(&self) -> f64 {
+        self.expert_bytes_per_gpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::perf::{EngineModel, Layout, PerfModel, StepTime};
+    use crate::profiles::precision::Precision;
+    use crate::profiles::{load_engine, load_gpu, load_model, GpuProfile, ModelProfile};
+    use std::path::{Path, PathBuf};
+
+    fn profiles() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles")
+    }
+
+    fn model(id: &str) -> ModelProfile {
+        load_model(&profiles(), id).unwrap_or_else(|p| panic!("{id}: {p}"))
+    }
+
+    fn gpu(id: &str) -> GpuProfile {
+        load_gpu(&profiles(), id).unwrap_or_else(|p| panic!("{id}: {p}"))
+    }
+
+    #[test]
+    fn one_token_touches_its_k_experts_and_a_large_batch_all_of_them() {
+        let m = PerfModel::with_layout(
+            &gpu("h200"),
+            &model("deepseek-v3"),
+            Layout {
+                tp: 8,
+                ep: 8,
+                attention_dp: 1,
+            },
+            Precision::Fp8,
+        );
+        let e = m.moe().unwrap();
+        assert!((e.touched_experts(1.0) - 8.0).abs() < 1e-9);
+        // 64 tokens: 256 (1 - (1 - 8/256)^64) = 222.4 experts.
+        let expected = 256.0 * (1.0 - (1.0f64 - 8.0 / 256.0).powi(64));
+        assert!((e.touched_experts(64.0) - expected).abs() < 1e-9);
+        assert!((e.touched_experts(1e6) - 256.0).abs() < 1e-6);
+        assert_eq!(e.held_per_rank(), 32.0);
+        assert!(e.busiest_rank_experts(1e6) <= e.held_per_rank());
+    }
+
+    #[test]
+    fn a_deepseek_decode_step_at_batch_one_reads_its_experts_at_the_bandwidth() {
+        // EP 8 on 8 H200: one token touches 8 experts, one per rank on
+        // average; each is 3 x 7,168 x 2,048 = 44.04 M weights of one byte,
+        // over 58 MoE layers: 2.554 GB per GPU at 0.875 x 4.8 TB/s = 0.608 ms.
+        let m = PerfModel::with_layout(
+            &gpu("h200"),
+            &model("deepseek-v3"),
+            Layout {
+                tp: 8,
+                ep: 8,
+                attention_dp: 1,
+            },
+            Precision::Fp8,
+        );
+        let bytes = 58.0 * 3.0 * 7168.0 * 2048.0;
+        let expected = bytes / (0.875 * 4.8e12);
+        assert!((m.expert_gemm_s(1.0) - expected).abs() < 1e-9 * expected.max(1.0));
+        // Dispatch and combine: 1/8 of a token x 8 experts x 7,168 x 2 B x 7/8,
+        // each way, per layer, plus the hop latency.
+        let a2a = 2.0 * 58.0 * (28.5e-6 + 1.0 / 8.0 * 8.0 * 7168.0 * 2.0 * 7.0 / 8.0 / 349e9);
+        assert!((m.all_to_all_s(1.0) - a2a).abs() < 1e-12);
+        // Latent attention: 61 x 576 x 2 B a token, held whole by every TP rank.
+        assert_eq!(model("deepseek-v3").kv_bytes_per_token(), 70_272.0);
+    }
+
+    #[test]
+    fn gpt_oss_holds_its_window_layers_out_of_the_kv_cache() {
+        let m = model("gpt-oss-120b");
+        assert_eq!(m.sliding_layers(), 18);
+        // 18 full layers x 2 x 8 x 64 x 2 B = 36,864 bytes a token.
+        assert_eq!(m.kv_bytes_per_token(), 36_864.0);
+        // MXFP4 experts (0.5625 B) and BF16 attention: fits one H200.
+        let p = PerfModel::new(&gpu("h200"), &m, 1, Precision::Fp4);
+        assert!(
+            p.weight_bytes_per_gpu() < 80e9,
+            "{}",
+            p.weight_bytes_per_gpu()
+        );
+        assert!(p.kv_capacity_tokens() > 0.0);
+    }
+
+    #[test]
+    fn every_moe_profile_states_a_consistent_shape() {
+        for id in [
+            "deepseek-v3",
+            "deepseek-r1",
+            "qwen3-235b-a22b",
+            "qwen3-30b-a3b",
+            "gpt-oss-120b",
+            "mixtral-8x7b",
+        ] {
+            let m = model(id);
+            let moe = m.moe.as_ref().unwrap();
+            assert!(m.routed_params_total() < m.params_billion * 1e9, "{id}");
+            assert!(m.dense_gemm_params() > 0.0, "{id}");
+            assert!(moe.experts_per_token <= moe.experts, "{id}");
+        }
+    }
+
+    #[test]
+    fn an_expert_shape_that_disagrees_with_the_counts_is_refused() {
+        let mut m = model("qwen3-235b-a22b");
+        m.moe.as_mut().unwrap().expert_ffn = 3072;
+        let problems = m.check(Path::new("m.toml"));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.to_string().contains("moe.expert_ffn")),
+            "{problems:?}"
+        );
+    }
+
+    /// The layouts of the property below: each shipped MoE model on H200.
+    fn layouts() -> Vec<(&'static str, Layout, Precision)> {
+        let l = |tp, ep, attention_dp| Layout {
+            tp,
+            ep,
+            attention_dp,
+        };
+        vec![
+            ("deepseek-v3", l(8, 1, 1), Precision::Fp8),
+            ("deepseek-v3", l(8, 8, 1), Precision::Fp8),
+            ("deepseek-v3", l(1, 8, 8), Precision::Fp8),
+            ("qwen3-235b-a22b", l(4, 4, 1), Precision::Fp8),
+            ("gpt-oss-120b", l(1, 1, 1), Precision::Fp4),
+            ("gpt-oss-120b", l(2, 2, 1), Precision::Fp4),
+            ("qwen3-30b-a3b", l(1, 1, 1), Precision::Bf16),
+            ("mixtral-8x7b", l(2, 2, 1), Precision::Bf16),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::base::testing::proptest_config(64))]
+
+        /// At a fixed layout, more decode sequences never make a step
+        /// shorter, and the experts touched never exceed those held (the
+        /// roofline model and the vLLM engine within its captured graphs).
+        #[test]
+        fn more_sequences_never_make_a_step_shorter(
+            which in 0usize..8,
+            batch in 1u32..256,
+            more in 1u32..256,
+            context in 1u32..8192,
+        ) {
+            let (id, layout, precision) = layouts()[which];
+            let (g, m) = (gpu("h200"), model(id));
+            let vllm = load_engine(&profiles().join("engines/vllm.toml")).unwrap();
+            let roofline = PerfModel::with_layout(&g, &m, layout, precision);
+            let engine = EngineModel::with_layout("vllm", &vllm, &g, &m, layout, precision);
+            let (b, c) = (f64::from(batch), f64::from(context));
+            let bigger = f64::from((batch + more).min(512));
+            proptest::prop_assert!(
+                roofline.decode_step_s(bigger, c) >= roofline.decode_step_s(b, c)
+            );
+            proptest::prop_assert!(engine.decode_step_s(bigger, c) >= engine.decode_step_s(b, c));
+            let e = roofline.moe().unwrap();
+            proptest::prop_assert!(e.busiest_rank_experts(b) <= e.held_per_rank() + 1e-9);
+            proptest::prop_assert!(e.touched_experts(b) <= f64::from(m.moe.unwrap().experts) + 1e-9);
+        }
+    }
+}
