@@ -15,6 +15,7 @@ mod hardened;
 mod help;
 mod html;
 mod layout;
+mod moe;
 mod mutation;
 mod outputs;
 mod perf;

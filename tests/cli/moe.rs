@@ -1,0 +1,146 @@
+//! Mixtures of experts end to end: the shipped MoE scenario solved and
+//! replayed, a layout that cannot run refused with its key, and `perf`'s
+//! expert parts.
+
+use crate::{check_shipped, json, planner, stderr, temp_dir};
+
+#[test]
+fn the_moe_scenario_solves_meets_its_targets_and_names_its_layout() {
+    let plan = check_shipped("scenarios/moe.toml");
+    assert_eq!(plan["model"]["precision"], "fp4");
+    // Every configuration the plan uses names its layout and runs FP4.
+    for (tier, t) in plan["tiers"].as_object().unwrap() {
+        for c in t["configurations"].as_array().unwrap() {
+            let label = c["config"].as_str().unwrap();
+            assert!(
+                label.contains(" tp") && label.contains(" fp4 "),
+                "{tier}: {label}"
+            );
+        }
+    }
+    assert_eq!(plan["missed_targets"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
+    let dir = temp_dir("moe-layout");
+    let text = std::fs::read_to_string("scenarios/moe.toml").unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = text
+        .replace("../data/", &format!("{}/data/", root.display()))
+        .replacen("expert_parallel = [1, 2, 4]", "expert_parallel = [1, 3]", 1)
+        .replace(
+            "[model]",
+            &format!("profiles_dir = \"{}/profiles\"\n\n[model]", root.display()),
+        );
+    let path = dir.join("bad-ep.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = planner(&["solve", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("gpus[0].expert_parallel") && err.contains("EP 3 does not divide"),
+        "{err}"
+    );
+    // Expert parallelism on a dense model is an error too.
+    let out = planner(&[
+        "perf",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--ep",
+        "2",
+        "--decode",
+        "8",
+        "--context",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("dense model"), "{}", stderr(&out));
+    // A replica past the NVLink domain needs --cross-node.
+    let out = planner(&[
+        "perf",
+        "--model",
+        "deepseek-v3",
+        "--gpu",
+        "h200",
+        "--tp",
+        "8",
+        "--attention-dp",
+        "2",
+        "--ep",
+        "16",
+        "--precision",
+        "fp8",
+        "--decode",
+        "8",
+        "--context",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--cross-node"), "{}", stderr(&out));
+}
+
+#[test]
+fn perf_shows_the_expert_gemms_and_the_all_to_all() {
+    let step = |batch: &str| {
+        json(&planner(&[
+            "perf",
+            "--model",
+            "deepseek-v3",
+            "--gpu",
+            "h200",
+            "--tp",
+            "8",
+            "--ep",
+            "8",
+            "--precision",
+            "fp8",
+            "--engine",
+            "sglang",
+            "--decode",
+            batch,
+            "--context",
+            "1000",
+            "--format",
+            "json",
+        ]))
+    };
+    let (one, many) = (step("1"), step("64"));
+    for r in [&one, &many] {
+        let p = &r["parts"];
+        let sum: f64 = [
+            "gemm_ms",
+            "expert_gemm_ms",
+            "attention_ms",
+            "allreduce_ms",
+            "all_to_all_ms",
+            "fixed_gpu_ms",
+        ]
+        .iter()
+        .map(|k| p[k].as_f64().unwrap())
+        .sum();
+        // The CPU overlaps: the step is the GPU's parts or the CPU, the longer.
+        let step_ms = r["step_ms"].as_f64().unwrap();
+        assert!((step_ms - sum.max(p["cpu_overhead_ms"].as_f64().unwrap())).abs() < 1e-9);
+        assert!(p["all_to_all_ms"].as_f64().unwrap() > 0.0);
+    }
+    // One token touches its 8 experts; 64 touch 222 and every rank reads
+    // all 32 it holds, 81.7 GB of FP8 experts a GPU.
+    assert_eq!(one["experts"]["touched_per_layer"], 8.0);
+    assert_eq!(many["experts"]["busiest_rank_per_layer"], 32.0);
+    let gb = many["experts"]["expert_weights_read_gb_per_gpu"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (gb - 58.0 * 32.0 * 3.0 * 7168.0 * 2048.0 / 1e9).abs() < 1e-6,
+        "{gb}"
+    );
+    assert!(
+        many["parts"]["expert_gemm_ms"].as_f64().unwrap()
+            > 10.0 * one["parts"]["expert_gemm_ms"].as_f64().unwrap()
+    );
+}
