@@ -479,6 +479,7 @@ mod tests {
             id: "8b".into(),
             profile: crate::perf::step::tests::llama8b(),
             precision: None,
+            kv_cache: None,
         };
         let (_, config) = Config::candidates(std::slice::from_ref(&offer)).remove(0);
         let e = evaluate(0, &offer, &model, &config, &t, &d);

@@ -418,6 +418,7 @@ fn server_throughput(
         id: "llama-2-70b".into(),
         profile: model,
         precision: Some(Precision::Fp8),
+        kv_cache: None,
     };
     let offer = GpuOffer {
         id: system.gpu.into(),

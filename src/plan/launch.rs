@@ -38,6 +38,13 @@ fn model_name(model: &ServedModel) -> String {
         .unwrap_or_else(|| model.id.clone())
 }
 
+/// Whether the replica keeps its KV cache in FP8: the scenario pins it, or
+/// the engine's recipe does with FP8 or FP4 weights.
+fn fp8_kv(config: &Config, e: &crate::profiles::EngineProfile, model: &ServedModel) -> bool {
+    model.kv_cache == Some(Precision::Fp8)
+        || (e.fp8_kv_cache && matches!(config.precision, Precision::Fp8 | Precision::Fp4))
+}
+
 /// The launch command of one replica of `config` on `offer`.
 pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
     let name = model_name(model);
@@ -66,7 +73,7 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
             if fp8 {
                 c.push_str(" --quantization fp8");
             }
-            if (fp8 || fp4) && e.fp8_kv_cache {
+            if fp8_kv(config, e, model) {
                 c.push_str(" --kv-cache-dtype fp8");
             }
             if dp > 1 {
@@ -92,7 +99,7 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
             if fp8 {
                 c.push_str(" --quantization fp8");
             }
-            if (fp8 || fp4) && e.fp8_kv_cache {
+            if fp8_kv(config, e, model) {
                 c.push_str(" --kv-cache-dtype fp8_e4m3");
             }
             if ep > 1 {

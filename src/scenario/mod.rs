@@ -52,6 +52,10 @@ pub struct ServedModel {
     /// `Some` when `model.precision` pins every configuration to one
     /// precision; `None` lets each GPU offer list its candidates.
     pub precision: Option<Precision>,
+    /// `Some` when `model.kv_cache` pins the KV cache's precision (FP8: one
+    /// byte per element, whatever the weights; BF16: two, the engines' FP8
+    /// recipes off); `None` keeps each engine's recipe.
+    pub kv_cache: Option<Precision>,
 }
 
 /// How demand is cut into slots and how the solver runs.

@@ -54,6 +54,8 @@ pub struct RawModel {
     pub profile: Spanned<String>,
     #[serde(default)]
     pub precision: Option<Spanned<String>>,
+    #[serde(default)]
+    pub kv_cache: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -144,3 +144,41 @@ fn perf_shows_the_expert_gemms_and_the_all_to_all() {
             > 10.0 * one["parts"]["expert_gemm_ms"].as_f64().unwrap()
     );
 }
+
+#[test]
+fn the_kv_cache_precision_is_the_scenarios_to_pin() {
+    let launch = |kv: &str| {
+        let out = planner(&[
+            "solve",
+            "scenarios/moe.toml",
+            "--set",
+            &format!("model.kv_cache=\"{kv}\""),
+            "--set",
+            "simulation.verify=\"off\"",
+            "--format",
+            "json",
+            "--quiet",
+        ]);
+        let plan = json(&out);
+        plan["how_to_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["launch_command"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(launch("fp8")
+        .iter()
+        .all(|c| c.contains("--kv-cache-dtype fp8")));
+    assert!(launch("bf16")
+        .iter()
+        .all(|c| !c.contains("--kv-cache-dtype")));
+    let out = planner(&[
+        "solve",
+        "scenarios/moe.toml",
+        "--set",
+        "model.kv_cache=\"int4\"",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("model.kv_cache"), "{}", stderr(&out));
+}

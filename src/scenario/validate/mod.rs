@@ -291,9 +291,17 @@ impl Validator {
             }
             Some(days)
         });
+        let kv_cache = model.as_ref().and_then(|m| m.kv_cache);
         let gpus = gpus
             .into_iter()
             .map(|g| choose_reserved_offer(g, commitment_term_months))
+            .map(|mut g: crate::scenario::GpuOffer| {
+                // A pinned KV-cache precision replaces the engines' recipes.
+                if let (Some(kv), Some(engine)) = (kv_cache, g.engine.as_mut()) {
+                    engine.profile.fp8_kv_cache = kv == Precision::Fp8;
+                }
+                g
+            })
             .collect();
         Some(Scenario {
             name: raw.name.clone(),

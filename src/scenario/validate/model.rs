@@ -27,12 +27,35 @@ impl Validator {
                 }
             }
         };
-        let profile: ModelProfile =
+        let kv_cache = match raw.model.kv_cache.as_ref() {
+            None => None,
+            Some(k) => match k.get_ref().as_str() {
+                "auto" => None,
+                "fp8" => Some(Precision::Fp8),
+                "bf16" => Some(Precision::Bf16),
+                other => {
+                    self.at_span(
+                        k,
+                        format!("unknown KV-cache precision `{other}`; accepted: \"auto\" (each engine's recipe), \"fp8\", \"bf16\""),
+                    );
+                    return None;
+                }
+            },
+        };
+        let mut profile: ModelProfile =
             self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
+        match kv_cache {
+            Some(Precision::Fp8) => {
+                profile.kv_bytes_per_element = profile.kv_bytes_per_element.min(1.0);
+            }
+            Some(_) => profile.kv_bytes_per_element = 2.0,
+            None => {}
+        }
         Some(ServedModel {
             id,
             profile,
             precision,
+            kv_cache,
         })
     }
 }
