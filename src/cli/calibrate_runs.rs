@@ -142,7 +142,7 @@ fn given_config(
         .ok_or_else(|| need("--precision"))?;
     let precision = Precision::parse(precision).ok_or_else(|| {
         PlannerError::Usage(format!(
-            "unknown --precision `{precision}`; accepted: bf16, fp8"
+            "unknown --precision `{precision}`; accepted: bf16, fp8, fp4"
         ))
     })?;
     Ok(GivenConfig {

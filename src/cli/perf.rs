@@ -308,6 +308,11 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         )
     } else {
         let (id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
+        if let Some(problem) = crate::perf::engine_layout_problem(engine.family, layout(args)) {
+            return Err(PlannerError::Usage(format!(
+                "{problem}; choose another layout or --engine"
+            )));
+        }
         apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
         (
             format!("{} {} ({id})", engine.name, engine.version),
@@ -426,9 +431,13 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "expert GEMMs",
             parts.expert_gemm_s,
-            "GPU: routed experts touched, busiest GPU",
+            "GPU: the routed experts the step touches, on the busiest GPU",
         ),
-        ("attention", parts.attention_s, "GPU: BF16, KV cache read"),
+        (
+            "attention",
+            parts.attention_s,
+            "GPU: BF16 FLOPs or the KV cache read, the longer",
+        ),
         (
             "all-reduces",
             parts.allreduce_s,
@@ -462,11 +471,19 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
     }
     if let Some(e) = &r.experts {
         let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "  experts per layer: {:.1} touched by the step's tokens, {:.1} read by the busiest EP rank (of {:.0} it holds); {:.2} GB of expert weights read per GPU",
-            e.touched_per_layer, e.busiest_rank_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
-        );
+        if r.ep > 1 {
+            let _ = writeln!(
+                o,
+                "  experts per layer: {:.1} touched by the step's tokens, {:.1} read by the busiest EP rank (of {:.0} it holds); {:.2} GB of expert weights read per GPU",
+                e.touched_per_layer, e.busiest_rank_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "  experts per layer: {:.1} of {:.0} touched by the step's tokens, each GPU reading its slice of every one; {:.2} GB of expert weights read per GPU",
+                e.touched_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
+            );
+        }
     }
     let _ = writeln!(o);
     let _ = writeln!(

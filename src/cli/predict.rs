@@ -118,7 +118,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let usage = |m: String| Err(PlannerError::Usage(m));
     let precision = Precision::parse(&args.precision).ok_or_else(|| {
         PlannerError::Usage(format!(
-            "unknown --precision `{}`; accepted: bf16, fp8",
+            "unknown --precision `{}`; accepted: bf16, fp8, fp4",
             args.precision
         ))
     })?;
@@ -174,6 +174,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     if let Some(problem) = tp_problem(&gpu, &model, args.tp)
         .filter(|_| layout.is_tp_only())
         .or_else(|| crate::perf::layout_problem(&gpu, &model, layout, args.cross_node))
+        .or_else(|| crate::perf::engine_layout_problem(engine.family, layout))
     {
         let what = if layout.is_tp_only() {
             format!("--tp {}", args.tp)
@@ -266,6 +267,8 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         engine_name: format!("{} {}", engine.name, engine.version),
         backend: engine.family.as_str().to_string(),
         tp: args.tp,
+        ep: args.ep,
+        attention_dp: args.attention_dp,
         precision,
         max_num_seqs: engine.max_num_seqs,
         max_num_batched_tokens: engine.max_num_batched_tokens,

@@ -204,23 +204,24 @@ impl EngineModel {
 
     /// The captured size a decode-only step of `batch` sequences runs as.
     /// With data-parallel attention each rank captures its own graphs:
-    /// its share of the batch pads to the next size, on every rank.
+    /// the busiest rank's sequences pad to the next size, on every rank.
     fn graph_batch(&self, batch: f64) -> Option<f64> {
         let dp = self.roofline.attention_dp();
+        let per_rank = if dp > 1.0 { (batch / dp).ceil() } else { batch };
         self.graph_sizes
             .iter()
             .map(|&s| f64::from(s))
-            .find(|&s| s >= batch / dp)
+            .find(|&s| s >= per_rank)
             .map(|s| s * dp)
     }
 
     /// The two all-reduces per layer over `tokens` tokens, all layers.
-    pub fn allreduce_s(&self, tokens: f64) -> f64 {
+    pub fn allreduce_s(&self, tokens: f64, sequences: f64) -> f64 {
         let tp = f64::from(self.roofline.tp);
         if self.roofline.tp == 1 || tokens <= 0.0 {
             return 0.0;
         }
-        let message = tokens / self.roofline.attention_dp() * self.message_bytes_per_token;
+        let message = tokens * self.roofline.rank_share(sequences) * self.message_bytes_per_token;
         let bw = self.allreduce_bytes_per_s;
         let one = match self.custom_allreduce {
             Some((max, one_shot_max, latency)) if message <= max => {
@@ -252,15 +253,20 @@ impl StepTime for EngineModel {
         } else {
             None
         };
-        let (tokens, logits, layer_s) = match graph {
-            Some(padded) => (padded, padded, self.graph_layer_s),
-            None => (work.tokens, work.logit_tokens, self.eager_layer_s),
+        let (tokens, logits, sequences, layer_s) = match graph {
+            Some(padded) => (padded, padded, padded, self.graph_layer_s),
+            None => (
+                work.tokens,
+                work.logit_tokens,
+                work.sequences,
+                self.eager_layer_s,
+            ),
         };
         StepParts {
             gemm_s: self.roofline.gemm_s(tokens, logits),
             expert_gemm_s: self.roofline.expert_gemm_s(tokens),
             attention_s: self.roofline.attention_work_s(work),
-            allreduce_s: self.allreduce_s(tokens),
+            allreduce_s: self.allreduce_s(tokens, sequences),
             all_to_all_s: self.roofline.all_to_all_s(tokens),
             fixed_gpu_s: self.layers * layer_s + self.moe_fixed_s,
             cpu_overhead_s: self.cpu_s(work.sequences),
@@ -277,7 +283,7 @@ impl StepTime for EngineModel {
         let (compute, memory) = self.roofline.decode_attention_lines(b);
         let gpu_fixed_s = self.roofline.gemm_s(tokens, tokens)
             + self.roofline.expert_gemm_s(tokens)
-            + self.allreduce_s(tokens)
+            + self.allreduce_s(tokens, tokens)
             + self.roofline.all_to_all_s(tokens)
             + (self.layers * layer_s + self.moe_fixed_s);
         let cpu_s = self.cpu_s(b);
@@ -343,20 +349,20 @@ pub(crate) mod tests {
         // 8 tokens x 4096 x 2 B = 64 KiB: one-shot.
         let msg = 8.0 * 4096.0 * 2.0;
         let one_shot = 10e-6 + 3.0 * msg / bw;
-        assert!((m.allreduce_s(8.0) - 64.0 * one_shot).abs() < 1e-12);
+        assert!((m.allreduce_s(8.0, 8.0) - 64.0 * one_shot).abs() < 1e-12);
         // 512 tokens = 4 MiB: two-shot.
         let msg = 512.0 * 4096.0 * 2.0;
         let two_shot = 20e-6 + 1.5 * msg / bw;
-        assert!((m.allreduce_s(512.0) - 64.0 * two_shot).abs() < 1e-12);
+        assert!((m.allreduce_s(512.0, 512.0) - 64.0 * two_shot).abs() < 1e-12);
         // 8,192 tokens = 64 MiB: NCCL with the GPU's hop latency (8 us).
         let msg = 8192.0 * 4096.0 * 2.0;
         let ring = 1.5 * msg / bw + 8e-6;
-        assert!((m.allreduce_s(8192.0) - 64.0 * ring).abs() < 1e-12);
+        assert!((m.allreduce_s(8192.0, 8192.0) - 64.0 * ring).abs() < 1e-12);
         // Without a fully connected link the custom kernel is off.
         let pcie = EngineModel::new("vllm", &e, &h100(), &llama8b(), 4, Precision::Bf16);
         let msg = 8.0 * 4096.0 * 2.0;
         let bw = 0.8 * h100().link_peak_gb_s() * 1e9;
-        assert!((pcie.allreduce_s(8.0) - 64.0 * (1.5 * msg / bw + 8e-6)).abs() < 1e-12);
+        assert!((pcie.allreduce_s(8.0, 8.0) - 64.0 * (1.5 * msg / bw + 8e-6)).abs() < 1e-12);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! EP divides that count, and each expert is split over GPUs / EP of them
 //! (expert TP). A dense model has EP 1.
 
-use crate::profiles::{GpuProfile, ModelProfile};
+use crate::profiles::{EngineFamily, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -56,6 +56,26 @@ impl Layout {
             let _ = write!(s, " ep{}", self.ep);
         }
         s
+    }
+}
+
+/// Why `engine`'s launch options cannot express `layout`, or `None`: vLLM's
+/// `--enable-expert-parallel` spreads the experts over every GPU of the
+/// replica (EP = TP × DP or none), and TensorRT-LLM's attention data
+/// parallelism runs attention at TP 1 on every rank.
+pub fn engine_layout_problem(engine: EngineFamily, layout: Layout) -> Option<String> {
+    match engine {
+        EngineFamily::Vllm if layout.ep > 1 && layout.ep != layout.gpus() => Some(format!(
+            "vLLM's expert parallelism spreads the experts over all {} GPUs of the replica (EP {} or none), not EP {}",
+            layout.gpus(),
+            layout.gpus(),
+            layout.ep
+        )),
+        EngineFamily::Trtllm if layout.attention_dp > 1 && layout.tp > 1 => Some(format!(
+            "TensorRT-LLM's attention data parallelism runs attention at TP 1 on each rank, not TP {}",
+            layout.tp
+        )),
+        _ => None,
     }
 }
 

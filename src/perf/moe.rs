@@ -111,9 +111,17 @@ impl MoePhysics {
     }
 
     /// Experts of one layer the busiest EP rank reads: `imbalance` × its
-    /// share of the touched experts, at most the E/EP it holds.
+    /// share of the touched experts under expert parallelism (at least one
+    /// expert when any is touched, at most the E/EP it holds); every
+    /// touched expert without it (each GPU holds a slice of every expert).
     pub(crate) fn busiest_rank_experts(&self, tokens: f64) -> f64 {
-        (self.imbalance * self.touched_experts(tokens) / self.ep).min(self.experts / self.ep)
+        let touched = self.touched_experts(tokens);
+        if self.ep <= 1.0 {
+            return touched;
+        }
+        (self.imbalance * touched / self.ep)
+            .max(touched.min(1.0))
+            .min(self.experts / self.ep)
     }
 
     /// Seconds of the grouped expert GEMMs of a step of `tokens` tokens on

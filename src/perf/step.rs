@@ -320,14 +320,26 @@ impl PerfModel {
         self.kv_bytes_per_token
     }
 
+    /// The busiest attention rank's share of a step's work when it holds
+    /// `sequences` sequences: ceil(S / DP) / S (a prompt stays on one rank,
+    /// decoding sequences spread evenly); 1 without data-parallel attention.
+    pub fn rank_share(&self, sequences: f64) -> f64 {
+        if self.attention_dp == 1 {
+            return 1.0;
+        }
+        let s = sequences.max(1.0);
+        (s / self.attention_dp()).ceil() / s
+    }
+
     /// Time of the two all-reduces per layer over `tokens` tokens of
-    /// activations: ring cost 2 (TP−1)/TP × message / link bandwidth plus one
-    /// hop latency each. Zero at TP 1.
-    pub fn allreduce_s(&self, tokens: f64) -> f64 {
+    /// activations of `sequences` sequences (the busiest attention rank's
+    /// share of them): ring cost 2 (TP−1)/TP × message / link bandwidth
+    /// plus one hop latency each. Zero at TP 1.
+    pub fn allreduce_s(&self, tokens: f64, sequences: f64) -> f64 {
         if self.tp == 1 {
             return 0.0;
         }
-        let message = tokens / self.attention_dp() * self.hidden * ACTIVATION_BYTES;
+        let message = tokens * self.rank_share(sequences) * self.hidden * ACTIVATION_BYTES;
         let one = 2.0 * (self.tp() - 1.0) / self.tp() * message / self.link_bytes_per_s
             + self.hop_latency_s;
         self.allreduces_per_step * one
@@ -394,12 +406,13 @@ impl PerfModel {
         layers + head
     }
 
-    /// A mixture's GEMMs outside the routed experts: each attention rank
-    /// runs its T/DP tokens through the dense parts (split over TP, at their
+    /// A mixture's GEMMs outside the routed experts: the busiest attention
+    /// rank runs its share of the tokens (those of its sequences, one
+    /// sequence per logit) through the dense parts (split over TP, at their
     /// own format) and its logits through the LM head.
     fn dense_parts_gemm_s(&self, tokens: f64, logit_tokens: f64) -> f64 {
-        let dp = self.attention_dp();
-        let (t, l) = (tokens / dp, logit_tokens / dp);
+        let share = self.rank_share(logit_tokens);
+        let (t, l) = (tokens * share, logit_tokens * share);
         let dense = self.bound_with_gain_s(
             2.0 * self.dense_params * t,
             self.dense_params * self.dense_bytes_per_weight,
@@ -429,7 +442,8 @@ impl PerfModel {
         if self.plain {
             return self.attention_s(work.attention_pairs, work.kv_read_tokens);
         }
-        let split = self.tp() * self.attention_dp() * self.attention_flops_per_s;
+        let share = self.rank_share(work.sequences);
+        let split = self.tp() * self.attention_flops_per_s / share;
         let full = 1.0 - self.sliding_share;
         let decode_pairs = work.attention_pairs.min(work.kv_read_tokens);
         let prefill_pairs = work.attention_pairs - decode_pairs;
@@ -439,18 +453,19 @@ impl PerfModel {
                 + self.prefill_flops_per_pair * prefill_pairs)
             + self.sliding_share * self.prefill_flops_per_pair * windowed_pairs)
             / split;
-        let (_, per_kv_token_s) = self.attention_per_unit();
+        let (_, per_kv_token_s) = self.attention_per_unit_at(share);
         let windowed_kv = work
             .kv_read_tokens
             .min(work.sequences * self.sliding_window);
         let memory =
-            per_kv_token_s * work.kv_read_tokens + self.sliding_kv_per_token_s() * windowed_kv;
+            per_kv_token_s * work.kv_read_tokens + self.sliding_kv_per_token_s(share) * windowed_kv;
         compute.max(memory)
     }
 
-    /// Seconds per token of sliding-window KV read.
-    fn sliding_kv_per_token_s(&self) -> f64 {
-        self.sliding_kv_bytes_per_token / (self.kv_shards * self.attention_dp() * self.bytes_per_s)
+    /// Seconds per token of sliding-window KV read, the busiest rank
+    /// reading `share` of them.
+    fn sliding_kv_per_token_s(&self, share: f64) -> f64 {
+        self.sliding_kv_bytes_per_token * share / (self.kv_shards * self.bytes_per_s)
     }
 
     /// The attention lines of a decode run of `batch` sequences:
@@ -458,18 +473,33 @@ impl PerfModel {
     /// sliding-window layers add a constant: each sequence's window (its
     /// context is taken to exceed the window).
     pub(crate) fn decode_attention_lines(&self, batch: f64) -> ((f64, f64), (f64, f64)) {
-        let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
         if self.plain {
+            let (per_pair_s, per_kv_token_s) = self.attention_per_unit();
             return ((0.0, per_pair_s), (0.0, per_kv_token_s));
         }
-        let split = self.tp() * self.attention_dp() * self.attention_flops_per_s;
+        let share = self.rank_share(batch);
+        let (per_pair_s, per_kv_token_s) = self.attention_per_unit_at(share);
+        let split = self.tp() * self.attention_flops_per_s / share;
         let windowed = batch * self.sliding_window;
         (
             (
                 self.sliding_share * self.decode_flops_per_pair * windowed / split,
                 per_pair_s,
             ),
-            (self.sliding_kv_per_token_s() * windowed, per_kv_token_s),
+            (
+                self.sliding_kv_per_token_s(share) * windowed,
+                per_kv_token_s,
+            ),
+        )
+    }
+
+    /// [`Self::attention_per_unit`] of a mixture or a latent or windowed
+    /// attention, the busiest attention rank doing `share` of the work.
+    fn attention_per_unit_at(&self, share: f64) -> (f64, f64) {
+        (
+            (1.0 - self.sliding_share) * self.decode_flops_per_pair * share
+                / (self.tp() * self.attention_flops_per_s),
+            self.kv_bytes_per_token * share / (self.kv_shards * self.bytes_per_s),
         )
     }
 
@@ -485,12 +515,7 @@ impl PerfModel {
     /// per token of KV cache read at its memory bound.
     pub(crate) fn attention_per_unit(&self) -> (f64, f64) {
         if !self.plain {
-            let ranks = self.attention_dp();
-            return (
-                (1.0 - self.sliding_share) * self.decode_flops_per_pair
-                    / (self.tp() * ranks * self.attention_flops_per_s),
-                self.kv_bytes_per_token / (self.kv_shards * ranks * self.bytes_per_s),
-            );
+            return self.attention_per_unit_at(1.0 / self.attention_dp());
         }
         (
             4.0 * self.layers * self.heads * self.head_dim
@@ -511,7 +536,7 @@ impl StepTime for PerfModel {
             gemm_s: self.gemm_s(work.tokens, work.logit_tokens),
             expert_gemm_s: self.expert_gemm_s(work.tokens),
             attention_s: self.attention_work_s(work),
-            allreduce_s: self.allreduce_s(work.tokens),
+            allreduce_s: self.allreduce_s(work.tokens, work.sequences),
             all_to_all_s: self.all_to_all_s(work.tokens),
             fixed_gpu_s: self.layers_fixed_s,
             cpu_overhead_s: self.step_overhead_s,
@@ -538,7 +563,7 @@ impl StepTime for PerfModel {
             memory,
             self.gemm_s(b, b)
                 + self.expert_gemm_s(b)
-                + self.allreduce_s(b)
+                + self.allreduce_s(b, b)
                 + self.all_to_all_s(b)
                 + self.fixed_s(),
             0.0,
@@ -946,9 +971,9 @@ pub(crate) mod tests {
         let m = PerfModel::new(&h100(), &llama8b(), 2, Precision::Bf16);
         // One token: 2 layers-worth of all-reduces per layer: 2 x 32 x (0.5 x 2 x 8192 B / 450 GB/s + 8 us).
         let one = 2.0 * 0.5 * 4096.0 * 2.0 / 450e9 + 8e-6;
-        assert!((m.allreduce_s(1.0) - 64.0 * one).abs() < 1e-12);
+        assert!((m.allreduce_s(1.0, 1.0) - 64.0 * one).abs() < 1e-12);
         assert_eq!(
-            PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16).allreduce_s(1.0),
+            PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16).allreduce_s(1.0, 1.0),
             0.0
         );
     }

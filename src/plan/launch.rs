@@ -45,13 +45,45 @@ fn fp8_kv(config: &Config, e: &crate::profiles::EngineProfile, model: &ServedMod
         || (e.fp8_kv_cache && matches!(config.precision, Precision::Fp8 | Precision::Fp4))
 }
 
-/// The launch command of one replica of `config` on `offer`.
+/// Whether the model's published checkpoint holds its weights at
+/// `precision` already (gpt-oss-120b's MXFP4 experts, DeepSeek-V3's FP8):
+/// then it is served as published, with no quantisation step.
+fn published_at(model: &ServedModel, precision: Precision) -> bool {
+    match &model.profile.weights {
+        Some(w) => w.experts == precision,
+        None => model.profile.bytes_per_weight == precision.bytes_per_weight(),
+    }
+}
+
+/// The launch command of one replica of `config` on `offer`, with a note
+/// when the replica spans more than one node.
 pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
-    let name = model_name(model);
+    let mut c = launch_command_alone(config, offer, model);
+    let (gpus, node) = (config.gpus_per_replica(), offer.profile.gpus_per_node);
+    if gpus > node {
+        let _ = write!(
+            c,
+            "  # one replica spans {} nodes of {node}: add the engine's multi-node options",
+            gpus.div_ceil(node)
+        );
+    }
+    c
+}
+
+/// [`launch_command`] without the multi-node note.
+fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
+    let published = published_at(model, config.precision);
+    let name = if config.precision == Precision::Fp4 && !published {
+        format!(
+            "{}-FP4 (an NVFP4 checkpoint quantised with TensorRT Model Optimizer)",
+            model_name(model)
+        )
+    } else {
+        model_name(model)
+    };
     let tp = config.tensor_parallel;
     let (ep, dp) = (config.expert_parallel, config.attention_dp);
     let fp8 = config.precision == Precision::Fp8;
-    let fp4 = config.precision == Precision::Fp4;
     let Some(engine) = &offer.engine else {
         // The roofline model stands for an eager engine: vLLM's command.
         let mut c = format!(
@@ -70,7 +102,7 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
                 "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
                 config.max_batch, config.max_batched_tokens, e.memory_utilization
             );
-            if fp8 {
+            if fp8 && !published {
                 c.push_str(" --quantization fp8");
             }
             if fp8_kv(config, e, model) {
@@ -96,7 +128,7 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
                 config.max_batched_tokens,
                 e.memory_utilization
             );
-            if fp8 {
+            if fp8 && !published {
                 c.push_str(" --quantization fp8");
             }
             if fp8_kv(config, e, model) {
@@ -115,10 +147,8 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
             c
         }
         EngineFamily::Trtllm => {
-            let checkpoint = if fp8 {
+            let checkpoint = if fp8 && !published {
                 format!("{name}-FP8 (an FP8 checkpoint quantised with TensorRT Model Optimizer)")
-            } else if fp4 {
-                format!("{name}-FP4 (an NVFP4 checkpoint quantised with TensorRT Model Optimizer)")
             } else {
                 name
             };
@@ -133,7 +163,7 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
                 let _ = write!(c, " --ep_size {ep}");
             }
             if dp > 1 {
-                c.push_str(" --extra_llm_api_options (enable_attention_dp: true)");
+                c.push_str(" --extra_llm_api_options llm_api_options.yaml (a YAML file holding `enable_attention_dp: true`)");
             }
             c
         }

@@ -19,6 +19,9 @@ pub(crate) struct Predicted {
     pub engine_name: String,
     pub backend: String,
     pub tp: u32,
+    /// Expert parallelism and data-parallel attention (1 when unused).
+    pub ep: u32,
+    pub attention_dp: u32,
     pub precision: Precision,
     pub max_num_seqs: u32,
     pub max_num_batched_tokens: u32,
@@ -136,7 +139,7 @@ impl Curve {
 
     /// The JSON: one run as vLLM's result file; a curve as its runs.
     pub(crate) fn json(&self, p: &Predicted) -> Value {
-        let planner = json!({
+        let mut planner = json!({
             "model": p.model,
             "gpu": p.gpu,
             "engine": p.engine,
@@ -147,6 +150,10 @@ impl Curve {
             "max_num_batched_tokens": p.max_num_batched_tokens,
             "dataset": p.dataset,
         });
+        if p.ep > 1 || p.attention_dp > 1 {
+            planner["expert_parallel"] = json!(p.ep);
+            planner["attention_dp"] = json!(p.attention_dp);
+        }
         if self.points.len() == 1 {
             let mut run = run_json(p, &self.points[0], self.slo.as_ref());
             if let Value::Object(m) = &mut run {
@@ -335,10 +342,24 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "Predicted (not measured): {} on {} x {}, {} ({}), {}, max-num-seqs {}, max-num-batched-tokens {}; {} prompts from {}, request rate {}",
+        "Predicted (not measured): {} on {} x {}{}, {} ({}), {}, max-num-seqs {}, max-num-batched-tokens {}; {} prompts from {}, request rate {}",
         p.model,
-        p.tp,
+        p.tp * p.attention_dp,
         p.gpu,
+        if p.ep > 1 || p.attention_dp > 1 {
+            format!(
+                " ({})",
+                crate::perf::Layout {
+                    tp: p.tp,
+                    ep: p.ep,
+                    attention_dp: p.attention_dp
+                }
+                .label()
+                .to_uppercase()
+            )
+        } else {
+            String::new()
+        },
         p.engine_name,
         p.engine,
         p.precision,

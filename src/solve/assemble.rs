@@ -236,7 +236,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
                     } else if offered.len() == 1 {
                         offered[0].to_string()
                     } else {
-                        format!("chosen per configuration ({})", offered.join(" or "))
+                        format!("chosen per configuration: {}", offered.join(" or "))
                     }
                 },
                 |p| p.to_string(),

@@ -102,8 +102,8 @@ fn the_shipped_engine_profiles_meet_their_targets_on_the_dense_runs() {
 
 /// The mixture-of-experts runs against the shipped profiles: each model's
 /// median errors where the MoE fit left them (docs/model.md §2.2 has the
-/// table and the targets, 15% on TPOT and 25% on TTFT, which TTFT
-/// and two models' TPOT miss), so that a change that makes them worse shows.
+/// table and the targets, 15% on TPOT and 25% on TTFT, which TTFT and
+/// Qwen3-235B's TPOT miss), so that a change that makes them worse shows.
 #[test]
 fn the_shipped_engine_profiles_hold_their_errors_on_the_moe_runs() {
     let (runs, profiles, engines) = shared_from("data/engine-runs/moe.csv");
@@ -111,8 +111,8 @@ fn the_shipped_engine_profiles_hold_their_errors_on_the_moe_runs() {
     let errors = predicted(&runs.runs, &profiles, &engines);
     for (model, tpot, ttft) in [
         ("deepseek-v3", 0.15, 0.47),
-        ("gpt-oss-120b", 0.16, 0.29),
-        ("qwen3-235b-a22b", 0.23, 0.32),
+        ("gpt-oss-120b", 0.15, 0.285),
+        ("qwen3-235b-a22b", 0.23, 0.315),
     ] {
         let m = Medians::of(errors.iter().filter(|e| e.run.model == model), |r| {
             r.after_ms

@@ -133,7 +133,7 @@ impl Validator {
             }
         };
         let (expert_parallel, attention_dp, layouts) =
-            self.layouts(i, g, &profile, pins, &tensor_parallel);
+            self.layouts(i, g, &profile, pins, &tensor_parallel, engine.as_ref());
         let gpus_per_replica: Vec<u32> = {
             let mut v: Vec<u32> = layouts.iter().map(crate::perf::Layout::gpus).collect();
             v.sort_unstable();
@@ -182,8 +182,9 @@ impl Validator {
         profile: &GpuProfile,
         pins: &Pins,
         tensor_parallel: &[u32],
+        engine: Option<&crate::scenario::OfferEngine>,
     ) -> (Vec<u32>, Vec<u32>, Vec<crate::perf::Layout>) {
-        use crate::perf::{layout_problem, Layout};
+        use crate::perf::{engine_layout_problem, layout_problem, Layout};
         let key = |k: &str| format!("gpus[{i}].{k}");
         let mut list = |name: &str, given: &Option<Vec<u32>>| -> Vec<u32> {
             match given {
@@ -228,7 +229,10 @@ impl Validator {
                         ep,
                         attention_dp: dp,
                     };
-                    match layout_problem(profile, model, layout, cross) {
+                    let problem = layout_problem(profile, model, layout, cross).or_else(|| {
+                        engine.and_then(|e| engine_layout_problem(e.profile.family, layout))
+                    });
+                    match problem {
                         None => layouts.push(layout),
                         Some(problem) => {
                             why.entry(("expert_parallel", ep))
@@ -253,9 +257,14 @@ impl Validator {
                 });
                 if !used && d > 1 {
                     let reason = why.get(&(name, d)).cloned().unwrap_or_default();
+                    let fix = if reason.contains("experts") {
+                        "remove it (an expert-parallel degree must divide the model's experts)"
+                    } else {
+                        "remove it, or change `tensor_parallel` or `attention_dp` (or the engine)"
+                    };
                     self.at_key(
                         key(name),
-                        format!("{name} {d} runs with none of the tensor-parallel degrees {tensor_parallel:?}: {reason}; remove it or change `tensor_parallel`"),
+                        format!("{name} {d} runs with none of the tensor-parallel degrees {tensor_parallel:?}: {reason}; {fix}"),
                     );
                 }
             }
@@ -328,7 +337,11 @@ impl Validator {
                 if tp > 0 && !unit_gpus.is_multiple_of(tp) {
                     self.at_key(
                         &key,
-                        format!("a node of {unit_gpus} GPUs does not hold whole tensor-parallel groups of {tp} GPUs (a group must not span nodes): use a node size that is a multiple of {tp}, or drop {tp} from `gpus[{i}].tensor_parallel`"),
+                        if g.attention_dp.as_ref().is_some_and(|l| l.iter().any(|&d| d > 1)) {
+                            format!("a node of {unit_gpus} GPUs does not hold whole replicas of {tp} GPUs (TP x attention-DP; a replica must not span purchase units): use a node size that is a multiple of {tp}, or drop the degrees that make {tp} from `gpus[{i}].tensor_parallel` and `gpus[{i}].attention_dp`")
+                        } else {
+                            format!("a node of {unit_gpus} GPUs does not hold whole tensor-parallel groups of {tp} GPUs (a group must not span nodes): use a node size that is a multiple of {tp}, or drop {tp} from `gpus[{i}].tensor_parallel`")
+                        },
                     );
                 }
             }
@@ -479,7 +492,7 @@ impl Validator {
                 if list.is_empty() {
                     self.at_key(
                         format!("gpus[{i}].precision"),
-                        "`precision` must list at least one of \"bf16\", \"fp8\"",
+                        "`precision` must list at least one of \"bf16\", \"fp8\", \"fp4\"",
                     );
                 }
                 let mut out = Vec::new();
@@ -487,7 +500,7 @@ impl Validator {
                     match Precision::parse(p.get_ref()) {
                         None => self.at_span(
                             p,
-                            format!("unknown precision `{}`; accepted: \"bf16\", \"fp8\"", p.get_ref()),
+                            format!("unknown precision `{}`; accepted: \"bf16\", \"fp8\", \"fp4\"", p.get_ref()),
                         ),
                         Some(Precision::Fp8) if !has_fp8 => self.at_span(
                             p,

@@ -19,7 +19,7 @@ impl Validator {
                     self.at_span(
                     p,
                     format!(
-                        "unknown precision `{}`; accepted: \"bf16\", \"fp8\" (or leave it out to let each GPU type try both)",
+                        "unknown precision `{}`; accepted: \"bf16\", \"fp8\", \"fp4\" (or leave it out to let each GPU type try its list)",
                         p.get_ref()
                     ),
                 );
