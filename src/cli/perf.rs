@@ -236,9 +236,14 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
         + f64::from(args.prefill.unwrap_or(0));
     if kv_tokens > perf.kv_capacity_tokens() {
         return usage(format!(
-            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower --decode or --context, or raise --tp",
+            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower --decode or --context, or {}",
             kv_tokens,
-            perf.kv_capacity_tokens()
+            perf.kv_capacity_tokens(),
+            if model.kv_replicated_over_tp() {
+                "spread the sequences over --attention-dp ranks (every TP rank holds a latent attention's whole KV cache) or use --kv-cache fp8"
+            } else {
+                "raise --tp or use --kv-cache fp8"
+            }
         ));
     }
     Ok(())

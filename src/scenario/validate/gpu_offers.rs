@@ -192,7 +192,7 @@ impl Validator {
                 Some(v) if v.is_empty() => {
                     self.at_key(
                         key(name),
-                        format!("`{name}` must list at least one degree (1: none)"),
+                        format!("`{name}` must list at least one degree (1 for none)"),
                     );
                     vec![1]
                 }
