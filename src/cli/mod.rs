@@ -14,6 +14,7 @@ mod calibrate;
 mod calibrate_runs;
 mod engine_arg;
 mod goodput;
+mod layout_arg;
 pub(crate) mod output;
 mod perf;
 mod plan;

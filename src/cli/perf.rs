@@ -26,20 +26,8 @@ pub(crate) struct PerfArgs {
     /// model's heads and be at most the GPU's NVLink domain.
     #[arg(long, default_value_t = 1)]
     pub tp: u32,
-    /// Expert-parallel degree (a mixture of experts): the experts are
-    /// spread whole over EP groups of the replica's GPUs, with an
-    /// all-to-all per MoE layer. Must divide the experts and the GPUs.
-    #[arg(long, default_value_t = 1)]
-    pub ep: u32,
-    /// Data-parallel attention ranks (a mixture of experts): GPUs per
-    /// replica = TP x attention-DP; each rank holds its own sequences and
-    /// KV cache.
-    #[arg(long, default_value_t = 1)]
-    pub attention_dp: u32,
-    /// Let a replica span more GPUs than one NVLink domain (its expert
-    /// exchanges then run at the scale-out network's bandwidth).
-    #[arg(long)]
-    pub cross_node: bool,
+    #[command(flatten)]
+    pub layout: super::layout_arg::LayoutArgs,
     /// KV-cache precision: `auto` (the engine's recipe: FP8 with FP8 or FP4
     /// weights where the engine keeps one), `fp8` (half the bytes of BF16)
     /// or `bf16`.
@@ -184,7 +172,7 @@ fn check(
             gpu.nvlink_domain()
         ));
     }
-    if let Some(problem) = layout_problem(gpu, model, layout(args), args.cross_node) {
+    if let Some(problem) = layout_problem(gpu, model, layout(args), args.layout.cross_node) {
         let hint = if problem.contains("NVLink domain") {
             "; lower --tp or --attention-dp, or pass --cross-node"
         } else {
@@ -274,11 +262,7 @@ pub(super) fn apply_kv_cache(
 
 /// The replica's layout from the flags.
 fn layout(args: &PerfArgs) -> Layout {
-    Layout {
-        tp: args.tp,
-        ep: args.ep,
-        attention_dp: args.attention_dp,
-    }
+    args.layout.with_tp(args.tp)
 }
 
 pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
@@ -359,8 +343,8 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         model: args.model.clone(),
         gpu: args.gpu.clone(),
         tp: args.tp,
-        ep: args.ep,
-        attention_dp: args.attention_dp,
+        ep: args.layout.ep,
+        attention_dp: args.layout.attention_dp,
         precision,
         engine: engine_name,
         prefill_tokens: args.prefill.unwrap_or(0),

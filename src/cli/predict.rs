@@ -35,18 +35,8 @@ pub(crate) struct PredictArgs {
     /// Tensor-parallel degree of each attention rank.
     #[arg(long, default_value_t = 1)]
     pub tp: u32,
-    /// Expert-parallel degree (a mixture of experts): experts spread whole
-    /// over EP groups of the replica's GPUs. Must divide the experts and
-    /// the GPUs.
-    #[arg(long, default_value_t = 1)]
-    pub ep: u32,
-    /// Data-parallel attention ranks (a mixture of experts): GPUs per
-    /// replica = TP x attention-DP.
-    #[arg(long, default_value_t = 1)]
-    pub attention_dp: u32,
-    /// Let the replica span more GPUs than one NVLink domain.
-    #[arg(long)]
-    pub cross_node: bool,
+    #[command(flatten)]
+    pub layout: super::layout_arg::LayoutArgs,
     /// Weight precision: bf16, fp8 or fp4 (weight-only on GPUs without FP4
     /// units; a mixture keeps its dense parts in their published format).
     #[arg(long, default_value = "bf16")]
@@ -166,14 +156,10 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let mut model = load(&args.profiles, "models", "--model", &args.model, load_model)?;
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     let (engine_id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
-    let layout = crate::perf::Layout {
-        tp: args.tp,
-        ep: args.ep,
-        attention_dp: args.attention_dp,
-    };
+    let layout = args.layout.with_tp(args.tp);
     if let Some(problem) = tp_problem(&gpu, &model, args.tp)
         .filter(|_| layout.is_tp_only())
-        .or_else(|| crate::perf::layout_problem(&gpu, &model, layout, args.cross_node))
+        .or_else(|| crate::perf::layout_problem(&gpu, &model, layout, args.layout.cross_node))
         .or_else(|| crate::perf::engine_layout_problem(engine.family, layout))
     {
         let what = if layout.is_tp_only() {
@@ -181,7 +167,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         } else {
             format!(
                 "--tp {} --ep {} --attention-dp {}",
-                args.tp, args.ep, args.attention_dp
+                args.tp, args.layout.ep, args.layout.attention_dp
             )
         };
         return usage(format!("{} cannot run {what}: {problem}", engine.name));
@@ -267,8 +253,8 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         engine_name: format!("{} {}", engine.name, engine.version),
         backend: engine.family.as_str().to_string(),
         tp: args.tp,
-        ep: args.ep,
-        attention_dp: args.attention_dp,
+        ep: args.layout.ep,
+        attention_dp: args.layout.attention_dp,
         precision,
         max_num_seqs: engine.max_num_seqs,
         max_num_batched_tokens: engine.max_num_batched_tokens,

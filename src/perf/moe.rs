@@ -202,9 +202,9 @@ mod tests {
         load_gpu(&profiles(), id).unwrap_or_else(|p| panic!("{id}: {p}"))
     }
 
-    #[test]
-    fn one_token_touches_its_k_experts_and_a_large_batch_all_of_them() {
-        let m = PerfModel::with_layout(
+    /// DeepSeek-V3 in FP8 on 8 H200 with EP 8 (the roofline model).
+    fn deepseek_tp8_ep8() -> PerfModel {
+        PerfModel::with_layout(
             &gpu("h200"),
             &model("deepseek-v3"),
             Layout {
@@ -213,7 +213,12 @@ mod tests {
                 attention_dp: 1,
             },
             Precision::Fp8,
-        );
+        )
+    }
+
+    #[test]
+    fn one_token_touches_its_k_experts_and_a_large_batch_all_of_them() {
+        let m = deepseek_tp8_ep8();
         let e = m.moe().unwrap();
         assert!((e.touched_experts(1.0) - 8.0).abs() < 1e-9);
         // 64 tokens: 256 (1 - (1 - 8/256)^64) = 222.4 experts.
@@ -229,16 +234,7 @@ mod tests {
         // EP 8 on 8 H200: one token touches 8 experts, one per rank on
         // average; each is 3 x 7,168 x 2,048 = 44.04 M weights of one byte,
         // over 58 MoE layers: 2.554 GB per GPU at 0.875 x 4.8 TB/s = 0.608 ms.
-        let m = PerfModel::with_layout(
-            &gpu("h200"),
-            &model("deepseek-v3"),
-            Layout {
-                tp: 8,
-                ep: 8,
-                attention_dp: 1,
-            },
-            Precision::Fp8,
-        );
+        let m = deepseek_tp8_ep8();
         let bytes = 58.0 * 3.0 * 7168.0 * 2048.0;
         let expected = bytes / (0.875 * 4.8e12);
         assert!((m.expert_gemm_s(1.0) - expected).abs() < 1e-9 * expected.max(1.0));
