@@ -52,8 +52,6 @@ pub struct PerfModel {
     /// Fixed GPU time of one forward pass: layers × time per layer.
     layers_fixed_s: f64,
     usable_memory_bytes: f64,
-    /// Data-parallel attention ranks (1: tensor parallelism alone).
-    attention_dp: u32,
     /// The replica's layout.
     layout: Layout,
     /// Whether this is a dense model with grouped-query attention over the
@@ -217,7 +215,6 @@ impl PerfModel {
             step_overhead_s: gpu.step_overhead_ms * 1e-3,
             layers_fixed_s: f64::from(model.layers) * gpu.layer_overhead_us * 1e-6,
             usable_memory_bytes: gpu.usable_memory_bytes(),
-            attention_dp: layout.attention_dp,
             layout,
             plain,
             moe,
@@ -290,7 +287,7 @@ impl PerfModel {
 
     /// Data-parallel attention ranks.
     pub(crate) fn attention_dp(&self) -> f64 {
-        f64::from(self.attention_dp)
+        f64::from(self.layout.attention_dp)
     }
 
     fn tp(&self) -> f64 {
@@ -324,7 +321,7 @@ impl PerfModel {
     /// `sequences` sequences: ceil(S / DP) / S (a prompt stays on one rank,
     /// decoding sequences spread evenly); 1 without data-parallel attention.
     pub fn rank_share(&self, sequences: f64) -> f64 {
-        if self.attention_dp == 1 {
+        if self.layout.attention_dp == 1 {
             return 1.0;
         }
         let s = sequences.max(1.0);
