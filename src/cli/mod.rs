@@ -120,22 +120,26 @@ pub(crate) enum Command {
     /// The step is P prompt tokens of one new sequence (--prefill P; the step
     /// completes the prompt, so it yields one logit) plus B sequences
     /// decoding one token each at C tokens of context (--decode B --context
-    /// C), on one replica of --tp GPUs running --engine. The figures are
-    /// predictions (docs/model.md §2, §2.1), not measurements: weight GEMMs,
+    /// C), on one replica of --tp × --attention-dp GPUs running --engine.
+    /// The figures are predictions (docs/model.md §2, §2.1, §2.2), not
+    /// measurements: weight GEMMs, a mixture of experts' expert GEMMs (the
+    /// experts the step touches, on the busiest GPU) and all-to-all,
     /// attention, all-reduces and the fixed GPU time per layer are GPU time;
     /// the engine's CPU time per step overlaps the GPU's step where the
     /// engine schedules asynchronously (vLLM, SGLang) and adds to it
-    /// otherwise (TensorRT-LLM, the eager `--engine roofline`). Example:
-    /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000
+    /// otherwise (TensorRT-LLM, the eager `--engine roofline`). Examples:
+    /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000;
+    /// planner perf --model deepseek-v3 --gpu h200 --tp 8 --ep 8 --precision fp8 --engine sglang --decode 64 --context 1000
     Perf(PerfArgs),
     /// Predict the benchmark `vllm bench serve` would measure on one replica.
     ///
     /// A closed-loop client (--max-concurrency N: every prompt queued at time
     /// 0 behind N slots, as vLLM's client does) or an open-loop one
     /// (--request-rate R, a Poisson process; inf sends all at once) against
-    /// one replica of --tp GPUs running --engine (CUDA graphs, custom
-    /// all-reduce, overlapped CPU, the engine's scheduler, docs/model.md
-    /// §2.1), simulated step by step. Prints vLLM's summary; --format json
+    /// one replica of --tp × --attention-dp GPUs (--ep for a mixture of
+    /// experts) running --engine (CUDA graphs, custom all-reduce, overlapped
+    /// CPU, the engine's scheduler, docs/model.md §2.1, §2.2), simulated step
+    /// by step. Prints vLLM's summary; --format json
     /// writes the keys of its --save-result file, which `planner goodput`
     /// reads. A list --max-concurrency 1,2,4,...,512 with --ttft-ms and
     /// --tpot-ms names the highest concurrency at which the limits still hold.
