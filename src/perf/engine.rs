@@ -23,6 +23,7 @@
 //! Formulas in `docs/model.md` §2.1.
 
 use super::layout::Layout;
+use super::moe::MoeFigures;
 use super::{DecodeRun, PerfModel, StepParts, StepTime, StepWork};
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineProfile, GpuProfile, ModelProfile};
@@ -148,9 +149,14 @@ impl EngineModel {
             ..gpu.clone()
         };
         let shape = engine_model_shape(model, engine, precision);
-        let mut roofline = PerfModel::with_layout(&physics, &shape, layout, precision);
         let link_bytes_per_s = engine.allreduce_bandwidth_fraction * gpu.link_peak_gb_s() * 1e9;
-        roofline.set_moe_engine(&physics, &shape, engine, link_bytes_per_s);
+        let roofline = PerfModel::with_figures(
+            &physics,
+            &shape,
+            layout,
+            precision,
+            MoeFigures::engine(engine, link_bytes_per_s),
+        );
         let custom = (tp > 1
             && gpu.fully_connected
             && engine.custom_allreduce_world_sizes.contains(&tp)

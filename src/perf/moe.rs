@@ -23,6 +23,47 @@ use crate::profiles::{GpuProfile, ModelProfile};
 /// Bytes per activation element an all-to-all carries (BF16).
 const ACTIVATION_BYTES: f64 = 2.0;
 
+/// What the serving engine sets for the routed experts: the busiest rank's
+/// share over the mean, the row floor per touched expert, the grouped
+/// GEMMs' compute and bandwidth efficiency scales, and the all-to-all's
+/// bandwidth (inside the NVLink domain) and latency per exchange.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MoeFigures {
+    pub imbalance: f64,
+    pub min_tokens: f64,
+    pub efficiency_scales: (f64, f64),
+    pub link_bytes_per_s: f64,
+    pub latency_s: f64,
+}
+
+impl MoeFigures {
+    /// The roofline's: uniform routing, no row floor, the GPU profile's
+    /// efficiencies, its fitted link bandwidth and hop latency.
+    pub(crate) fn roofline(gpu: &GpuProfile) -> Self {
+        MoeFigures {
+            imbalance: 1.0,
+            min_tokens: 1.0,
+            efficiency_scales: (1.0, 1.0),
+            link_bytes_per_s: gpu.interconnect_gb_s * 1e9,
+            latency_s: gpu.hop_latency_us * 1e-6,
+        }
+    }
+
+    /// `engine`'s, its exchanges at `link_bytes_per_s`.
+    pub(crate) fn engine(engine: &crate::profiles::EngineProfile, link_bytes_per_s: f64) -> Self {
+        MoeFigures {
+            imbalance: engine.expert_imbalance.max(1.0),
+            min_tokens: engine.expert_gemm_min_tokens.max(1.0),
+            efficiency_scales: (
+                engine.expert_gemm_efficiency_scale,
+                engine.expert_bandwidth_efficiency_scale,
+            ),
+            link_bytes_per_s,
+            latency_s: engine.all_to_all_latency_us * 1e-6,
+        }
+    }
+}
+
 /// The routed experts of one replica.
 #[derive(Debug, Clone)]
 pub struct MoePhysics {
@@ -31,17 +72,16 @@ pub struct MoePhysics {
     layers: f64,
     /// Bytes of one expert of one layer on one GPU (split over expert TP).
     expert_bytes_per_gpu: f64,
-    /// Routed active weights per token, all MoE layers.
-    active_params: f64,
+    /// Weights of one expert of one layer on one GPU.
+    expert_weights_per_gpu: f64,
     ep: f64,
     gpus: f64,
-    expert_tp: f64,
     hidden: f64,
     /// The busiest rank's share over the mean, at least 1.
-    pub(crate) imbalance: f64,
+    imbalance: f64,
     /// Rows a grouped GEMM runs for each touched expert at least (its tile:
     /// an expert sent 2 tokens costs the FLOPs of this many).
-    pub(crate) min_tokens: f64,
+    min_tokens: f64,
     /// η × peak FLOP/s of one GPU for the grouped GEMMs, and the precision
     /// gain with its cap.
     flops_per_s: f64,
@@ -55,48 +95,42 @@ pub struct MoePhysics {
 
 impl MoePhysics {
     /// The experts of `model` over `layout` on `gpu` at `precision`, with
-    /// the GPU's compute and bandwidth efficiencies scaled by
-    /// `efficiency_scales` (each product at most 1),
-    /// the all-to-all at `link_bytes_per_s` inside the NVLink domain and
-    /// `latency_s` per exchange; `None` for a dense model.
+    /// the engine's `figures` (the GPU's efficiencies scaled, each product
+    /// at most 1; the exchanges at the scale-out bandwidth when the replica
+    /// leaves its NVLink domain); `None` for a dense model.
     pub(crate) fn new(
         gpu: &GpuProfile,
         model: &ModelProfile,
         layout: Layout,
         precision: Precision,
-        efficiency_scales: (f64, f64),
-        link_bytes_per_s: f64,
-        latency_s: f64,
+        figures: MoeFigures,
     ) -> Option<Self> {
         let moe = model.moe.as_ref()?;
         let (expert_bytes, _) = model.bytes_per_weight_at(precision);
-        let gpus = f64::from(layout.gpus());
+        let expert_tp = f64::from(layout.expert_tp().max(1));
         let exchange_bytes_per_s = if layout.gpus() > gpu.nvlink_domain() {
             gpu.scaleout_bytes_per_s()
         } else {
-            link_bytes_per_s
+            figures.link_bytes_per_s
         };
+        let (compute_scale, bandwidth_scale) = figures.efficiency_scales;
         Some(MoePhysics {
             experts: f64::from(moe.experts),
             per_token: f64::from(moe.experts_per_token),
             layers: f64::from(model.moe_layers()),
-            expert_bytes_per_gpu: model.expert_params() * expert_bytes
-                / f64::from(layout.expert_tp().max(1)),
-            active_params: model.routed_params_active(),
+            expert_bytes_per_gpu: model.expert_params() * expert_bytes / expert_tp,
+            expert_weights_per_gpu: model.expert_params() / expert_tp,
             ep: f64::from(layout.ep.max(1)),
-            gpus,
-            expert_tp: f64::from(layout.expert_tp().max(1)),
+            gpus: f64::from(layout.gpus()),
             hidden: f64::from(model.hidden),
-            imbalance: 1.0,
-            min_tokens: 1.0,
-            flops_per_s: (gpu.compute_efficiency * efficiency_scales.0).min(1.0)
-                * gpu.bf16_tflops
-                * 1e12,
+            imbalance: figures.imbalance,
+            min_tokens: figures.min_tokens,
+            flops_per_s: (gpu.compute_efficiency * compute_scale).min(1.0) * gpu.bf16_tflops * 1e12,
             gain: precision_gain(gpu, precision),
-            bytes_per_s: (gpu.bandwidth_efficiency * efficiency_scales.1).min(1.0)
+            bytes_per_s: (gpu.bandwidth_efficiency * bandwidth_scale).min(1.0)
                 * gpu.bandwidth_bytes_per_s(),
             exchange_bytes_per_s,
-            exchange_latency_s: latency_s,
+            exchange_latency_s: figures.latency_s,
         })
     }
 
@@ -142,8 +176,7 @@ impl MoePhysics {
             .map_or(1.0, |(g, max)| g.at(per_expert_tokens, max));
         let experts = self.busiest_rank_experts(tokens);
         let rows = per_expert_tokens.max(self.min_tokens);
-        let weights_per_gpu = self.active_params / (self.layers * self.per_token) / self.expert_tp;
-        let flops = 2.0 * self.layers * experts * rows * weights_per_gpu;
+        let flops = 2.0 * self.layers * experts * rows * self.expert_weights_per_gpu;
         let compute = flops / (self.flops_per_s * gain);
         let memory = self.layers * experts * self.expert_bytes_per_gpu / self.bytes_per_s;
         compute.max(memory)

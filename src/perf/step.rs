@@ -9,7 +9,7 @@
 
 use super::gain::{precision_gain, Fp8Gain};
 use super::layout::Layout;
-use super::moe::MoePhysics;
+use super::moe::{MoeFigures, MoePhysics};
 use super::StepTime;
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
@@ -159,6 +159,17 @@ impl PerfModel {
         layout: Layout,
         precision: Precision,
     ) -> Self {
+        Self::with_figures(gpu, model, layout, precision, MoeFigures::roofline(gpu))
+    }
+
+    /// [`Self::with_layout`] with an engine's figures for the routed experts.
+    pub(crate) fn with_figures(
+        gpu: &GpuProfile,
+        model: &ModelProfile,
+        layout: Layout,
+        precision: Precision,
+        figures: MoeFigures,
+    ) -> Self {
         debug_assert!(
             gpu.supports(precision),
             "{} has no {precision} units",
@@ -180,15 +191,7 @@ impl PerfModel {
         } else {
             total_params * precision.bytes_per_weight() / f64::from(tp)
         };
-        let moe = MoePhysics::new(
-            gpu,
-            model,
-            layout,
-            precision,
-            (1.0, 1.0),
-            gpu.interconnect_gb_s * 1e9,
-            gpu.hop_latency_us * 1e-6,
-        );
+        let moe = MoePhysics::new(gpu, model, layout, precision, figures);
         let allreduces_per_step = match &moe {
             Some(m) if m.expert_parallel() => 2.0 * f64::from(model.layers) - m.layers(),
             _ => 2.0 * f64::from(model.layers),
@@ -244,35 +247,6 @@ impl PerfModel {
     /// GPUs per replica: TP × attention-DP.
     pub fn gpus(&self) -> u32 {
         self.layout.gpus()
-    }
-
-    /// The routed experts' figures an engine profile sets: the busiest
-    /// rank's share over the mean, the grouped GEMMs' compute and bandwidth
-    /// efficiency scales, and the all-to-all's bandwidth and latency.
-    pub(crate) fn set_moe_engine(
-        &mut self,
-        gpu: &GpuProfile,
-        model: &ModelProfile,
-        engine: &crate::profiles::EngineProfile,
-        link_bytes_per_s: f64,
-    ) {
-        self.moe = MoePhysics::new(
-            gpu,
-            model,
-            self.layout,
-            self.precision,
-            (
-                engine.expert_gemm_efficiency_scale,
-                engine.expert_bandwidth_efficiency_scale,
-            ),
-            link_bytes_per_s,
-            engine.all_to_all_latency_us * 1e-6,
-        )
-        .map(|mut m| {
-            m.imbalance = engine.expert_imbalance.max(1.0);
-            m.min_tokens = engine.expert_gemm_min_tokens.max(1.0);
-            m
-        });
     }
 
     /// The routed experts, for a mixture of experts.
