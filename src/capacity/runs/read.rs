@@ -12,7 +12,7 @@ use crate::base::error::{PlannerError, Problem};
 use crate::base::text::excerpt;
 use crate::perf::Layout;
 use crate::profiles::precision::Precision;
-use crate::profiles::{known_ids, EngineFamily, ModelProfile};
+use crate::profiles::{known_ids, EngineFamily};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -51,14 +51,30 @@ const SYSTEMS: &[(&str, &str)] = &[
     ("gb300", "gb300"),
 ];
 
-/// Model profile ids by published name (`hf_id`), from `profiles/models`.
-pub(crate) fn models_by_name(profiles_dir: &Path) -> BTreeMap<String, String> {
+/// A model profile that measured runs name: its id, and whether it is a
+/// mixture of experts (its runs' layouts are read, §6.5 of docs/model.md).
+#[derive(Debug, Clone)]
+pub(crate) struct NamedModel {
+    pub id: String,
+    pub moe: bool,
+}
+
+/// Model profiles by published name (`hf_id` and `checkpoints`), from
+/// `profiles/models`, each read once.
+pub(crate) fn models_by_name(profiles_dir: &Path) -> BTreeMap<String, NamedModel> {
     let dir = profiles_dir.join("models");
     let mut out = BTreeMap::new();
     for id in known_ids(&dir) {
         if let Ok(m) = crate::profiles::load_model(profiles_dir, &id) {
+            let moe = m.moe.is_some();
             for name in m.hf_id.into_iter().chain(m.checkpoints) {
-                out.insert(name, id.clone());
+                out.insert(
+                    name,
+                    NamedModel {
+                        id: id.clone(),
+                        moe,
+                    },
+                );
             }
         }
     }
@@ -100,14 +116,10 @@ pub(crate) fn read_csv(
     let at: BTreeMap<&str, usize> = COLUMNS.iter().map(|&c| (c, col(c))).collect();
     let id_col = names.iter().position(|n| *n == "id");
     let models = models_by_name(profiles_dir);
-    let profiles: BTreeMap<String, ModelProfile> = models
-        .values()
-        .filter_map(|id| {
-            crate::profiles::load_model(profiles_dir, id)
-                .ok()
-                .map(|m| (id.clone(), m))
-        })
-        .collect();
+    let (moe_tp_col, moe_ep_col) = (
+        names.iter().position(|n| *n == "moe_tp_size"),
+        names.iter().position(|n| *n == "moe_ep_size"),
+    );
     let gpus = known_ids(&profiles_dir.join("gpus"));
     let mut problems = Vec::new();
     for (i, line) in lines {
@@ -173,21 +185,12 @@ pub(crate) fn read_csv(
                 excerpt(cell("precision").as_bytes())
             )),
         });
-        let moe = models
-            .get(cell("model_path"))
-            .and_then(|id| profiles.get(id))
-            .is_some_and(|m| m.moe.is_some());
+        let moe = models.get(cell("model_path")).is_some_and(|m| m.moe);
         let layout = layout_of(
             number(cell("tp_size")),
             number(cell("attention_dp_size")),
-            names
-                .iter()
-                .position(|n| *n == "moe_tp_size")
-                .and_then(|c| number(cells[c])),
-            names
-                .iter()
-                .position(|n| *n == "moe_ep_size")
-                .and_then(|c| number(cells[c])),
+            moe_tp_col.and_then(|c| number(cells[c])),
+            moe_ep_col.and_then(|c| number(cells[c])),
             moe,
         );
         let reason = reason.or_else(|| layout.as_ref().err().cloned());
@@ -233,7 +236,7 @@ pub(crate) fn read_csv(
         into.runs.push(MeasuredRun {
             label: id_col.map_or_else(|| format!("line {row}"), |c| cells[c].to_string()),
             location: format!("{}:{row}", path.display()),
-            model: models[cell("model_path")].clone(),
+            model: models[cell("model_path")].id.clone(),
             gpu: gpu.to_string(),
             engine,
             engine_version: cell("backend_version").to_string(),
@@ -405,7 +408,7 @@ pub(crate) fn read_vllm_json(
     let model = match (&given.model, &s.model_id) {
         (Some(m), _) => m.clone(),
         (None, Some(name)) => match models.get(name) {
-            Some(id) => id.clone(),
+            Some(m) => m.id.clone(),
             None => {
                 return Err(problem(
                     "model_id",
