@@ -2,6 +2,7 @@
 //! replayed, a layout that cannot run refused with its key, and `perf`'s
 //! expert parts.
 
+use crate::perf::perf_json;
 use crate::{check_shipped, json, planner, stderr, temp_dir};
 
 #[test]
@@ -42,53 +43,30 @@ fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
         err.contains("gpus[0].expert_parallel") && err.contains("EP 3 does not divide"),
         "{err}"
     );
-    // Expert parallelism on a dense model is an error too.
-    let out = planner(&[
-        "perf",
-        "--model",
-        "llama-3.1-8b",
-        "--gpu",
-        "h100-sxm",
-        "--tp",
-        "2",
-        "--ep",
-        "2",
-        "--decode",
-        "8",
-        "--context",
-        "100",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("dense model"), "{}", stderr(&out));
-    // A replica past the NVLink domain needs --cross-node.
-    let out = planner(&[
-        "perf",
-        "--model",
-        "deepseek-v3",
-        "--gpu",
-        "h200",
-        "--tp",
-        "8",
-        "--attention-dp",
-        "2",
-        "--ep",
-        "16",
-        "--precision",
-        "fp8",
-        "--decode",
-        "8",
-        "--context",
-        "100",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--cross-node"), "{}", stderr(&out));
+    // Expert parallelism on a dense model is an error too, and a replica
+    // past the NVLink domain needs --cross-node.
+    for (args, needle) in [
+        (
+            "--model llama-3.1-8b --gpu h100-sxm --tp 2 --ep 2",
+            "dense model",
+        ),
+        (
+            "--model deepseek-v3 --gpu h200 --tp 8 --attention-dp 2 --ep 16 --precision fp8",
+            "--cross-node",
+        ),
+    ] {
+        let mut all = vec!["perf", "--decode", "8", "--context", "100"];
+        all.extend(args.split(' '));
+        let out = planner(&all);
+        assert_eq!(out.status.code(), Some(2), "{args}");
+        assert!(stderr(&out).contains(needle), "{args}: {}", stderr(&out));
+    }
 }
 
 #[test]
 fn perf_shows_the_expert_gemms_and_the_all_to_all() {
     let step = |batch: &str| {
-        json(&planner(&[
-            "perf",
+        perf_json(&[
             "--model",
             "deepseek-v3",
             "--gpu",
@@ -105,9 +83,7 @@ fn perf_shows_the_expert_gemms_and_the_all_to_all() {
             batch,
             "--context",
             "1000",
-            "--format",
-            "json",
-        ]))
+        ])
     };
     let (one, many) = (step("1"), step("64"));
     for r in [&one, &many] {

@@ -2,7 +2,7 @@
 
 use crate::{json, planner, stderr};
 
-fn perf_json(args: &[&str]) -> serde_json::Value {
+pub(crate) fn perf_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["perf", "--format", "json"];
     all.extend_from_slice(args);
     json(&planner(&all))
