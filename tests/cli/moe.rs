@@ -158,3 +158,27 @@ fn the_kv_cache_precision_is_the_scenarios_to_pin() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("model.kv_cache"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_purchase_unit_is_checked_even_when_the_model_cannot_be_read() {
+    let dir = temp_dir("moe-unit");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string("scenarios/moe.toml")
+        .unwrap()
+        .replace("../data/", &format!("{}/data/", root.display()))
+        .replace("profile = \"gpt-oss-120b\"", "profile = \"no-such-model\"")
+        .replace("purchase_unit_gpus = 2", "purchase_unit_gpus = 3")
+        .replace(
+            "[model]",
+            &format!("profiles_dir = \"{}/profiles\"\n\n[model]", root.display()),
+        );
+    let path = dir.join("unit.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = planner(&["solve", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no-such-model") && err.contains("gpus[2].purchase_unit_gpus"),
+        "{err}"
+    );
+}

@@ -134,7 +134,12 @@ impl Validator {
         };
         let (expert_parallel, attention_dp, layouts) =
             self.layouts(i, g, &profile, pins, &tensor_parallel, engine.as_ref());
-        let gpus_per_replica: Vec<u32> = {
+        // The replica sizes a purchase unit must hold: the layouts', or the
+        // listed TP degrees when no layout could be formed (the model's own
+        // problems are reported; the unit's are checked all the same).
+        let gpus_per_replica: Vec<u32> = if layouts.is_empty() {
+            tensor_parallel.clone()
+        } else {
             let mut v: Vec<u32> = layouts.iter().map(crate::perf::Layout::gpus).collect();
             v.sort_unstable();
             v.dedup();
