@@ -1,10 +1,11 @@
 //! The base room: what every stage uses and no stage owns. Errors and exit
 //! codes, located messages, accepted ranges of numbers, the finite check on
 //! results, text files as users save them, TOML files with located errors,
-//! small statistics, deterministic parallel work, progress bars, numbers as
+//! small statistics, the on-disk cache of results, deterministic parallel work, progress bars, numbers as
 //! people read them and calendar units. Nothing here knows a domain type.
 
 pub(crate) mod bounds;
+pub(crate) mod disk_cache;
 pub(crate) mod error;
 pub(crate) mod finite;
 pub(crate) mod located;

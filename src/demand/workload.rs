@@ -17,6 +17,7 @@
 //! Seeds depend on (seed, slot, tier, trace), so a slot replayed alone gets the
 //! same requests as in a replay of the whole horizon.
 
+use crate::base::disk_cache::Fnv;
 use crate::sim::request::Arrival;
 use crate::traces::aggregate::sample::{minute_offsets, LengthSampler};
 use crate::traces::aggregate::{MinuteRow, TierAggregate};
@@ -218,6 +219,51 @@ pub(crate) struct TraceReplay {
 }
 
 impl TraceReplay {
+    /// A stable hash of everything a slot's arrivals are drawn from (every
+    /// source's requests or minutes, scales and loops, the per-slot rates,
+    /// the slot length, shaping and seed), but not `first_slot`: the key of
+    /// a slot's replay in the on-disk cache names the horizon's slot itself.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::default();
+        h.f64(self.slot_s);
+        h.u64(u64::from(self.shaped));
+        h.u64(self.seed);
+        h.u64(self.tiers.len() as u64);
+        for tier in &self.tiers {
+            h.u64(tier.sources.len() as u64);
+            for source in &tier.sources {
+                h.f64(source.span_s);
+                h.f64(source.scale);
+                h.f64(source.base_rps);
+                match &source.arrivals {
+                    Arrivals::Requests(requests) => {
+                        h.u64(requests.len() as u64);
+                        for &(t, i, o) in requests {
+                            h.f64(t);
+                            h.u64(u64::from(i) << 32 | u64::from(o));
+                        }
+                    }
+                    Arrivals::Minutes {
+                        minutes,
+                        first_s,
+                        sampler,
+                        seed,
+                    } => {
+                        h.u64(u64::MAX);
+                        h.f64(*first_s);
+                        h.u64(*seed);
+                        h.bytes(format!("{minutes:?}{sampler:?}").as_bytes());
+                    }
+                }
+            }
+            h.u64(tier.mean_rps.len() as u64);
+            for &r in &tier.mean_rps {
+                h.f64(r);
+            }
+        }
+        h.finish()
+    }
+
     /// The same traces with slot 0 at the horizon's slot `first_slot`.
     pub(crate) fn starting_at(&self, first_slot: usize) -> Self {
         TraceReplay {

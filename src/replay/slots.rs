@@ -4,34 +4,96 @@
 //! count, replica, router weight and spot terms). A round that changes the
 //! fleets of a few slots replays only those; the rounds of the candidate
 //! kept off the API reuse every slot whose fleet they share. The traces are
-//! the same for every plan of one solve, so they are not part of the key.
+//! the same for every plan of one solve, so they are not part of the
+//! in-memory key.
+//!
+//! With a cache folder ([`SlotReplays::on_disk`]) each slot's replay is also
+//! kept on disk (`replays/`, [`disk_cache`]) under the same key prefixed by
+//! the program's identity and the traces' fingerprint, so a later solve (a
+//! what-if that changes a price, the same scenario again, a sweep's
+//! variants) replays only the slots whose fleet or traces it changed. A
+//! result read back is the result replayed: the JSON round-trips every
+//! count and float exactly.
 //!
 //! A slot is replayed against the groups that run in it, in the fleet's
 //! order: a group without replicas in the slot takes no request and draws no
 //! random number, so leaving it out changes nothing but the index of the
 //! others, which [`scatter`] restores.
 
+use crate::base::disk_cache;
 use crate::base::progress::Progress;
 use crate::demand::workload::TraceReplay;
 use crate::sim::metrics::GroupTally;
 use crate::sim::{simulate, Fleet, SimResult};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Single-slot replays of one solve, by key.
+/// Bumped whenever the simulator or the replay changes results (the
+/// program's identity, [`program`], changes with every build as well).
+const REPLAY_VERSION: &str = "replay-1";
+/// The cache's folder for slot replays.
+const FOLDER: &str = "replays";
+
+/// Single-slot replays of one solve, by key; one `SlotReplays` serves the
+/// replays of one [`TraceReplay`].
 #[derive(Debug, Default)]
 pub(crate) struct SlotReplays {
     results: Mutex<HashMap<String, SimResult>>,
+    disk: Option<Disk>,
 }
 
-/// How many slots a call replayed and how many it found already replayed.
+/// Where slot replays are kept between runs, and the prefix of their keys.
+#[derive(Debug)]
+struct Disk {
+    dir: PathBuf,
+    prefix: String,
+}
+
+/// How many slots a call replayed and how many it found already replayed
+/// (in this run, or on disk: `stored`, which `reused` includes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Reuse {
     pub replayed: usize,
     pub reused: usize,
+    pub stored: usize,
+}
+
+/// The running program, as its size and modification time: a rebuilt
+/// program never reads the replays of another build. `None` when it cannot
+/// be read (then nothing is kept on disk).
+fn program() -> Option<String> {
+    let meta = std::env::current_exe().ok()?.metadata().ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!(
+        "{} bytes, modified {}",
+        meta.len(),
+        modified.as_nanos()
+    ))
 }
 
 impl SlotReplays {
+    /// Replays of `traces` remembered in this run and, with a cache folder
+    /// `dir`, kept on disk between runs.
+    pub(crate) fn on_disk(dir: Option<&Path>, traces: &TraceReplay) -> Self {
+        let disk = dir.zip(program()).map(|(dir, program)| Disk {
+            dir: dir.to_path_buf(),
+            prefix: format!(
+                "{REPLAY_VERSION}|{program}|traces {:016x} from slot {}",
+                traces.fingerprint(),
+                traces.first_slot
+            ),
+        });
+        SlotReplays {
+            results: Mutex::default(),
+            disk,
+        }
+    }
+
     /// `slots` of `replay` replayed against `fleet`, each alone from an empty
     /// fleet (slot rows in the order of `slots`), and what was reused.
     pub(crate) fn replay(
@@ -62,6 +124,9 @@ impl SlotReplays {
                 .map(|(i, (&t, _))| (i, t))
                 .collect()
         };
+        let reused_in_memory = slots.len() - missing.len();
+        let missing = self.read_stored(missing, &keys);
+        let stored = slots.len() - missing.len() - reused_in_memory;
         let bar = progress.steps("replaying slots", missing.len() as u64);
         let replayed = crate::base::parallel::map_in_order(&missing, |&(_, t)| {
             let (alone, index) = slot_fleet(fleet, t);
@@ -73,6 +138,7 @@ impl SlotReplays {
         let reuse = Reuse {
             replayed: missing.len(),
             reused: slots.len() - missing.len(),
+            stored,
         };
         let mut results = self
             .results
@@ -80,6 +146,7 @@ impl SlotReplays {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for ((i, _), r) in missing.iter().zip(replayed) {
             if let Some(r) = r {
+                self.store(&keys[*i], &r);
                 results.insert(keys[*i].clone(), r);
             }
         }
@@ -97,6 +164,39 @@ impl SlotReplays {
             fleet.groups.len(),
         );
         (merged, reuse)
+    }
+
+    /// `missing` (index into `keys`, slot) less the slots found on disk,
+    /// which are remembered in this run from now on.
+    fn read_stored(&self, missing: Vec<(usize, usize)>, keys: &[String]) -> Vec<(usize, usize)> {
+        let Some(disk) = &self.disk else {
+            return missing;
+        };
+        let mut results = self
+            .results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        missing
+            .into_iter()
+            .filter(|&(i, _)| {
+                let key = format!("{}|{}", disk.prefix, keys[i]);
+                match disk_cache::read_cached::<SimResult>(Some(&disk.dir), FOLDER, &key) {
+                    Some(r) => {
+                        results.insert(keys[i].clone(), r);
+                        false
+                    }
+                    None => true,
+                }
+            })
+            .collect()
+    }
+
+    /// Keeps a slot's replay on disk, when there is a cache folder.
+    fn store(&self, key: &str, r: &SimResult) {
+        if let Some(disk) = &self.disk {
+            let key = format!("{}|{key}", disk.prefix);
+            disk_cache::write_cached(Some(&disk.dir), FOLDER, &key, r);
+        }
     }
 }
 
@@ -249,7 +349,8 @@ mod tests {
             reuse,
             Reuse {
                 replayed: slots,
-                reused: 0
+                reused: 0,
+                stored: 0
             }
         );
         let (again, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
@@ -258,7 +359,8 @@ mod tests {
             reuse,
             Reuse {
                 replayed: 0,
-                reused: slots
+                reused: slots,
+                stored: 0
             }
         );
     }
@@ -276,11 +378,46 @@ mod tests {
             reuse,
             Reuse {
                 replayed: 1,
-                reused: slots - 1
+                reused: slots - 1,
+                stored: 0
             }
         );
         // Another seed is another replay of every slot.
         let (_, reuse) = cache.replay(&fleet, &all, &traces, seed + 1, Progress::hidden());
         assert_eq!(reuse.replayed, slots);
+    }
+
+    #[test]
+    fn a_later_run_reads_the_slots_from_disk_as_they_were_replayed() {
+        let (fleet, traces, seed, slots) = tiny();
+        let dir = std::env::temp_dir().join(format!("planner-slot-replays-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let all: Vec<usize> = (0..slots).collect();
+        let first = SlotReplays::on_disk(Some(&dir), &traces);
+        let (replayed, reuse) = first.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.stored), (slots, 0));
+        // A new run (nothing in memory) reads every slot back, identical.
+        let later = SlotReplays::on_disk(Some(&dir), &traces);
+        let (read, reuse) = later.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!(
+            reuse,
+            Reuse {
+                replayed: 0,
+                reused: slots,
+                stored: slots
+            }
+        );
+        same(&read, &replayed);
+        assert_eq!(
+            format!("{:?}", read.tiers[0].ttft),
+            format!("{:?}", replayed.tiers[0].ttft)
+        );
+        // Other traces (another trace seed) are other replays.
+        let mut other = traces.clone();
+        other.seed += 1;
+        let elsewhere = SlotReplays::on_disk(Some(&dir), &other);
+        let (_, reuse) = elsewhere.replay(&fleet, &all, &other, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.stored), (slots, 0));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,13 +1,17 @@
 //! Log-bucketed histogram of latencies: constant memory, percentiles within
 //! 1% (relative) of the exact value, mergeable.
 
+use serde::{Deserialize, Serialize};
+
 /// Bucket i holds values in [MIN_MS × RATIO^i, MIN_MS × RATIO^(i+1)).
 const MIN_MS: f64 = 0.001;
 const RATIO: f64 = 1.01;
 const BUCKETS: usize = 3000; // up to 0.001 × 1.01^3000 ≈ 9.6e9 ms
 
-/// Counts of latencies in milliseconds.
-#[derive(Debug, Clone)]
+/// Counts of latencies in milliseconds (stored as [`Stored`]: the counts
+/// from the first to the last bucket that holds any).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Stored", try_from = "Stored")]
 pub(crate) struct Histogram {
     counts: Vec<u64>,
     total: u64,
@@ -69,6 +73,52 @@ impl Histogram {
     }
 }
 
+/// A histogram as the on-disk cache holds it: its buckets from `first` on,
+/// up to the last one that holds a value.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Stored {
+    first: usize,
+    counts: Vec<u64>,
+    max_ms: f64,
+}
+
+impl From<Histogram> for Stored {
+    fn from(h: Histogram) -> Self {
+        let first = h.counts.iter().position(|&c| c > 0).unwrap_or(0);
+        let last = h
+            .counts
+            .iter()
+            .rposition(|&c| c > 0)
+            .map_or(first, |l| l + 1);
+        Stored {
+            first,
+            counts: h.counts[first..last].to_vec(),
+            max_ms: h.max_ms,
+        }
+    }
+}
+
+impl TryFrom<Stored> for Histogram {
+    type Error = String;
+
+    fn try_from(s: Stored) -> Result<Self, String> {
+        if s.first + s.counts.len() > BUCKETS {
+            return Err(format!(
+                "{} buckets from {} do not fit in {BUCKETS}",
+                s.counts.len(),
+                s.first
+            ));
+        }
+        let mut counts = vec![0; BUCKETS];
+        counts[s.first..s.first + s.counts.len()].copy_from_slice(&s.counts);
+        Ok(Histogram {
+            total: s.counts.iter().sum(),
+            counts,
+            max_ms: s.max_ms,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +139,28 @@ mod tests {
         }
         assert_eq!(h.quantile_ms(1.0), 3700.0);
         assert_eq!(Histogram::default().quantile_ms(0.99), 0.0);
+    }
+
+    #[test]
+    fn stored_as_its_busy_buckets_and_read_back_the_same() {
+        let mut h = Histogram::default();
+        for v in [0.5, 12.25, 12.3, 900.0] {
+            h.record(v);
+        }
+        // Buckets 624 to 1306: the zeros before the first are not written.
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(text.len() < 2_000, "{} bytes", text.len());
+        let back: Histogram = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, h);
+        h.record(1e12);
+        let back: Histogram = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert!(back == h && back.quantile_ms(0.5) == h.quantile_ms(0.5));
+        let empty: Histogram =
+            serde_json::from_str(&serde_json::to_string(&Histogram::default()).unwrap()).unwrap();
+        assert_eq!(empty, Histogram::default());
+        assert!(
+            serde_json::from_str::<Histogram>(r#"{"first":2999,"counts":[1,1],"max_ms":1}"#)
+                .is_err()
+        );
     }
 }

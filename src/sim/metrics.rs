@@ -2,7 +2,7 @@
 //! goodput, and latency percentiles; per slot, attainment.
 
 use super::histogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The latency promise a request is judged against.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,7 +35,7 @@ impl Latency {
 }
 
 /// Running totals of one tier.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct TierTally {
     /// Requests offered (all routes).
     pub requests: u64,
@@ -132,14 +132,14 @@ impl TierTally {
 }
 
 /// Per slot and tier: requests kept on GPUs and those meeting both limits.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub(crate) struct SlotTally {
     pub on_gpus: u64,
     pub met_both: u64,
 }
 
 /// Utilisation of one group of identical replicas.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct GroupTally {
     /// Replica-seconds the plan kept the group's replicas up.
     pub up_s: f64,

@@ -240,7 +240,7 @@ pub(super) fn run(chosen: &Finished, aside: &SetAside, options: &SolveOptions) -
         demand,
         &plan_file,
         traces,
-        &SlotReplays::default(),
+        &SlotReplays::on_disk(options.cache_dir.as_deref(), traces),
         options.progress,
     );
     out.tiers = tiers(&v, aside.first_slot);

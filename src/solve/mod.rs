@@ -93,7 +93,9 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     )?;
     let traces = verify.then(|| replay::traces(scenario, &demand, requests));
     let (demand, traces, aside) = check::split(scenario, demand, traces)?;
-    let slot_replays = replay::slots::SlotReplays::default();
+    let slot_replays = traces.as_ref().map_or_else(Default::default, |t| {
+        replay::slots::SlotReplays::on_disk(options.cache_dir.as_deref(), t)
+    });
     let shared = Shared {
         demand: &demand,
         replay: traces.as_ref(),
@@ -317,62 +319,66 @@ fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Sp
 /// needs), summed over the type's probed configurations. Priced by the MILP
 /// on scaled figures, not replayed.
 fn speed_plans(chosen: &Finished, speedup: &[Speedup]) -> Vec<SpeedPlan> {
+    // One after the other: each MILP's slot searches use every core.
+    SPEED_FACTORS
+        .iter()
+        .filter_map(|&factor| speed_plan(chosen, speedup, factor))
+        .collect()
+}
+
+/// The plan re-solved with the chosen GPUs `factor` times as fast (or as
+/// slow), if any of its configurations changes replica count.
+fn speed_plan(chosen: &Finished, speedup: &[Speedup], factor: f64) -> Option<SpeedPlan> {
     let milp = &chosen.trial.milp;
     let plan = &chosen.trial.plan;
-    let mut out = Vec::new();
-    for factor in SPEED_FACTORS {
-        let faster_by = factor - 1.0;
-        let mut problem = milp.problem.clone();
-        let gpu_of = |s: &Speedup| {
-            plan.tiers
-                .get(&s.tier)
-                .and_then(|t| t.configurations.iter().find(|c| c.label == s.config))
-                .map(|c| c.config.gpu_type.clone())
-        };
-        let mut ratio: std::collections::BTreeMap<String, (u32, u32)> =
-            std::collections::BTreeMap::new();
-        for s in speedup
-            .iter()
-            .filter(|s| (s.faster_by - faster_by).abs() < 1e-12)
-        {
-            if let Some(g) = gpu_of(s) {
-                let e = ratio.entry(g).or_default();
-                e.0 += s.replicas;
-                e.1 += s.replicas_after.max(1);
-            }
+    let faster_by = factor - 1.0;
+    let mut problem = milp.problem.clone();
+    let gpu_of = |s: &Speedup| {
+        plan.tiers
+            .get(&s.tier)
+            .and_then(|t| t.configurations.iter().find(|c| c.label == s.config))
+            .map(|c| c.config.gpu_type.clone())
+    };
+    let mut ratio: std::collections::BTreeMap<String, (u32, u32)> =
+        std::collections::BTreeMap::new();
+    for s in speedup
+        .iter()
+        .filter(|s| (s.faster_by - faster_by).abs() < 1e-12)
+    {
+        if let Some(g) = gpu_of(s) {
+            let e = ratio.entry(g).or_default();
+            e.0 += s.replicas;
+            e.1 += s.replicas_after.max(1);
         }
-        if ratio.is_empty() {
-            continue;
-        }
-        let gpu_ids: Vec<String> = problem.gpus.iter().map(|g| g.id.clone()).collect();
-        for tier in &mut problem.tiers {
-            for option in &mut tier.options {
-                if let Some(&(now, after)) = ratio.get(&gpu_ids[option.gpu]) {
-                    let r = f64::from(now) / f64::from(after);
-                    for rps in &mut option.rps_by_slot {
-                        *rps *= r;
-                    }
+    }
+    if ratio.is_empty() {
+        return None;
+    }
+    let gpu_ids: Vec<String> = problem.gpus.iter().map(|g| g.id.clone()).collect();
+    for tier in &mut problem.tiers {
+        for option in &mut tier.options {
+            if let Some(&(now, after)) = ratio.get(&gpu_ids[option.gpu]) {
+                let r = f64::from(now) / f64::from(after);
+                for rps in &mut option.rps_by_slot {
+                    *rps *= r;
                 }
             }
         }
-        let Ok(s) = crate::milp::solve(&problem, &levels::quick(&milp.settings)) else {
-            continue;
-        };
-        let usd = crate::milp::total(&problem, &s);
-        out.push(SpeedPlan {
-            faster_by,
-            gpu_types: ratio.keys().cloned().collect(),
-            reserved: gpu_ids
-                .iter()
-                .zip(&s.reserved)
-                .filter(|(_, &n)| n > 0)
-                .map(|(g, &n)| (g.clone(), n))
-                .collect(),
-            total_cost_usd: usd,
-            vs_plan: usd / plan.total_cost_usd - 1.0,
-        });
     }
-    out
+    let s = crate::milp::solve(&problem, &levels::quick(&milp.settings)).ok()?;
+    let usd = crate::milp::total(&problem, &s);
+    Some(SpeedPlan {
+        faster_by,
+        gpu_types: ratio.keys().cloned().collect(),
+        reserved: gpu_ids
+            .iter()
+            .zip(&s.reserved)
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, &n)| (g.clone(), n))
+            .collect(),
+        total_cost_usd: usd,
+        vs_plan: usd / plan.total_cost_usd - 1.0,
+    })
 }
 
 /// Per tier, the highest rate the step functions must reach: the largest

@@ -168,6 +168,7 @@ pub(super) fn run(
     shared: Shared<'_>,
 ) -> Result<(Finished, Option<WithoutApi>), PlannerError> {
     let mut current = Candidate::start(scenario.clone(), shared, "plan")?;
+    let first_table = current.capacity.clone();
     let mut finished: Vec<Finished> = Vec::new();
     loop {
         match current.step(shared) {
@@ -189,7 +190,14 @@ pub(super) fn run(
                 }
                 // Without the API the GPU quotas may not cover the tier:
                 // then the plan with the API stands.
-                match Candidate::start(kept_off, shared, "kept off the API") {
+                let sizing = term::sizing_demand(&kept_off, shared.demand);
+                match Candidate::with_table(
+                    kept_off,
+                    shared,
+                    "kept off the API",
+                    sizing,
+                    first_table.clone(),
+                ) {
                     Ok(c) => current = c,
                     Err(_) => break,
                 }
@@ -294,21 +302,35 @@ impl Candidate {
         shared: Shared<'_>,
         name: &'static str,
     ) -> Result<Self, PlannerError> {
-        let demand = shared.demand;
-        let sizing = term::sizing_demand(&scenario, demand);
-        let tiers = scenario.tiers.len();
-        let factors = vec![1.0; tiers];
+        let sizing = term::sizing_demand(&scenario, shared.demand);
+        let factors = vec![1.0; scenario.tiers.len()];
         let capacity = shared.options.timings.time(
             || format!("{name}: capacity table"),
             || {
                 capacity_table(
                     &scenario,
-                    sizing.as_ref().unwrap_or(demand),
+                    sizing.as_ref().unwrap_or(shared.demand),
                     &factors,
                     shared.options,
                 )
             },
         );
+        Self::with_table(scenario, shared, name, sizing, capacity)
+    }
+
+    /// A candidate at factor 1 everywhere with the capacity table at factor
+    /// 1 already built (the tiers' API permission does not change it: the
+    /// candidate kept off the API starts from the first candidate's).
+    fn with_table(
+        scenario: Scenario,
+        shared: Shared<'_>,
+        name: &'static str,
+        sizing: Option<Demand>,
+        capacity: Vec<Vec<CapacityEntry>>,
+    ) -> Result<Self, PlannerError> {
+        let demand = shared.demand;
+        let tiers = scenario.tiers.len();
+        let factors = vec![1.0; tiers];
         check_servable(&scenario, demand, &capacity)?;
         Ok(Candidate {
             sizing,
@@ -458,7 +480,12 @@ impl Candidate {
                 shared.options.progress,
             );
             let reused = reuse.map_or(String::new(), |r| {
-                format!(" ({} replayed, {} reused)", r.replayed, r.reused)
+                let stored = if r.stored > 0 {
+                    format!(", {} of them from the cache on disk", r.stored)
+                } else {
+                    String::new()
+                };
+                format!(" ({} replayed, {} reused{stored})", r.replayed, r.reused)
             });
             timings.record(
                 self.stage(&format!("replay of every slot{reused}"))(),

@@ -1,28 +1,17 @@
-//! The on-disk cache of capacity searches: one JSON file per search, named
-//! by a stable hash of every input and holding the inputs as text, so a
-//! changed input never reads a stale result.
+//! The key of a capacity search in the on-disk cache ([`disk_cache`]): every
+//! input of the search, as text.
 
+use crate::base::disk_cache::{self, fnv1a};
 use crate::demand::TierDemand;
 use crate::scenario::{Simulation, Tier};
 use crate::sim::ReplicaSpec;
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use serde::{de::DeserializeOwned, Serialize};
+use std::path::Path;
 
 /// Bumped whenever the simulator or the search changes results.
 const CACHE_VERSION: &str = "simcap-5";
-/// Where capacity results are cached: `$PLANNER_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/planner`, else `~/.cache/planner`.
-pub(crate) fn default_cache_dir() -> Option<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    env("PLANNER_CACHE_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("planner")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache").join("planner")))
-}
-
+/// The cache's folder for capacity searches.
+const FOLDER: &str = "capacity";
 /// Every input the search depends on, as text.
 pub(super) fn cache_key(
     sim: &Simulation,
@@ -54,67 +43,19 @@ pub(super) fn cache_key(
     )
 }
 
-/// 64-bit FNV-1a: a hash that stays the same across builds and platforms.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-#[derive(Serialize, Deserialize)]
-struct Cached<T> {
-    key: String,
-    value: T,
-}
-
-fn cache_path(dir: &Path, key: &str) -> PathBuf {
-    dir.join("capacity")
-        .join(format!("{:016x}.json", fnv1a(key.as_bytes())))
-}
-
-/// The cached value for `key`, or `compute()` (then cached).
+/// The cached search for `key`, or `compute()` (then cached).
 pub(super) fn cached<T: Serialize + DeserializeOwned>(
     dir: Option<&Path>,
     key: &str,
     compute: impl FnOnce() -> T,
 ) -> T {
-    if let Some(v) = read_cached(dir, key) {
-        return v;
-    }
-    let v = compute();
-    write_cached(dir, key, &v);
-    v
+    disk_cache::cached(dir, FOLDER, key, compute)
 }
 
 pub(super) fn read_cached<T: DeserializeOwned>(dir: Option<&Path>, key: &str) -> Option<T> {
-    let text = std::fs::read_to_string(cache_path(dir?, key)).ok()?;
-    let cached: Cached<T> = serde_json::from_str(&text).ok()?;
-    (cached.key == key).then_some(cached.value)
+    disk_cache::read_cached(dir, FOLDER, key)
 }
 
-/// Writes through a temporary file and a rename, so a reader never sees half
-/// a file; failures only cost the cache.
 pub(super) fn write_cached<T: Serialize>(dir: Option<&Path>, key: &str, value: &T) {
-    // One temporary name per write, so threads of one process (a sweep's
-    // variants) never write into each other's file.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let Some(dir) = dir else { return };
-    let path = cache_path(dir, key);
-    let Some(parent) = path.parent() else { return };
-    if std::fs::create_dir_all(parent).is_err() {
-        return;
-    }
-    let cached = Cached {
-        key: key.to_string(),
-        value,
-    };
-    let Ok(text) = serde_json::to_string(&cached) else {
-        return;
-    };
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
-    // A failed write (disk full) or rename leaves no temporary behind.
-    if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, &path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    disk_cache::write_cached(dir, FOLDER, key, value);
 }

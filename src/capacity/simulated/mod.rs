@@ -30,7 +30,7 @@
 mod cache;
 mod search;
 
-pub(crate) use cache::default_cache_dir;
+pub(crate) use crate::base::disk_cache::default_cache_dir;
 
 use crate::base::progress::Progress;
 use crate::capacity::fleet::FleetCapacity;

@@ -18,6 +18,7 @@
 use super::metrics::{GroupTally, Limits, SlotTally, TierTally};
 use super::replica::ReplicaSpec;
 use super::router::Router;
+use serde::{Deserialize, Serialize};
 
 mod run;
 
@@ -73,8 +74,8 @@ pub(crate) struct Fleet {
     pub router: Router,
 }
 
-/// What a replay measured.
-#[derive(Debug, Clone)]
+/// What a replay measured (cached on disk per slot: `replay::slots`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SimResult {
     pub tiers: Vec<TierTally>,
     /// Per slot of the range, per tier.
