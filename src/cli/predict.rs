@@ -263,10 +263,16 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
     };
     let curve = Curve::new(points, slo);
-    finite(&curve.json(&predicted))?;
     let text = match args.format {
-        Format::Json => report::json::render(&curve.json(&predicted)),
-        Format::Text => predict_text::render(&predicted, &curve),
+        Format::Json => {
+            let json = curve.json(&predicted);
+            finite(&json)?;
+            report::json::render(&json)
+        }
+        Format::Text => {
+            finite(&curve.summary_json(&predicted))?;
+            predict_text::render(&predicted, &curve)
+        }
     };
     emit(&text)
 }

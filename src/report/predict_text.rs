@@ -139,6 +139,17 @@ impl Curve {
 
     /// The JSON: one run as vLLM's result file; a curve as its runs.
     pub(crate) fn json(&self, p: &Predicted) -> Value {
+        self.json_of(p, true)
+    }
+
+    /// [`Curve::json`] without the per-request lists (lengths, TTFTs, ITLs,
+    /// errors): every figure the text prints, for the finite check of a
+    /// text report (a non-finite latency makes its statistics non-finite).
+    pub(crate) fn summary_json(&self, p: &Predicted) -> Value {
+        self.json_of(p, false)
+    }
+
+    fn json_of(&self, p: &Predicted, per_request: bool) -> Value {
         let mut planner = json!({
             "model": p.model,
             "gpu": p.gpu,
@@ -155,7 +166,7 @@ impl Curve {
             planner["attention_dp"] = json!(p.attention_dp);
         }
         if self.points.len() == 1 {
-            let mut run = run_json(p, &self.points[0], self.slo.as_ref());
+            let mut run = run_json(p, &self.points[0], self.slo.as_ref(), per_request);
             if let Value::Object(m) = &mut run {
                 m.insert("planner".into(), planner);
             }
@@ -168,7 +179,7 @@ impl Curve {
             Value::Array(
                 self.points
                     .iter()
-                    .map(|pt| run_json(p, pt, self.slo.as_ref()))
+                    .map(|pt| run_json(p, pt, self.slo.as_ref(), per_request))
                     .collect(),
             ),
         );
@@ -189,8 +200,9 @@ impl Curve {
     }
 }
 
-/// One run in the keys of vLLM's `--save-result` file.
-fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>) -> Value {
+/// One run in the keys of vLLM's `--save-result` file (with its
+/// per-request lists when `per_request`).
+fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>, per_request: bool) -> Value {
     let s = &pt.summary;
     let mut m = Map::new();
     m.insert("backend".into(), json!(p.backend));
@@ -222,6 +234,9 @@ fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>) -> Value {
         m.insert(format!("median_{name}_ms"), json!(stats.median_ms));
         m.insert(format!("std_{name}_ms"), json!(stats.std_ms));
         m.insert(format!("p99_{name}_ms"), json!(stats.p99_ms));
+    }
+    if !per_request {
+        return Value::Object(m);
     }
     let reqs = &pt.run.requests;
     m.insert(

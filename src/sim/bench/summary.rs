@@ -24,7 +24,9 @@ impl Stats {
         if values_ms.is_empty() {
             return Stats::default();
         }
-        values_ms.sort_by(f64::total_cmp);
+        // Unstable is the same order: values that compare equal under
+        // total_cmp are the same bits.
+        values_ms.sort_unstable_by(f64::total_cmp);
         let n = values_ms.len() as f64;
         let mean = values_ms.iter().sum::<f64>() / n;
         let var = values_ms.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
