@@ -52,6 +52,10 @@ pub struct SolveOptions {
     pub cache_dir: Option<PathBuf>,
     /// Where the solve's stages record their wall time.
     pub timings: Timings,
+    /// Re-solve the plan with the chosen GPUs faster and slower (question
+    /// 4's plans, a MILP each). A sweep's rows and a seed band's runs read
+    /// none of it, so they leave it out.
+    pub speed_plans: bool,
 }
 
 impl SolveOptions {
@@ -63,6 +67,7 @@ impl SolveOptions {
             warm_start: true,
             cache_dir: simulated::default_cache_dir(),
             timings: Timings::default(),
+            speed_plans: true,
         }
     }
 }
@@ -122,10 +127,14 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || "question 4: replicas at 1.25x and 0.8x speed".into(),
         || speedup(&chosen, &demand, options),
     );
-    let speed_plans = timings.time(
-        || "question 4: the plan re-priced at each speed".into(),
-        || speed_plans(&chosen, &speedup),
-    );
+    let speed_plans = if options.speed_plans {
+        timings.time(
+            || "question 4: the plan re-priced at each speed".into(),
+            || speed_plans(&chosen, &speedup),
+        )
+    } else {
+        Vec::new()
+    };
     let mut outcome = timings.time(
         || "outcome: money, launch commands, questions".into(),
         || outcome(chosen, &demand, speedup, without_api),
@@ -159,6 +168,11 @@ fn seed_band(
     let own = scenario.simulation.seed;
     let mut runs = vec![run(own, outcome)];
     let mut milps = vec![outcome.milp.clone()];
+    // Each seed's run is its purchase and cost: no speed plans.
+    let options = &SolveOptions {
+        speed_plans: false,
+        ..options.clone()
+    };
     for i in 1..=u64::from(scenario.simulation.seed_band) {
         let mut other = scenario.clone();
         other.simulation.seed = own.wrapping_add(i);
