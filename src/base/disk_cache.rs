@@ -59,6 +59,59 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
+/// A 128-bit digest of `key` as 32 hex digits (FNV-1a and a SplitMix64
+/// word hash): what a file holds in place of a key too long to store in
+/// every file.
+pub(crate) fn digest(key: &str) -> String {
+    let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
+    for chunk in key.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        let mut z = h ^ u64::from_le_bytes(word);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h = (z ^ (z >> 31)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    }
+    format!("{:016x}{h:016x}", fnv1a(key.as_bytes()))
+}
+
+/// Deletes the least recently used files of `dir/folder` (by modification
+/// time: a read marks its file used) until the folder holds at most
+/// `max_bytes`; failures are ignored.
+pub(crate) fn prune(dir: &Path, folder: &str, max_bytes: u64) {
+    let Ok(entries) = std::fs::read_dir(dir.join(folder)) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let meta = e.metadata().ok()?;
+            meta.is_file()
+                .then(|| Some((meta.modified().ok()?, meta.len(), e.path())))?
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    if total <= max_bytes {
+        return;
+    }
+    files.sort();
+    for (_, len, path) in files {
+        if total <= max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total = total.saturating_sub(len);
+        }
+    }
+}
+
+/// Marks a file used now (for [`prune`]); failures are ignored.
+fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct Cached<T> {
     key: String,
@@ -91,14 +144,41 @@ pub(crate) fn read_cached<T: DeserializeOwned>(
     folder: &str,
     key: &str,
 ) -> Option<T> {
-    let text = std::fs::read_to_string(cache_path(dir?, folder, key)).ok()?;
+    read_stored(dir, folder, key, key)
+}
+
+/// The value stored under `key` whose file names it as `stored_key` (the
+/// key itself, or its [`digest`]); the file is marked used.
+pub(crate) fn read_stored<T: DeserializeOwned>(
+    dir: Option<&Path>,
+    folder: &str,
+    key: &str,
+    stored_key: &str,
+) -> Option<T> {
+    let path = cache_path(dir?, folder, key);
+    let text = std::fs::read_to_string(&path).ok()?;
     let cached: Cached<T> = serde_json::from_str(&text).ok()?;
-    (cached.key == key).then_some(cached.value)
+    let hit = cached.key == stored_key;
+    if hit {
+        touch(&path);
+    }
+    hit.then_some(cached.value)
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half
 /// a file; failures only cost the cache.
 pub(crate) fn write_cached<T: Serialize>(dir: Option<&Path>, folder: &str, key: &str, value: &T) {
+    write_stored(dir, folder, key, key, value);
+}
+
+/// [`write_cached`], the file naming its key as `stored_key`.
+pub(crate) fn write_stored<T: Serialize>(
+    dir: Option<&Path>,
+    folder: &str,
+    key: &str,
+    stored_key: &str,
+    value: &T,
+) {
     // One temporary name per write, so threads of one process (a sweep's
     // variants) never write into each other's file.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -109,7 +189,7 @@ pub(crate) fn write_cached<T: Serialize>(dir: Option<&Path>, folder: &str, key: 
         return;
     }
     let cached = Cached {
-        key: key.to_string(),
+        key: stored_key.to_string(),
         value,
     };
     let Ok(text) = serde_json::to_string(&cached) else {
@@ -154,6 +234,36 @@ mod tests {
         assert_eq!((v, computed), (again, 1));
         assert_eq!(read_cached::<Vec<f64>>(Some(&dir), "t", "k2"), None);
         assert_eq!(read_cached::<Vec<f64>>(None, "t", "k1"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_digest_stands_for_its_key_and_pruning_keeps_the_recently_used() {
+        assert_eq!(digest("a|b").len(), 32);
+        assert_ne!(digest("a|b"), digest("a|c"));
+        assert_eq!(digest("a|b"), digest("a|b"));
+        let dir = std::env::temp_dir().join(format!("planner-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (i, k) in ["old", "mid", "new"].into_iter().enumerate() {
+            write_stored(Some(&dir), "t", k, &digest(k), &vec![0u8; 100]);
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000 * (i as u64 + 1));
+            let f = std::fs::File::options()
+                .append(true)
+                .open(cache_path(&dir, "t", k))
+                .unwrap();
+            f.set_modified(at).unwrap();
+        }
+        // Reading "old" makes it the most recently used.
+        let read: Option<Vec<u8>> = read_stored(Some(&dir), "t", "old", &digest("old"));
+        assert!(read.is_some());
+        assert_eq!(
+            read_stored::<Vec<u8>>(Some(&dir), "t", "old", "another key"),
+            None
+        );
+        let size = |k: &str| std::fs::metadata(cache_path(&dir, "t", k)).unwrap().len();
+        prune(&dir, "t", size("old") + size("new") + 1);
+        let kept = |k: &str| cache_path(&dir, "t", k).exists();
+        assert_eq!((kept("old"), kept("mid"), kept("new")), (true, false, true));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

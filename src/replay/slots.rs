@@ -9,7 +9,8 @@
 //!
 //! With a cache folder ([`SlotReplays::on_disk`]) each slot's replay is also
 //! kept on disk (`replays/`, [`disk_cache`]) under the same key prefixed by
-//! the program's identity and the traces' fingerprint, so a later solve (a
+//! the program's identity and the traces' fingerprint (each file holds the
+//! key's 128-bit digest; the folder keeps the most recently used 512 MB), so a later solve (a
 //! what-if that changes a price, the same scenario again, a sweep's
 //! variants) replays only the slots whose fleet or traces it changed. A
 //! result read back is the result replayed: the JSON round-trips every
@@ -34,6 +35,9 @@ use std::sync::Mutex;
 const REPLAY_VERSION: &str = "replay-1";
 /// The cache's folder for slot replays.
 const FOLDER: &str = "replays";
+/// The most the folder keeps (a replay of every slot of `scenarios/peak.toml`
+/// writes about 2 MB); the least recently used files go first.
+const FOLDER_MAX_BYTES: u64 = 512 << 20;
 
 /// Single-slot replays of one solve, by key; one `SlotReplays` serves the
 /// replays of one [`TraceReplay`].
@@ -48,6 +52,8 @@ pub(crate) struct SlotReplays {
 struct Disk {
     dir: PathBuf,
     prefix: String,
+    /// Whether this run wrote a replay (then the folder is pruned).
+    written: std::sync::atomic::AtomicBool,
 }
 
 /// How many slots a call replayed and how many it found already replayed
@@ -87,6 +93,7 @@ impl SlotReplays {
                 traces.fingerprint(),
                 traces.first_slot
             ),
+            written: std::sync::atomic::AtomicBool::new(false),
         });
         SlotReplays {
             results: Mutex::default(),
@@ -180,7 +187,8 @@ impl SlotReplays {
             .into_iter()
             .filter(|&(i, _)| {
                 let key = format!("{}|{}", disk.prefix, keys[i]);
-                match disk_cache::read_cached::<SimResult>(Some(&disk.dir), FOLDER, &key) {
+                let digest = disk_cache::digest(&key);
+                match disk_cache::read_stored::<SimResult>(Some(&disk.dir), FOLDER, &key, &digest) {
                     Some(r) => {
                         results.insert(keys[i].clone(), r);
                         false
@@ -195,7 +203,20 @@ impl SlotReplays {
     fn store(&self, key: &str, r: &SimResult) {
         if let Some(disk) = &self.disk {
             let key = format!("{}|{key}", disk.prefix);
-            disk_cache::write_cached(Some(&disk.dir), FOLDER, &key, r);
+            disk_cache::write_stored(Some(&disk.dir), FOLDER, &key, &disk_cache::digest(&key), r);
+            disk.written
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for SlotReplays {
+    /// A run that wrote replays keeps the folder within its bound.
+    fn drop(&mut self) {
+        if let Some(disk) = &self.disk {
+            if disk.written.load(std::sync::atomic::Ordering::Relaxed) {
+                disk_cache::prune(&disk.dir, FOLDER, FOLDER_MAX_BYTES);
+            }
         }
     }
 }

@@ -9,7 +9,8 @@ const RATIO: f64 = 1.01;
 const BUCKETS: usize = 3000; // up to 0.001 × 1.01^3000 ≈ 9.6e9 ms
 
 /// Counts of latencies in milliseconds (stored as [`Stored`]: the counts
-/// from the first to the last bucket that holds any).
+/// from the first to the last bucket that holds any, runs of zeros in one
+/// number).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "Stored", try_from = "Stored")]
 pub(crate) struct Histogram {
@@ -74,11 +75,12 @@ impl Histogram {
 }
 
 /// A histogram as the on-disk cache holds it: its buckets from `first` on,
-/// up to the last one that holds a value.
+/// up to the last one that holds a value, a run of n > 1 empty buckets
+/// written as −n.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Stored {
     first: usize,
-    counts: Vec<u64>,
+    counts: Vec<i64>,
     max_ms: f64,
 }
 
@@ -90,9 +92,24 @@ impl From<Histogram> for Stored {
             .iter()
             .rposition(|&c| c > 0)
             .map_or(first, |l| l + 1);
+        let mut counts: Vec<i64> = Vec::new();
+        let mut zeros = 0i64;
+        for &c in &h.counts[first..last] {
+            if c == 0 {
+                zeros += 1;
+                continue;
+            }
+            match zeros {
+                0 => {}
+                1 => counts.push(0),
+                n => counts.push(-n),
+            }
+            zeros = 0;
+            counts.push(i64::try_from(c).unwrap_or(i64::MAX));
+        }
         Stored {
             first,
-            counts: h.counts[first..last].to_vec(),
+            counts,
             max_ms: h.max_ms,
         }
     }
@@ -102,17 +119,23 @@ impl TryFrom<Stored> for Histogram {
     type Error = String;
 
     fn try_from(s: Stored) -> Result<Self, String> {
-        if s.first + s.counts.len() > BUCKETS {
-            return Err(format!(
-                "{} buckets from {} do not fit in {BUCKETS}",
-                s.counts.len(),
-                s.first
-            ));
-        }
         let mut counts = vec![0; BUCKETS];
-        counts[s.first..s.first + s.counts.len()].copy_from_slice(&s.counts);
+        let mut i = s.first;
+        for c in s.counts {
+            let (value, run) = if c < 0 {
+                (0, c.unsigned_abs())
+            } else {
+                (c.unsigned_abs(), 1)
+            };
+            let end = i.saturating_add(usize::try_from(run).unwrap_or(usize::MAX));
+            if end > BUCKETS {
+                return Err(format!("buckets from {} run past {BUCKETS}", s.first));
+            }
+            counts[i..end].fill(value);
+            i = end;
+        }
         Ok(Histogram {
-            total: s.counts.iter().sum(),
+            total: counts.iter().sum(),
             counts,
             max_ms: s.max_ms,
         })
@@ -147,11 +170,19 @@ mod tests {
         for v in [0.5, 12.25, 12.3, 900.0] {
             h.record(v);
         }
-        // Buckets 624 to 1306: the zeros before the first are not written.
+        // Buckets 624 to 1306: the zeros before the first are not written,
+        // the runs between as one number each.
         let text = serde_json::to_string(&h).unwrap();
-        assert!(text.len() < 2_000, "{} bytes", text.len());
+        assert!(text.len() < 100, "{} bytes: {text}", text.len());
         let back: Histogram = serde_json::from_str(&text).unwrap();
         assert_eq!(back, h);
+        // Gaps of one, two and three empty buckets.
+        let mut gaps = Histogram::default();
+        for i in [0, 2, 5, 9, 10] {
+            gaps.record(100.0 * RATIO.powi(i) * 1.001);
+        }
+        let back: Histogram = serde_json::from_str(&serde_json::to_string(&gaps).unwrap()).unwrap();
+        assert_eq!(back, gaps);
         h.record(1e12);
         let back: Histogram = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
         assert!(back == h && back.quantile_ms(0.5) == h.quantile_ms(0.5));
@@ -159,7 +190,7 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&Histogram::default()).unwrap()).unwrap();
         assert_eq!(empty, Histogram::default());
         assert!(
-            serde_json::from_str::<Histogram>(r#"{"first":2999,"counts":[1,1],"max_ms":1}"#)
+            serde_json::from_str::<Histogram>(r#"{"first":2999,"counts":[1,-2],"max_ms":1}"#)
                 .is_err()
         );
     }
