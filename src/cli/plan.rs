@@ -38,7 +38,7 @@ pub(crate) struct SolveArgs {
     /// this file, for `planner simulate --plan`.
     #[arg(long, value_name = "PLAN.json")]
     pub plan_out: Option<PathBuf>,
-    /// Recompute simulated capacities instead of reading them from the cache
+    /// Recompute simulated capacities and slot replays instead of reading them from the cache
     /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
     #[arg(long)]
     pub no_cache: bool,
@@ -87,7 +87,7 @@ pub(crate) struct BenchArgs {
     /// Write HiGHS's log to this file.
     #[arg(long)]
     pub solver_log: Option<PathBuf>,
-    /// Recompute simulated capacities instead of reading the cache.
+    /// Recompute simulated capacities and slot replays instead of reading the cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Solve the MILP by this method instead of the scenario's

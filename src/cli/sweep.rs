@@ -33,7 +33,7 @@ pub(crate) struct SweepArgs {
     /// Run a grid of more than 1,000 variants (each is a full solve).
     #[arg(long)]
     pub allow_large_grid: bool,
-    /// Recompute simulated capacities instead of reading them from the cache.
+    /// Recompute simulated capacities and slot replays instead of reading them from the cache.
     #[arg(long)]
     pub no_cache: bool,
     /// No line per variant on standard error.
