@@ -54,8 +54,8 @@ pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
     let grid = Grid { axes: swept };
     let mut outputs = Outputs::prepare([Output::optional("--out", args.out.as_deref())])?;
     let mut solve = SolveOptions::new(Progress::hidden());
-    // A row is a variant's plan and cost: question 4's plans are not shown.
-    solve.speed_plans = false;
+    // A row is a variant's plan and cost: question 4 is not shown.
+    solve.speed_questions = false;
     if args.no_cache {
         solve.cache_dir = None;
     }

@@ -52,10 +52,11 @@ pub struct SolveOptions {
     pub cache_dir: Option<PathBuf>,
     /// Where the solve's stages record their wall time.
     pub timings: Timings,
-    /// Re-solve the plan with the chosen GPUs faster and slower (question
-    /// 4's plans, a MILP each). A sweep's rows and a seed band's runs read
-    /// none of it, so they leave it out.
-    pub speed_plans: bool,
+    /// Answer question 4: the chosen fleets' replicas at 1.25x and 0.8x
+    /// speed (simulated fleets) and the plan re-solved at each (a MILP
+    /// each). A sweep's rows and a seed band's runs read none of it, so they
+    /// leave it out.
+    pub speed_questions: bool,
 }
 
 impl SolveOptions {
@@ -67,7 +68,7 @@ impl SolveOptions {
             warm_start: true,
             cache_dir: simulated::default_cache_dir(),
             timings: Timings::default(),
-            speed_plans: true,
+            speed_questions: true,
         }
     }
 }
@@ -123,17 +124,18 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || "reservation levels around the chosen counts".into(),
         || levels::of(&chosen.trial.milp, &chosen.trial.plan),
     );
-    let speedup = timings.time(
-        || "question 4: replicas at 1.25x and 0.8x speed".into(),
-        || speedup(&chosen, &demand, options),
-    );
-    let speed_plans = if options.speed_plans {
-        timings.time(
+    let (speedup, speed_plans) = if options.speed_questions {
+        let speedup = timings.time(
+            || "question 4: replicas at 1.25x and 0.8x speed".into(),
+            || speedup(&chosen, &demand, options),
+        );
+        let plans = timings.time(
             || "question 4: the plan re-priced at each speed".into(),
             || speed_plans(&chosen, &speedup),
-        )
+        );
+        (speedup, plans)
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let mut outcome = timings.time(
         || "outcome: money, launch commands, questions".into(),
@@ -168,9 +170,9 @@ fn seed_band(
     let own = scenario.simulation.seed;
     let mut runs = vec![run(own, outcome)];
     let mut milps = vec![outcome.milp.clone()];
-    // Each seed's run is its purchase and cost: no speed plans.
+    // Each seed's run is its purchase and cost: question 4 is not asked.
     let options = &SolveOptions {
-        speed_plans: false,
+        speed_questions: false,
         ..options.clone()
     };
     for i in 1..=u64::from(scenario.simulation.seed_band) {
