@@ -2,7 +2,7 @@
 //! own inputs, the API and spot choices, the rounds that tighten a tier that
 //! misses on replay, determinism, and the text and CSV reports.
 
-use crate::{check_shipped, json, planner, solve_json, stderr, stdout};
+use crate::{check_shipped, entries, json, planner, solve_json, stderr, stdout, temp_dir};
 
 #[test]
 fn peak_scenario_solves_end_to_end() {
@@ -435,4 +435,31 @@ fn days_set_aside_must_leave_a_day_to_plan_on() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_solve_that_reads_its_slot_replays_from_the_cache_gives_the_same_plan() {
+    let cache = temp_dir("replay-cache");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solve", "tests/fixtures/ok/tiny.toml", "--format", "json"];
+        args.extend(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_planner"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("PLANNER_CACHE_DIR", &cache)
+            .output()
+            .expect("the planner binary runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    let fresh = run(&[]);
+    let replays = cache.join("replays");
+    let kept = entries(&replays).len();
+    assert!(kept > 0, "no slot replay kept in {}", replays.display());
+    // The second solve reads every replay back: the same bytes, no new file.
+    assert_eq!(run(&[]), fresh);
+    assert_eq!(entries(&replays).len(), kept);
+    // And the same as a solve that neither reads nor writes the cache.
+    assert_eq!(run(&["--no-cache"]), fresh);
+    let _ = std::fs::remove_dir_all(&cache);
 }
