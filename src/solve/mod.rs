@@ -300,33 +300,38 @@ fn how_to_run(
 /// traffic needs with that factor × the FLOPS and bandwidth.
 fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Speedup> {
     let scenario = &chosen.scenario;
-    SPEED_FACTORS
+    let cases: Vec<_> = SPEED_FACTORS
         .iter()
         .flat_map(|&factor| chosen.trial.speedup.iter().map(move |case| (factor, case)))
-        .map(|(factor, case)| {
-            let entry = &chosen.trial.capacity[case.tier][case.entry];
-            let serving = Serving {
-                tier: &scenario.tiers[case.tier],
-                demand: &demand.tiers[case.tier],
-                entry,
-                replicas: case.replicas,
-                served_rps: case.served_rps,
-            };
-            Speedup {
-                tier: scenario.tiers[case.tier].name.clone(),
-                config: entry.config.label(),
-                replicas: case.replicas,
-                gpus_per_replica: case.gpus_per_replica,
-                faster_by: factor - 1.0,
-                replicas_after: replicas_at_speed(
-                    scenario,
-                    &serving,
-                    factor,
-                    options.cache_dir.as_deref(),
-                ),
-            }
-        })
-        .collect()
+        .collect();
+    // Each case's fleets are simulated on their own core; the answers come
+    // back in the cases' order.
+    crate::base::parallel::map_in_order(&cases, |&(factor, case)| {
+        let entry = &chosen.trial.capacity[case.tier][case.entry];
+        let serving = Serving {
+            tier: &scenario.tiers[case.tier],
+            demand: &demand.tiers[case.tier],
+            entry,
+            replicas: case.replicas,
+            served_rps: case.served_rps,
+        };
+        Speedup {
+            tier: scenario.tiers[case.tier].name.clone(),
+            config: entry.config.label(),
+            replicas: case.replicas,
+            gpus_per_replica: case.gpus_per_replica,
+            faster_by: factor - 1.0,
+            replicas_after: replicas_at_speed(
+                scenario,
+                &serving,
+                factor,
+                options.cache_dir.as_deref(),
+            ),
+        }
+    })
+    .into_iter()
+    .map(|s| s.expect("a speed-up case panicked"))
+    .collect()
 }
 
 /// Question 4's plans: per speed factor, the chosen plan's MILP solved again
