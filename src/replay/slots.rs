@@ -10,11 +10,11 @@
 //! With a cache folder ([`SlotReplays::on_disk`]) each slot's replay is also
 //! kept on disk (`replays/`, [`disk_cache`]) under the same key prefixed by
 //! the program's identity and the traces' fingerprint (each file holds the
-//! key's 128-bit digest; the folder keeps the most recently used 512 MB), so a later solve (a
-//! what-if that changes a price, the same scenario again, a sweep's
-//! variants) replays only the slots whose fleet or traces it changed. A
-//! result read back is the result replayed: the JSON round-trips every
-//! count and float exactly.
+//! key's 128-bit digest; the folder keeps its most recently used 512 MB),
+//! so a later solve (a what-if that changes a price, the same scenario
+//! again, a sweep's variants) replays only the slots whose fleet or traces
+//! it changed. A result read back is the result replayed: the JSON
+//! round-trips every count and float exactly.
 //!
 //! A slot is replayed against the groups that run in it, in the fleet's
 //! order: a group without replicas in the slot takes no request and draws no
