@@ -4,6 +4,28 @@
 
 use crate::perf::perf_json;
 use crate::{check_shipped, json, planner, stderr, temp_dir};
+use std::path::{Path, PathBuf};
+
+/// `scenarios/moe.toml` with each `(from, to)` of `edits` made once, its
+/// traces and profiles named by absolute path, written to a folder of its
+/// own as `NAME.toml`.
+fn moe_edited(name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(root.join("scenarios/moe.toml"))
+        .unwrap()
+        .replace("../data/", &format!("{}/data/", root.display()))
+        .replace(
+            "[model]",
+            &format!("profiles_dir = \"{}/profiles\"\n\n[model]", root.display()),
+        );
+    for (from, to) in edits {
+        assert!(text.contains(from), "moe.toml has no `{from}`");
+        text = text.replacen(from, to, 1);
+    }
+    let path = temp_dir(&format!("moe-{name}")).join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
 
 #[test]
 fn the_moe_scenario_solves_meets_its_targets_and_names_its_layout() {
@@ -24,18 +46,10 @@ fn the_moe_scenario_solves_meets_its_targets_and_names_its_layout() {
 
 #[test]
 fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
-    let dir = temp_dir("moe-layout");
-    let text = std::fs::read_to_string("scenarios/moe.toml").unwrap();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = text
-        .replace("../data/", &format!("{}/data/", root.display()))
-        .replacen("expert_parallel = [1, 2, 4]", "expert_parallel = [1, 3]", 1)
-        .replace(
-            "[model]",
-            &format!("profiles_dir = \"{}/profiles\"\n\n[model]", root.display()),
-        );
-    let path = dir.join("bad-ep.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = moe_edited(
+        "bad-ep",
+        &[("expert_parallel = [1, 2, 4]", "expert_parallel = [1, 3]")],
+    );
     let out = planner(&["solve", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
@@ -161,19 +175,13 @@ fn the_kv_cache_precision_is_the_scenarios_to_pin() {
 
 #[test]
 fn a_purchase_unit_is_checked_even_when_the_model_cannot_be_read() {
-    let dir = temp_dir("moe-unit");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string("scenarios/moe.toml")
-        .unwrap()
-        .replace("../data/", &format!("{}/data/", root.display()))
-        .replace("profile = \"gpt-oss-120b\"", "profile = \"no-such-model\"")
-        .replace("purchase_unit_gpus = 2", "purchase_unit_gpus = 3")
-        .replace(
-            "[model]",
-            &format!("profiles_dir = \"{}/profiles\"\n\n[model]", root.display()),
-        );
-    let path = dir.join("unit.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = moe_edited(
+        "unit",
+        &[
+            ("profile = \"gpt-oss-120b\"", "profile = \"no-such-model\""),
+            ("purchase_unit_gpus = 2", "purchase_unit_gpus = 3"),
+        ],
+    );
     let out = planner(&["solve", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
