@@ -154,11 +154,11 @@ fn given_config(
     })
 }
 
-/// The fitted profile as a file: its figures, each fitted one's source
-/// saying what it was fitted to.
 /// What a calibrated profile's `source` says after the engine's own.
 const FITTED_NOTE: &str = "; figures in `fitted` calibrated on ";
 
+/// The fitted profile as a file: its figures, each fitted one's source
+/// saying what it was fitted to.
 fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> String {
     let mut p = e.profile.clone();
     let files = args
@@ -193,12 +193,8 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
             })
             .filter(|s| !s.starts_with("fitted by"))
     };
-    let refit = if args.fit.is_empty() {
-        p.fitted.clone()
-    } else {
-        args.fit.clone()
-    };
-    for key in &refit {
+    // The keys fitted: the start's, or --fit's (the start was given them).
+    for key in &p.fitted.clone() {
         let mut text = format!(
             "fitted by `planner calibrate --runs {files}` to {} runs ({groups})",
             e.runs

@@ -101,9 +101,9 @@ struct PerfReport {
     model: String,
     gpu: String,
     tp: u32,
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "crate::capacity::config::is_one")]
     ep: u32,
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "crate::capacity::config::is_one")]
     attention_dp: u32,
     precision: Precision,
     engine: String,
@@ -117,10 +117,6 @@ struct PerfReport {
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
-fn is_one(v: &u32) -> bool {
-    *v == 1
-}
-
 /// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
 /// known ones.
 pub(super) fn load<T>(

@@ -25,11 +25,9 @@
 use super::layout::Layout;
 use super::moe::MoeFigures;
 use super::{DecodeRun, PerfModel, StepParts, StepTime, StepWork};
+use crate::perf::step::ACTIVATION_BYTES;
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineProfile, GpuProfile, ModelProfile};
-
-/// Bytes per activation element the all-reduces carry (BF16).
-const ACTIVATION_BYTES: f64 = 2.0;
 
 /// The step model of one replica on one engine.
 #[derive(Debug, Clone)]

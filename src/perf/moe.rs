@@ -17,11 +17,9 @@
 
 use super::gain::{precision_gain, Fp8Gain};
 use super::layout::Layout;
+use crate::perf::step::ACTIVATION_BYTES;
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
-
-/// Bytes per activation element an all-to-all carries (BF16).
-const ACTIVATION_BYTES: f64 = 2.0;
 
 /// What the serving engine sets for the routed experts: the busiest rank's
 /// share over the mean, the row floor per touched expert, the grouped
@@ -149,7 +147,11 @@ impl MoePhysics {
     /// expert when any is touched, at most the E/EP it holds); every
     /// touched expert without it (each GPU holds a slice of every expert).
     pub(crate) fn busiest_rank_experts(&self, tokens: f64) -> f64 {
-        let touched = self.touched_experts(tokens);
+        self.busiest_of(self.touched_experts(tokens))
+    }
+
+    /// [`Self::busiest_rank_experts`] of `touched` experts touched.
+    fn busiest_of(&self, touched: f64) -> f64 {
         if self.ep <= 1.0 {
             return touched;
         }
@@ -169,12 +171,12 @@ impl MoePhysics {
         if tokens <= 0.0 {
             return 0.0;
         }
-        let touched = self.touched_experts(tokens).max(1e-300);
-        let per_expert_tokens = tokens * self.per_token / touched;
+        let touched = self.touched_experts(tokens);
+        let per_expert_tokens = tokens * self.per_token / touched.max(1e-300);
         let gain = self
             .gain
             .map_or(1.0, |(g, max)| g.at(per_expert_tokens, max));
-        let experts = self.busiest_rank_experts(tokens);
+        let experts = self.busiest_of(touched);
         let rows = per_expert_tokens.max(self.min_tokens);
         let flops = 2.0 * self.layers * experts * rows * self.expert_weights_per_gpu;
         let compute = flops / (self.flops_per_s * gain);

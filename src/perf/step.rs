@@ -15,8 +15,9 @@ use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
 
-/// Bytes per activation element exchanged by the all-reduces (BF16).
-const ACTIVATION_BYTES: f64 = 2.0;
+/// Bytes per activation element the collectives carry (BF16): the
+/// all-reduces of tensor parallelism and the experts' all-to-all.
+pub(crate) const ACTIVATION_BYTES: f64 = 2.0;
 
 /// Latency model of one replica: `tp` GPUs of one type serving one model at
 /// one precision.

@@ -41,8 +41,7 @@ fn model_name(model: &ServedModel) -> String {
 /// Whether the replica keeps its KV cache in FP8: the scenario pins it, or
 /// the engine's recipe does with FP8 or FP4 weights.
 fn fp8_kv(config: &Config, e: &crate::profiles::EngineProfile, model: &ServedModel) -> bool {
-    model.kv_cache == Some(Precision::Fp8)
-        || (e.fp8_kv_cache && matches!(config.precision, Precision::Fp8 | Precision::Fp4))
+    model.kv_cache == Some(Precision::Fp8) || crate::perf::engine::fp8_kv_cache(e, config.precision)
 }
 
 /// Whether the model's published checkpoint holds its weights at

@@ -10,10 +10,10 @@ use crate::solve::outcome::MissedTarget;
 use crate::solve::questions::{CapacityBasis, Speedup};
 use crate::solve::record::WithoutApi;
 
-/// "tier `x` met both limits for …% of its GPU-served requests …".
 /// What FP4 weights mean for the answers (text and HTML).
 pub(crate) const FP4_QUALITY: &str = "FP4 weights (NVFP4, or MXFP4 experts as gpt-oss-120b publishes them) change the answers more than FP8 unless the model was published or trained in FP4: whether that quality is acceptable is yours to decide, and FP4 is ruled out by leaving \"fp4\" out of gpus[].precision";
 
+/// "tier `x` met both limits for …% of its GPU-served requests …".
 pub fn missed_target(m: &MissedTarget) -> String {
     format!(
         "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",

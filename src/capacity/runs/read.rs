@@ -193,11 +193,13 @@ pub(crate) fn read_csv(
             moe_ep_col.and_then(|c| number(cells[c])),
             moe,
         );
-        let reason = reason.or_else(|| layout.as_ref().err().cloned());
-        if let Some(reason) = reason {
-            *into.set_aside.entry(reason).or_insert(0) += 1;
-            continue;
-        }
+        let layout = match (reason, layout) {
+            (Some(reason), _) | (None, Err(reason)) => {
+                *into.set_aside.entry(reason).or_insert(0) += 1;
+                continue;
+            }
+            (None, Ok(layout)) => layout,
+        };
         let Some(engine) = EngineFamily::parse(cell("backend")) else {
             bad("backend", "the engine must be vllm, sglang or trtllm");
             continue;
@@ -215,7 +217,6 @@ pub(crate) fn read_csv(
             count("batch_size", 65_536.0),
             count("tp_size", 64.0),
         );
-        let layout = layout.unwrap_or(Layout::tp(tp.unwrap_or(1)));
         let mut latency = |name: &str| match number(cell(name)) {
             Some(v) if v > 0.0 && v < 1e9 => Some(v),
             _ => {
