@@ -22,10 +22,9 @@
 //!
 //! Formulas in `docs/model.md` §2.1.
 
-use super::layout::Layout;
+use super::layout::{Layout, ACTIVATION_BYTES};
 use super::moe::MoeFigures;
 use super::{DecodeRun, PerfModel, StepParts, StepTime, StepWork};
-use crate::perf::step::ACTIVATION_BYTES;
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineProfile, GpuProfile, ModelProfile};
 

@@ -8,6 +8,10 @@ use crate::profiles::{EngineFamily, GpuProfile, ModelProfile};
 use serde::Serialize;
 use std::fmt::Write;
 
+/// Bytes per activation element the layout's collectives carry (BF16): the
+/// all-reduces of tensor parallelism and the experts' all-to-all.
+pub(crate) const ACTIVATION_BYTES: f64 = 2.0;
+
 /// A replica's parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Layout {

@@ -16,8 +16,7 @@
 //!   domain), plus a latency per exchange.
 
 use super::gain::{precision_gain, Fp8Gain};
-use super::layout::Layout;
-use crate::perf::step::ACTIVATION_BYTES;
+use super::layout::{Layout, ACTIVATION_BYTES};
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 

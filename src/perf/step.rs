@@ -8,16 +8,12 @@
 //! engine's CPU overhead.
 
 use super::gain::{precision_gain, Fp8Gain};
-use super::layout::Layout;
+use super::layout::{Layout, ACTIVATION_BYTES};
 use super::moe::{MoeFigures, MoePhysics};
 use super::StepTime;
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use serde::Serialize;
-
-/// Bytes per activation element the collectives carry (BF16): the
-/// all-reduces of tensor parallelism and the experts' all-to-all.
-pub(crate) const ACTIVATION_BYTES: f64 = 2.0;
 
 /// Latency model of one replica: `tp` GPUs of one type serving one model at
 /// one precision.
