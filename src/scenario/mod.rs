@@ -437,8 +437,9 @@ pub enum CapacitySource {
 #[serde(rename_all = "kebab-case")]
 pub enum VerifySlots {
     /// Each tier's most loaded slot, the busiest slot, and four evenly
-    /// spaced; a plan that meets its targets on them is replayed over every
-    /// slot, where its windows are judged.
+    /// spaced; the plan is then replayed over every slot, where its windows
+    /// are judged (unless a tier missed the sample by over twice its allowed
+    /// misses: that tier is tightened whole).
     Sample,
     /// The sample alone, never the whole horizon: quicker, but a window is
     /// judged only on its replayed slots (what-ifs, not a purchase).

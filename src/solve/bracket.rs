@@ -105,9 +105,29 @@ pub(super) fn tightening(attainment: f64, target: f64, tighten_factor: f64) -> f
     tighten_factor.powf(steps)
 }
 
+/// Most `tighten_factor` steps a window is tightened by in one round: a
+/// window's attainment rests on fewer requests than its tier's, and a few
+/// slow requests of a quiet day must not size it up by half.
+const MAX_WINDOW_STEPS: i32 = 2;
+
+/// The factor a day (or other window) that missed is tightened by when its
+/// tier meets over the horizon: [`tightening`] of the window's own
+/// attainment, at most [`MAX_WINDOW_STEPS`] steps.
+pub(super) fn window_tightening(attainment: f64, target: f64, tighten_factor: f64) -> f64 {
+    tightening(attainment, target, tighten_factor).max(tighten_factor.powi(MAX_WINDOW_STEPS))
+}
+
+/// Whether the sampled replay's `attainment` of a tier that missed already
+/// calls for two steps or more of its whole tier (a miss rate over twice the
+/// allowed one): its plan is then tightened whole without a replay of every
+/// slot, which could not change that move.
+pub(super) fn far_off(attainment: f64, target: f64) -> bool {
+    (1.0 - attainment) > 2.0 * (1.0 - target).max(1e-6)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{loosening, tightening, Bracket, Reading, Rule};
+    use super::{far_off, loosening, tightening, window_tightening, Bracket, Reading, Rule};
 
     fn at(factor: f64, attainment: f64, loosenable: bool) -> Reading {
         Reading {
@@ -117,6 +137,25 @@ mod tests {
             margin: 0.005,
             loosenable,
         }
+    }
+
+    #[test]
+    fn a_window_is_tightened_by_its_own_miss_at_most_two_steps() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(window_tightening(0.985, 0.99, 0.9), 0.9));
+        assert!(close(window_tightening(0.9675, 0.99, 0.9), 0.81));
+        assert!(close(window_tightening(0.929, 0.99, 0.9), 0.81));
+        assert!(close(window_tightening(0.0, 0.99, 0.9), 0.81));
+    }
+
+    #[test]
+    fn a_sample_twice_the_allowed_misses_away_is_far_off() {
+        assert!(!far_off(0.9885, 0.99));
+        assert!(!far_off(0.98, 0.99));
+        assert!(far_off(0.979, 0.99));
+        assert!(!far_off(0.85, 0.9));
+        assert!(far_off(0.75, 0.9));
+        assert!(!far_off(0.88784, 0.9));
     }
 
     #[test]

@@ -36,8 +36,10 @@ pub enum Rule {
     /// the moved tiers stepped once more the same way.
     SameFleets,
     /// Met over the replay but missed in some of its windows
-    /// (`tiers[].slo_window`): the slots of those windows are sized with
-    /// `tighten_factor` more, the tier's factor kept.
+    /// (`tiers[].slo_window`): the slots of each such window are sized by
+    /// the step its own miss calls for (`tighten_factor` once, and once
+    /// more per further doubling of the allowed miss rate), the tier's
+    /// factor kept.
     TightenWindows,
     /// Tightened (or missed) while part of it went to the API: the scenario
     /// is solved again with the tier kept off the API, from factor 1, as
@@ -55,7 +57,9 @@ pub struct Move {
     /// The replayed attainment the move answers (0-1).
     pub attainment: f64,
     /// With `tighten-windows`, the windows whose slots were tightened
-    /// (first slot, the slot after the last), each by `tighten_factor`.
+    /// (first slot, the slot after the last), each by the step its own
+    /// attainment calls for (at most two); with `repeat-skipped` or
+    /// `same-fleets`, tightened once more by `tighten_factor`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<(usize, usize)>,
 }
@@ -67,7 +71,8 @@ pub enum Stop {
     /// Every tier in its band, or no factor left to move with the GPU
     /// shares settled.
     Settled,
-    /// `simulation.max_rounds` rounds were replayed.
+    /// `simulation.max_rounds` rounds were replayed (and the rounds past
+    /// it that bisections or window tightenings may add).
     RoundLimit,
     /// Steps changed no fleet any more (or the brackets stopped them).
     FleetsUnchanged,

@@ -9,7 +9,7 @@
 //! rules.
 
 use super::assemble::{self, assemble, Solved};
-use super::bracket::{Bracket, Reading};
+use super::bracket::{far_off, window_tightening, Bracket, Reading};
 use super::feasibility::{check_servable, explain_infeasible};
 use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
@@ -26,7 +26,7 @@ use crate::plan::file::PlanFile;
 use crate::plan::Plan;
 use crate::replay;
 use crate::replay::slots::SlotReplays;
-use crate::replay::verification::Verification;
+use crate::replay::verification::{Verification, Window};
 use crate::scenario::{CapacitySource, Scenario, VerifySlots};
 use std::collections::BTreeMap;
 
@@ -38,9 +38,24 @@ type WindowStep = (usize, Vec<(usize, usize)>, f64);
 const MAX_SILENT_STEPS: u32 = 16;
 
 /// Most rounds past `simulation.max_rounds` that bisect a bracketed tier
-/// towards its band: a bracket 1.52 wide (four loosening steps) is within
-/// the 1% at which it settles after six.
+/// towards its band (a bracket 1.52 wide, four loosening steps, is within
+/// the 1% at which it settles after six) or size up the days a tier that
+/// meets over the horizon still misses.
 pub(super) const BISECTION_ROUNDS: u32 = 6;
+
+/// Whether a round's `moves` only close in on the targets: some tier moved,
+/// and every move was a bisection or a window tightening (the rounds may then
+/// run past `simulation.max_rounds`, up to [`BISECTION_ROUNDS`] more).
+fn closing_in(moves: &[Move]) -> bool {
+    let moving: Vec<&Move> = moves
+        .iter()
+        .filter(|m| m.factor_after != m.factor_before || !m.windows.is_empty())
+        .collect();
+    !moving.is_empty()
+        && moving
+            .iter()
+            .all(|m| matches!(m.rule, Rule::Bisect | Rule::TightenWindows))
+}
 
 /// What every candidate shares: the demand, the traces to replay (when the
 /// plan is verified) and how to run.
@@ -463,11 +478,20 @@ impl Candidate {
             )
         });
         let mut met = scenario.tiers.iter().all(|t| v.tiers[&t.name].meets_target);
-        // A plan that meets on the sampled slots is replayed over the whole
-        // horizon, where its targets are measured window by window: the
-        // sample's busy hours pool bursts that the quiet hours carry alone.
-        if met
-            && scenario.simulation.verify == VerifySlots::Sample
+        // A plan checked on the sampled slots is replayed over the whole
+        // horizon, where its targets are measured window by window, whether
+        // or not it met on the sample: the sample's busy hours pool bursts
+        // that the quiet hours carry alone, and a tier that misses on them
+        // may meet over the horizon with only some days to size up, which a
+        // whole-tier step would over-build (a looser limit then cost more).
+        // Not when a tier missed its sample by twice the allowed misses or
+        // more: its whole tier is tightened, whatever its days say.
+        let far = scenario.tiers.iter().any(|t| {
+            let r = &v.tiers[&t.name];
+            !r.meets_target && far_off(r.attainment, t.percentile / 100.0)
+        });
+        if scenario.simulation.verify == VerifySlots::Sample
+            && !far
             && v.replayed_slots.len() < shared.demand.slots
         {
             let started = std::time::Instant::now();
@@ -648,19 +672,13 @@ impl Candidate {
     /// The rounds this candidate may replay: `simulation.max_rounds`, and
     /// past it, while the last round's only moves were bisections (every
     /// moving tier bracketed between a factor that met and one that
-    /// missed), up to [`BISECTION_ROUNDS`] more, so that the loop closes on
-    /// the band [target, target + margin] instead of stopping short of it.
+    /// missed) or window tightenings (a tier that met over the horizon
+    /// sizing up the days it missed), up to [`BISECTION_ROUNDS`] more, so
+    /// that the loop closes on the band [target, target + margin] instead
+    /// of stopping short of it.
     fn round_limit(&self) -> u32 {
         let max_rounds = self.scenario.simulation.max_rounds;
-        let bisecting = self.rounds.last().is_some_and(|r| {
-            let moving: Vec<&Move> = r
-                .moves
-                .iter()
-                .filter(|m| m.factor_after != m.factor_before || !m.windows.is_empty())
-                .collect();
-            !moving.is_empty() && moving.iter().all(|m| m.rule == Rule::Bisect)
-        });
-        if bisecting {
+        if self.rounds.last().is_some_and(|r| closing_in(&r.moves)) {
             max_rounds + BISECTION_ROUNDS
         } else {
             max_rounds
@@ -679,37 +697,51 @@ impl Candidate {
         let margin = scenario.simulation.attainment_margin_points / 100.0;
         let mut next = Vec::with_capacity(scenario.tiers.len());
         let mut moves = Vec::with_capacity(scenario.tiers.len());
-        for (((tier, &factor), bracket), &resized) in scenario
+        // Every window tightened: (tier, its slots, the step).
+        let mut window_steps = Vec::new();
+        for (k, (((tier, &factor), bracket), &resized)) in scenario
             .tiers
             .iter()
             .zip(&self.factors)
             .zip(&mut self.brackets)
             .zip(resized)
+            .enumerate()
         {
             let r = &v.tiers[&tier.name];
-            let missed: Vec<(usize, usize)> = r
+            let target = tier.percentile / 100.0;
+            let tighten = scenario.simulation.tighten_factor;
+            let missed: Vec<&Window> = r
                 .windows
                 .iter()
                 .filter(|w| w.complete && !w.meets_target)
-                .map(|w| (w.start_slot, w.end_slot))
                 .collect();
             let mut tightened = Vec::new();
             let (after, rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
             } else if !missed.is_empty() && r.attainment >= r.target {
-                tightened = missed;
+                // Each missed window by the step its own miss calls for, as
+                // a whole tier's would be, at most two
+                // (`bracket::window_tightening`).
+                for w in missed {
+                    tightened.push((w.start_slot, w.end_slot));
+                    window_steps.push((
+                        k,
+                        w.start_slot..w.end_slot,
+                        window_tightening(w.attainment, target, tighten),
+                    ));
+                }
                 (factor, Rule::TightenWindows)
             } else {
                 bracket.next(
                     Reading {
                         factor,
                         attainment: r.binding_attainment(),
-                        target: tier.percentile / 100.0,
+                        target,
                         margin,
                         loosenable: plan.max_replicas(&tier.name) > 1
                             && tier.rules.headroom_replicas == 0,
                     },
-                    scenario.simulation.tighten_factor,
+                    tighten,
                 )
             };
             next.push(after);
@@ -722,12 +754,9 @@ impl Candidate {
                 windows: tightened,
             });
         }
-        let tighten = scenario.simulation.tighten_factor;
-        for (k, m) in moves.iter().enumerate() {
-            for &(start, end) in &m.windows {
-                for f in &mut self.window_factors[k][start..end] {
-                    *f *= tighten;
-                }
+        for (k, slots, step) in window_steps {
+            for f in &mut self.window_factors[k][slots] {
+                *f *= step;
             }
         }
         (next, moves)
@@ -885,7 +914,7 @@ fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{first_round, Candidate, Shared};
+    use super::{closing_in, first_round, Candidate, Move, Rule, Shared};
     use crate::base::progress::Progress;
     use crate::scenario::CapacitySource;
     use crate::solve::SolveOptions;
@@ -921,5 +950,38 @@ mod tests {
             assert_eq!(candidate.solved[0], bench, "growth {growth:?}");
             assert_eq!(bench.term.is_some(), growth.is_some());
         }
+    }
+
+    fn moved(rule: Rule, after: f64, windows: Vec<(usize, usize)>) -> Move {
+        Move {
+            tier: "t".into(),
+            rule,
+            factor_before: 1.0,
+            factor_after: after,
+            attainment: 0.985,
+            windows,
+        }
+    }
+
+    /// Rounds run past `max_rounds` only while every move closes in:
+    /// bisections and days sized up, not a whole tier tightened or loosened.
+    #[test]
+    fn only_bisections_and_window_tightenings_extend_the_rounds() {
+        let days = vec![(24, 48)];
+        assert!(closing_in(&[moved(
+            Rule::TightenWindows,
+            1.0,
+            days.clone()
+        )]));
+        assert!(closing_in(&[
+            moved(Rule::Bisect, 1.1, Vec::new()),
+            moved(Rule::Hold, 1.0, Vec::new()),
+        ]));
+        assert!(!closing_in(&[
+            moved(Rule::TightenWindows, 1.0, days),
+            moved(Rule::Tighten, 0.9, Vec::new()),
+        ]));
+        assert!(!closing_in(&[moved(Rule::Loosen, 1.111, Vec::new())]));
+        assert!(!closing_in(&[moved(Rule::Hold, 1.0, Vec::new())]));
     }
 }

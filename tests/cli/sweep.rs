@@ -115,3 +115,43 @@ fn a_sweep_whose_variant_misses_its_replay_exits_5_after_its_report() {
     accepted.push("--accept-miss");
     assert!(planner(&accepted).status.success());
 }
+
+#[test]
+fn peak_costs_move_the_way_their_keys_imply() {
+    // On the shipped budgeting case: a looser TTFT limit of either tier
+    // never costs more, a dearer API never costs less, beyond the solver's
+    // proven gap. The interactive tier at 500 ms once cost 1.2% more than at
+    // 450: its first plan missed on the sampled hours and the whole
+    // standard tier was tightened, where the whole week needed only three
+    // of its days sized up.
+    for axis in [
+        "tiers[0].ttft_ms=450,500",
+        "tiers[1].ttft_ms=1750,2000",
+        "api.usd_per_million_input_tokens=0.8,0.88,1.0",
+    ] {
+        let out = planner(&[
+            "sweep",
+            "scenarios/peak.toml",
+            "--set",
+            axis,
+            "--bisect",
+            "0",
+            "--format",
+            "json",
+            "--quiet",
+        ]);
+        assert!(out.status.success(), "{axis}: {}", stderr(&out));
+        let s = json(&out);
+        assert_eq!(s["directions"].as_object().unwrap().len(), 1, "{axis}");
+        let violations = s["direction_violations"].as_array().unwrap();
+        assert!(violations.is_empty(), "{axis}: {violations:?}");
+        for row in s["rows"].as_array().unwrap() {
+            let f = &row["figures"];
+            assert!(f["total_cost_usd"].as_f64().unwrap() > 0.0, "{axis}: {row}");
+            assert!(
+                f["missed_targets"].as_array().unwrap().is_empty(),
+                "{axis}: {row}"
+            );
+        }
+    }
+}
