@@ -35,8 +35,10 @@ pub enum Rule {
     /// The next MILP chose the same fleets, so they were not replayed again:
     /// the moved tiers stepped once more the same way.
     SameFleets,
-    /// Met over the replay but missed in some of its windows
-    /// (`tiers[].slo_window`): the slots of each such window are sized by
+    /// Missed in some of its windows (`tiers[].slo_window`) while it met
+    /// over the replay, or missed it by little before it was ever loosened
+    /// (factor at most 1):
+    /// the slots of each such window are sized by
     /// the step its own miss calls for (`tighten_factor` once, and once
     /// more per further doubling of the allowed miss rate), the tier's
     /// factor kept.

@@ -718,10 +718,15 @@ impl Candidate {
             let mut tightened = Vec::new();
             let (after, rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
-            } else if !missed.is_empty() && r.attainment >= r.target {
-                // Each missed window by the step its own miss calls for, as
-                // a whole tier's would be, at most two
-                // (`bracket::window_tightening`).
+            } else if !missed.is_empty()
+                && (r.attainment >= r.target || (factor <= 1.0 && !far_off(r.attainment, target)))
+            {
+                // The days that missed, when the tier met over the horizon
+                // or, never loosened, missed it by little (after a
+                // loosening its bracket answers: the miss is the
+                // loosening's; far off, the whole tier is short). Each by
+                // the step its own miss calls for, as a whole tier's would
+                // be, at most two (`bracket::window_tightening`).
                 for w in missed {
                     tightened.push((w.start_slot, w.end_slot));
                     window_steps.push((

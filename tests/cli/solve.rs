@@ -233,7 +233,25 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
     assert!(rounds.len() >= 2, "the first plan should miss: {rounds:?}");
     let factor = |r: &serde_json::Value| r["capacity_factor"]["standard"].as_f64().unwrap();
     assert_eq!(factor(&rounds[0]), 1.0);
-    assert!(rounds.windows(2).all(|w| factor(&w[1]) < factor(&w[0])));
+    // Far from its target the whole tier is tightened; once it misses by
+    // little, only the day that missed is sized up: the factor never rises,
+    // and every round that missed moved one or the other.
+    assert!(rounds.windows(2).all(|w| factor(&w[1]) <= factor(&w[0])));
+    assert!(factor(&rounds[1]) < factor(&rounds[0]));
+    for r in rounds {
+        if r["attainment"]["standard"].as_f64().unwrap() < 0.99 {
+            let rules: Vec<&str> = r["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["rule"].as_str().unwrap())
+                .collect();
+            assert!(
+                rules.contains(&"tighten") || rules.contains(&"tighten-windows"),
+                "{r}"
+            );
+        }
+    }
     assert!(rounds[0]["attainment"]["standard"].as_f64().unwrap() < 0.99);
     let last = &plan["verification"]["tiers"]["standard"];
     assert_eq!(last["meets_target"], true, "{last}");
