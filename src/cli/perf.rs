@@ -116,7 +116,6 @@ struct PerfReport {
     experts: Option<ExpertsInStep>,
 }
 
-#[allow(clippy::trivially_copy_pass_by_ref)]
 /// Loads profile `id` of `kind` ("gpus" or "models"); an unknown id lists the
 /// known ones.
 pub(super) fn load<T>(

@@ -37,10 +37,9 @@ pub enum Rule {
     SameFleets,
     /// Missed in some of its windows (`tiers[].slo_window`) while it met
     /// over the replay, or missed it by little before it was ever loosened
-    /// (factor at most 1):
-    /// the slots of each such window are sized by
-    /// the step its own miss calls for (`tighten_factor` once, and once
-    /// more per further doubling of the allowed miss rate), the tier's
+    /// (factor at most 1): the slots of each such window are sized by the
+    /// step its own miss calls for (`tighten_factor` once, and once more per
+    /// further doubling of the allowed miss rate, at most two), the tier's
     /// factor kept.
     TightenWindows,
     /// Tightened (or missed) while part of it went to the API: the scenario

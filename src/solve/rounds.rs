@@ -488,7 +488,7 @@ impl Candidate {
         // more: its whole tier is tightened, whatever its days say.
         let far = scenario.tiers.iter().any(|t| {
             let r = &v.tiers[&t.name];
-            !r.meets_target && far_off(r.attainment, t.percentile / 100.0)
+            !r.meets_target && far_off(r.attainment, r.target)
         });
         if scenario.simulation.verify == VerifySlots::Sample
             && !far
@@ -708,7 +708,7 @@ impl Candidate {
             .enumerate()
         {
             let r = &v.tiers[&tier.name];
-            let target = tier.percentile / 100.0;
+            let target = r.target;
             let tighten = scenario.simulation.tighten_factor;
             let missed: Vec<&Window> = r
                 .windows
@@ -719,7 +719,7 @@ impl Candidate {
             let (after, rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
             } else if !missed.is_empty()
-                && (r.attainment >= r.target || (factor <= 1.0 && !far_off(r.attainment, target)))
+                && (r.attainment >= target || (factor <= 1.0 && !far_off(r.attainment, target)))
             {
                 // The days that missed, when the tier met over the horizon
                 // or, never loosened, missed it by little (after a
