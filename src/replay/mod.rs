@@ -500,11 +500,15 @@ fn report(
             let output_tokens = t.output_tokens + t.api_output_tokens;
             let goodput = t.goodput_output_tokens + t.api_output_tokens;
             let target = tier.percentile / 100.0;
-            let worst_slot = slots
+            let slot_attainment: Vec<(usize, u64, f64)> = slots
                 .iter()
                 .zip(&r.slots)
                 .filter(|(_, s)| s[k].on_gpus > 0)
-                .map(|(&slot, s)| (slot, attainment(&s[k])))
+                .map(|(&slot, s)| (slot, s[k].on_gpus, attainment(&s[k])))
+                .collect();
+            let worst_slot = slot_attainment
+                .iter()
+                .map(|&(slot, _, a)| (slot, a))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             let windows = crate::replay::verification::windows(
                 tier.rules.slo_window,
@@ -560,6 +564,7 @@ fn report(
                 cost_per_1k_output_tokens_usd: per_1k(cost_usd, output_tokens),
                 cost_per_1k_goodput_tokens_usd: per_1k(cost_usd, goodput),
                 worst_slot,
+                slot_attainment,
                 slo_window: tier.rules.slo_window,
                 windows,
                 windows_meeting,

@@ -69,6 +69,11 @@ pub struct TierVerification {
     pub cost_per_1k_goodput_tokens_usd: f64,
     /// The replayed slot with the lowest attainment, and that attainment.
     pub worst_slot: Option<(usize, f64)>,
+    /// Every replayed slot with GPU-served requests: the slot, its
+    /// requests and their attainment (what the rounds size slot by slot;
+    /// not written out).
+    #[serde(skip)]
+    pub slot_attainment: Vec<(usize, u64, f64)>,
     /// The span each window of the target covers (`tiers[].slo_window`).
     pub slo_window: SloWindow,
     /// Every window with replayed slots, in order: the target is met when

@@ -177,6 +177,31 @@ fn windows_line(name: &str, t: &TierVerification) -> Option<String> {
     ))
 }
 
+/// Slot spans (first slot, the slot after the last) as the ranges they
+/// cover, adjacent spans merged: `3, 5-9, 12`.
+fn slot_ranges(spans: &[(usize, usize)]) -> String {
+    let mut sorted = spans.to_vec();
+    sorted.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in sorted {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
+        .iter()
+        .map(|&(s, e)| {
+            if e - s == 1 {
+                s.to_string()
+            } else {
+                format!("{s}-{}", e - 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// One round in one line: its cost, each tier's factor, attainment and move,
 /// the steps taken after it, and why the rounds stopped if they did.
 pub fn round_line(r: &Round) -> String {
@@ -185,12 +210,7 @@ pub fn round_line(r: &Round) -> String {
         .iter()
         .map(|m| {
             let to = if !m.windows.is_empty() {
-                let spans: Vec<String> = m
-                    .windows
-                    .iter()
-                    .map(|&(s, e)| format!("{s}-{}", e - 1))
-                    .collect();
-                format!(" (slots {})", spans.join(", "))
+                format!(" (slots {})", slot_ranges(&m.windows))
             } else if m.factor_after == m.factor_before {
                 String::new()
             } else {
@@ -234,8 +254,20 @@ pub fn rule_name(rule: Rule) -> &'static str {
         Rule::Settle => "settle",
         Rule::ResizeAfterApiShare => "resize-after-api-share",
         Rule::TightenWindows => "tighten-windows",
+        Rule::LoosenSlots => "loosen-slots",
         Rule::RepeatSkipped => "repeat-skipped",
         Rule::SameFleets => "same-fleets",
         Rule::KeptOffApi => "kept-off-api",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slot_ranges;
+
+    #[test]
+    fn adjacent_slots_read_as_one_range() {
+        let spans = [(50, 51), (48, 49), (51, 52), (52, 53), (24, 48), (60, 61)];
+        assert_eq!(slot_ranges(&spans), "24-48, 50-52, 60");
     }
 }

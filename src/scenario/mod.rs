@@ -410,7 +410,7 @@ impl Default for Simulation {
             verify: VerifySlots::Sample,
             max_rounds: 4,
             tighten_factor: 0.9,
-            attainment_margin_points: 1.0,
+            attainment_margin_points: 0.3,
             max_utilisation: 0.95,
             fleet_requests_per_replica: 500,
             burst_scale_max: 4.0,

@@ -28,6 +28,7 @@ pub mod outcome;
 pub mod questions;
 pub mod record;
 pub mod rounds;
+mod slot_loosening;
 mod term;
 
 pub use outcome::Outcome;

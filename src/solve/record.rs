@@ -37,11 +37,19 @@ pub enum Rule {
     SameFleets,
     /// Missed in some of its windows (`tiers[].slo_window`) while it met
     /// over the replay, or missed it by little before it was ever loosened
-    /// (factor at most 1): the slots of each such window are sized by the
-    /// step its own miss calls for (`tighten_factor` once, and once more per
-    /// further doubling of the allowed miss rate, at most two), the tier's
-    /// factor kept.
+    /// (factor at most 1), or right after some of its slots were loosened:
+    /// each slot of such a window below the target is sized by the step the
+    /// window's miss calls for (`tighten_factor` once, and once more per
+    /// further doubling of the allowed miss rate, at most two), or bisected
+    /// back towards the factor it last met with, the tier's factor kept.
     TightenWindows,
+    /// Met in its band with every window met, some replayed slots more
+    /// than `attainment_margin_points` over the target: each such slot is
+    /// loosened (by its own bracket: 1 / `tighten_factor` per step its
+    /// surplus calls for, at most two, or bisected back towards the factor
+    /// it last missed with), as many as each window's surplus over the
+    /// target affords, the tier's factor kept.
+    LoosenSlots,
     /// Tightened (or missed) while part of it went to the API: the scenario
     /// is solved again with the tier kept off the API, from factor 1, as
     /// another candidate.

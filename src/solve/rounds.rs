@@ -14,6 +14,7 @@ use super::feasibility::{check_servable, explain_infeasible};
 use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
 use super::record::{Move, Round, Rule, Stop, WithoutApi};
+use super::slot_loosening;
 use super::{capacity_table, need_rps, term, SolveOptions};
 use crate::base::error::PlannerError;
 use crate::capacity::{simulated, CapacityEntry};
@@ -30,31 +31,36 @@ use crate::replay::verification::{Verification, Window};
 use crate::scenario::{CapacitySource, Scenario, VerifySlots};
 use std::collections::BTreeMap;
 
-/// A tier's windows tightened in a round: the tier, the windows' slot
-/// ranges, and the attainment that caused it.
-type WindowStep = (usize, Vec<(usize, usize)>, f64);
+/// A tier's windows tightened or loosened in a round: the tier, the
+/// windows' slot ranges, the attainment that caused it, and which way.
+type WindowStep = (usize, Vec<(usize, usize)>, f64, Rule);
 
 /// Most factor steps in a row that change no fleet before the rounds stop.
 const MAX_SILENT_STEPS: u32 = 16;
 
 /// Most rounds past `simulation.max_rounds` that bisect a bracketed tier
 /// towards its band (a bracket 1.52 wide, four loosening steps, is within
-/// the 1% at which it settles after six) or size up the days a tier that
-/// meets over the horizon still misses.
+/// the 1% at which it settles after six), size up the days a tier that
+/// meets over the horizon still misses, or size down the slots far over the
+/// target of a tier that meets in every window.
 pub(super) const BISECTION_ROUNDS: u32 = 6;
 
 /// Whether a round's `moves` only close in on the targets: some tier moved,
-/// and every move was a bisection or a window tightening (the rounds may then
-/// run past `simulation.max_rounds`, up to [`BISECTION_ROUNDS`] more).
+/// and every move was a bisection, a window tightening or slots loosened
+/// (the rounds may then run past `simulation.max_rounds`, up to
+/// [`BISECTION_ROUNDS`] more).
 fn closing_in(moves: &[Move]) -> bool {
     let moving: Vec<&Move> = moves
         .iter()
         .filter(|m| m.factor_after != m.factor_before || !m.windows.is_empty())
         .collect();
     !moving.is_empty()
-        && moving
-            .iter()
-            .all(|m| matches!(m.rule, Rule::Bisect | Rule::TightenWindows))
+        && moving.iter().all(|m| {
+            matches!(
+                m.rule,
+                Rule::Bisect | Rule::TightenWindows | Rule::LoosenSlots
+            )
+        })
 }
 
 /// What every candidate shares: the demand, the traces to replay (when the
@@ -159,6 +165,10 @@ struct Candidate {
     window_factors: Vec<Vec<f64>>,
     capacity: Vec<Vec<CapacityEntry>>,
     brackets: Vec<Bracket>,
+    /// Per tier, each replayed slot's search for its factor (read as the
+    /// tier's factor times the slot's own): the largest that met the
+    /// target, the smallest that missed it.
+    slot_brackets: Vec<BTreeMap<usize, Bracket>>,
     /// Per tier and slot, the share of the peak the GPUs served in the last
     /// round (1 until a round sends some of it to the API).
     gpu_share: Vec<Vec<f64>>,
@@ -353,6 +363,7 @@ impl Candidate {
             window_factors: vec![vec![1.0; demand.slots]; tiers],
             capacity,
             brackets: vec![Bracket::default(); tiers],
+            slot_brackets: vec![BTreeMap::new(); tiers],
             gpu_share: vec![vec![1.0; demand.slots]; tiers],
             resized_last: vec![false; tiers],
             rounds: Vec::new(),
@@ -697,8 +708,21 @@ impl Candidate {
         let margin = scenario.simulation.attainment_margin_points / 100.0;
         let mut next = Vec::with_capacity(scenario.tiers.len());
         let mut moves = Vec::with_capacity(scenario.tiers.len());
-        // Every window tightened: (tier, its slots, the step).
+        // Every window tightened or loosened: (tier, its slots, the step).
         let mut window_steps = Vec::new();
+        // Per tier, whether the last round loosened some of its windows (a
+        // miss now is theirs: they are bisected back, the tier kept).
+        let windows_loosened: Vec<bool> = scenario
+            .tiers
+            .iter()
+            .map(|t| {
+                self.rounds.last().is_some_and(|r| {
+                    r.moves
+                        .iter()
+                        .any(|m| m.tier == t.name && m.rule == Rule::LoosenSlots)
+                })
+            })
+            .collect();
         for (k, (((tier, &factor), bracket), &resized)) in scenario
             .tiers
             .iter()
@@ -715,25 +739,42 @@ impl Candidate {
                 .iter()
                 .filter(|w| w.complete && !w.meets_target)
                 .collect();
-            let mut tightened = Vec::new();
-            let (after, rule) = if resized && !r.meets_target {
+            let loosenable = plan.max_replicas(&tier.name) > 1 && tier.rules.headroom_replicas == 0;
+            let mut spans = Vec::new();
+            let (after, mut rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
             } else if !missed.is_empty()
-                && (r.attainment >= target || (factor <= 1.0 && !far_off(r.attainment, target)))
+                && (r.attainment >= target
+                    || ((factor <= 1.0 || windows_loosened[k]) && !far_off(r.attainment, target)))
             {
                 // The days that missed, when the tier met over the horizon
                 // or, never loosened, missed it by little (after a
                 // loosening its bracket answers: the miss is the
                 // loosening's; far off, the whole tier is short). Each by
                 // the step its own miss calls for, as a whole tier's would
-                // be, at most two (`bracket::window_tightening`).
+                // be, at most two (`bracket::window_tightening`), or back
+                // between the factor it last met with and this one.
                 for w in missed {
-                    tightened.push((w.start_slot, w.end_slot));
-                    window_steps.push((
-                        k,
-                        w.start_slot..w.end_slot,
-                        window_tightening(w.attainment, target, tighten),
-                    ));
+                    let step_w = window_tightening(w.attainment, target, tighten);
+                    let slots = w.start_slot..w.end_slot;
+                    for &(slot, _, a) in r
+                        .slot_attainment
+                        .iter()
+                        .filter(|(slot, _, a)| slots.contains(slot) && *a < target)
+                    {
+                        let span = (slot, slot + 1);
+                        let now = factor * self.window_factors[k][slot];
+                        let b = self.slot_brackets[k].entry(slot).or_default();
+                        let (to, why) = b.next(slot_reading(now, a, target, margin, true), tighten);
+                        let step = match why {
+                            Rule::Bisect | Rule::Settle => to / now,
+                            _ => step_w,
+                        };
+                        if step < 1.0 {
+                            spans.push(span);
+                            window_steps.push((k, slot..slot + 1, step));
+                        }
+                    }
                 }
                 (factor, Rule::TightenWindows)
             } else {
@@ -743,12 +784,39 @@ impl Candidate {
                         attainment: r.binding_attainment(),
                         target,
                         margin,
-                        loosenable: plan.max_replicas(&tier.name) > 1
-                            && tier.rules.headroom_replicas == 0,
+                        loosenable,
                     },
                     tighten,
                 )
             };
+            // A tier in its band whose every window met: its slots far
+            // over the target (more than `margin` over it) are loosened, as
+            // many as each window's surplus affords
+            // (`slot_loosening::affordable`); every replayed slot is
+            // remembered in its bracket.
+            let balance = rule == Rule::Hold && r.meets_target && loosenable;
+            let mut over = Vec::new();
+            for &(slot, requests, attainment) in &r.slot_attainment {
+                let now = factor * self.window_factors[k][slot];
+                let b = self.slot_brackets[k].entry(slot).or_default();
+                let reading = slot_reading(now, attainment, target, margin, loosenable);
+                let step = slot_loosening::step(b, reading, tighten);
+                if balance && step > 1.0 {
+                    over.push(slot_loosening::Over {
+                        slot,
+                        requests,
+                        attainment,
+                        step,
+                    });
+                }
+            }
+            for (slot, step) in slot_loosening::affordable(over, &r.windows, target) {
+                spans.push((slot, slot + 1));
+                window_steps.push((k, slot..slot + 1, step));
+            }
+            if !spans.is_empty() && rule == Rule::Hold {
+                rule = Rule::LoosenSlots;
+            }
             next.push(after);
             moves.push(Move {
                 tier: tier.name.clone(),
@@ -756,7 +824,7 @@ impl Candidate {
                 factor_before: factor,
                 factor_after: after,
                 attainment: r.binding_attainment(),
-                windows: tightened,
+                windows: spans,
             });
         }
         for (k, slots, step) in window_steps {
@@ -826,32 +894,45 @@ impl Candidate {
                 moved = true;
             }
         }
-        // Windows tightened in the last round whose step changed no fleet
-        // are tightened once more.
+        // Windows tightened (loosened) in the last round whose step changed
+        // no fleet are stepped once more the same way, unless that crosses
+        // a factor their bracket knows the outcome of.
         let windows: Vec<WindowStep> = self
             .rounds
             .last()
             .map(|r| {
                 r.moves
                     .iter()
-                    .filter(|m| m.rule == Rule::TightenWindows)
+                    .filter(|m| matches!(m.rule, Rule::TightenWindows | Rule::LoosenSlots))
                     .filter_map(|m| {
                         let k = self.scenario.tiers.iter().position(|t| t.name == m.tier)?;
-                        Some((k, m.windows.clone(), m.attainment))
+                        Some((k, m.windows.clone(), m.attainment, m.rule))
                     })
                     .collect()
             })
             .unwrap_or_default();
-        for (k, spans, attainment) in windows {
-            let room = spans
-                .iter()
-                .all(|&(s, _)| self.window_factors[k][s] * tighten >= 1e-3);
-            if !room {
+        for (k, spans, attainment, rule_before) in windows {
+            let step = if rule_before == Rule::TightenWindows {
+                tighten
+            } else {
+                1.0 / tighten
+            };
+            let spans: Vec<(usize, usize)> = spans
+                .into_iter()
+                .filter(|&(s, _)| {
+                    let candidate = self.factors[k] * self.window_factors[k][s] * step;
+                    (1e-3..=1e3).contains(&(self.window_factors[k][s] * step))
+                        && !self.slot_brackets[k]
+                            .get(&s)
+                            .is_some_and(|b| b.crosses(candidate, step < 1.0))
+                })
+                .collect();
+            if spans.is_empty() {
                 continue;
             }
             for &(s, e) in &spans {
                 for f in &mut self.window_factors[k][s..e] {
-                    *f *= tighten;
+                    *f *= step;
                 }
             }
             moves.push(Move {
@@ -897,6 +978,24 @@ fn coverage_of(problem: &Problem) -> Vec<Vec<Vec<f64>>> {
         .iter()
         .map(|t| t.options.iter().map(|o| o.rps_by_slot.clone()).collect())
         .collect()
+}
+
+/// A window's replay as its bracket reads it: `factor` is the tier's
+/// factor times the window's.
+fn slot_reading(
+    factor: f64,
+    attainment: f64,
+    target: f64,
+    margin: f64,
+    loosenable: bool,
+) -> Reading {
+    Reading {
+        factor,
+        attainment,
+        target,
+        margin,
+        loosenable,
+    }
 }
 
 /// Whether two rounds' GPU shares agree within a percentage point in every
@@ -969,9 +1068,10 @@ mod tests {
     }
 
     /// Rounds run past `max_rounds` only while every move closes in:
-    /// bisections and days sized up, not a whole tier tightened or loosened.
+    /// bisections, days sized up and slots sized down, not a whole tier
+    /// tightened or loosened.
     #[test]
-    fn only_bisections_and_window_tightenings_extend_the_rounds() {
+    fn only_bisections_and_slot_moves_extend_the_rounds() {
         let days = vec![(24, 48)];
         assert!(closing_in(&[moved(
             Rule::TightenWindows,
@@ -986,6 +1086,7 @@ mod tests {
             moved(Rule::TightenWindows, 1.0, days),
             moved(Rule::Tighten, 0.9, Vec::new()),
         ]));
+        assert!(closing_in(&[moved(Rule::LoosenSlots, 1.0, vec![(30, 31)])]));
         assert!(!closing_in(&[moved(Rule::Loosen, 1.111, Vec::new())]));
         assert!(!closing_in(&[moved(Rule::Hold, 1.0, Vec::new())]));
     }

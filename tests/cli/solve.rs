@@ -106,6 +106,10 @@ fn the_alternatives_are_priced_on_fleets_sized_for_all_of_the_traffic() {
             "simulation.seed=3",
             "simulation.verify=sample-only",
             "simulation.burst_scale_max=1",
+            // A band of a whole point over the target: the tightened
+            // standard tier is not loosened back, and keeps part of its
+            // traffic on the API.
+            "simulation.attainment_margin_points=1",
         ],
     );
     assert!(plan["tiers"]["standard"]["api_share"].as_f64().unwrap() > 0.03);
@@ -234,9 +238,14 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
     let factor = |r: &serde_json::Value| r["capacity_factor"]["standard"].as_f64().unwrap();
     assert_eq!(factor(&rounds[0]), 1.0);
     // Far from its target the whole tier is tightened; once it misses by
-    // little, only the day that missed is sized up: the factor never rises,
-    // and every round that missed moved one or the other.
-    assert!(rounds.windows(2).all(|w| factor(&w[1]) <= factor(&w[0])));
+    // little, only the day that missed is sized up: the factor never rises
+    // after a round that missed (only a round that met far over the target
+    // loosens it), and every round that missed moved the tier (tightened
+    // or bisected back) or its days.
+    let missed = |r: &serde_json::Value| r["attainment"]["standard"].as_f64().unwrap() < 0.99;
+    assert!(rounds
+        .windows(2)
+        .all(|w| !missed(&w[0]) || factor(&w[1]) <= factor(&w[0])));
     assert!(factor(&rounds[1]) < factor(&rounds[0]));
     for r in rounds {
         if r["attainment"]["standard"].as_f64().unwrap() < 0.99 {
@@ -247,7 +256,9 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
                 .map(|m| m["rule"].as_str().unwrap())
                 .collect();
             assert!(
-                rules.contains(&"tighten") || rules.contains(&"tighten-windows"),
+                ["tighten", "tighten-windows", "bisect"]
+                    .iter()
+                    .any(|r| rules.contains(r)),
                 "{r}"
             );
         }

@@ -1,0 +1,152 @@
+//! Which slots of a tier that meets everywhere are loosened after a round.
+//! A tier's figures come from simulations of one seed, and the MILP sizes
+//! each slot from them; the replay of every slot measures what each slot's
+//! fleet actually attains. A slot more than the margin over the target is
+//! sized down (its factor loosened), but only as many slots of a window as
+//! the window's surplus over the target affords, so that the window keeps
+//! its target: the plan then settles where the replay, not the seed's
+//! figures, says each slot is just enough.
+
+use super::bracket::{Bracket, Reading};
+use super::record::Rule;
+use crate::replay::verification::Window;
+
+/// Most `tighten_factor` steps a slot is loosened by in one round.
+const MAX_SLOT_STEPS: i32 = 2;
+
+/// A replayed slot over its band: its requests, attainment, and the step
+/// its bracket proposes (over 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Over {
+    pub slot: usize,
+    pub requests: u64,
+    pub attainment: f64,
+    pub step: f64,
+}
+
+/// The step by which a slot's factor would move up after its replay, read
+/// by its bracket `b` (which remembers it either way): the bracket's own
+/// loosening (at most [`MAX_SLOT_STEPS`] steps) for a slot over the band,
+/// or back up towards the factor it last missed with; 1 otherwise.
+pub(super) fn step(b: &mut Bracket, reading: Reading, tighten_factor: f64) -> f64 {
+    let now = reading.factor;
+    let over = reading.attainment > reading.target + reading.margin;
+    let (to, why) = b.next(reading, tighten_factor);
+    let step = match why {
+        Rule::Loosen => (to / now).min(tighten_factor.powi(-MAX_SLOT_STEPS)),
+        Rule::Bisect | Rule::Settle if over => to / now,
+        _ => 1.0,
+    };
+    step.max(1.0)
+}
+
+/// The slots loosened, with their steps: per complete window, the slots
+/// over their band taken from the most over down while the misses they
+/// would add, each counted as if it fell to the target
+/// ((attainment − target) × requests), fit in the window's surplus
+/// ((attainment − target) × requests of the window). In slot order.
+pub(super) fn affordable(
+    mut over: Vec<Over>,
+    windows: &[Window],
+    target: f64,
+) -> Vec<(usize, f64)> {
+    over.sort_by(|x, y| {
+        y.attainment
+            .total_cmp(&x.attainment)
+            .then(x.slot.cmp(&y.slot))
+    });
+    let mut left: Vec<f64> = windows
+        .iter()
+        .map(|w| (w.attainment - target) * w.requests as f64)
+        .collect();
+    let mut out = Vec::new();
+    for o in over {
+        let Some(i) = windows
+            .iter()
+            .position(|w| w.complete && (w.start_slot..w.end_slot).contains(&o.slot))
+        else {
+            continue;
+        };
+        let uses = (o.attainment - target) * o.requests as f64;
+        if uses <= left[i] {
+            left[i] -= uses;
+            out.push((o.slot, o.step));
+        }
+    }
+    out.sort_by_key(|&(slot, _)| slot);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{affordable, step, Over};
+    use crate::replay::verification::Window;
+    use crate::solve::bracket::{Bracket, Reading};
+
+    fn window(start: usize, end: usize, requests: u64, attainment: f64) -> Window {
+        Window {
+            start_slot: start,
+            end_slot: end,
+            replayed_slots: end - start,
+            requests,
+            attainment,
+            meets_target: attainment >= 0.99,
+            complete: true,
+        }
+    }
+
+    fn over(slot: usize, requests: u64, attainment: f64) -> Over {
+        Over {
+            slot,
+            requests,
+            attainment,
+            step: 1.0 / 0.9,
+        }
+    }
+
+    fn reading(factor: f64, attainment: f64) -> Reading {
+        Reading {
+            factor,
+            attainment,
+            target: 0.99,
+            margin: 0.003,
+            loosenable: true,
+        }
+    }
+
+    /// A window 0.1 points over a p99 target over 100,000 requests has 100
+    /// misses to spare: the slot most over comes first, a slot whose
+    /// surplus no longer fits is skipped, a smaller one after it is taken.
+    #[test]
+    fn a_window_loosens_only_the_slots_its_surplus_affords() {
+        let windows = [
+            window(0, 24, 100_000, 0.991),
+            window(24, 48, 100_000, 0.990),
+        ];
+        let slots = vec![
+            over(3, 10_000, 0.995),  // uses 50
+            over(5, 10_000, 0.9985), // uses 85: first
+            over(7, 2_000, 0.997),   // uses 14: fits after slot 5
+            over(30, 1_000, 0.999),  // its window has no surplus
+        ];
+        let out = affordable(slots, &windows, 0.99);
+        let taken: Vec<usize> = out.iter().map(|&(s, _)| s).collect();
+        assert_eq!(taken, vec![5, 7]);
+    }
+
+    /// A slot far over its band is loosened by at most two steps; one in
+    /// its band stays; one that missed before at a larger factor is
+    /// bisected back towards it, not past it.
+    #[test]
+    fn a_slot_steps_up_at_most_twice_and_never_past_a_factor_that_missed() {
+        let mut b = Bracket::default();
+        let s = step(&mut b, reading(1.0, 0.99999), 0.9);
+        assert!((s - 1.0 / 0.81).abs() < 1e-12, "{s}");
+        let mut b = Bracket::default();
+        assert_eq!(step(&mut b, reading(1.0, 0.992), 0.9), 1.0);
+        let mut b = Bracket::default();
+        assert_eq!(step(&mut b, reading(1.2, 0.985), 0.9), 1.0);
+        let s = step(&mut b, reading(1.0, 0.996), 0.9);
+        assert!((s - 1.2f64.sqrt()).abs() < 1e-12, "{s}");
+    }
+}
