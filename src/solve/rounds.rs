@@ -176,6 +176,9 @@ struct Candidate {
     resized_last: Vec<bool>,
     rounds: Vec<Round>,
     best: Option<Trial>,
+    /// The cheapest trial whose every complete window also kept the guard
+    /// against the replay's noise (`slot_loosening::guarded`).
+    best_guarded: Option<Trial>,
     last: Option<Last>,
     silent_steps: u32,
     /// The trial of a plan that is not verified (`simulation.verify = "off"`).
@@ -368,6 +371,7 @@ impl Candidate {
             resized_last: vec![false; tiers],
             rounds: Vec::new(),
             best: None,
+            best_guarded: None,
             last: None,
             silent_steps: 0,
             unverified: None,
@@ -564,14 +568,17 @@ impl Candidate {
             moves,
             stop: None,
         });
+        let kept_guard = guarded(scenario, &v);
         trial.verification = Some(v);
-        if met
-            && self
-                .best
-                .as_ref()
+        let cheaper = |best: &Option<Trial>| {
+            best.as_ref()
                 .is_none_or(|b| trial.plan.total_cost_usd < b.plan.total_cost_usd)
-        {
+        };
+        if met && cheaper(&self.best) {
             self.best = Some(trial.clone());
+        }
+        if met && kept_guard && cheaper(&self.best_guarded) {
+            self.best_guarded = Some(trial.clone());
         }
         // Every tier in its band, or no factor left to move while the GPU
         // shares (which size the fleets) have settled.
@@ -734,10 +741,13 @@ impl Candidate {
             let r = &v.tiers[&tier.name];
             let target = r.target;
             let tighten = scenario.simulation.tighten_factor;
+            // Windows under the target, or over it by less than the guard
+            // against the replay's own noise: both are sized up.
+            let guard = margin * slot_loosening::GUARD_SHARE_OF_MARGIN;
             let missed: Vec<&Window> = r
                 .windows
                 .iter()
-                .filter(|w| w.complete && !w.meets_target)
+                .filter(|w| w.complete && w.attainment < target + guard)
                 .collect();
             let loosenable = plan.max_replicas(&tier.name) > 1 && tier.rules.headroom_replicas == 0;
             let mut spans = Vec::new();
@@ -760,7 +770,7 @@ impl Candidate {
                     for &(slot, _, a) in r
                         .slot_attainment
                         .iter()
-                        .filter(|(slot, _, a)| slots.contains(slot) && *a < target)
+                        .filter(|(slot, _, a)| slots.contains(slot) && *a < target + guard)
                     {
                         let span = (slot, slot + 1);
                         let now = factor * self.window_factors[k][slot];
@@ -810,7 +820,8 @@ impl Candidate {
                     });
                 }
             }
-            for (slot, step) in slot_loosening::affordable(over, &r.windows, target) {
+            for (slot, step) in slot_loosening::affordable(over, &r.windows, target, target + guard)
+            {
                 spans.push((slot, slot + 1));
                 window_steps.push((k, slot..slot + 1, step));
             }
@@ -959,7 +970,8 @@ impl Candidate {
             round.stop = Some(stop);
         }
         let trial = self
-            .best
+            .best_guarded
+            .or(self.best)
             .or(self.last.map(|l| l.trial))
             .or(self.unverified)
             .expect("a candidate stops after its first MILP");
@@ -980,8 +992,20 @@ fn coverage_of(problem: &Problem) -> Vec<Vec<Vec<f64>>> {
         .collect()
 }
 
-/// A window's replay as its bracket reads it: `factor` is the tier's
-/// factor times the window's.
+/// Whether every complete window of every tier of the replay `v` is at
+/// least the guard (a share of `attainment_margin_points`) over its target.
+fn guarded(scenario: &Scenario, v: &Verification) -> bool {
+    let guard = scenario.simulation.attainment_margin_points / 100.0
+        * slot_loosening::GUARD_SHARE_OF_MARGIN;
+    v.tiers.values().all(|t| {
+        t.windows
+            .iter()
+            .all(|w| !w.complete || w.attainment >= t.target + guard)
+    })
+}
+
+/// A slot's replay as its bracket reads it: `factor` is the tier's factor
+/// times the slot's own.
 fn slot_reading(
     factor: f64,
     attainment: f64,
