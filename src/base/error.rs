@@ -49,6 +49,8 @@ pub enum PlannerError {
     Usage(String),
     /// The plan's own replay misses a tier's target.
     TargetMissed(Vec<String>),
+    /// `simulate`'s replay of a plan misses a tier's target.
+    ReplayMissed(Vec<String>),
     /// A figure of the result came out infinite, NaN, or a negative cost or
     /// latency: an input lies at the edge of what the model can compute.
     Figure(crate::base::finite::BadFigure),
@@ -70,7 +72,7 @@ impl PlannerError {
             | PlannerError::Figure(_) => EXIT_BAD_INPUT,
             PlannerError::Infeasible(_) => EXIT_INFEASIBLE,
             PlannerError::Solver(_) | PlannerError::Io { .. } => EXIT_FAILURE,
-            PlannerError::TargetMissed(_) => EXIT_TARGET_MISSED,
+            PlannerError::TargetMissed(_) | PlannerError::ReplayMissed(_) => EXIT_TARGET_MISSED,
         }
     }
 }
@@ -97,6 +99,11 @@ impl fmt::Display for PlannerError {
             PlannerError::TargetMissed(misses) => write!(
                 f,
                 "the plan's replay misses its target: {}. The report was written; loosen the tier's limits, allow more `simulation.max_rounds`, or pass --accept-miss to exit 0 with this plan",
+                misses.join("; ")
+            ),
+            PlannerError::ReplayMissed(misses) => write!(
+                f,
+                "the replay misses the target: {}. The report was written; the plan does not keep its promise on these traces with this seed: solve again for them (or pass --accept-miss to exit 0)",
                 misses.join("; ")
             ),
         }

@@ -5,6 +5,7 @@ use crate::base::error::PlannerError;
 use crate::base::progress::Progress;
 use crate::cli::output::{Output, Outputs};
 use crate::plan::file::PlanFile;
+use crate::replay::verification::{Verification, Window};
 use crate::report::{self, Format};
 use crate::scenario::VerifySlots;
 use clap::{Args, ValueEnum};
@@ -39,6 +40,10 @@ pub(crate) struct SimulateArgs {
     /// Seed of the replay's random draws (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Exit 0 even when the replay misses a tier's target (by default that
+    /// exits 5 after writing the report, whose tier lines say MISSES TARGET).
+    #[arg(long)]
+    pub accept_miss: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -135,11 +140,57 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
     };
     if outputs.has("--out") {
         outputs.write_text("--out", &text)?;
-        outputs.commit()
+        outputs.commit()?;
     } else {
         outputs.commit()?;
-        emit(&text)
+        emit(&text)?;
     }
+    let misses = misses(&scenario, &v);
+    if !misses.is_empty() && !args.accept_miss {
+        return Err(PlannerError::ReplayMissed(misses));
+    }
+    Ok(())
+}
+
+/// One sentence per tier the replay `v` finds short of its target, in the
+/// scenario's tier order: its attainment, and its windows that miss.
+fn misses(scenario: &crate::scenario::Scenario, v: &Verification) -> Vec<String> {
+    scenario
+        .tiers
+        .iter()
+        .filter_map(|tier| {
+            let t = v.tiers.get(&tier.name)?;
+            if t.meets_target {
+                return None;
+            }
+            let below: Vec<&Window> = t
+                .windows
+                .iter()
+                .filter(|w| w.complete && !w.meets_target)
+                .collect();
+            let windows = match below
+                .iter()
+                .min_by(|a, b| a.attainment.total_cmp(&b.attainment))
+            {
+                Some(worst) => format!(
+                    ", {} of its {} {} windows below it (worst: slots {}-{} at {:.3}%)",
+                    below.len(),
+                    t.windows.iter().filter(|w| w.complete).count(),
+                    t.slo_window.name(),
+                    worst.start_slot,
+                    worst.end_slot - 1,
+                    worst.attainment * 100.0
+                ),
+                None => String::new(),
+            };
+            Some(format!(
+                "{}: {:.3}% of its GPU-served requests met both limits, target {}%{windows}",
+                tier.name,
+                t.attainment * 100.0,
+                tier.percentile
+            ))
+        })
+        .collect()
 }
 
 /// The per-request CSV of `simulate --requests-out`, streamed into the

@@ -172,6 +172,8 @@ fn code_burst(scheduler: &str, router: &str) -> (f64, f64) {
         "--format",
         "json",
         "--quiet",
+        // The worse schedulers miss the target: their figures are the point.
+        "--accept-miss",
     ]));
     let code = &v["verification"]["tiers"]["code"];
     assert_eq!(code["served_requests"].as_u64(), Some(8819));
@@ -196,4 +198,48 @@ fn prefill_first_stalls_decodes_and_round_robin_queues_bursts_on_the_code_trace(
         round_robin_ttft > 1.25 * ttft,
         "{round_robin_ttft} vs {ttft}"
     );
+}
+
+/// A replay that misses a tier's target is not a success: the report is
+/// written, the exit is 5 with a message naming the tier, its attainment
+/// and what to do; `--accept-miss` exits 0 with the same report.
+#[test]
+fn a_replay_that_misses_its_target_exits_5_after_its_report() {
+    let dir = temp_dir("simulate-miss");
+    let plan_path = dir.join("plan.json");
+    let solved = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--quiet",
+        "--plan-out",
+        plan_path.to_str().unwrap(),
+    ]);
+    assert!(solved.status.success(), "{}", stderr(&solved));
+    let simulate = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "tests/fixtures/ok/tiny.toml",
+            "--plan",
+            plan_path.to_str().unwrap(),
+            "--quiet",
+            // A TTFT limit no replica can keep: the same plan now misses.
+            "--set",
+            "tiers[0].ttft_ms=1",
+        ];
+        args.extend_from_slice(extra);
+        planner(&args)
+    };
+    let missed = simulate(&[]);
+    assert_eq!(missed.status.code(), Some(5), "{}", stderr(&missed));
+    let message = stderr(&missed);
+    assert!(
+        message.contains("the replay misses the target: chat:"),
+        "{message}"
+    );
+    assert!(message.contains("--accept-miss"), "{message}");
+    let report = String::from_utf8_lossy(&missed.stdout).to_string();
+    assert!(report.contains("MISSES TARGET"), "{report}");
+    let accepted = simulate(&["--accept-miss"]);
+    assert!(accepted.status.success(), "{}", stderr(&accepted));
+    assert_eq!(accepted.stdout, missed.stdout);
 }
