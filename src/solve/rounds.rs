@@ -177,7 +177,7 @@ struct Candidate {
     rounds: Vec<Round>,
     best: Option<Trial>,
     /// The cheapest trial whose every complete window also kept the guard
-    /// against the replay's noise (`slot_loosening::guarded`).
+    /// against the replay's noise ([`guarded`]).
     best_guarded: Option<Trial>,
     last: Option<Last>,
     silent_steps: u32,
@@ -717,9 +717,9 @@ impl Candidate {
         let mut moves = Vec::with_capacity(scenario.tiers.len());
         // Every window tightened or loosened: (tier, its slots, the step).
         let mut window_steps = Vec::new();
-        // Per tier, whether the last round loosened some of its windows (a
-        // miss now is theirs: they are bisected back, the tier kept).
-        let windows_loosened: Vec<bool> = scenario
+        // Per tier, whether the last round loosened some of its slots (a
+        // miss now is theirs: they are sized back up, the tier kept).
+        let slots_loosened: Vec<bool> = scenario
             .tiers
             .iter()
             .map(|t| {
@@ -755,15 +755,17 @@ impl Candidate {
                 (factor, Rule::ResizeAfterApiShare)
             } else if !missed.is_empty()
                 && (r.attainment >= target
-                    || ((factor <= 1.0 || windows_loosened[k]) && !far_off(r.attainment, target)))
+                    || ((factor <= 1.0 || slots_loosened[k]) && !far_off(r.attainment, target)))
             {
-                // The days that missed, when the tier met over the horizon
-                // or, never loosened, missed it by little (after a
-                // loosening its bracket answers: the miss is the
-                // loosening's; far off, the whole tier is short). Each by
-                // the step its own miss calls for, as a whole tier's would
-                // be, at most two (`bracket::window_tightening`), or back
-                // between the factor it last met with and this one.
+                // The days that missed (or met by less than the guard), when
+                // the tier met over the horizon or, never loosened (or with
+                // only its slots loosened), missed it by little (after a
+                // loosening of the tier its bracket answers: the miss is the
+                // loosening's; far off, the whole tier is short): their
+                // slots under target + guard, each by the step its day's miss
+                // calls for, as a whole tier's would be, at most two
+                // (`bracket::window_tightening`), or back between the factor
+                // the slot last met with and this one.
                 for w in missed {
                     let step_w = window_tightening(w.attainment, target, tighten);
                     let slots = w.start_slot..w.end_slot;
@@ -799,11 +801,11 @@ impl Candidate {
                     tighten,
                 )
             };
-            // A tier in its band whose every window met: its slots far
-            // over the target (more than `margin` over it) are loosened, as
-            // many as each window's surplus affords
-            // (`slot_loosening::affordable`); every replayed slot is
-            // remembered in its bracket.
+            // A tier in its band whose every window met by the guard: its
+            // slots far over the target (more than `margin` over it) are
+            // loosened, as many as each window's surplus over target + guard
+            // affords (`slot_loosening::affordable`); every replayed slot
+            // is remembered in its bracket.
             let balance = rule == Rule::Hold && r.meets_target && loosenable;
             let mut over = Vec::new();
             for &(slot, requests, attainment) in &r.slot_attainment {
