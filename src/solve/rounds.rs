@@ -703,6 +703,19 @@ impl Candidate {
         }
     }
 
+    /// Per tier, whether the last round recorded a move of `rule` for it.
+    fn last_moved_by(&self, rule: Rule) -> Vec<bool> {
+        self.scenario
+            .tiers
+            .iter()
+            .map(|t| {
+                self.rounds
+                    .last()
+                    .is_some_and(|r| r.moves.iter().any(|m| m.tier == t.name && m.rule == rule))
+            })
+            .collect()
+    }
+
     /// Each tier's factor for the next round, from its bracket and the
     /// replay, with the move that says why.
     fn next_factors(
@@ -719,17 +732,7 @@ impl Candidate {
         let mut window_steps = Vec::new();
         // Per tier, whether the last round loosened some of its slots (a
         // miss now is theirs: they are sized back up, the tier kept).
-        let slots_loosened: Vec<bool> = scenario
-            .tiers
-            .iter()
-            .map(|t| {
-                self.rounds.last().is_some_and(|r| {
-                    r.moves
-                        .iter()
-                        .any(|m| m.tier == t.name && m.rule == Rule::LoosenSlots)
-                })
-            })
-            .collect();
+        let slots_loosened = self.last_moved_by(Rule::LoosenSlots);
         for (k, (((tier, &factor), bracket), &resized)) in scenario
             .tiers
             .iter()
@@ -860,18 +863,7 @@ impl Candidate {
         let tighten = self.scenario.simulation.tighten_factor;
         // A tier whose miss was answered by resizing its fleets, when the
         // resize changed no fleet, is tightened instead.
-        let resized: Vec<bool> = self
-            .scenario
-            .tiers
-            .iter()
-            .map(|t| {
-                self.rounds.last().is_some_and(|r| {
-                    r.moves
-                        .iter()
-                        .any(|m| m.tier == t.name && m.rule == Rule::ResizeAfterApiShare)
-                })
-            })
-            .collect();
+        let resized = self.last_moved_by(Rule::ResizeAfterApiShare);
         let mut moved = false;
         let mut moves = Vec::new();
         for (k, ((f, &r), b)) in self
