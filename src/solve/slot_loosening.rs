@@ -3,9 +3,9 @@
 //! each slot from them; the replay of every slot measures what each slot's
 //! fleet actually attains. A slot more than the margin over the target is
 //! sized down (its factor loosened), but only as many slots of a window as
-//! the window's surplus over the target affords, so that the window keeps
-//! its target: the plan then settles where the replay, not the seed's
-//! figures, says each slot is just enough.
+//! the window's surplus over the target and a guard affords, so that the
+//! window keeps its target on other seeds too: the plan then settles where
+//! the replay, not the seed's figures, says each slot is just enough.
 
 use super::bracket::{Bracket, Reading};
 use super::record::Rule;
