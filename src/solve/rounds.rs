@@ -746,13 +746,21 @@ impl Candidate {
             let tighten = scenario.simulation.tighten_factor;
             // Windows under the target, or over it by less than the guard
             // against the replay's own noise: both are sized up.
-            let guard = margin * slot_loosening::GUARD_SHARE_OF_MARGIN;
+            let guard = slot_loosening::guard(margin);
             let missed: Vec<&Window> = r
                 .windows
                 .iter()
                 .filter(|w| w.complete && w.attainment < target + guard)
                 .collect();
             let loosenable = plan.max_replicas(&tier.name) > 1 && tier.rules.headroom_replicas == 0;
+            // Every replayed slot read once by its bracket, which remembers it.
+            let mut reads = Vec::with_capacity(r.slot_attainment.len());
+            for &(slot, _, attainment) in &r.slot_attainment {
+                let now = factor * self.window_factors[k][slot];
+                let b = self.slot_brackets[k].entry(slot).or_default();
+                let reading = slot_reading(now, attainment, target, margin, loosenable);
+                reads.push(slot_loosening::read(b, reading, tighten));
+            }
             let mut spans = Vec::new();
             let (after, mut rule) = if resized && !r.meets_target {
                 (factor, Rule::ResizeAfterApiShare)
@@ -772,21 +780,13 @@ impl Candidate {
                 for w in missed {
                     let step_w = window_tightening(w.attainment, target, tighten);
                     let slots = w.start_slot..w.end_slot;
-                    for &(slot, _, a) in r
-                        .slot_attainment
-                        .iter()
-                        .filter(|(slot, _, a)| slots.contains(slot) && *a < target + guard)
-                    {
-                        let span = (slot, slot + 1);
-                        let now = factor * self.window_factors[k][slot];
-                        let b = self.slot_brackets[k].entry(slot).or_default();
-                        let (to, why) = b.next(slot_reading(now, a, target, margin, true), tighten);
-                        let step = match why {
-                            Rule::Bisect | Rule::Settle => to / now,
-                            _ => step_w,
-                        };
+                    for (&(slot, _, a), read) in r.slot_attainment.iter().zip(&reads) {
+                        if !slots.contains(&slot) || a >= target + guard {
+                            continue;
+                        }
+                        let step = read.back.unwrap_or(step_w);
                         if step < 1.0 {
-                            spans.push(span);
+                            spans.push((slot, slot + 1));
                             window_steps.push((k, slot..slot + 1, step));
                         }
                     }
@@ -807,24 +807,22 @@ impl Candidate {
             // A tier in its band whose every window met by the guard: its
             // slots far over the target (more than `margin` over it) are
             // loosened, as many as each window's surplus over target + guard
-            // affords (`slot_loosening::affordable`); every replayed slot
-            // is remembered in its bracket.
+            // affords (`slot_loosening::affordable`).
             let balance = rule == Rule::Hold && r.meets_target && loosenable;
-            let mut over = Vec::new();
-            for &(slot, requests, attainment) in &r.slot_attainment {
-                let now = factor * self.window_factors[k][slot];
-                let b = self.slot_brackets[k].entry(slot).or_default();
-                let reading = slot_reading(now, attainment, target, margin, loosenable);
-                let step = slot_loosening::step(b, reading, tighten);
-                if balance && step > 1.0 {
-                    over.push(slot_loosening::Over {
+            let over: Vec<slot_loosening::Over> = r
+                .slot_attainment
+                .iter()
+                .zip(&reads)
+                .filter(|(_, read)| balance && read.up > 1.0)
+                .map(
+                    |(&(slot, requests, attainment), read)| slot_loosening::Over {
                         slot,
                         requests,
                         attainment,
-                        step,
-                    });
-                }
-            }
+                        step: read.up,
+                    },
+                )
+                .collect();
             for (slot, step) in slot_loosening::affordable(over, &r.windows, target, target + guard)
             {
                 spans.push((slot, slot + 1));
@@ -989,8 +987,7 @@ fn coverage_of(problem: &Problem) -> Vec<Vec<Vec<f64>>> {
 /// Whether every complete window of every tier of the replay `v` is at
 /// least the guard (a share of `attainment_margin_points`) over its target.
 fn guarded(scenario: &Scenario, v: &Verification) -> bool {
-    let guard = scenario.simulation.attainment_margin_points / 100.0
-        * slot_loosening::GUARD_SHARE_OF_MARGIN;
+    let guard = slot_loosening::guard(scenario.simulation.attainment_margin_points / 100.0);
     v.tiers.values().all(|t| {
         t.windows
             .iter()

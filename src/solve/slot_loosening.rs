@@ -11,6 +11,11 @@ use super::bracket::{Bracket, Reading};
 use super::record::Rule;
 use crate::replay::verification::Window;
 
+/// The guard over the target (0-1) with a band of `margin` (0-1).
+pub(super) fn guard(margin: f64) -> f64 {
+    margin * GUARD_SHARE_OF_MARGIN
+}
+
 /// Share of the band over the target (`attainment_margin_points`) every
 /// window keeps as a guard against the replay's own noise: the replay is
 /// of one seed, and the same plan replayed with another seed moves a day's
@@ -33,20 +38,34 @@ pub(super) struct Over {
     pub step: f64,
 }
 
-/// The step by which a slot's factor would move up after its replay, read
-/// by its bracket `b` (which remembers it either way): the bracket's own
-/// loosening (at most [`MAX_SLOT_STEPS`] steps) for a slot over the band,
-/// or back up towards the factor it last missed with; 1 otherwise.
-pub(super) fn step(b: &mut Bracket, reading: Reading, tighten_factor: f64) -> f64 {
+/// A slot's replay as its bracket answered it (read once a round).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Read {
+    /// The step up it calls for: the bracket's own loosening (at most
+    /// [`MAX_SLOT_STEPS`] steps) for a slot over the band, or back up
+    /// towards the factor it last missed with; 1 otherwise.
+    pub up: f64,
+    /// When the bracket bisects or settles, the step to the factor it
+    /// names (back down towards the factor the slot last met with, when the
+    /// slot is sized up); `None` otherwise.
+    pub back: Option<f64>,
+}
+
+/// Reads a slot's replay with its bracket `b`, which remembers it.
+pub(super) fn read(b: &mut Bracket, reading: Reading, tighten_factor: f64) -> Read {
     let now = reading.factor;
     let over = reading.attainment > reading.target + reading.margin;
     let (to, why) = b.next(reading, tighten_factor);
-    let step = match why {
+    let up = match why {
         Rule::Loosen => (to / now).min(tighten_factor.powi(-MAX_SLOT_STEPS)),
         Rule::Bisect | Rule::Settle if over => to / now,
         _ => 1.0,
     };
-    step.max(1.0)
+    let back = matches!(why, Rule::Bisect | Rule::Settle).then_some(to / now);
+    Read {
+        up: up.max(1.0),
+        back,
+    }
 }
 
 /// The slots loosened, with their steps: per complete window, the slots
@@ -89,7 +108,7 @@ pub(super) fn affordable(
 
 #[cfg(test)]
 mod tests {
-    use super::{affordable, step, Over};
+    use super::{affordable, read, Over};
     use crate::replay::verification::Window;
     use crate::solve::bracket::{Bracket, Reading};
 
@@ -157,14 +176,26 @@ mod tests {
     /// bisected back towards it, not past it.
     #[test]
     fn a_slot_steps_up_at_most_twice_and_never_past_a_factor_that_missed() {
+        let step = |b: &mut Bracket, r: Reading| read(b, r, 0.9).up;
         let mut b = Bracket::default();
-        let s = step(&mut b, reading(1.0, 0.99999), 0.9);
+        let s = step(&mut b, reading(1.0, 0.99999));
         assert!((s - 1.0 / 0.81).abs() < 1e-12, "{s}");
         let mut b = Bracket::default();
-        assert_eq!(step(&mut b, reading(1.0, 0.992), 0.9), 1.0);
+        assert_eq!(step(&mut b, reading(1.0, 0.992)), 1.0);
         let mut b = Bracket::default();
-        assert_eq!(step(&mut b, reading(1.2, 0.985), 0.9), 1.0);
-        let s = step(&mut b, reading(1.0, 0.996), 0.9);
+        assert_eq!(step(&mut b, reading(1.2, 0.985)), 1.0);
+        let s = step(&mut b, reading(1.0, 0.996));
         assert!((s - 1.2f64.sqrt()).abs() < 1e-12, "{s}");
+    }
+
+    /// A slot that met at one factor and misses at a larger one is sent
+    /// back between the two (the geometric mean), not by a whole step.
+    #[test]
+    fn a_slot_that_misses_after_meeting_is_bisected_back() {
+        let mut b = Bracket::default();
+        assert_eq!(read(&mut b, reading(1.0, 0.992), 0.9).back, None);
+        let r = read(&mut b, reading(1.2, 0.985), 0.9);
+        let back = r.back.unwrap();
+        assert!((back - 1.2f64.sqrt() / 1.2).abs() < 1e-12, "{back}");
     }
 }
