@@ -5,7 +5,6 @@ use crate::base::error::PlannerError;
 use crate::base::progress::Progress;
 use crate::cli::output::{Output, Outputs};
 use crate::plan::file::PlanFile;
-use crate::replay::verification::{Verification, Window};
 use crate::report::{self, Format};
 use crate::scenario::VerifySlots;
 use clap::{Args, ValueEnum};
@@ -145,52 +144,14 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
         outputs.commit()?;
         emit(&text)?;
     }
-    let misses = misses(&scenario, &v);
+    let misses = report::sentences::missed_targets(&crate::solve::outcome::missed_targets(
+        &scenario,
+        Some(&v),
+    ));
     if !misses.is_empty() && !args.accept_miss {
         return Err(PlannerError::ReplayMissed(misses));
     }
     Ok(())
-}
-
-/// One sentence per tier the replay `v` finds short of its target, in the
-/// scenario's tier order: its attainment, and its windows that miss.
-fn misses(scenario: &crate::scenario::Scenario, v: &Verification) -> Vec<String> {
-    scenario
-        .tiers
-        .iter()
-        .filter_map(|tier| {
-            let t = v.tiers.get(&tier.name)?;
-            if t.meets_target {
-                return None;
-            }
-            let below: Vec<&Window> = t
-                .windows
-                .iter()
-                .filter(|w| w.complete && !w.meets_target)
-                .collect();
-            let windows = match below
-                .iter()
-                .min_by(|a, b| a.attainment.total_cmp(&b.attainment))
-            {
-                Some(worst) => format!(
-                    ", {} of its {} {} windows below it (worst: slots {}-{} at {:.3}%)",
-                    below.len(),
-                    t.windows.iter().filter(|w| w.complete).count(),
-                    t.slo_window.name(),
-                    worst.start_slot,
-                    worst.end_slot - 1,
-                    worst.attainment * 100.0
-                ),
-                None => String::new(),
-            };
-            Some(format!(
-                "{}: {:.3}% of its GPU-served requests met both limits, target {}%{windows}",
-                tier.name,
-                t.attainment * 100.0,
-                tier.percentile
-            ))
-        })
-        .collect()
 }
 
 /// The per-request CSV of `simulate --requests-out`, streamed into the

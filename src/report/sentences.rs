@@ -15,8 +15,16 @@ pub(crate) const FP4_QUALITY: &str = "FP4 weights (NVFP4, or MXFP4 experts as gp
 
 /// "tier `x` met both limits for …% of its GPU-served requests …".
 pub fn missed_target(m: &MissedTarget) -> String {
+    let window = m.worst_window.map_or(String::new(), |w| {
+        format!(
+            ", and for {:.3}% in its worst window (slots {}-{})",
+            w.attainment * 100.0,
+            w.start_slot,
+            w.end_slot - 1
+        )
+    });
     format!(
-        "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
+        "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay{window}, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
         m.tier,
         m.attainment * 100.0,
         m.percentile,

@@ -78,6 +78,10 @@ pub struct MissedTarget {
     pub percentile: f64,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
+    /// Its worst complete window (`tiers[].slo_window`) when that window
+    /// is below the target (a tier can meet over the replay and miss a day).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_window: Option<crate::replay::verification::Window>,
 }
 
 /// The tiers of `scenario` whose replay in `verification` missed its target.
@@ -99,6 +103,7 @@ pub fn missed_targets(
                 percentile: t.percentile,
                 ttft_ms: t.ttft_ms,
                 tpot_ms: t.tpot_ms,
+                worst_window: r.worst_window.filter(|w| w.complete && !w.meets_target),
             })
         })
         .collect()

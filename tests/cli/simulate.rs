@@ -233,7 +233,7 @@ fn a_replay_that_misses_its_target_exits_5_after_its_report() {
     assert_eq!(missed.status.code(), Some(5), "{}", stderr(&missed));
     let message = stderr(&missed);
     assert!(
-        message.contains("the replay misses the target: chat:"),
+        message.contains("the replay misses the target: tier `chat`"),
         "{message}"
     );
     assert!(message.contains("--accept-miss"), "{message}");
