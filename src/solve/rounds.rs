@@ -151,6 +151,15 @@ struct Last {
     factors: Vec<f64>,
 }
 
+/// Where a candidate's rounds left its factors (after the last round's
+/// rules moved them).
+struct Reached {
+    factors: Vec<f64>,
+    window_factors: Vec<Vec<f64>>,
+    brackets: Vec<Bracket>,
+    slot_brackets: Vec<BTreeMap<usize, Bracket>>,
+}
+
 /// One candidate's state between rounds.
 struct Candidate {
     scenario: Scenario,
@@ -202,6 +211,7 @@ pub(super) fn run(
         match current.step(shared) {
             Ok(None) => {}
             Ok(Some(stop)) => {
+                let reached = current.reached();
                 let done = current.finish(stop);
                 let next = if finished.is_empty() {
                     kept_off_api(&done)
@@ -226,7 +236,7 @@ pub(super) fn run(
                     sizing,
                     first_table.clone(),
                 ) {
-                    Ok(c) => current = c,
+                    Ok(c) => current = c.starting_from(reached),
                     Err(_) => break,
                 }
             }
@@ -380,6 +390,30 @@ impl Candidate {
             scenario,
             name,
         })
+    }
+
+    /// Where its rounds left the factors: the tiers' and their slots', with
+    /// the brackets that searched for them.
+    fn reached(&self) -> Reached {
+        Reached {
+            factors: self.factors.clone(),
+            window_factors: self.window_factors.clone(),
+            brackets: self.brackets.clone(),
+            slot_brackets: self.slot_brackets.clone(),
+        }
+    }
+
+    /// This candidate with its factors where another candidate's rounds
+    /// left them: the kept-off-the-API candidate differs from the first
+    /// only in the tiers' access to the API, and the replays that moved the
+    /// first candidate's factors measured the same figures against the same
+    /// trace, so its rounds go on from there instead of starting over.
+    fn starting_from(mut self, reached: Reached) -> Self {
+        self.factors = reached.factors;
+        self.window_factors = reached.window_factors;
+        self.brackets = reached.brackets;
+        self.slot_brackets = reached.slot_brackets;
+        self
     }
 
     /// The MILP of the current factors and GPU shares, the fleets extended
@@ -591,13 +625,13 @@ impl Candidate {
             coverage,
             factors: self.factors.clone(),
         });
+        self.factors = next;
         if settled {
             return Ok(Some(Stop::Settled));
         }
         if self.rounds.len() as u32 >= self.round_limit() {
             return Ok(Some(Stop::RoundLimit));
         }
-        self.factors = next;
         Ok(None)
     }
 
