@@ -32,7 +32,7 @@ use std::sync::Mutex;
 
 /// Bumped whenever the simulator or the replay changes results (the
 /// program's identity, [`program`], changes with every build as well).
-const REPLAY_VERSION: &str = "replay-1";
+const REPLAY_VERSION: &str = "replay-2";
 /// The cache's folder for slot replays.
 const FOLDER: &str = "replays";
 /// The most the folder keeps (a replay of every slot of `scenarios/peak.toml`
@@ -136,11 +136,19 @@ impl SlotReplays {
         let missing = self.read_stored(missing, &keys);
         let stored = slots.len() - missing.len() - reused_in_memory;
         let bar = progress.steps("replaying slots", missing.len() as u64);
+        // A slot's replay is kept with its group tallies in the order of the
+        // slot's own groups (its key lists them): another fleet with the
+        // same key may hold other groups around them, at other indices.
         let replayed = crate::base::parallel::map_in_order(&missing, |&(_, t)| {
-            let (alone, index) = slot_fleet(fleet, t);
-            let r = simulate(&alone, t..t + 1, replay.slot(t), seed, |_| {});
+            let r = simulate(
+                &slot_fleet(fleet, t),
+                t..t + 1,
+                replay.slot(t),
+                seed,
+                |_| {},
+            );
             bar.inc(1);
-            scatter(r, &index, fleet.groups.len())
+            r
         });
         bar.finish_and_clear();
         let reuse = Reuse {
@@ -161,16 +169,29 @@ impl SlotReplays {
         for (k, &t) in keys.iter().zip(slots) {
             if !results.contains_key(k) {
                 // A worker that panicked: replay the slot here.
-                let (alone, index) = slot_fleet(fleet, t);
-                let r = simulate(&alone, t..t + 1, replay.slot(t), seed, |_| {});
-                results.insert(k.clone(), scatter(r, &index, fleet.groups.len()));
+                let r = simulate(
+                    &slot_fleet(fleet, t),
+                    t..t + 1,
+                    replay.slot(t),
+                    seed,
+                    |_| {},
+                );
+                results.insert(k.clone(), r);
             }
         }
-        let merged = super::merge(
-            keys.iter().filter_map(|k| results.get(k)),
-            fleet.tiers.len(),
-            fleet.groups.len(),
-        );
+        let scattered: Vec<SimResult> = keys
+            .iter()
+            .zip(slots)
+            .filter_map(|(k, &t)| {
+                let r = results.get(k)?;
+                Some(scatter(
+                    r.clone(),
+                    &slot_groups(fleet, t),
+                    fleet.groups.len(),
+                ))
+            })
+            .collect();
+        let merged = super::merge(&scattered, fleet.tiers.len(), fleet.groups.len());
         (merged, reuse)
     }
 
@@ -245,10 +266,9 @@ fn key(fleet: &Fleet, specs: &[String], t: usize, seed: u64) -> String {
     k
 }
 
-/// The fleet of the groups with replicas in slot `t`, in order, and each
-/// one's index in `fleet`.
-fn slot_fleet(fleet: &Fleet, t: usize) -> (Fleet, Vec<usize>) {
-    let index: Vec<usize> = (0..fleet.groups.len())
+/// The indices in `fleet` of the groups with replicas in slot `t`, in order.
+fn slot_groups(fleet: &Fleet, t: usize) -> Vec<usize> {
+    (0..fleet.groups.len())
         .filter(|&g| {
             fleet.groups[g]
                 .replicas_by_slot
@@ -257,14 +277,20 @@ fn slot_fleet(fleet: &Fleet, t: usize) -> (Fleet, Vec<usize>) {
                 .unwrap_or(0)
                 > 0
         })
-        .collect();
-    let alone = Fleet {
+        .collect()
+}
+
+/// The fleet of the groups with replicas in slot `t`, in order.
+fn slot_fleet(fleet: &Fleet, t: usize) -> Fleet {
+    Fleet {
         slot_s: fleet.slot_s,
         tiers: fleet.tiers.clone(),
-        groups: index.iter().map(|&g| fleet.groups[g].clone()).collect(),
+        groups: slot_groups(fleet, t)
+            .into_iter()
+            .map(|g| fleet.groups[g].clone())
+            .collect(),
         router: fleet.router,
-    };
-    (alone, index)
+    }
 }
 
 /// A replay of a slot's own fleet with its group tallies put back at the
@@ -385,6 +411,29 @@ mod tests {
                 stored: 0
             }
         );
+    }
+
+    #[test]
+    fn a_slot_reused_by_another_fleet_credits_its_groups_at_that_fleets_indices() {
+        let (fleet, traces, seed, slots) = tiny();
+        assert!(slots >= 2);
+        let cache = SlotReplays::default();
+        cache.replay(&fleet, &[0], &traces, seed, Progress::hidden());
+        // Another plan: a group ahead of the others that runs only in slot
+        // 1, so slot 0's fleet (and key) is unchanged but its groups sit at
+        // other indices.
+        let mut other = fleet.clone();
+        let mut late = fleet.groups[0].clone();
+        late.label = "late".into();
+        late.replicas_by_slot = vec![0; slots];
+        late.replicas_by_slot[1] = 3;
+        other.groups.insert(0, late);
+        let (reused, reuse) = cache.replay(&other, &[0], &traces, seed, Progress::hidden());
+        assert_eq!(reuse.reused, 1);
+        let direct = simulate(&other, 0..1, traces.slot(0), seed, |_| {});
+        same(&reused, &direct);
+        assert_eq!(reused.groups[0].up_s, 0.0);
+        assert!(reused.groups[1].up_s > 0.0 && reused.groups[2].up_s > 0.0);
     }
 
     #[test]
