@@ -50,9 +50,9 @@ pub enum Rule {
     /// it last missed with), as many as each window's surplus over the
     /// target affords, the tier's factor kept.
     LoosenSlots,
-    /// Tightened (or missed) while part of it went to the API: the scenario
-    /// is solved again with the tier kept off the API, from factor 1, as
-    /// another candidate.
+    /// Part of it went to the API at the end of the candidate's rounds: the
+    /// scenario is solved again with the tier kept off the API, as another
+    /// candidate whose rounds go on from the factors this one reached.
     KeptOffApi,
 }
 

@@ -303,13 +303,21 @@ fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
         .filter(|(a, b)| a.api_allowed && !b.api_allowed)
         .map(|(a, _)| a.name.clone())
         .collect();
+    // The factor each kept tier's rounds went on from.
+    let went_on_from = |name: &String| {
+        other
+            .rounds
+            .first()
+            .and_then(|r| r.capacity_factor.get(name).copied())
+            .unwrap_or(1.0)
+    };
     if let Some(last) = plan.rounds.last_mut() {
         for name in &kept {
             last.moves.push(Move {
                 tier: name.clone(),
                 rule: Rule::KeptOffApi,
                 factor_before: last.capacity_factor.get(name).copied().unwrap_or(1.0),
-                factor_after: 1.0,
+                factor_after: went_on_from(name),
                 attainment: last.attainment.get(name).copied().unwrap_or(0.0),
                 windows: Vec::new(),
             });
