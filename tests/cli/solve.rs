@@ -84,6 +84,24 @@ fn a_tier_sent_to_the_api_that_misses_is_solved_again_kept_off_it() {
     assert!(with_api[0]["attainment"]["standard"].as_f64().unwrap() < 0.99);
     assert_eq!(with_api[1]["capacity_factor"]["standard"], 1.0);
     let rounds = plan["rounds"].as_array().unwrap();
+    // The candidate kept off the API goes on from the factors the first
+    // candidate's rounds reached (each tier's last move), not from 1, and
+    // the move that started it says so.
+    let moves = with_api.last().unwrap()["moves"].as_array().unwrap();
+    for tier in ["interactive", "standard"] {
+        let reached = moves
+            .iter()
+            .filter(|m| m["tier"] == tier && m["rule"] != "kept-off-api")
+            .last()
+            .unwrap()["factor_after"]
+            .clone();
+        assert_eq!(rounds[0]["capacity_factor"][tier], reached, "{tier}");
+    }
+    let kept = moves.iter().find(|m| m["rule"] == "kept-off-api").unwrap();
+    assert_eq!(
+        kept["factor_after"],
+        rounds[0]["capacity_factor"]["standard"]
+    );
     let last = rounds.last().unwrap();
     assert!(last["attainment"]["standard"].as_f64().unwrap() >= 0.99);
     assert!(last["attainment"]["interactive"].as_f64().unwrap() >= 0.99);
