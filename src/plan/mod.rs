@@ -134,6 +134,10 @@ fn is_zero(x: &f64) -> bool {
 #[derive(Debug, Clone, Serialize)]
 pub struct TierPlan {
     pub configurations: Vec<ConfigUse>,
+    /// The replay rounds' factor the tier's figures were read with: its
+    /// fleets are sized for the demand divided by it (1 before any round
+    /// moved it; slots of windows that missed carry a further factor).
+    pub capacity_factor: f64,
     /// Share of the tier's requests over the horizon sent to the API.
     pub api_share: f64,
     pub api_share_by_slot: Vec<f64>,
@@ -149,8 +153,9 @@ pub struct ConfigUse {
     pub config: Config,
     pub gpus_per_replica: u32,
     /// Requests/s one replica sustains in the configuration's largest fleet
-    /// (the fleet step function at that size over its replicas; the
-    /// router's weight).
+    /// by the simulated figures (the fleet step function at that size over
+    /// its replicas, before the replay rounds' factor: what a benchmark of
+    /// one replica is asked for; the router's weight).
     pub rps_per_replica: f64,
     /// Per slot, the requests/s each replica covers there (`mu[c,t]`: the
     /// slot's rate over the replicas the fleet step function says it needs).

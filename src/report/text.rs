@@ -284,9 +284,17 @@ pub fn render(outcome: &Outcome) -> String {
             .rules
             .deadline_hours
             .map_or(String::new(), |h| format!(", done within {h} h of arrival"));
+        let factor = if (tier.capacity_factor - 1.0).abs() > 1e-9 {
+            format!(
+                "; fleets sized for its demand ÷ {:.3}, the factor the replay rounds settled on (REPLAY, rounds), on the per-replica figures below",
+                tier.capacity_factor
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "  {name}: p{} TTFT ≤ {} ms and TPOT ≤ {} ms{deadline}; busiest slot {peak:.2} req/s",
+            "  {name}: p{} TTFT ≤ {} ms and TPOT ≤ {} ms{deadline}; busiest slot {peak:.2} req/s{factor}",
             slo.percentile, slo.ttft_ms, slo.tpot_ms
         );
         for c in &tier.configurations {

@@ -127,6 +127,14 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
                 }
                 _ => option.rps(t),
             };
+            // The same by the simulated figures alone, before the replay
+            // rounds' factor (which reads a fleet as carrying its peak
+            // statistic's demand, not as a replica running faster): the
+            // rate one replica of the fleet is benchmarked at.
+            let figure = |n: u32, t: usize| match &entry.fleet {
+                Some(f) if n > 0 && f.capacity_rps(n) > 0.0 => f.capacity_rps(n) / f64::from(n),
+                _ => option.rps(t) / factors[k],
+            };
             let mut served = 0.0;
             for (t, &capacity_t) in capacity_by_slot.iter().enumerate() {
                 if capacity_t <= 0.0 {
@@ -149,7 +157,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
                 label: entry.config.label(),
                 config: entry.config.clone(),
                 gpus_per_replica: option.gpus_per_replica,
-                rps_per_replica: sustained(replicas[busiest] + spot[busiest], busiest),
+                rps_per_replica: figure(replicas[busiest] + spot[busiest], busiest),
                 rps_per_replica_by_slot: option.rps_by_slot.clone(),
                 share: if total_mean > 0.0 {
                     served / total_mean
@@ -165,6 +173,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
             tier.name.clone(),
             TierPlan {
                 configurations,
+                capacity_factor: factors[k],
                 api_share: if total_mean > 0.0 {
                     api_weighted / total_mean
                 } else {
