@@ -32,14 +32,16 @@ pub(crate) struct Serving<'a> {
 /// and bandwidth are `factor` × the profile's, never more than it runs now
 /// when faster and never fewer when slower:
 /// the fleet step function of the faster GPU (capacity by simulation) or
-/// its single-replica figure (the queueing model). A GPU that cannot serve
-/// the tier keeps the replicas it has.
+/// its single-replica figure (the queueing model). `None` when, slowed, no
+/// fleet of the configuration keeps the tier's limits (one replica cannot
+/// serve it); a faster GPU that cannot serve the tier keeps the replicas it
+/// has.
 pub(crate) fn replicas_at_speed(
     scenario: &Scenario,
     serving: &Serving<'_>,
     factor: f64,
     cache_dir: Option<&Path>,
-) -> u32 {
+) -> Option<u32> {
     let Serving {
         tier,
         demand,
@@ -48,6 +50,14 @@ pub(crate) fn replicas_at_speed(
         served_rps,
     } = *serving;
     let faster = scaled(&scenario.gpus[entry.gpu], factor);
+    let bounded = |needed: u32| {
+        if factor >= 1.0 {
+            needed.min(replicas)
+        } else {
+            needed.max(replicas)
+        }
+    };
+    let cannot = (factor >= 1.0).then_some(replicas);
     match scenario.simulation.capacity {
         CapacitySource::Simulated => simulated::fleet(
             &Setting::of(scenario, cache_dir),
@@ -58,14 +68,8 @@ pub(crate) fn replicas_at_speed(
             served_rps,
             None,
         )
-        .map_or(replicas, |f| {
-            let needed = f.replicas_needed(served_rps);
-            if factor >= 1.0 {
-                needed.min(replicas)
-            } else {
-                needed.max(replicas)
-            }
-        }),
+        .filter(|f| !f.points.is_empty())
+        .map_or(cannot, |f| Some(bounded(f.replicas_needed(served_rps)))),
         CapacitySource::Analytic => {
             match super::evaluate(
                 entry.gpu,
@@ -78,14 +82,9 @@ pub(crate) fn replicas_at_speed(
             .verdict
             {
                 Verdict::Serves(s) => {
-                    let needed = ((served_rps / s.max_rps) - 1e-9).ceil() as u32;
-                    if factor >= 1.0 {
-                        needed.min(replicas)
-                    } else {
-                        needed.max(replicas)
-                    }
+                    Some(bounded(((served_rps / s.max_rps) - 1e-9).ceil() as u32))
                 }
-                Verdict::Cannot { .. } => replicas,
+                Verdict::Cannot { .. } => cannot,
             }
         }
     }

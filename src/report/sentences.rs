@@ -143,19 +143,25 @@ pub fn cost_basis(verification: Option<&Verification>) -> String {
 
 /// Question 4 for one configuration.
 pub fn speedup(s: &Speedup) -> String {
+    let after = match s.replicas_after {
+        Some(n) if n == s.replicas => format!(
+            "the same traffic needs {} — no change: whole replicas absorb the difference",
+            replicas_and_gpus(n, s.gpus_per_replica)
+        ),
+        Some(n) => format!(
+            "the same traffic needs {}",
+            replicas_and_gpus(n, s.gpus_per_replica)
+        ),
+        None => "no fleet of this configuration keeps the tier's limits: one replica alone cannot"
+            .to_string(),
+    };
     format!(
-        "{} on {}: {} at the busiest slot; with {:.0}% {} FLOPS and bandwidth the same traffic needs {}{}",
+        "{} on {}: {} at the busiest slot; with {:.0}% {} FLOPS and bandwidth {after}",
         s.tier,
         s.config,
         replicas_and_gpus(s.replicas, s.gpus_per_replica),
         s.faster_by.abs() * 100.0,
         if s.faster_by >= 0.0 { "more" } else { "less" },
-        replicas_and_gpus(s.replicas_after, s.gpus_per_replica),
-        if s.replicas_after == s.replicas {
-            " — no change: whole replicas absorb the difference"
-        } else {
-            ""
-        }
     )
 }
 
@@ -370,5 +376,39 @@ mod held_out_tests {
         h.meets_targets = Some(false);
         assert_eq!(held_out_misses(&h).len(), 1);
         assert!(held_out(&h).contains("cannot be served with the reservation of 30 mi300x"));
+    }
+}
+
+#[cfg(test)]
+mod speedup_tests {
+    use super::speedup;
+    use crate::solve::questions::Speedup;
+
+    fn case(replicas_after: Option<u32>, faster_by: f64) -> Speedup {
+        Speedup {
+            tier: "chat".into(),
+            config: "b200 tp4 b8".into(),
+            replicas: 5,
+            gpus_per_replica: 4,
+            faster_by,
+            replicas_after,
+        }
+    }
+
+    #[test]
+    fn a_slowed_configuration_that_cannot_serve_is_not_called_unchanged() {
+        let s = speedup(&case(None, -0.2));
+        assert!(s.contains("20% less"), "{s}");
+        assert!(s.contains("one replica alone cannot"), "{s}");
+        assert!(!s.contains("no change"), "{s}");
+        let same = speedup(&case(Some(5), -0.2));
+        assert!(
+            same.ends_with(
+                "needs 5 replicas (20 GPUs) — no change: whole replicas absorb the difference"
+            ),
+            "{same}"
+        );
+        let more = speedup(&case(Some(7), -0.2));
+        assert!(more.ends_with("needs 7 replicas (28 GPUs)"), "{more}");
     }
 }

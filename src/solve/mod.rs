@@ -363,21 +363,39 @@ fn speed_plan(chosen: &Finished, speedup: &[Speedup], factor: f64) -> Option<Spe
     };
     let mut ratio: std::collections::BTreeMap<String, (u32, u32)> =
         std::collections::BTreeMap::new();
+    // The configurations that cannot serve their tier at this speed, by
+    // tier and label: their options leave the MILP.
+    let mut cannot = std::collections::BTreeSet::new();
+    let mut scaled = std::collections::BTreeSet::new();
     for s in speedup
         .iter()
         .filter(|s| (s.faster_by - faster_by).abs() < 1e-12)
     {
         if let Some(g) = gpu_of(s) {
-            let e = ratio.entry(g).or_default();
-            e.0 += s.replicas;
-            e.1 += s.replicas_after.max(1);
+            scaled.insert(g.clone());
+            match s.replicas_after {
+                Some(after) => {
+                    let e = ratio.entry(g).or_default();
+                    e.0 += s.replicas;
+                    e.1 += after.max(1);
+                }
+                None => {
+                    cannot.insert((s.tier.clone(), s.config.clone()));
+                }
+            }
         }
     }
-    if ratio.is_empty() {
+    if scaled.is_empty() {
         return None;
     }
     let gpu_ids: Vec<String> = problem.gpus.iter().map(|g| g.id.clone()).collect();
-    for tier in &mut problem.tiers {
+    let capacity = &chosen.trial.capacity;
+    for (k, tier) in problem.tiers.iter_mut().enumerate() {
+        let name = &chosen.scenario.tiers[k].name;
+        tier.options.retain(|o| {
+            let label = capacity[k][o.entry].config.label();
+            !cannot.contains(&(name.clone(), label))
+        });
         for option in &mut tier.options {
             if let Some(&(now, after)) = ratio.get(&gpu_ids[option.gpu]) {
                 let r = f64::from(now) / f64::from(after);
@@ -391,7 +409,7 @@ fn speed_plan(chosen: &Finished, speedup: &[Speedup], factor: f64) -> Option<Spe
     let usd = crate::milp::total(&problem, &s);
     Some(SpeedPlan {
         faster_by,
-        gpu_types: ratio.keys().cloned().collect(),
+        gpu_types: scaled.into_iter().collect(),
         reserved: gpu_ids
             .iter()
             .zip(&s.reserved)

@@ -66,8 +66,9 @@ pub struct Speedup {
     /// The speed tried: FLOPS and bandwidth × (1 + this); negative for a
     /// slow-down.
     pub faster_by: f64,
-    /// Replicas the same traffic needs with it.
-    pub replicas_after: u32,
+    /// Replicas the same traffic needs with it; `null` when, slowed, no
+    /// fleet of the configuration keeps the tier's limits.
+    pub replicas_after: Option<u32>,
 }
 
 /// A configuration whose speed-up question is asked: the capacity entry
