@@ -74,7 +74,7 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         }
         let _ = writeln!(
             o,
-            "    {name}: {} of {} requests met TTFT and TPOT ({} TTFT, {} TPOT), {} to the API (counted as met), {} unserved; {} of {} output tokens SLO-met{worst}",
+            "    {name}: {} of {} requests met TTFT and TPOT ({} TTFT, {} TPOT), {} to the API (outside the attainment, which is of the requests on GPUs; their output tokens counted as SLO-met), {} unserved; {} of {} output tokens SLO-met{worst}",
             group_thousands(t.met_both as i64),
             group_thousands((t.served_requests + t.unserved_requests) as i64),
             group_thousands(t.met_ttft as i64),

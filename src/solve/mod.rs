@@ -148,6 +148,13 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     }
     outcome.questions.speed_plans = speed_plans;
     outcome.held_out = held_out;
+    // The tiers' terms as the scenario states them: a tier the rounds kept
+    // off the API is allowed it there (`without_api` says what was done).
+    for (name, tier) in &mut outcome.slo {
+        if let Some(stated) = scenario.tiers.iter().find(|t| &t.name == name) {
+            tier.api_allowed = stated.api_allowed;
+        }
+    }
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
     }

@@ -77,6 +77,8 @@ fn a_tier_sent_to_the_api_that_misses_is_solved_again_kept_off_it() {
         "{w}"
     );
     assert_eq!(plan["tiers"]["standard"]["api_share"], 0.0);
+    // The inputs echo the scenario, which allows the tier the API.
+    assert_eq!(plan["slo"]["standard"]["api_allowed"], true);
     // The plan with the API: its second round resized the fleets without
     // tightening the tier's figures.
     let with_api = w["other_rounds"].as_array().unwrap();
