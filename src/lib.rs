@@ -34,6 +34,16 @@
 //! ([`report`]); [`traces`] reads request traces and aggregates, [`perf`]
 //! predicts engine steps.
 
+/// `eprintln!` that ignores a standard error closed or failing under it: a
+/// note on standard error must not turn a finished command into a panic
+/// (`planner simulate … 2>&1 >/dev/null | head -1`).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub(crate) mod base;
 pub(crate) mod capacity;
 pub(crate) mod cli;

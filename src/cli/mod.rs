@@ -169,7 +169,7 @@ pub fn main_with_exit_code() -> i32 {
     match run(cli) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             e.exit_code()
         }
     }

@@ -117,7 +117,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
     finite(&v)?;
     let wall_s = started.elapsed().as_secs_f64();
     if !args.output.quiet {
-        eprintln!(
+        note!(
             "replayed {} requests in {wall_s:.2} s ({:.0} requests/s, {} events)",
             v.requests,
             v.requests as f64 / wall_s.max(1e-9),

@@ -67,7 +67,7 @@ pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
     let t0 = std::time::Instant::now();
     let result = crate::sweep::run(&args.scenario, &fixed, &grid, &options)?;
     if !args.quiet {
-        eprintln!(
+        note!(
             "sweep: {} variants and {} bisection solves in {:.1} s",
             result.rows.len(),
             result

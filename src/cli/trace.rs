@@ -118,7 +118,7 @@ pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
     let (_, summary, acc) =
         accumulate(&args.file, options, Progress::new(args.quiet)).map_err(PlannerError::Trace)?;
     if let Some((line, why)) = &summary.first_skipped {
-        eprintln!(
+        note!(
             "warning: skipped {} bad rows; the first, line {line}: {why}",
             summary.skipped_rows
         );
@@ -207,7 +207,7 @@ pub(super) fn synth(args: &SynthArgs) -> Result<(), PlannerError> {
     .map_err(io)?;
     outputs.commit()?;
     bar.finish_and_clear();
-    eprintln!("wrote {n} requests to {}", args.out.display());
+    note!("wrote {n} requests to {}", args.out.display());
     Ok(())
 }
 
@@ -216,7 +216,7 @@ pub(super) fn shape(args: &ShapeArgs) -> Result<(), PlannerError> {
     let curve = read_rate_curve(&args.input)?;
     outputs.write_text("--out", &curve.to_servegen_csv())?;
     outputs.commit()?;
-    eprintln!(
+    note!(
         "summed {} client series into {} windows of {} s: {}",
         curve.clients,
         curve.rate_rps.len(),

@@ -149,7 +149,7 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
     outputs.commit()?;
     let minutes: usize = agg.tiers.iter().map(|t| t.minutes.len()).sum();
     let tiers: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
-    eprintln!(
+    note!(
         "aggregated {} requests of {} tier{} ({}) into {minutes} tier-minutes: {}",
         summary.requests,
         tiers.len(),

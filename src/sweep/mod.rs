@@ -87,7 +87,7 @@ impl Solver<'_> {
             .map(|plan| Figures::of(&plan))
             .map_err(|e| e.to_string());
         if self.options.lines {
-            eprintln!(
+            note!(
                 "  {} — {} in {:.1} s",
                 if label.is_empty() {
                     "as written"

@@ -446,3 +446,19 @@ fn a_key_without_a_value_and_cr_only_line_ends_get_a_message() {
         &["cr-only-line-ends.toml:1:46: a carriage return not followed by a line feed"],
     );
 }
+
+#[test]
+fn a_failing_standard_error_does_not_turn_an_error_into_a_panic() {
+    // Writes to /dev/full fail (no space left): the error message is lost,
+    // the exit code is still the input error's.
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(["solve", "tests/fixtures/no-such-scenario.toml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

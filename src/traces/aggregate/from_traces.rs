@@ -34,7 +34,7 @@ pub fn aggregate_traces(
         .map_err(PlannerError::Trace)?;
         bar.finish_and_clear();
         if let Some((line, why)) = &read.first_skipped {
-            eprintln!(
+            note!(
                 "warning: {}: skipped {} bad rows; the first, line {line}: {why}",
                 path.display(),
                 read.skipped_rows
