@@ -12,7 +12,7 @@ pub fn solver_line(t: &TermProjection, method: &str) -> String {
         "  {method} method over the {}-month term with growth: proven within {}% of the optimum (no plan for the term costs less than {} USD)",
         t.months,
         // Rounded toward what is proven: the gap up, the bound down.
-        (t.proven_gap * 10_000.0).ceil() / 100.0,
+        super::gap_percent_up(t.proven_gap),
         usd(t.lower_bound_usd.floor()),
     )
 }

@@ -45,12 +45,22 @@ pub enum ReportFormat {
 
 pub use crate::base::numbers::{group_thousands, money, significant, usd};
 
+/// A proven gap (0-1) as a percentage rounded up to hundredths, as what is
+/// proven; a gap equal to a round figure up to floating-point noise (0.005
+/// from HiGHS as 0.00500000000007) reads as that figure.
+pub(crate) fn gap_percent_up(gap: f64) -> f64 {
+    (gap * 10_000.0 - 1e-6).ceil().max(0.0) / 100.0
+}
+
 /// How a solver status reads in a report, at the scenario's `mip_gap`.
 pub(crate) fn solver_status(status: crate::milp::SolveStatus, mip_gap: f64) -> String {
     use crate::milp::SolveStatus;
     match status {
         SolveStatus::Optimal => "optimal".into(),
-        SolveStatus::GapLimit => format!("within {}% of the optimum", mip_gap * 100.0),
+        SolveStatus::GapLimit => format!(
+            "stopped within the {}% gap planning.mip_gap asks for",
+            mip_gap * 100.0
+        ),
         SolveStatus::TimeLimit => "best plan found in the time limit (gap not proven)".into(),
         SolveStatus::Unproven => format!(
             "best plan found; the {}% gap is not proven",

@@ -168,8 +168,8 @@ pub fn render(outcome: &Outcome) -> String {
                 o,
                 "  {method} method: proven within {}% of the optimum (no plan costs less than {} USD)",
                 // Rounded toward what is proven: the gap up, the bound down.
-                (plan.solver.proven_gap * 10_000.0).ceil() / 100.0,
-                floor_usd(plan.solver.lower_bound_usd),
+                super::gap_percent_up(plan.solver.proven_gap),
+                floor_usd(plan.solver.lower_bound_usd, plan.total_cost_usd),
             );
         }
     }
@@ -518,11 +518,17 @@ pub fn render(outcome: &Outcome) -> String {
 
 /// `amount` rounded down as [`usd`] shows it: whole dollars from 1,000 on,
 /// cents from 1, four decimals below.
-fn floor_usd(amount: f64) -> String {
+/// A lower bound rounded down, to the cent (whole dollars from 1,000 up),
+/// or to a hundredth of a cent under a dollar and where rounding down to
+/// the cent would print it a cent under a `total` it rounds to.
+fn floor_usd(amount: f64, total: f64) -> String {
+    let cents = (amount * 100.0).floor() / 100.0;
+    let total_cents = (total * 100.0).round() / 100.0;
+    let rounds_to_total = amount >= total_cents - 0.005 && cents < total_cents;
     if amount.abs() >= 1000.0 {
         usd(amount.floor())
-    } else if amount.abs() >= 1.0 {
-        usd((amount * 100.0).floor() / 100.0)
+    } else if amount.abs() >= 1.0 && !rounds_to_total {
+        usd(cents)
     } else {
         format!("{:.4}", (amount * 10_000.0).floor() / 10_000.0)
     }
@@ -543,5 +549,28 @@ fn how_to_run(o: &mut String, outcome: &Outcome) {
         let _ = writeln!(o, "    launch:    {}", r.launch_command);
         let _ = writeln!(o, "    benchmark: {}", r.benchmark_command);
         let _ = writeln!(o, "    passes if: {}", r.passes_if);
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::floor_usd;
+    use crate::report::gap_percent_up;
+
+    #[test]
+    fn a_bound_a_cent_under_its_total_by_rounding_shows_its_hundredths() {
+        assert_eq!(floor_usd(5.81999, 5.82), "5.8199");
+        assert_eq!(floor_usd(115.0598, 115.06), "115.0598");
+        assert_eq!(floor_usd(5.70, 5.82), "5.70");
+        assert_eq!(floor_usd(188.151, 188.16), "188.15");
+        assert_eq!(floor_usd(6569.2, 6569.24), "6,569");
+    }
+
+    #[test]
+    fn a_gap_is_rounded_up_but_not_past_floating_point_noise() {
+        assert_eq!(gap_percent_up(0.005_000_000_000_07), 0.5);
+        assert_eq!(gap_percent_up(0.005_01), 0.51);
+        assert_eq!(gap_percent_up(1.2e-6), 0.01);
+        assert_eq!(gap_percent_up(0.0), 0.0);
     }
 }
