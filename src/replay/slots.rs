@@ -140,13 +140,7 @@ impl SlotReplays {
         // slot's own groups (its key lists them): another fleet with the
         // same key may hold other groups around them, at other indices.
         let replayed = crate::base::parallel::map_in_order(&missing, |&(_, t)| {
-            let r = simulate(
-                &slot_fleet(fleet, t),
-                t..t + 1,
-                replay.slot(t),
-                seed,
-                |_| {},
-            );
+            let r = replay_slot(fleet, replay, t, seed);
             bar.inc(1);
             r
         });
@@ -169,14 +163,7 @@ impl SlotReplays {
         for (k, &t) in keys.iter().zip(slots) {
             if !results.contains_key(k) {
                 // A worker that panicked: replay the slot here.
-                let r = simulate(
-                    &slot_fleet(fleet, t),
-                    t..t + 1,
-                    replay.slot(t),
-                    seed,
-                    |_| {},
-                );
-                results.insert(k.clone(), r);
+                results.insert(k.clone(), replay_slot(fleet, replay, t, seed));
             }
         }
         let scattered: Vec<SimResult> = keys
@@ -264,6 +251,18 @@ fn key(fleet: &Fleet, specs: &[String], t: usize, seed: u64) -> String {
         }
     }
     k
+}
+
+/// Slot `t` of `replay` replayed alone against its own groups of `fleet`
+/// (group tallies in their order, not the fleet's).
+fn replay_slot(fleet: &Fleet, replay: &TraceReplay, t: usize, seed: u64) -> SimResult {
+    simulate(
+        &slot_fleet(fleet, t),
+        t..t + 1,
+        replay.slot(t),
+        seed,
+        |_| {},
+    )
 }
 
 /// The indices in `fleet` of the groups with replicas in slot `t`, in order.

@@ -93,8 +93,7 @@ fn a_tier_sent_to_the_api_that_misses_is_solved_again_kept_off_it() {
     for tier in ["interactive", "standard"] {
         let reached = moves
             .iter()
-            .filter(|m| m["tier"] == tier && m["rule"] != "kept-off-api")
-            .last()
+            .rfind(|m| m["tier"] == tier && m["rule"] != "kept-off-api")
             .unwrap()["factor_after"]
             .clone();
         assert_eq!(rounds[0]["capacity_factor"][tier], reached, "{tier}");
