@@ -177,15 +177,36 @@ impl Overridden {
             }
             return problem;
         }
-        if let Some(o) = overrides.iter().find(|o| {
-            problem.location == o.key
-                || problem.location.starts_with(&format!("{}.", o.key))
-                || problem.location.starts_with(&format!("{}[", o.key))
-        }) {
+        if let Some(o) = overrides.iter().find(|o| under(&problem.location, &o.key)) {
             problem.message = format!("{} (set by --set {})", problem.message, o.label());
         }
         problem
     }
+}
+
+/// Whether the key path `location` is `key` or lies under it, an index
+/// `[*]` of `key` matching any index (`demand[1].scale` is under
+/// `demand[*].scale` and under `demand[1]`).
+fn under(location: &str, key: &str) -> bool {
+    let mut rest = location;
+    let mut pieces = key.split("[*]").peekable();
+    while let Some(piece) = pieces.next() {
+        let Some(after) = rest.strip_prefix(piece) else {
+            return false;
+        };
+        rest = after;
+        if pieces.peek().is_some() {
+            let Some(index) = rest.strip_prefix('[') else {
+                return false;
+            };
+            let digits = index.chars().take_while(char::is_ascii_digit).count();
+            let Some(after) = index[digits..].strip_prefix(']').filter(|_| digits > 0) else {
+                return false;
+            };
+            rest = after;
+        }
+    }
+    rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
 }
 
 fn parse_line_col(location: &str) -> Option<(usize, usize)> {
@@ -552,6 +573,19 @@ mod tests {
             .map(|p| format!("{}: {}", p.location, p.message))
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn a_problem_under_a_key_with_every_index_names_that_set() {
+        assert!(under("demand[1].scale", "demand[*].scale"));
+        assert!(under("demand[12].scale", "demand[*]"));
+        assert!(under("demand[1].scale", "demand[1]"));
+        assert!(under("demand[1]", "demand[1]"));
+        assert!(!under("demand[1].scale_x", "demand[*].scale"));
+        assert!(!under("demand[1].trace", "demand[*].scale"));
+        assert!(!under("demand.scale", "demand[*].scale"));
+        assert!(!under("demand[].scale", "demand[*].scale"));
+        assert!(!under("tiers[0].name", "demand[*]"));
     }
 
     #[test]
