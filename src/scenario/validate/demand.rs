@@ -81,9 +81,16 @@ impl Validator {
                 Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv })
             })
             .collect();
+        // By name: a tier defined twice (its own problem) is fed when either is.
+        let fed: BTreeSet<&String> = tiers
+            .iter()
+            .zip(fed)
+            .filter(|(_, fed)| *fed)
+            .map(|(t, _)| &t.name)
+            .collect();
         let mut reported = BTreeSet::new();
-        for (tier, fed) in tiers.iter().zip(fed) {
-            if !fed && !raw.is_empty() && reported.insert(tier.name.clone()) {
+        for tier in tiers {
+            if !fed.contains(&tier.name) && !raw.is_empty() && reported.insert(tier.name.clone()) {
                 self.at_key(
                     "demand",
                     format!(

@@ -3,7 +3,7 @@
 use super::Validator;
 use crate::scenario::raw::RawTier;
 use crate::scenario::{ServingRules, SloWindow, Tier};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 impl Validator {
     /// A tier's configuration limit, headroom and deadline.
@@ -60,14 +60,18 @@ impl Validator {
                 "the scenario has no tier: add at least one [[tiers]] table",
             );
         }
-        let mut names = BTreeSet::new();
+        let mut names = BTreeMap::new();
         raw.iter()
             .enumerate()
             .map(|(i, t)| {
-                if !names.insert(t.name.get_ref().clone()) {
+                if let Some(first) = names.insert(t.name.get_ref().clone(), i) {
+                    names.insert(t.name.get_ref().clone(), first);
                     self.at_span(
                         &t.name,
-                        format!("tier `{}` is defined twice", t.name.get_ref()),
+                        format!(
+                            "tier `{}` is defined twice (tiers[{first}] and tiers[{i}]); give each tier its own name",
+                            t.name.get_ref()
+                        ),
                     );
                 }
                 self.bounded(&format!("tiers[{i}].ttft_ms"), t.ttft_ms);
