@@ -92,7 +92,9 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         o,
         "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is GPU utilisation under COST; batch: mean decoding sequences per step):"
     );
-    for c in &v.configurations {
+    // A configuration with no replica up in the slots replayed (`simulate
+    // --slot N` of a slot it does not run in) has nothing to say.
+    for c in v.configurations.iter().filter(|c| !c.replicas.is_empty()) {
         let spread = if c.replicas.len() > 1 {
             let lo = c.replicas.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = c.replicas.iter().copied().fold(0.0, f64::max);
