@@ -190,7 +190,12 @@ pub fn violation_sentence(v: &crate::sweep::direction::Violation) -> String {
 fn render_break_evens(o: &mut String, s: &Sweep) {
     let _ = writeln!(
         o,
-        "BREAK-EVEN (where a decision changes between neighbouring swept values, narrowed by bisection)"
+        "BREAK-EVEN (where a decision changes between neighbouring swept values, {})",
+        if s.bisect_steps > 0 {
+            "narrowed by bisection"
+        } else {
+            "not narrowed: --bisect 0"
+        }
     );
     if s.break_evens.is_empty() {
         let numeric = s.axes.iter().any(|a| a.numeric() && a.values.len() > 1);

@@ -55,6 +55,8 @@ pub struct Sweep {
     /// the solver's gap (`mip_gap`, also given).
     pub direction_violations: Vec<direction::Violation>,
     pub mip_gap: f64,
+    /// Most bisection solves per break-even (`--bisect`; 0: not narrowed).
+    pub bisect_steps: u32,
 }
 
 impl Sweep {
@@ -190,6 +192,7 @@ pub(crate) fn run(
         .filter_map(|a| Some((a.key.clone(), direction::Direction::of(&a.key)?)))
         .collect();
     Ok(Sweep {
+        bisect_steps: options.bisect_steps,
         scenario: first.name.clone(),
         fixed: fixed
             .iter()
