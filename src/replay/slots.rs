@@ -19,7 +19,7 @@
 //! A slot is replayed against the groups that run in it, in the fleet's
 //! order: a group without replicas in the slot takes no request and draws no
 //! random number, so leaving it out changes nothing but the index of the
-//! others, which [`scatter`] restores.
+//! others, which the merge of a replay's slots restores.
 
 use crate::base::disk_cache;
 use crate::base::progress::Progress;
@@ -166,19 +166,21 @@ impl SlotReplays {
                 results.insert(k.clone(), replay_slot(fleet, replay, t, seed));
             }
         }
-        let scattered: Vec<SimResult> = keys
-            .iter()
-            .zip(slots)
-            .filter_map(|(k, &t)| {
-                let r = results.get(k)?;
-                Some(scatter(
-                    r.clone(),
-                    &slot_groups(fleet, t),
-                    fleet.groups.len(),
-                ))
-            })
-            .collect();
-        let merged = super::merge(&scattered, fleet.tiers.len(), fleet.groups.len());
+        // The tiers' tallies summed slot by slot, each slot's group tallies
+        // added at its groups' indices in `fleet`.
+        let mut merged = super::merge(
+            keys.iter().filter_map(|k| results.get(k)),
+            fleet.tiers.len(),
+            0,
+        );
+        merged.groups = vec![GroupTally::default(); fleet.groups.len()];
+        for (k, &t) in keys.iter().zip(slots) {
+            if let Some(r) = results.get(k) {
+                for (tally, g) in r.groups.iter().zip(slot_groups(fleet, t)) {
+                    merged.groups[g].merge(tally);
+                }
+            }
+        }
         (merged, reuse)
     }
 
@@ -290,17 +292,6 @@ fn slot_fleet(fleet: &Fleet, t: usize) -> Fleet {
             .collect(),
         router: fleet.router,
     }
-}
-
-/// A replay of a slot's own fleet with its group tallies put back at the
-/// groups' indices in a fleet of `groups` groups.
-fn scatter(mut r: SimResult, index: &[usize], groups: usize) -> SimResult {
-    let mut all = vec![GroupTally::default(); groups];
-    for (tally, &g) in std::mem::take(&mut r.groups).into_iter().zip(index) {
-        all[g] = tally;
-    }
-    r.groups = all;
-    r
 }
 
 #[cfg(test)]
