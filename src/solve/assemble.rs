@@ -117,24 +117,19 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
             let yield_share = spot_yield(option.gpu);
             let effective = |t: usize| f64::from(replicas[t]) + yield_share * f64::from(spot[t]);
             let entry = &capacity[k][option.entry];
-            // What one replica of a fleet of `n` sustains: the step function's
-            // figure (not the slot's demand over its replicas); where a fleet
-            // this small sustains nothing (a configuration whose replicas only
-            // serve pooled), the rate the MILP planned per replica in the slot.
-            let sustained = |n: u32, t: usize| match &entry.fleet {
-                Some(f) if n > 0 && f.capacity_rps(n) > 0.0 => {
-                    f.capacity_rps(n) / f64::from(n) * factors[k]
-                }
-                _ => option.rps(t),
-            };
-            // The same by the simulated figures alone, before the replay
-            // rounds' factor (which reads a fleet as carrying its peak
-            // statistic's demand, not as a replica running faster): the
-            // rate one replica of the fleet is benchmarked at.
+            // What one replica of a fleet of `n` sustains by the simulated
+            // figures (`figure`, the rate one replica is benchmarked at): the
+            // step function's figure, not the slot's demand over its
+            // replicas; where a fleet this small sustains nothing (a
+            // configuration whose replicas only serve pooled), the rate the
+            // MILP planned per replica in the slot. The plan reads it × the
+            // replay rounds' factor (`sustained`: a fleet carries its peak
+            // statistic's demand ÷ the factor, not a replica running faster).
             let figure = |n: u32, t: usize| match &entry.fleet {
                 Some(f) if n > 0 && f.capacity_rps(n) > 0.0 => f.capacity_rps(n) / f64::from(n),
                 _ => option.rps(t) / factors[k],
             };
+            let sustained = |n: u32, t: usize| figure(n, t) * factors[k];
             let mut served = 0.0;
             for (t, &capacity_t) in capacity_by_slot.iter().enumerate() {
                 if capacity_t <= 0.0 {
