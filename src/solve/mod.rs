@@ -140,7 +140,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     };
     let mut outcome = timings.time(
         || "outcome: money, launch commands, questions".into(),
-        || outcome(chosen, &demand, speedup, without_api),
+        || outcome(scenario, chosen, &demand, speedup, without_api),
     );
     match levels {
         Ok(levels) => outcome.purchase.reservation_levels = levels,
@@ -148,13 +148,6 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     }
     outcome.questions.speed_plans = speed_plans;
     outcome.held_out = held_out;
-    // The tiers' terms as the scenario states them: a tier the rounds kept
-    // off the API is allowed it there (`without_api` says what was done).
-    for (name, tier) in &mut outcome.slo {
-        if let Some(stated) = scenario.tiers.iter().find(|t| &t.name == name) {
-            tier.api_allowed = stated.api_allowed;
-        }
-    }
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
     }
@@ -205,6 +198,7 @@ fn seed_band(
 /// The outcome of the chosen candidate: its plan with the money, replay
 /// and questions derived from it.
 fn outcome(
+    stated: &Scenario,
     chosen: Finished,
     demand: &Demand,
     speedup: Vec<Speedup>,
@@ -244,7 +238,9 @@ fn outcome(
         commitment,
         missed_targets,
         tier_order: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
-        slo: scenario
+        // The tiers' terms as the scenario states them: a tier the rounds
+        // kept off the API is allowed it there (`without_api` says so).
+        slo: stated
             .tiers
             .iter()
             .map(|t| (t.name.clone(), t.clone()))
