@@ -516,8 +516,6 @@ pub fn render(outcome: &Outcome) -> String {
     out
 }
 
-/// `amount` rounded down as [`usd`] shows it: whole dollars from 1,000 on,
-/// cents from 1, four decimals below.
 /// A lower bound rounded down, to the cent (whole dollars from 1,000 up),
 /// or to a hundredth of a cent under a dollar and where rounding down to
 /// the cent would print it a cent under a `total` it rounds to.

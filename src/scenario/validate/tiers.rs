@@ -64,8 +64,8 @@ impl Validator {
         raw.iter()
             .enumerate()
             .map(|(i, t)| {
-                if let Some(first) = names.insert(t.name.get_ref().clone(), i) {
-                    names.insert(t.name.get_ref().clone(), first);
+                let first = *names.entry(t.name.get_ref().clone()).or_insert(i);
+                if first != i {
                     self.at_span(
                         &t.name,
                         format!(
