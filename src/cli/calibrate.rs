@@ -42,6 +42,12 @@ pub(crate) struct CalibrateArgs {
     /// Most evaluations of every run per fit (Nelder-Mead).
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_evaluations: u32,
+    /// What the fit minimises over the runs: `squared` (least squares on
+    /// ln(predicted / measured) of mean TTFT and mean TPOT) or `absolute`
+    /// (least absolute deviations: aimed at the median error, not pulled by
+    /// a few runs far off every model).
+    #[arg(long, value_enum, default_value_t = crate::capacity::runs::fit::Loss::Squared)]
+    pub loss: crate::capacity::runs::fit::Loss,
     /// Fit only these figures (comma-separated), keeping the rest of each
     /// starting profile: e.g. the mixture-of-experts figures
     /// `expert_imbalance,expert_gemm_efficiency_scale,expert_bandwidth_efficiency_scale,moe_layer_us,all_to_all_latency_us`

@@ -92,7 +92,10 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         &runs.runs,
         &starts,
         &profiles,
-        args.max_evaluations as usize,
+        crate::capacity::runs::fit::FitBudget {
+            max_evaluations: args.max_evaluations as usize,
+            loss: args.loss,
+        },
         !args.no_held_out,
         Progress::new(args.quiet),
         runs.set_aside,
@@ -167,6 +170,10 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
         .map(|f| f.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
+    let loss_flag = match c.loss {
+        crate::capacity::runs::fit::Loss::Squared => "",
+        crate::capacity::runs::fit::Loss::Absolute => " --loss absolute",
+    };
     let mine: Vec<_> = c
         .groups
         .iter()
@@ -231,8 +238,8 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
     let mut o = if args.fit.is_empty() {
         p.source = format!("{base}{FITTED_NOTE}{} runs of {files}", e.runs);
         format!(
-            "# {} {} calibrated by `planner calibrate --runs {files}` on {} runs.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
-            p.name, p.version, e.runs, e.loss_before, e.loss_after
+            "# {} {} calibrated by `planner calibrate --runs {files}{loss_flag}` on {} runs.\n# Fit loss ({}): {:.4} -> {:.4}.\n",
+            p.name, p.version, e.runs, c.loss.describe(), e.loss_before, e.loss_after
         )
     } else {
         p.source = format!(
@@ -248,12 +255,13 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
             e.runs
         );
         format!(
-            "# {} {}: {} fitted by `planner calibrate --runs {files} --fit {}` on {} runs; the other figures as their sources say.\n# Fit loss (mean squared log error of mean TTFT + mean TPOT): {:.4} -> {:.4}.\n",
+            "# {} {}: {} fitted by `planner calibrate --runs {files} --fit {}{loss_flag}` on {} runs; the other figures as their sources say.\n# Fit loss ({}): {:.4} -> {:.4}.\n",
             p.name,
             p.version,
             args.fit.join(", "),
             args.fit.join(","),
             e.runs,
+            c.loss.describe(),
             e.loss_before,
             e.loss_after
         )

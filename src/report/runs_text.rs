@@ -47,9 +47,10 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{} ({} runs): loss (mean of ln² TTFT error + ln² TPOT error) {:.4} -> {:.4} in {} evaluations",
+            "{} ({} runs): loss ({}) {:.4} -> {:.4} in {} evaluations",
             e.engine.as_str(),
             e.runs,
+            c.loss.describe(),
             e.loss_before,
             e.loss_after,
             e.evaluations

@@ -4,7 +4,7 @@
 //! by a fit that did not see it (leave one group out; an engine with no
 //! other group keeps its starting figures there).
 
-use super::fit::{evaluate, fit, FitReport, Profiles};
+use super::fit::{evaluate, fit, FitBudget, FitReport, Loss, Profiles};
 use super::MeasuredRun;
 use crate::base::progress::Progress;
 use crate::profiles::{EngineFamily, EngineProfile};
@@ -133,6 +133,8 @@ pub(crate) struct Calibration {
     pub all: GroupErrors,
     /// Whether each group was also predicted by a fit that left it out.
     pub held_out: bool,
+    /// What the fits minimised.
+    pub loss: Loss,
     pub engines: Vec<EngineFit>,
     pub set_aside: BTreeMap<String, usize>,
 }
@@ -166,7 +168,7 @@ pub(crate) fn calibrate(
     runs: &[MeasuredRun],
     starts: &BTreeMap<EngineFamily, EngineProfile>,
     profiles: &Profiles,
-    max_evaluations: usize,
+    budget: FitBudget,
     held_out_fits: bool,
     progress: Progress,
     set_aside: BTreeMap<String, usize>,
@@ -188,7 +190,10 @@ pub(crate) fn calibrate(
     let mut held_from_start = BTreeMap::new();
     let mut engines = Vec::new();
     let fits = 1 + if held_out_fits { groups.len() } else { 0 };
-    let bar = progress.steps("fitting engine profiles", (fits * max_evaluations) as u64);
+    let bar = progress.steps(
+        "fitting engine profiles",
+        (fits * budget.max_evaluations) as u64,
+    );
     let mut fitted_by_engine: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
     for (&engine, start) in starts {
         let mine = by_engine(engine, None);
@@ -208,7 +213,7 @@ pub(crate) fn calibrate(
             roofline[i] = p;
         }
         let (fitted, report): (EngineProfile, FitReport) =
-            fit(&mine, start, profiles, max_evaluations, &bar);
+            fit(&mine, start, profiles, budget, &bar);
         for (&i, p) in index.iter().zip(evaluate(&mine, &fitted, profiles)) {
             after[i] = p;
         }
@@ -248,7 +253,7 @@ pub(crate) fn calibrate(
             borrowed_figures(start, engine, &fitted_by_engine)
         } else {
             held_from_start.insert(group.clone(), false);
-            fit(&rest, start, profiles, max_evaluations, &bar).0
+            fit(&rest, start, profiles, budget, &bar).0
         };
         for (&i, p) in members.iter().zip(evaluate(&held, &profile, profiles)) {
             held_out[i] = p;
@@ -297,6 +302,7 @@ pub(crate) fn calibrate(
         groups: group_errors,
         models,
         held_out: held_out_fits,
+        loss: budget.loss,
         engines,
         set_aside,
     }

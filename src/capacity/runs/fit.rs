@@ -1,6 +1,7 @@
 //! The fit of an engine profile's free figures to measured runs: least
 //! squares on the relative error, Σ over runs of ln(predicted TTFT /
-//! measured)² + ln(predicted TPOT / measured)², minimised by Nelder–Mead
+//! measured)² + ln(predicted TPOT / measured)² (or least absolute
+//! deviations, |ln …| + |ln …|, [`Loss`]), minimised by Nelder–Mead
 //! over the figures mapped onto their physical ranges (a logistic map, so
 //! the search never leaves them: no negative time, a bandwidth fraction at
 //! most 1, efficiency scales at most 1 / the GPU profile's efficiency on
@@ -9,6 +10,7 @@
 use super::{predict, MeasuredRun};
 use crate::profiles::{EngineProfile, GpuProfile, ModelProfile, FITTABLE};
 use indicatif::ProgressBar;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The GPU and model profiles the runs name, loaded once.
@@ -60,14 +62,52 @@ fn evaluate_with(
 /// figure: as if off by a factor of 10.
 const UNSERVED_PENALTY: f64 = 5.3;
 
-/// The mean over runs of ln(pred/meas)² of TTFT plus that of TPOT.
-pub(crate) fn loss(runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> f64 {
+/// What a fit minimises over the runs, per run the TTFT term plus the TPOT
+/// term of the log error e = ln(predicted / measured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Loss {
+    /// The mean of e²: a least-squares fit, pulled by the runs it misses
+    /// most.
+    Squared,
+    /// The mean of |e|: a least-absolute-deviations fit, aimed at the
+    /// median error (what the targets measure), which a few runs far off
+    /// every model (a harness artefact, a kernel path no figure describes)
+    /// do not drag.
+    Absolute,
+}
+
+impl Loss {
+    /// `e`'s term.
+    fn of(self, e: f64) -> f64 {
+        match self {
+            Loss::Squared => e * e,
+            Loss::Absolute => e.abs(),
+        }
+    }
+
+    /// How the loss reads in a profile's header and the text report.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Loss::Squared => "mean squared log error of mean TTFT + mean TPOT",
+            Loss::Absolute => "mean absolute log error of mean TTFT + mean TPOT",
+        }
+    }
+}
+
+/// The mean over runs of `kind`'s term of ln(pred/meas) of TTFT plus that of
+/// TPOT; a run the replica cannot serve counts as off by a factor of 10 in
+/// both.
+pub(crate) fn loss(kind: Loss, runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> f64 {
     let n = runs.len().max(1) as f64;
+    let unserved = kind.of(UNSERVED_PENALTY.sqrt());
     runs.iter()
         .zip(predicted)
         .map(|(r, p)| match p {
-            Some((ttft, tpot)) => (ttft / r.ttft_ms).ln().powi(2) + (tpot / r.tpot_ms).ln().powi(2),
-            None => 2.0 * UNSERVED_PENALTY,
+            Some((ttft, tpot)) => {
+                kind.of((ttft / r.ttft_ms).ln()) + kind.of((tpot / r.tpot_ms).ln())
+            }
+            None => 2.0 * unserved,
         })
         .sum::<f64>()
         / n
@@ -118,6 +158,14 @@ pub(crate) const BUDGET_CHOICES: [u32; 3] = [2048, 4096, 8192];
 /// loss, so a figure the runs say little about keeps its documented value.
 pub(crate) const PRIOR_WEIGHT: f64 = 0.002;
 
+/// How long a fit searches and what it minimises.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FitBudget {
+    /// Most evaluations of every run per token budget tried.
+    pub max_evaluations: usize,
+    pub loss: Loss,
+}
+
 /// `start` with its fitted figures fitted to `runs`, at most
 /// `max_evaluations` evaluations of every run per token budget tried (each
 /// of [`BUDGET_CHOICES`] when `fitted` lists `max_num_batched_tokens`).
@@ -125,21 +173,21 @@ pub(crate) fn fit(
     runs: &[&MeasuredRun],
     start: &EngineProfile,
     profiles: &Profiles,
-    max_evaluations: usize,
+    budget: FitBudget,
     bar: &ProgressBar,
 ) -> (EngineProfile, FitReport) {
     if !start.fitted.iter().any(|k| k == "max_num_batched_tokens") {
-        return fit_figures(runs, start, profiles, max_evaluations, bar);
+        return fit_figures(runs, start, profiles, budget, bar);
     }
     let mut best: Option<(EngineProfile, FitReport)> = None;
     let mut before = None;
     let mut evaluations = 0;
-    for budget in BUDGET_CHOICES {
+    for tokens in BUDGET_CHOICES {
         let mut p = start.clone();
-        p.max_num_batched_tokens = budget;
-        let (fitted, report) = fit_figures(runs, &p, profiles, max_evaluations, bar);
+        p.max_num_batched_tokens = tokens;
+        let (fitted, report) = fit_figures(runs, &p, profiles, budget, bar);
         evaluations += report.evaluations;
-        if budget == start.max_num_batched_tokens {
+        if tokens == start.max_num_batched_tokens {
             before = Some(report.loss_before);
         }
         if best
@@ -162,9 +210,10 @@ fn fit_figures(
     runs: &[&MeasuredRun],
     start: &EngineProfile,
     profiles: &Profiles,
-    max_evaluations: usize,
+    budget: FitBudget,
     bar: &ProgressBar,
 ) -> (EngineProfile, FitReport) {
+    let kind = budget.loss;
     let keys: Vec<String> = start
         .fitted
         .iter()
@@ -188,23 +237,23 @@ fn fit_figures(
         })
         .collect();
     let mut evaluations = 0;
-    let loss_before = loss(runs, &evaluate(runs, start, profiles));
+    let loss_before = loss(kind, runs, &evaluate(runs, start, profiles));
     let prior =
         |z: &[f64]| PRIOR_WEIGHT * z.iter().zip(&z0).map(|(a, b)| (a - b).powi(2)).sum::<f64>();
     let mut objective = |z: &[f64]| {
         evaluations += 1;
         bar.inc(1);
-        loss(runs, &evaluate(runs, &to_profile(z), profiles)) + prior(z)
+        loss(kind, runs, &evaluate(runs, &to_profile(z), profiles)) + prior(z)
     };
     let f0 = objective(&z0);
-    let (z, _) = nelder_mead(&mut objective, &z0, f0, max_evaluations);
+    let (z, _) = nelder_mead(&mut objective, &z0, f0, budget.max_evaluations);
     let mut fitted = to_profile(&z);
     for key in &keys {
         if let Some(v) = fitted.figure(key) {
             fitted.set_figure(key, significant(v, 4));
         }
     }
-    let loss_after = loss(runs, &evaluate(runs, &fitted, profiles));
+    let loss_after = loss(kind, runs, &evaluate(runs, &fitted, profiles));
     for key in &keys {
         debug_assert!(fitted
             .figure(key)
@@ -314,6 +363,17 @@ pub(crate) fn nelder_mead(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_absolute_loss_weighs_a_run_far_off_less_than_the_squared_one() {
+        // Errors of a factor e and e^3 on TTFT, none on TPOT.
+        let e = std::f64::consts::E;
+        assert!((Loss::Squared.of(1.0) + Loss::Squared.of(3.0) - 10.0).abs() < 1e-12);
+        assert!((Loss::Absolute.of(1.0) + Loss::Absolute.of(-3.0) - 4.0).abs() < 1e-12);
+        assert!((Loss::Absolute.of(e.ln()) - 1.0).abs() < 1e-12);
+        // An unserved run counts as off by a factor of about 10 either way.
+        assert!((Loss::Absolute.of(UNSERVED_PENALTY.sqrt()) - 2.302).abs() < 0.01);
+    }
 
     #[test]
     fn nelder_mead_finds_the_minimum_of_a_bowl() {
