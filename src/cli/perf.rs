@@ -435,7 +435,11 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "fixed GPU time",
             parts.fixed_gpu_s,
-            "GPU: layers x fixed time per layer",
+            if moe {
+                "GPU: layers x fixed time per layer, MoE layers' routing; without a captured graph, each expert's set-up"
+            } else {
+                "GPU: layers x fixed time per layer"
+            },
         ),
         (
             "CPU/engine overhead",

@@ -34,8 +34,11 @@ pub struct EngineModel {
     id: String,
     roofline: PerfModel,
     layers: f64,
-    /// Fixed GPU time of the MoE layers' routing kernels per step.
+    /// Fixed GPU time of the MoE layers' routing kernels per step, and
+    /// what a step that runs without a captured graph adds to it (per
+    /// routed expert of every MoE layer).
     moe_fixed_s: f64,
+    moe_eager_s: f64,
     message_bytes_per_token: f64,
     graph_sizes: Vec<u32>,
     graph_layer_s: f64,
@@ -168,6 +171,9 @@ impl EngineModel {
             roofline,
             layers: f64::from(model.layers),
             moe_fixed_s: f64::from(model.moe_layers()) * engine.moe_layer_us * 1e-6,
+            moe_eager_s: model.moe.as_ref().map_or(0.0, |m| {
+                f64::from(model.moe_layers()) * f64::from(m.experts) * engine.moe_eager_expert_us
+            }) * 1e-6,
             message_bytes_per_token: f64::from(model.hidden) * ACTIVATION_BYTES,
             graph_sizes: engine.cuda_graph_batch_sizes.clone(),
             graph_layer_s: engine.graph_layer_us * 1e-6,
@@ -256,13 +262,14 @@ impl StepTime for EngineModel {
         } else {
             None
         };
-        let (tokens, logits, sequences, layer_s) = match graph {
-            Some(padded) => (padded, padded, padded, self.graph_layer_s),
+        let (tokens, logits, sequences, layer_s, moe_s) = match graph {
+            Some(padded) => (padded, padded, padded, self.graph_layer_s, self.moe_fixed_s),
             None => (
                 work.tokens,
                 work.logit_tokens,
                 work.sequences,
                 self.eager_layer_s,
+                self.moe_fixed_s + self.moe_eager_s,
             ),
         };
         StepParts {
@@ -271,7 +278,7 @@ impl StepTime for EngineModel {
             attention_s: self.roofline.attention_work_s(work),
             allreduce_s: self.allreduce_s(tokens, sequences),
             all_to_all_s: self.roofline.all_to_all_s(tokens),
-            fixed_gpu_s: self.layers * layer_s + self.moe_fixed_s,
+            fixed_gpu_s: self.layers * layer_s + moe_s,
             cpu_overhead_s: self.cpu_s(work.sequences),
             cpu_overlaps_gpu: self.cpu_overlaps_gpu,
         }
@@ -279,16 +286,16 @@ impl StepTime for EngineModel {
 
     fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
         let b = f64::from(batch);
-        let (tokens, layer_s) = match self.graph_batch(b) {
-            Some(padded) => (padded, self.graph_layer_s),
-            None => (b, self.eager_layer_s),
+        let (tokens, layer_s, moe_s) = match self.graph_batch(b) {
+            Some(padded) => (padded, self.graph_layer_s, self.moe_fixed_s),
+            None => (b, self.eager_layer_s, self.moe_fixed_s + self.moe_eager_s),
         };
         let (compute, memory) = self.roofline.decode_attention_lines(b);
         let gpu_fixed_s = self.roofline.gemm_s(tokens, tokens)
             + self.roofline.expert_gemm_s(tokens)
             + self.allreduce_s(tokens, tokens)
             + self.roofline.all_to_all_s(tokens)
-            + (self.layers * layer_s + self.moe_fixed_s);
+            + (self.layers * layer_s + moe_s);
         let cpu_s = self.cpu_s(b);
         let (fixed_s, floor_s) = if self.cpu_overlaps_gpu {
             (gpu_fixed_s, cpu_s)

@@ -29,6 +29,9 @@ pub(crate) struct MoeFigures {
     pub imbalance: f64,
     pub min_tokens: f64,
     pub efficiency_scales: (f64, f64),
+    /// The compute efficiency scale of grouped GEMMs whose weights run
+    /// weight-only (dequantised to BF16 inside the kernel), over the other.
+    pub weight_only_scale: f64,
     pub link_bytes_per_s: f64,
     pub latency_s: f64,
 }
@@ -41,6 +44,7 @@ impl MoeFigures {
             imbalance: 1.0,
             min_tokens: 1.0,
             efficiency_scales: (1.0, 1.0),
+            weight_only_scale: 1.0,
             link_bytes_per_s: gpu.interconnect_gb_s * 1e9,
             latency_s: gpu.hop_latency_us * 1e-6,
         }
@@ -55,6 +59,7 @@ impl MoeFigures {
                 engine.expert_gemm_efficiency_scale,
                 engine.expert_bandwidth_efficiency_scale,
             ),
+            weight_only_scale: engine.expert_weight_only_scale,
             link_bytes_per_s,
             latency_s: engine.all_to_all_latency_us * 1e-6,
         }
@@ -111,6 +116,13 @@ impl MoePhysics {
             figures.link_bytes_per_s
         };
         let (compute_scale, bandwidth_scale) = figures.efficiency_scales;
+        let gain = precision_gain(gpu, precision);
+        let weight_only = precision != Precision::Bf16 && gain.is_none();
+        let compute_scale = if weight_only {
+            compute_scale * figures.weight_only_scale
+        } else {
+            compute_scale
+        };
         Some(MoePhysics {
             experts: f64::from(moe.experts),
             per_token: f64::from(moe.experts_per_token),
@@ -123,7 +135,7 @@ impl MoePhysics {
             imbalance: figures.imbalance,
             min_tokens: figures.min_tokens,
             flops_per_s: (gpu.compute_efficiency * compute_scale).min(1.0) * gpu.bf16_tflops * 1e12,
-            gain: precision_gain(gpu, precision),
+            gain,
             bytes_per_s: (gpu.bandwidth_efficiency * bandwidth_scale).min(1.0)
                 * gpu.bandwidth_bytes_per_s(),
             exchange_bytes_per_s,
@@ -219,7 +231,7 @@ impl MoePhysics {
 
 #[cfg(test)]
 mod tests {
-    use crate::perf::{EngineModel, Layout, PerfModel, StepTime};
+    use crate::perf::{EngineModel, Layout, PerfModel, StepTime, StepWork};
     use crate::profiles::precision::Precision;
     use crate::profiles::{load_engine, load_gpu, load_model, GpuProfile, ModelProfile};
     use std::path::{Path, PathBuf};
@@ -278,6 +290,83 @@ mod tests {
         assert!((m.all_to_all_s(1.0) - a2a).abs() < 1e-12);
         // Latent attention: 61 x 576 x 2 B a token, held whole by every TP rank.
         assert_eq!(model("deepseek-v3").kv_bytes_per_token(), 70_272.0);
+    }
+
+    /// An engine's gpt-oss-120b (MXFP4 experts) on one GPU.
+    fn gpt_oss_on(gpu_id: &str, engine: &crate::profiles::EngineProfile) -> EngineModel {
+        EngineModel::with_layout(
+            "e",
+            engine,
+            &gpu(gpu_id),
+            &model("gpt-oss-120b"),
+            Layout {
+                tp: 1,
+                ep: 1,
+                attention_dp: 1,
+            },
+            Precision::Fp4,
+        )
+    }
+
+    /// A prefill of 4,096 tokens: compute-bound expert GEMMs.
+    fn prefill() -> StepWork {
+        StepWork {
+            tokens: 4096.0,
+            attention_pairs: 4096.0 * 2048.0,
+            kv_read_tokens: 4096.0,
+            logit_tokens: 1.0,
+            sequences: 1.0,
+        }
+    }
+
+    #[test]
+    fn weight_only_experts_compute_at_their_own_scale_native_ones_do_not() {
+        let mut e = crate::profiles::engine_fixture();
+        e.expert_gemm_efficiency_scale = 0.8;
+        let mut slow = e.clone();
+        slow.expert_weight_only_scale = 0.5;
+        // On the H200 (no FP4 units) the MXFP4 experts run weight-only: a
+        // compute-bound prefill's expert GEMMs take twice as long at half
+        // the scale.
+        let h = gpt_oss_on("h200", &e).step_parts(&prefill()).expert_gemm_s;
+        let h_slow = gpt_oss_on("h200", &slow)
+            .step_parts(&prefill())
+            .expert_gemm_s;
+        assert!((h_slow / h - 2.0).abs() < 1e-9, "{h} {h_slow}");
+        // On the B200 they run on its FP4 units: the scale does not apply.
+        let b = gpt_oss_on("b200", &e).step_parts(&prefill()).expert_gemm_s;
+        let b_slow = gpt_oss_on("b200", &slow)
+            .step_parts(&prefill())
+            .expert_gemm_s;
+        assert_eq!(b, b_slow);
+    }
+
+    #[test]
+    fn the_eager_expert_cost_is_paid_by_steps_without_a_captured_graph() {
+        let mut e = crate::profiles::engine_fixture();
+        let base = gpt_oss_on("h200", &e);
+        e.moe_eager_expert_us = 5.0;
+        let eager = gpt_oss_on("h200", &e);
+        // 36 MoE layers x 128 experts x 5 us = 23.04 ms on a prefill step.
+        let added =
+            eager.step_parts(&prefill()).fixed_gpu_s - base.step_parts(&prefill()).fixed_gpu_s;
+        assert!((added - 36.0 * 128.0 * 5e-6).abs() < 1e-12, "{added}");
+        // A decode step of 8 sequences replays its graph: nothing added.
+        let decode = StepWork {
+            tokens: 8.0,
+            attention_pairs: 8.0 * 1000.0,
+            kv_read_tokens: 8.0 * 1000.0,
+            logit_tokens: 8.0,
+            sequences: 8.0,
+        };
+        assert_eq!(
+            eager.step_parts(&decode).fixed_gpu_s,
+            base.step_parts(&decode).fixed_gpu_s
+        );
+        assert_eq!(
+            eager.decode_run(8, 8000.0).step_s(3),
+            base.decode_run(8, 8000.0).step_s(3)
+        );
     }
 
     #[test]

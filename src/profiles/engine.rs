@@ -39,7 +39,9 @@ pub(crate) const ENGINE_BOUNDS: &[Bound] = &[
     Bound::closed("expert_imbalance", 1.0, 64.0, ""),
     Bound::positive("expert_gemm_efficiency_scale", 10.0, ""),
     Bound::positive("expert_bandwidth_efficiency_scale", 10.0, ""),
+    Bound::positive("expert_weight_only_scale", 10.0, ""),
     Bound::closed("moe_layer_us", 0.0, 10_000.0, "µs"),
+    Bound::closed("moe_eager_expert_us", 0.0, 1_000.0, "µs"),
     Bound::closed("expert_gemm_min_tokens", 1.0, 4_096.0, "tokens"),
     Bound::closed("all_to_all_latency_us", 0.0, 1_000.0, "µs"),
 ];
@@ -145,6 +147,11 @@ pub struct EngineProfile {
     /// fly reads below the memory's rate): the product stays at most 1.
     #[serde(default = "one")]
     pub expert_bandwidth_efficiency_scale: f64,
+    /// The expert GEMMs' compute efficiency, when their weights run
+    /// weight-only (FP4 experts on a GPU without FP4 units, dequantised to
+    /// BF16 inside the kernel), over `expert_gemm_efficiency_scale`.
+    #[serde(default = "one")]
+    pub expert_weight_only_scale: f64,
     /// Rows the grouped expert GEMM computes for each expert it runs, at
     /// least (its tile: an expert sent 2 tokens costs the FLOPs of this
     /// many, though it reads its weights once).
@@ -154,6 +161,13 @@ pub struct EngineProfile {
     /// sort and the permutes around the grouped GEMMs, added to the layer's.
     #[serde(default)]
     pub moe_layer_us: f64,
+    /// What each routed expert of a MoE layer adds, in µs, to a step that
+    /// runs without a captured CUDA graph (a prefill or mixed step): the
+    /// per-expert token counts, offsets and grouped-GEMM set-up that a
+    /// captured decode step replays for free, here launched and synchronised
+    /// eagerly (× experts × MoE layers per step).
+    #[serde(default)]
+    pub moe_eager_expert_us: f64,
     /// Latency of one expert-parallel exchange (dispatch or combine) of one
     /// layer, in µs; its bytes run at `allreduce_bandwidth_fraction` of
     /// the link.
@@ -222,7 +236,9 @@ pub(crate) const FITTABLE: &[(&str, f64, f64)] = &[
     ("expert_imbalance", 1.0, 4.0),
     ("expert_gemm_efficiency_scale", 0.05, 10.0),
     ("expert_bandwidth_efficiency_scale", 0.1, 10.0),
+    ("expert_weight_only_scale", 0.05, 1.0),
     ("moe_layer_us", 0.0, 500.0),
+    ("moe_eager_expert_us", 0.0, 100.0),
     ("expert_gemm_min_tokens", 1.0, 256.0),
     ("all_to_all_latency_us", 0.0, 200.0),
 ];
@@ -242,7 +258,9 @@ impl EngineProfile {
             "expert_imbalance" => self.expert_imbalance,
             "expert_gemm_efficiency_scale" => self.expert_gemm_efficiency_scale,
             "expert_bandwidth_efficiency_scale" => self.expert_bandwidth_efficiency_scale,
+            "expert_weight_only_scale" => self.expert_weight_only_scale,
             "moe_layer_us" => self.moe_layer_us,
+            "moe_eager_expert_us" => self.moe_eager_expert_us,
             "expert_gemm_min_tokens" => self.expert_gemm_min_tokens,
             "all_to_all_latency_us" => self.all_to_all_latency_us,
             _ => return None,
@@ -271,7 +289,9 @@ impl EngineProfile {
             "expert_imbalance" => &mut self.expert_imbalance,
             "expert_gemm_efficiency_scale" => &mut self.expert_gemm_efficiency_scale,
             "expert_bandwidth_efficiency_scale" => &mut self.expert_bandwidth_efficiency_scale,
+            "expert_weight_only_scale" => &mut self.expert_weight_only_scale,
             "moe_layer_us" => &mut self.moe_layer_us,
+            "moe_eager_expert_us" => &mut self.moe_eager_expert_us,
             "expert_gemm_min_tokens" => &mut self.expert_gemm_min_tokens,
             "all_to_all_latency_us" => &mut self.all_to_all_latency_us,
             _ => return false,
@@ -341,7 +361,9 @@ impl EngineProfile {
             "expert_bandwidth_efficiency_scale",
             self.expert_bandwidth_efficiency_scale,
         );
+        bound("expert_weight_only_scale", self.expert_weight_only_scale);
         bound("moe_layer_us", self.moe_layer_us);
+        bound("moe_eager_expert_us", self.moe_eager_expert_us);
         bound("expert_gemm_min_tokens", self.expert_gemm_min_tokens);
         bound("all_to_all_latency_us", self.all_to_all_latency_us);
         if self.cuda_graph_batch_sizes.windows(2).any(|w| w[0] >= w[1]) {
@@ -398,7 +420,9 @@ pub(crate) fn vllm_fixture() -> EngineProfile {
         expert_imbalance: 1.0,
         expert_gemm_efficiency_scale: 1.0,
         expert_bandwidth_efficiency_scale: 1.0,
+        expert_weight_only_scale: 1.0,
         moe_layer_us: 0.0,
+        moe_eager_expert_us: 0.0,
         expert_gemm_min_tokens: 1.0,
         all_to_all_latency_us: 20.0,
         fitted: vec!["graph_layer_us".into()],
