@@ -24,7 +24,12 @@ impl RooflineBound {
     ///   the precision's peak (the FP8 or FP4 peak where used: a ceiling);
     /// * bytes = weights read once per decode step, shared by at most
     ///   `max_batch` sequences (weights × out / max_batch), plus the KV cache
-    ///   each output token reads (its whole context).
+    ///   each output token reads (its whole context). A dense model's step
+    ///   reads at most all its weights and at least the active ones once per
+    ///   sequence, min(N_total, N_active × B); a mixture of experts' step reads
+    ///   its non-routed weights and the experts B tokens touch under uniform
+    ///   routing, L_moe × E (1 − (1 − k/E)^B) × P_e (tokens that share an
+    ///   expert read it once).
     pub fn new(
         gpu: &GpuProfile,
         model: &ModelProfile,
@@ -42,8 +47,16 @@ impl RooflineBound {
             * tp;
         let bandwidth = gpu.memory_bandwidth_tb_s * 1e12 * tp;
         let params = model.active_params_billion * 1e9;
-        let weight_bytes = (model.params_billion * 1e9).min(params * f64::from(max_batch))
-            * precision.bytes_per_weight();
+        let weights_read = match &model.moe {
+            Some(moe) => {
+                let (e, k) = (f64::from(moe.experts), f64::from(moe.experts_per_token));
+                let touched = e * (1.0 - (1.0 - k / e).powf(f64::from(max_batch.max(1))));
+                model.params_billion * 1e9 - model.routed_params_total()
+                    + f64::from(model.moe_layers()) * touched * model.expert_params()
+            }
+            None => (model.params_billion * 1e9).min(params * f64::from(max_batch)),
+        };
+        let weight_bytes = weights_read * precision.bytes_per_weight();
         let attention = 4.0 * f64::from(model.layers * model.heads * model.head_dim);
         let kv_per_token = model.kv_bytes_per_token();
         let b = f64::from(max_batch.max(1));

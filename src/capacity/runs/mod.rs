@@ -17,7 +17,8 @@ use crate::sim::ReplicaSpec;
 use serde::Serialize;
 
 /// One measured run: a closed-loop client at a fixed concurrency sending
-/// prompts of fixed lengths to one replica.
+/// prompts of the stated lengths (fixed, or drawn as its client draws them)
+/// to one replica.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct MeasuredRun {
     /// The run's id in its file.
@@ -44,8 +45,50 @@ pub(crate) struct MeasuredRun {
     /// Prompts sent (the shared file does not record it: ten times the
     /// concurrency, as the InferenceX client sends).
     pub prompts: u32,
+    /// How the client drew each prompt's lengths.
+    pub lengths: RunLengths,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
+}
+
+/// How a run's client drew the input and output lengths of its prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum RunLengths {
+    /// Every prompt of the stated input and output lengths.
+    Fixed,
+    /// InferenceX's client (`utils/bench_serving/benchmark_serving.py`,
+    /// `sample_random_requests`, run with `--random-range-ratio 0.8`): each
+    /// length drawn uniformly from [⌊0.8 L⌋, L], so the prompts average 0.9 of
+    /// the stated lengths and finish at different steps.
+    InferenceX,
+}
+
+impl RunLengths {
+    /// The shortest length drawn, as a fraction of the stated one.
+    const INFERENCEX_FLOOR: f64 = 0.8;
+
+    /// `n` (input, output) lengths for a run of `input` and `output` tokens,
+    /// from a fixed seed.
+    pub(crate) fn draw(self, n: usize, input: u32, output: u32) -> Vec<(u32, u32)> {
+        use rand::{Rng, SeedableRng};
+        match self {
+            RunLengths::Fixed => vec![(input, output); n],
+            RunLengths::InferenceX => {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+                let floor =
+                    |l: u32| ((f64::from(l) * Self::INFERENCEX_FLOOR).floor() as u32).clamp(1, l);
+                (0..n)
+                    .map(|_| {
+                        (
+                            rng.gen_range(floor(input)..=input),
+                            rng.gen_range(floor(output)..=output),
+                        )
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 impl MeasuredRun {
@@ -113,27 +156,47 @@ pub(crate) fn predict_roofline(
     simulate_run(run, &spec, model)
 }
 
-/// The client of `run` against `spec`.
-fn simulate_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Option<(f64, f64)> {
+/// The client of `run` against `spec`: its prompts drawn as the run's
+/// client drew them, sent at once, `concurrency` at a time.
+fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Option<BenchRun> {
     if spec.kv_capacity_tokens == 0 {
         return None;
     }
-    let prompts = vec![
-        Prompt {
-            input_tokens: run.input_tokens,
-            output_tokens: run.output_tokens,
+    let prompts: Vec<Prompt> = run
+        .lengths
+        .draw(run.prompts as usize, run.input_tokens, run.output_tokens)
+        .into_iter()
+        .map(|(input_tokens, output_tokens)| Prompt {
+            input_tokens,
+            output_tokens,
             send_s: 0.0,
-        };
-        run.prompts as usize
-    ];
-    let result = bench::run(
+        })
+        .collect();
+    Some(bench::run(
         spec,
         &prompts,
         Some(run.concurrency),
         model.max_context_tokens,
         false,
-    );
-    mean_latencies(&result)
+    ))
+}
+
+/// The mean latencies of the client of `run` against `spec`.
+fn simulate_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Option<(f64, f64)> {
+    mean_latencies(&client_run(run, spec, model)?)
+}
+
+/// Every request of the client of `run` against `engine` (the checks on a
+/// run's throughput).
+#[cfg(test)]
+pub(crate) fn predict_requests(
+    run: &MeasuredRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> Option<BenchRun> {
+    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
+    client_run(run, &spec, model)
 }
 
 /// The mean TTFT and mean TPOT (ms) the run's client would measure against

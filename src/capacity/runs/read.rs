@@ -7,7 +7,7 @@
 //! reason, counted; a row that cannot be read is an error naming its row
 //! and column.
 
-use super::MeasuredRun;
+use super::{MeasuredRun, RunLengths};
 use crate::base::error::{PlannerError, Problem};
 use crate::base::text::excerpt;
 use crate::perf::Layout;
@@ -115,6 +115,7 @@ pub(crate) fn read_csv(
     let col = |name: &str| names.iter().position(|n| *n == name).unwrap_or(0);
     let at: BTreeMap<&str, usize> = COLUMNS.iter().map(|&c| (c, col(c))).collect();
     let id_col = names.iter().position(|n| *n == "id");
+    let source_col = names.iter().position(|n| *n == "silicon_data_source");
     let models = models_by_name(profiles_dir);
     let (moe_tp_col, moe_ep_col) = (
         names.iter().position(|n| *n == "moe_tp_size"),
@@ -250,6 +251,7 @@ pub(crate) fn read_csv(
             output_tokens: osl,
             concurrency: c,
             prompts: c.saturating_mul(10),
+            lengths: source_col.map_or(RunLengths::Fixed, |c| lengths_of(cells[c])),
             ttft_ms: ttft,
             tpot_ms: tpot,
         });
@@ -261,6 +263,30 @@ pub(crate) fn read_csv(
             problems,
             &PathBuf::from(path),
         )))
+    }
+}
+
+/// How a row's client drew its lengths, from its `silicon_data_source`:
+/// InferenceX's rows (its database dump, `db-dump/…` with the workflow run,
+/// and its dated result exports, `source_file=YYYY-MM-DD.csv`) come from its
+/// client's random dataset at range ratio 0.8; the others (AIConfigurator's
+/// own collection) state fixed lengths.
+fn lengths_of(source: &str) -> RunLengths {
+    let export = source
+        .strip_prefix("source_file=")
+        .and_then(|s| s.split(';').next())
+        .and_then(|f| f.strip_suffix(".csv"))
+        .is_some_and(|d| {
+            d.len() == 10
+                && d.bytes().enumerate().all(|(i, b)| match i {
+                    4 | 7 => b == b'-',
+                    _ => b.is_ascii_digit(),
+                })
+        });
+    if source.starts_with("db-dump/") || export {
+        RunLengths::InferenceX
+    } else {
+        RunLengths::Fixed
     }
 }
 
@@ -446,6 +472,7 @@ pub(crate) fn read_vllm_json(
         output_tokens: (s.total_output_tokens / n).max(1) as u32,
         concurrency: c,
         prompts: s.completed,
+        lengths: RunLengths::Fixed,
         ttft_ms: s.mean_ttft_ms,
         tpot_ms: s.mean_tpot_ms,
     });
@@ -462,6 +489,36 @@ mod tests {
             ep,
             attention_dp,
         }
+    }
+
+    #[test]
+    fn inferencex_rows_are_told_by_their_source() {
+        for source in [
+            "db-dump/2026-04-27; config_id=81; silicon_concurrency=4",
+            "source_file=2026-04-06.csv; model=GPT-OSS-120B; silicon_concurrency=4",
+        ] {
+            assert_eq!(lengths_of(source), RunLengths::InferenceX, "{source}");
+        }
+        for source in [
+            "source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.0.0rc3/Qwen_Qwen3-32B.csv; silicon_concurrency=4",
+            "source_file=2026-4-06.csv",
+            "",
+        ] {
+            assert_eq!(lengths_of(source), RunLengths::Fixed, "{source}");
+        }
+    }
+
+    #[test]
+    fn inferencex_lengths_are_drawn_from_four_fifths_to_the_whole() {
+        let l = RunLengths::InferenceX.draw(4_000, 1024, 8192);
+        assert!(l
+            .iter()
+            .all(|&(i, o)| (819..=1024).contains(&i) && (6553..=8192).contains(&o)));
+        let mean = l.iter().map(|&(i, _)| f64::from(i)).sum::<f64>() / 4_000.0;
+        assert!((mean / 1024.0 - 0.9).abs() < 0.005, "{mean}");
+        assert_eq!(l, RunLengths::InferenceX.draw(4_000, 1024, 8192));
+        assert_eq!(RunLengths::Fixed.draw(3, 7, 5), vec![(7, 5); 3]);
+        assert_eq!(RunLengths::InferenceX.draw(2, 1, 1), vec![(1, 1); 2]);
     }
 
     #[test]
