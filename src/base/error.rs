@@ -22,6 +22,9 @@ pub const EXIT_TARGET_MISSED: i32 = 5;
 pub enum PlannerError {
     /// The scenario or a profile it names is invalid; every problem found is listed.
     Scenario(Vec<Problem>),
+    /// A profile a command reads without a scenario (`perf`, `predict`,
+    /// `calibrate`: its --gpu, --model or --engine) is invalid.
+    Profile(Vec<Problem>),
     /// A plan file is invalid or does not match its scenario.
     Plan(Vec<Problem>),
     /// A per-request results log (for `goodput`) is invalid.
@@ -61,6 +64,7 @@ impl PlannerError {
     pub fn exit_code(&self) -> i32 {
         match self {
             PlannerError::Scenario(_)
+            | PlannerError::Profile(_)
             | PlannerError::Plan(_)
             | PlannerError::Log(_)
             | PlannerError::Runs(_)
@@ -81,6 +85,7 @@ impl fmt::Display for PlannerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PlannerError::Scenario(problems) => list(f, "the scenario", problems),
+            PlannerError::Profile(problems) => list(f, "the profile", problems),
             PlannerError::Plan(problems) => list(f, "the plan", problems),
             PlannerError::Log(problems) => list(f, "the request log", problems),
             PlannerError::Runs(problems) => list(f, "the measured runs", problems),

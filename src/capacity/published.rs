@@ -214,7 +214,7 @@ pub struct Comparison {
 /// The shipped TensorRT-LLM profile, the engine the published points ran.
 fn trtllm(profiles_dir: &Path) -> Result<EngineProfile, PlannerError> {
     load_engine(&profiles_dir.join("engines").join("trtllm.toml"))
-        .map_err(|p| PlannerError::Scenario(vec![p]))
+        .map_err(|p| PlannerError::Profile(vec![p]))
 }
 
 /// Output tokens/s of `gpus` GPUs in replicas of `tp` GPUs of `perf`, at
@@ -247,7 +247,7 @@ fn fp8_profiles(
     gpu: &str,
     model: &str,
 ) -> Result<(GpuProfile, ModelProfile), PlannerError> {
-    let located = |e| PlannerError::Scenario(vec![e]);
+    let located = |e| PlannerError::Profile(vec![e]);
     let gpu = load_gpu(profiles_dir, gpu).map_err(located)?;
     let mut model = load_model(profiles_dir, model).map_err(located)?;
     model.bytes_per_weight = 1.0;

@@ -48,12 +48,12 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
     for r in &runs.runs {
         if !profiles.gpus.contains_key(&r.gpu) {
             let gpu =
-                load_gpu(&args.profiles, &r.gpu).map_err(|p| PlannerError::Scenario(vec![p]))?;
+                load_gpu(&args.profiles, &r.gpu).map_err(|p| PlannerError::Profile(vec![p]))?;
             profiles.gpus.insert(r.gpu.clone(), gpu);
         }
         if !profiles.models.contains_key(&r.model) {
-            let model = load_model(&args.profiles, &r.model)
-                .map_err(|p| PlannerError::Scenario(vec![p]))?;
+            let model =
+                load_model(&args.profiles, &r.model).map_err(|p| PlannerError::Profile(vec![p]))?;
             profiles.models.insert(r.model.clone(), model);
         }
     }

@@ -33,6 +33,6 @@ pub(super) fn load_engine_arg(
             )
         }));
     }
-    let profile = load_engine(&file).map_err(|p| PlannerError::Scenario(vec![p]))?;
+    let profile = load_engine(&file).map_err(|p| PlannerError::Profile(vec![p]))?;
     Ok((name.to_string(), profile))
 }

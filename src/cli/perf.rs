@@ -141,7 +141,7 @@ pub(super) fn load<T>(
             )
         }));
     }
-    read(profiles, id).map_err(|p| PlannerError::Scenario(vec![p]))
+    read(profiles, id).map_err(|p| PlannerError::Profile(vec![p]))
 }
 
 /// Refuses what the model cannot answer, saying how to fix it.

@@ -3,6 +3,7 @@
 //! refuses.
 
 use crate::{json, planner, stderr, stdout, temp_dir};
+use std::path::Path;
 
 fn predict(extra: &[&str]) -> std::process::Output {
     let tp = if extra.contains(&"--tp") {
@@ -178,6 +179,32 @@ fn a_prediction_is_the_same_on_every_run() {
     ]);
     assert!(a.status.success(), "{}", stderr(&a));
     assert_eq!(a.stdout, b.stdout);
+}
+
+/// An engine profile given on the command line that cannot be read is the
+/// profile's problem, at its line and column, not the scenario's.
+#[test]
+fn a_broken_engine_profile_is_named_as_a_profile() {
+    let dir = temp_dir("broken-engine");
+    let file = dir.join("engine.toml");
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/engines/vllm.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        &file,
+        shipped.replace("cpu_step_ms = ", "cpu_step_ms = \"x\" #"),
+    )
+    .unwrap();
+    let out = predict(&["--engine", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("the profile has 1 problem"), "{err}");
+    assert!(
+        err.contains("engine.toml:") && err.contains("cpu_step_ms"),
+        "{err}"
+    );
+    assert!(!err.contains("scenario"), "{err}");
 }
 
 #[test]

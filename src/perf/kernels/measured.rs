@@ -259,7 +259,7 @@ pub fn calibrate(
         if !models.iter().any(|(name, _)| *name == r.model) {
             let id = profile_id(&r.model);
             let profile = crate::profiles::load_model(profiles_dir, &id)
-                .map_err(|p| PlannerError::Scenario(vec![p]))?;
+                .map_err(|p| PlannerError::Profile(vec![p]))?;
             models.push((r.model.clone(), profile));
         }
     }

@@ -563,8 +563,7 @@ pub fn cpu_overhead(path: &Path) -> Result<CpuOverhead, PlannerError> {
 /// `attention.csv` and `fp8.csv`, the measured calibration of [`measured`].
 pub fn calibrate(dir: &Path, profiles_dir: &Path) -> Result<KernelCalibration, PlannerError> {
     let load = |profile: &str| {
-        crate::profiles::load_gpu(profiles_dir, profile)
-            .map_err(|p| PlannerError::Scenario(vec![p]))
+        crate::profiles::load_gpu(profiles_dir, profile).map_err(|p| PlannerError::Profile(vec![p]))
     };
     let mut gpus = Vec::new();
     let mut rows_by_device = Vec::new();
