@@ -43,6 +43,18 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         "Engine profiles fitted to {} measured runs (median error of mean TTFT and mean TPOT, (predicted - measured) / measured; |median absolute error|)",
         c.all.before.runs
     );
+    let drawn = c
+        .runs
+        .iter()
+        .filter(|r| r.run.lengths == crate::capacity::runs::RunLengths::InferenceX)
+        .count();
+    if drawn > 0 {
+        let _ = writeln!(
+            o,
+            "{drawn} runs are InferenceX's, replayed with its client's lengths (each drawn uniformly from 0.8 to 1 times the stated one); the other {} with their stated lengths",
+            c.runs.len() - drawn
+        );
+    }
     for e in &c.engines {
         let _ = writeln!(o);
         let _ = writeln!(

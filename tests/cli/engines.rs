@@ -152,6 +152,49 @@ fn calibration_writes_a_profile_that_predict_and_a_scenario_read() {
     );
 }
 
+/// InferenceX's rows are replayed with its client's lengths, and the report
+/// says so and names the loss the fit minimised.
+#[test]
+fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
+    let dir = temp_dir("engine-runs-inferencex");
+    let all = std::fs::read_to_string("data/engine-runs/moe.csv").unwrap();
+    let mut text = format!("{}\n", all.lines().next().unwrap());
+    for l in all
+        .lines()
+        .filter(|l| l.contains("source_file=2026-04-06.csv") && l.contains(",vllm,"))
+        .filter(|l| l.contains("_1024x1024_c4_") || l.contains("_1024x1024_c8_"))
+        .take(3)
+    {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let runs = dir.join("runs.csv");
+    std::fs::write(&runs, text).unwrap();
+    let out = planner(&[
+        "calibrate",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--fit",
+        "moe_eager_expert_us",
+        "--loss",
+        "absolute",
+        "--max-evaluations",
+        "3",
+        "--no-held-out",
+        "--quiet",
+    ]);
+    let report = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        report.contains("3 runs are InferenceX's, replayed with its client's lengths"),
+        "{report}"
+    );
+    assert!(
+        report.contains("loss (mean absolute log error of mean TTFT + mean TPOT)"),
+        "{report}"
+    );
+}
+
 #[test]
 fn a_runs_file_that_cannot_be_read_names_its_row_and_column() {
     let dir = temp_dir("engine-runs-bad");
