@@ -84,9 +84,10 @@ struct PartsMs {
 /// A mixture's experts in the step: what the step reads and sends.
 #[derive(Debug, Serialize)]
 struct ExpertsInStep {
-    /// Experts of one layer the step's tokens touch (uniform routing), and
-    /// those the busiest expert-parallel rank reads (with the engine's
-    /// imbalance).
+    /// Experts of one layer the step's tokens touch (uniform routing; a
+    /// decode step replaying a captured graph counts the graph's padded
+    /// batch, as its expert GEMMs do), and those the busiest expert-parallel
+    /// rank reads (with the engine's imbalance).
     touched_per_layer: f64,
     busiest_rank_per_layer: f64,
     /// Experts each EP rank holds per layer.
@@ -325,10 +326,16 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     };
     let parts = perf.step_parts(&work);
     let moe = model.moe.is_some();
+    // The tokens the step runs as: a decode-only step replaying a captured
+    // graph runs the graph's batch, padding included (as its parts do).
+    let tokens = match &perf {
+        StepModel::Engine(e) => e.captured(&work).unwrap_or(work.tokens),
+        StepModel::Roofline(_) => work.tokens,
+    };
     let experts = perf.roofline().moe().map(|m| {
-        let busiest = m.busiest_rank_experts(work.tokens);
+        let busiest = m.busiest_rank_experts(tokens);
         ExpertsInStep {
-            touched_per_layer: m.touched_experts(work.tokens),
+            touched_per_layer: m.touched_experts(tokens),
             busiest_rank_per_layer: busiest,
             held_per_rank: m.held_per_rank(),
             expert_weights_read_gb_per_gpu: m.layers() * busiest * m.expert_bytes_per_gpu() / 1e9,

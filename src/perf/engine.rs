@@ -211,6 +211,17 @@ impl EngineModel {
         self.frontend_s
     }
 
+    /// The batch a step replays as a captured CUDA graph, when it is a
+    /// decode-only step that one holds; `None` when the step runs eagerly.
+    pub(crate) fn captured(&self, work: &StepWork) -> Option<f64> {
+        let decode_only = work.tokens <= work.sequences && work.logit_tokens >= work.tokens;
+        if decode_only {
+            self.graph_batch(work.tokens)
+        } else {
+            None
+        }
+    }
+
     /// The captured size a decode-only step of `batch` sequences runs as.
     /// With data-parallel attention each rank captures its own graphs:
     /// the busiest rank's sequences pad to the next size, on every rank.
@@ -256,12 +267,7 @@ impl StepTime for EngineModel {
         if work.tokens <= 0.0 {
             return StepParts::default();
         }
-        let decode_only = work.tokens <= work.sequences && work.logit_tokens >= work.tokens;
-        let graph = if decode_only {
-            self.graph_batch(work.tokens)
-        } else {
-            None
-        };
+        let graph = self.captured(work);
         let (tokens, logits, sequences, layer_s, moe_s) = match graph {
             Some(padded) => (padded, padded, padded, self.graph_layer_s, self.moe_fixed_s),
             None => (
