@@ -20,6 +20,17 @@ use super::layout::{Layout, ACTIVATION_BYTES};
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 
+/// Experts of one layer, of `experts`, that `tokens` tokens each routed to
+/// `per_token` of them touch under uniform routing: E (1 − (1 − k/E)^T), at
+/// most E (tokens that share an expert read it once).
+pub(crate) fn touched_experts(experts: f64, per_token: f64, tokens: f64) -> f64 {
+    if tokens <= 0.0 {
+        return 0.0;
+    }
+    let miss = (1.0 - per_token / experts).max(0.0);
+    (experts * (1.0 - miss.powf(tokens))).min(experts)
+}
+
 /// What the serving engine sets for the routed experts: the busiest rank's
 /// share over the mean, the row floor per touched expert, the grouped
 /// GEMMs' compute and bandwidth efficiency scales, and the all-to-all's
@@ -144,13 +155,9 @@ impl MoePhysics {
     }
 
     /// Experts of one layer that `tokens` tokens touch (uniform routing):
-    /// E (1 − (1 − k/E)^T), at most E.
+    /// [`touched_experts`].
     pub(crate) fn touched_experts(&self, tokens: f64) -> f64 {
-        if tokens <= 0.0 {
-            return 0.0;
-        }
-        let miss = (1.0 - self.per_token / self.experts).max(0.0);
-        (self.experts * (1.0 - miss.powf(tokens))).min(self.experts)
+        touched_experts(self.experts, self.per_token, tokens)
     }
 
     /// Experts of one layer the busiest EP rank reads: `imbalance` × its

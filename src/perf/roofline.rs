@@ -49,8 +49,11 @@ impl RooflineBound {
         let params = model.active_params_billion * 1e9;
         let weights_read = match &model.moe {
             Some(moe) => {
-                let (e, k) = (f64::from(moe.experts), f64::from(moe.experts_per_token));
-                let touched = e * (1.0 - (1.0 - k / e).powf(f64::from(max_batch.max(1))));
+                let touched = super::moe::touched_experts(
+                    f64::from(moe.experts),
+                    f64::from(moe.experts_per_token),
+                    f64::from(max_batch.max(1)),
+                );
                 model.params_billion * 1e9 - model.routed_params_total()
                     + f64::from(model.moe_layers()) * touched * model.expert_params()
             }
