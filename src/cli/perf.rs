@@ -326,12 +326,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
     };
     let parts = perf.step_parts(&work);
     let moe = model.moe.is_some();
-    // The tokens the step runs as: a decode-only step replaying a captured
-    // graph runs the graph's batch, padding included (as its parts do).
-    let tokens = match &perf {
-        StepModel::Engine(e) => e.captured(&work).unwrap_or(work.tokens),
-        StepModel::Roofline(_) => work.tokens,
-    };
+    let tokens = perf.run_tokens(&work);
     let experts = perf.roofline().moe().map(|m| {
         let busiest = m.busiest_rank_experts(tokens);
         ExpertsInStep {

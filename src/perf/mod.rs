@@ -90,6 +90,16 @@ impl StepModel {
         }
     }
 
+    /// The tokens `work` runs as: a decode-only step that replays a captured
+    /// graph runs the graph's batch, padding included (as its parts are
+    /// timed); any other step its own tokens.
+    pub fn run_tokens(&self, work: &StepWork) -> f64 {
+        match self {
+            StepModel::Roofline(_) => work.tokens,
+            StepModel::Engine(e) => e.captured(work).unwrap_or(work.tokens),
+        }
+    }
+
     /// Tensor-parallel degree.
     pub fn tp(&self) -> u32 {
         self.roofline().tp
