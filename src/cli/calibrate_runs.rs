@@ -170,10 +170,7 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
         .map(|f| f.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    let loss_flag = match c.loss {
-        crate::capacity::runs::fit::Loss::Squared => "",
-        crate::capacity::runs::fit::Loss::Absolute => " --loss absolute",
-    };
+    let loss_flag = c.loss.flag();
     let mine: Vec<_> = c
         .groups
         .iter()

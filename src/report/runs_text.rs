@@ -51,7 +51,8 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     if drawn > 0 {
         let _ = writeln!(
             o,
-            "{drawn} runs are InferenceX's, replayed with its client's lengths (each drawn uniformly from 0.8 to 1 times the stated one); the other {} with their stated lengths",
+            "{drawn} runs are InferenceX's, replayed with its client's lengths (each drawn uniformly from {} to 1 times the stated one); the other {} with their stated lengths",
+            crate::capacity::runs::RunLengths::INFERENCEX_FLOOR,
             c.runs.len() - drawn
         );
     }

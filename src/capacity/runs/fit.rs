@@ -86,6 +86,14 @@ impl Loss {
         }
     }
 
+    /// The command-line flag that asks for this loss (none for the default).
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            Loss::Squared => "",
+            Loss::Absolute => " --loss absolute",
+        }
+    }
+
     /// How the loss reads in a profile's header and the text report.
     pub(crate) fn describe(self) -> &'static str {
         match self {

@@ -65,8 +65,9 @@ pub(crate) enum RunLengths {
 }
 
 impl RunLengths {
-    /// The shortest length drawn, as a fraction of the stated one.
-    const INFERENCEX_FLOOR: f64 = 0.8;
+    /// The shortest length InferenceX's client draws, as a fraction of the
+    /// stated one.
+    pub(crate) const INFERENCEX_FLOOR: f64 = 0.8;
 
     /// `n` (input, output) lengths for a run of `input` and `output` tokens,
     /// from a fixed seed.
