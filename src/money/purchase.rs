@@ -93,7 +93,10 @@ pub struct ReservationLevels {
 /// The purchase the whole solve returns with one seed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeedRun {
+    /// The replay's seed (`simulation.seed`).
     pub seed: u64,
+    /// The capacity searches' seed (`simulation.capacity_seed`).
+    pub capacity_seed: u64,
     pub reserved: BTreeMap<String, u32>,
     /// Over the horizon, and over the term when one is stated.
     pub usd: f64,
@@ -182,8 +185,11 @@ pub struct Purchase {
     pub term_usd: Option<f64>,
     /// Tier → its deployments, by share.
     pub deployment: BTreeMap<String, Vec<Deployment>>,
-    /// The simulation seed the capacity figures and the replay used.
+    /// The seed of the replay that checked the plan (`simulation.seed`).
     pub seed: u64,
+    /// The seed of the capacity searches' streams the figures come from
+    /// (`simulation.capacity_seed`).
+    pub capacity_seed: u64,
     /// GPU types the plan holds whose figures were not measured on them
     /// (published throughput or datasheet only).
     pub unmeasured_gpus: Vec<String>,
@@ -202,7 +208,7 @@ impl Purchase {
     pub fn of(
         plan: &Plan,
         commitment: &Commitment,
-        seed: u64,
+        (seed, capacity_seed): (u64, u64),
         calibration: &BTreeMap<String, Calibration>,
     ) -> Purchase {
         let basis = |gpu: &str| calibration.get(gpu).copied().unwrap_or_default();
@@ -304,6 +310,7 @@ impl Purchase {
             term_usd,
             deployment,
             seed,
+            capacity_seed,
             reservation_levels: Vec::new(),
             levels_not_priced: None,
             seed_band: None,

@@ -87,8 +87,8 @@ pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> 
 pub(crate) fn seed_sentence(p: &Purchase) -> String {
     let Some(b) = &p.seed_band else {
         return format!(
-            "{}: the capacity figures and the replay are simulations of this seed; simulation.seed_band = 4 solves with four more seeds and states the band",
-            p.seed
+            "{}: the replay that checked the plan is a simulation of this seed; the capacity figures of capacity seed {} (simulation.capacity_seed, apart so that the purchase does not move with the replay's seed); simulation.seed_band = 4 solves with four more of both and states the band",
+            p.seed, p.capacity_seed
         );
     };
     let first = b.runs.first().map_or(p.seed, |r| r.seed);
@@ -125,8 +125,15 @@ pub(crate) fn seed_sentence(p: &Purchase) -> String {
             c.basis
         )
     });
+    let streams = if p.seed == p.capacity_seed {
+        String::new()
+    } else {
+        let cfirst = b.runs.first().map_or(p.capacity_seed, |r| r.capacity_seed);
+        let clast = b.runs.last().map_or(p.capacity_seed, |r| r.capacity_seed);
+        format!(" (capacity seeds {cfirst}-{clast})")
+    };
     format!(
-        "{first}-{last}: {}-{} USD over the horizon ({:.1}% apart{term}); {reservation}{missing}{common}",
+        "{first}-{last}{streams}, each a replay and capacity figures drawn anew: {}-{} USD over the horizon ({:.1}% apart{term}); {reservation}{missing}{common}",
         usd(b.usd_min),
         usd(b.usd_max),
         b.spread * 100.0

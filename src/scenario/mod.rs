@@ -359,8 +359,13 @@ pub enum ShapeAnchor {
 /// How the replay simulator runs: capacity search and plan verification.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Simulation {
-    /// Seed of every random draw in replays and capacity searches.
+    /// Seed of every random draw in the replays of a plan (the arrivals the
+    /// traces' shape draws and the replay's own draws).
     pub seed: u64,
+    /// Seed of the capacity searches' simulated streams. Apart from `seed` so
+    /// that the per-replica figures a plan is built on are the same whatever
+    /// replay seed checks it (common random numbers across seeds).
+    pub capacity_seed: u64,
     /// Where per-replica capacity comes from.
     pub capacity: CapacitySource,
     /// Requests per simulated run of the capacity search.
@@ -405,6 +410,7 @@ impl Default for Simulation {
     fn default() -> Self {
         Simulation {
             seed: 1,
+            capacity_seed: 1,
             capacity: CapacitySource::Simulated,
             capacity_requests: 4000,
             verify: VerifySlots::Sample,

@@ -188,6 +188,7 @@ pub struct RawShape {
 #[serde(deny_unknown_fields)]
 pub struct RawSimulation {
     pub seed: Option<u64>,
+    pub capacity_seed: Option<u64>,
     pub max_batched_tokens: Option<u32>,
     pub capacity: Option<Spanned<String>>,
     pub capacity_requests: Option<u32>,

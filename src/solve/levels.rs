@@ -245,6 +245,9 @@ mod tests {
         let band = o.purchase.seed_band.as_ref().unwrap();
         let seeds: Vec<u64> = band.runs.iter().map(|r| r.seed).collect();
         assert_eq!(seeds, [1, 2, 3]);
+        // Both streams drawn anew: the capacity figures are a draw too.
+        let capacity: Vec<u64> = band.runs.iter().map(|r| r.capacity_seed).collect();
+        assert_eq!(capacity, [1, 2, 3]);
         assert!(band.usd_min <= band.usd_max);
         assert!((band.spread - (band.usd_max / band.usd_min - 1.0)).abs() < 1e-12);
         let common = band.common.as_ref().unwrap();

@@ -161,15 +161,15 @@ fn seed_band(
     outcome: &Outcome,
     options: &SolveOptions,
 ) -> Result<SeedBand, PlannerError> {
-    let run = |seed: u64, o: &Outcome| SeedRun {
-        seed,
+    let run = |o: &Outcome| SeedRun {
+        seed: o.purchase.seed,
+        capacity_seed: o.purchase.capacity_seed,
         reserved: o.plan.reserved.clone(),
         usd: o.plan.total_cost_usd,
         term_usd: o.purchase.term_usd,
         meets_targets: o.missed_targets.is_empty(),
     };
-    let own = scenario.simulation.seed;
-    let mut runs = vec![run(own, outcome)];
+    let mut runs = vec![run(outcome)];
     let mut milps = vec![outcome.milp.clone()];
     // Each seed's run is its purchase and cost: question 4 is not asked.
     let options = &SolveOptions {
@@ -177,14 +177,17 @@ fn seed_band(
         ..options.clone()
     };
     for i in 1..=u64::from(scenario.simulation.seed_band) {
+        // Every random stream drawn anew: the replay's and the capacity
+        // searches' (the plan's figures are a draw too).
         let mut other = scenario.clone();
-        other.simulation.seed = own.wrapping_add(i);
+        other.simulation.seed = scenario.simulation.seed.wrapping_add(i);
+        other.simulation.capacity_seed = scenario.simulation.capacity_seed.wrapping_add(i);
         other.simulation.seed_band = 0;
         let o = options.timings.time(
             || format!("seed band: seed {}", other.simulation.seed),
             || solve(&other, options),
         )?;
-        runs.push(run(other.simulation.seed, &o));
+        runs.push(run(&o));
         milps.push(o.milp.clone());
     }
     let mut band = SeedBand::of(runs);
@@ -226,7 +229,7 @@ fn outcome(
         purchase: Purchase::of(
             &plan,
             &commitment,
-            scenario.simulation.seed,
+            (scenario.simulation.seed, scenario.simulation.capacity_seed),
             &scenario
                 .gpus
                 .iter()

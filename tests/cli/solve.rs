@@ -123,6 +123,7 @@ fn the_alternatives_are_priced_on_fleets_sized_for_all_of_the_traffic() {
         "scenarios/peak.toml",
         &[
             "simulation.seed=3",
+            "simulation.capacity_seed=3",
             "simulation.verify=sample-only",
             "simulation.burst_scale_max=1",
             // A band of a whole point over the target: the tightened

@@ -39,7 +39,7 @@ pub(super) fn cache_key(
         sim.burst_scale_max,
         sim.max_utilisation,
         sim.router,
-        sim.seed
+        sim.capacity_seed
     )
 }
 

@@ -99,9 +99,15 @@ impl<'a> Search<'a> {
     fn run(&self, n: u32, rate: f64) -> (TierTally, bool) {
         let count = self.requests(n);
         let cv = self.demand.within_minute_cv.max(0.05);
-        let arrivals = renewal(rate, cv, &self.demand.lengths, count, self.sim.seed);
+        let arrivals = renewal(
+            rate,
+            cv,
+            &self.demand.lengths,
+            count,
+            self.sim.capacity_seed,
+        );
         let fleet = fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router);
-        let mut result = simulate(&fleet, 0..1, arrivals, self.sim.seed, |_| {});
+        let mut result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
         let slots = f64::from(n) * f64::from(self.spec.max_batch);
         let bounded = (result.peak_in_flight as f64) <= slots + BACKLOG_SHARE * count as f64;
         (result.tiers.swap_remove(0), bounded)
@@ -116,9 +122,15 @@ impl<'a> Search<'a> {
     /// requests of a run arrive at once and the busy time is measured.
     fn saturated_rps(&self) -> f64 {
         let count = SATURATED_REQUESTS.max(4 * self.spec.max_batch as usize);
-        let arrivals = renewal(1e9, 1.0, &self.demand.lengths, count, self.sim.seed);
+        let arrivals = renewal(
+            1e9,
+            1.0,
+            &self.demand.lengths,
+            count,
+            self.sim.capacity_seed,
+        );
         let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self.sim.router);
-        let result = simulate(&fleet, 0..1, arrivals, self.sim.seed, |_| {});
+        let result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
         let busy_s = result.groups.first().map_or(0.0, |g| g.busy_s);
         let served = result.tiers[0].served_requests as f64;
         let rps = if busy_s > 0.0 { served / busy_s } else { 0.0 };

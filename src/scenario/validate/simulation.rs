@@ -108,6 +108,7 @@ impl Validator {
         };
         Simulation {
             seed: r.seed.unwrap_or(d.seed),
+            capacity_seed: r.capacity_seed.unwrap_or(d.capacity_seed),
             capacity,
             capacity_requests,
             verify,
