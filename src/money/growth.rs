@@ -22,6 +22,7 @@ use crate::demand::Demand;
 use crate::milp::{self, Problem, Solution};
 use crate::scenario::Scenario;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Most slots the term's MILP may have when the decomposed method solves it
@@ -204,6 +205,7 @@ impl TermGrowth {
             },
             periods,
             horizon_only: None,
+            factors: BTreeMap::new(),
         }
     }
 }
@@ -257,6 +259,22 @@ pub struct TermProjection {
     /// the reserved counts it chooses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub horizon_only: Option<HorizonOnly>,
+    /// Tier → the factor its fleets were sized with: by the rounds over the
+    /// horizon, and over the term's months.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub factors: BTreeMap<String, TermFactor>,
+}
+
+/// A tier's capacity factor (its demand read from the step functions is
+/// divided by it) over the horizon and over the term's months.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TermFactor {
+    /// Where the replay rounds settled.
+    pub rounds: f64,
+    /// The lowest that gives the horizon's plan (`solve::input::least_equivalent_shares`):
+    /// the part of the rounds' factor the replay cannot tell from it is not
+    /// carried into the grown months.
+    pub months: f64,
 }
 
 /// What reserving for the horizon alone would do.

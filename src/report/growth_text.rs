@@ -108,6 +108,18 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
             ));
         }
     }
+    let lowered: Vec<String> = t
+        .factors
+        .iter()
+        .filter(|(_, f)| f.months < f.rounds * (1.0 - 1e-3))
+        .map(|(tier, f)| format!("{tier} ×{:.3} (rounds ×{:.3})", f.months, f.rounds))
+        .collect();
+    if !lowered.is_empty() {
+        notes.push(format!(
+            "the grown months are sized at each tier's lowest factor that still gives the horizon's plan, {}: the replay checked the horizon's fleets, and the rest of a factor is where the rounds' last step happened to land",
+            lowered.join(", ")
+        ));
+    }
     notes.push(
         "the horizon's plan is month 1 with the term's reservations; only it is replayed".into(),
     );

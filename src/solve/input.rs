@@ -6,7 +6,8 @@ use crate::capacity::fleet::FleetCapacity;
 use crate::capacity::{self, CapacityEntry, Verdict};
 use crate::demand::{Demand, TierDemand};
 use crate::milp::{
-    ApiTerms, ConfigOption, GpuType, Problem, Purchase, Settings, SpotTerms, TierInput, TierRules,
+    ApiTerms, ConfigOption, GpuType, Problem, Purchase, Settings, Solution, SpotTerms, TierInput,
+    TierRules,
 };
 use crate::scenario::{Scenario, Simulation};
 
@@ -39,6 +40,100 @@ pub(super) fn replicas_for(
         1
     };
     fleet.replicas_needed(peak_rps / factor).max(floor)
+}
+
+/// The rate tier `k`'s fleets are sized for in slot `t`, and the rate they
+/// sustain over it: the slot's peak and mean less what the previous round
+/// sent to the API (all of it in the first round); a deadline tier's
+/// replicas serve a volume the MILP places, each sized at the rate of the
+/// fleet its busiest mean slot needs, in every slot.
+/// `busiest_mean_rps` is the deadline tier's busiest mean slot (`None`
+/// for a tier without a deadline).
+fn served_rps(
+    d: &TierDemand,
+    gpu_share: &[Vec<f64>],
+    k: usize,
+    t: usize,
+    busiest_mean_rps: Option<f64>,
+) -> (f64, f64) {
+    let peak = d.peak_rps[t];
+    let share = gpu_share.get(k).and_then(|v| v.get(t)).copied();
+    let mean = d.mean_rps.get(t).copied().unwrap_or(peak);
+    match (busiest_mean_rps, share) {
+        (Some(busiest), _) => (busiest, busiest),
+        (None, Some(x)) if x > 0.0 => (peak * x, mean * x),
+        _ => (peak, mean),
+    }
+}
+
+/// A deadline tier's busiest mean slot, `None` for a tier without one.
+fn busiest_mean_rps(scenario: &Scenario, k: usize, d: &TierDemand) -> Option<f64> {
+    let tier = &scenario.tiers[k];
+    tier.rules
+        .deadline_slots(scenario.planning.slot_minutes)
+        .map(|_| d.mean_rps.iter().copied().fold(0.0, f64::max))
+}
+
+/// Per tier, the share of its factors down to which the horizon's plan
+/// `used` (a solution of `problem`, the MILP of `sizing`) stays the MILP's
+/// answer: each configuration the plan runs in a slot keeps the replicas it
+/// needs there (`n` while `served / factor ≤ capacity(n)`; on demand,
+/// reserved or spot), and every other
+/// one only needs more. The share is the largest `served / (factor ×
+/// capacity(n))` over the configurations with a step function the plan runs
+/// and their slots (1 where there is none). The replay checked fleets, not
+/// factors: past this share a factor is where the rounds' last step
+/// happened to land (a tier held at one replica far over its target keeps
+/// whatever factor its loosening reached), and sizing a grown month with it
+/// would carry that seed-dependent excess into the term.
+pub(super) fn least_equivalent_shares(
+    scenario: &Scenario,
+    demand: &Demand,
+    capacity: &[Vec<CapacityEntry>],
+    sizing: Sizing<'_>,
+    (problem, used): (&Problem, &Solution),
+) -> Vec<f64> {
+    problem
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(k, tier)| {
+            let d = &demand.tiers[k];
+            let busiest = busiest_mean_rps(scenario, k, d);
+            let mut share: f64 = 0.0;
+            for (c, option) in tier.options.iter().enumerate() {
+                let Some(f) = capacity[k][option.entry].fleet.as_ref() else {
+                    continue;
+                };
+                for t in 0..d.peak_rps.len() {
+                    let runs = used.replicas[k][c][t] > 0
+                        || used
+                            .spot
+                            .get(k)
+                            .and_then(|s| s.get(c))
+                            .and_then(|s| s.get(t))
+                            .is_some_and(|&n| n > 0);
+                    let (served, sustained) = served_rps(d, sizing.gpu_share, k, t, busiest);
+                    if !runs || served <= 0.0 {
+                        continue;
+                    }
+                    let factor = sizing.factor(k, t);
+                    let n = replicas_for(f, served, sustained, factor, &scenario.simulation);
+                    let capacity_rps = f.capacity_rps(n);
+                    if capacity_rps > 0.0 {
+                        share = share.max(served / (factor * capacity_rps));
+                    }
+                }
+            }
+            // A hair above, so that the read at the share rounds to the same
+            // replicas.
+            if share > 0.0 {
+                (share * (1.0 + 1e-9)).min(1.0)
+            } else {
+                1.0
+            }
+        })
+        .collect()
 }
 
 /// What a round sizes fleets with: per tier the factor its demand read from
@@ -103,10 +198,7 @@ pub(super) fn milp_input(
         .map(|(k, tier)| {
             let d = &demand.tiers[k];
             let deadline_slots = tier.rules.deadline_slots(scenario.planning.slot_minutes);
-            // A deadline tier's replicas serve a volume the MILP places: each
-            // is sized at the per-replica rate of the fleet its busiest mean
-            // slot needs, in every slot.
-            let busiest_mean = d.mean_rps.iter().copied().fold(0.0, f64::max);
+            let busiest = busiest_mean_rps(scenario, k, d);
             let with_fleet: Vec<usize> = (0..capacity[k].len())
                 .filter(|&i| capacity[k][i].fleet.is_some())
                 .collect();
@@ -131,21 +223,9 @@ pub(super) fn milp_input(
                             unreachable!("only serving entries and fleets are kept")
                         }
                     };
-                    let rps_by_slot = d
-                        .peak_rps
-                        .iter()
-                        .enumerate()
-                        .map(|(t, &peak)| {
-                            // The fleet is sized for the rate it serves: the
-                            // slot's peak less what the previous round sent
-                            // to the API (all of it in the first round).
-                            let share = gpu_share.get(k).and_then(|v| v.get(t)).copied();
-                            let mean = d.mean_rps.get(t).copied().unwrap_or(peak);
-                            let (served, sustained) = match share {
-                                _ if deadline_slots.is_some() => (busiest_mean, busiest_mean),
-                                Some(x) if x > 0.0 => (peak * x, mean * x),
-                                _ => (peak, mean),
-                            };
+                    let rps_by_slot = (0..d.peak_rps.len())
+                        .map(|t| {
+                            let (served, sustained) = served_rps(d, gpu_share, k, t, busiest);
                             match &e.fleet {
                                 Some(f) if served > 0.0 => {
                                     let factor = sizing.factor(k, t);

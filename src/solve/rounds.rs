@@ -11,7 +11,7 @@
 use super::assemble::{self, assemble, Solved};
 use super::bracket::{far_off, window_tightening, Bracket, Reading};
 use super::feasibility::{check_servable, explain_infeasible};
-use super::input::{milp_input, settings, Sizing};
+use super::input::{least_equivalent_shares, milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
 use super::record::{Move, Round, Rule, Stop, WithoutApi};
 use super::slot_loosening;
@@ -453,14 +453,45 @@ impl Candidate {
 
     /// With growth, the term's MILP beside the round's (same capacity,
     /// factors and shares).
+    /// The term's months are sized at each tier's least equivalent factor
+    /// (`input::least_equivalent_shares`): the horizon's fleets, with none
+    /// of the factor the replay could not tell from it.
+    /// The horizon's MILP is solved first for the plan those factors keep;
+    /// where it has none, the term reads the factors themselves.
     fn with_term(&self, shared: Shared<'_>, milp: &mut RoundMilp) {
+        if term::sizing_demand(&self.scenario, shared.demand).is_none() {
+            return;
+        }
+        let factors: Vec<f64> = match milp::solve(&milp.problem, &milp.settings) {
+            Ok(horizon) => least_equivalent_shares(
+                &self.scenario,
+                shared.demand,
+                &self.capacity,
+                self.sizing(),
+                (&milp.problem, &horizon),
+            )
+            .iter()
+            .zip(&self.factors)
+            .map(|(s, f)| f * s)
+            .collect(),
+            Err(_) => self.factors.clone(),
+        };
         milp.term = term::term_input(
             &self.scenario,
             shared.demand,
             &self.capacity,
-            self.sizing(),
+            Sizing {
+                factors: &factors,
+                ..self.sizing()
+            },
             (&milp.problem, &milp.settings),
-        );
+        )
+        .map(|mut t| {
+            for (pair, &rounds) in t.factors.iter_mut().zip(&self.factors) {
+                pair.0 = rounds;
+            }
+            t
+        });
     }
 
     /// The name of a stage of the round being run, for its timing.

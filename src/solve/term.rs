@@ -6,7 +6,8 @@ use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings, Solution, SolveStatus};
 use crate::money::growth::{
-    HorizonOnly, TermGrowth, TermProjection, MAX_TERM_SLOTS_DECOMPOSED, MAX_TERM_SLOTS_WHOLE,
+    HorizonOnly, TermFactor, TermGrowth, TermProjection, MAX_TERM_SLOTS_DECOMPOSED,
+    MAX_TERM_SLOTS_WHOLE,
 };
 use crate::scenario::Scenario;
 use std::time::Instant;
@@ -20,6 +21,9 @@ const TERM_MILP_SHARE: f64 = 0.5;
 pub(super) struct Term {
     pub growth: TermGrowth,
     pub input: Problem,
+    /// Per tier, the factor the rounds reached and the one the term's
+    /// months are sized with (`input::least_equivalent_shares`).
+    pub factors: Vec<(f64, f64)>,
 }
 
 /// The demand capacity is sized for: with growth, the horizon's peaks × the
@@ -65,7 +69,12 @@ pub(super) fn term_input(
         },
     );
     input.block_slots = Some(demand.slots);
-    Some(Term { growth, input })
+    let factors = sizing.factors.iter().map(|&f| (f, f)).collect();
+    Some(Term {
+        growth,
+        input,
+        factors,
+    })
 }
 
 /// The solve over the term, as the plan reports it.
@@ -129,6 +138,13 @@ pub(super) fn solve(
             None => projection.total_usd,
         },
     });
+    projection.factors = term
+        .input
+        .tiers
+        .iter()
+        .zip(&term.factors)
+        .map(|(t, &(rounds, months))| (t.name.clone(), TermFactor { rounds, months }))
+        .collect();
     let gap = projection.proven_gap;
     let status = if gap <= 1e-6 {
         SolveStatus::Optimal
@@ -163,4 +179,57 @@ pub(super) fn infeasible(scenario: &Scenario, t: &Term) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::base::progress::Progress;
+    use crate::milp;
+    use crate::solve::{solve, SolveOptions};
+
+    #[test]
+    fn the_months_are_sized_at_factors_that_keep_the_horizons_plan() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
+        let mut scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        scenario.commitment_term_months = Some(12);
+        scenario.commitment_monthly_growth = 0.05;
+        let options = SolveOptions {
+            cache_dir: None,
+            ..SolveOptions::new(Progress::hidden())
+        };
+        let o = solve(&scenario, &options).unwrap();
+        let term = o.milp.term.as_ref().expect("a term with growth");
+        let horizon = &o.milp.problem;
+        let plan = milp::solve(horizon, &o.milp.settings).unwrap();
+        let mut lowered = 0;
+        for (k, (tier, &(rounds, months))) in horizon.tiers.iter().zip(&term.factors).enumerate() {
+            assert!(
+                months > 0.0 && months <= rounds,
+                "{}: {months} vs {rounds}",
+                tier.name
+            );
+            lowered += usize::from(months < rounds);
+            // Month 1 of the term is the horizon at the lowered factors: each
+            // configuration the plan runs in a slot keeps its replicas there
+            // (the same rate per replica); any other needs as many or more.
+            for (c, option) in tier.options.iter().enumerate() {
+                let month_one = &term.input.tiers[k].options[c].rps_by_slot[..horizon.slots()];
+                for (t, (&at_months, &at_rounds)) in
+                    month_one.iter().zip(&option.rps_by_slot).enumerate()
+                {
+                    if plan.replicas[k][c][t] > 0 {
+                        assert_eq!(at_months, at_rounds, "{} option {c} slot {t}", tier.name);
+                    } else {
+                        assert!(at_months <= at_rounds, "{} option {c} slot {t}", tier.name);
+                    }
+                }
+            }
+        }
+        assert!(
+            lowered > 0,
+            "no tier's factor sits above the fleets it gives"
+        );
+        let f = &o.commitment.growth.as_ref().unwrap().factors;
+        assert_eq!(f.len(), horizon.tiers.len());
+    }
 }
