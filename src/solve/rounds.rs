@@ -451,13 +451,12 @@ impl Candidate {
         }
     }
 
-    /// With growth, the term's MILP beside the round's (same capacity,
-    /// factors and shares).
-    /// The term's months are sized at each tier's least equivalent factor
-    /// (`input::least_equivalent_shares`): the horizon's fleets, with none
-    /// of the factor the replay could not tell from it.
-    /// The horizon's MILP is solved first for the plan those factors keep;
-    /// where it has none, the term reads the factors themselves.
+    /// With growth, the term's MILP beside the round's: the same capacity
+    /// and shares, and each tier's least equivalent factor
+    /// (`input::least_equivalent_shares`), which keeps the horizon's plan
+    /// without the part of the factor the replay could not tell from it.
+    /// The horizon's MILP is solved first for that plan; where it has none,
+    /// the term reads the rounds' factors themselves.
     fn with_term(&self, shared: Shared<'_>, milp: &mut RoundMilp) {
         if term::sizing_demand(&self.scenario, shared.demand).is_none() {
             return;
