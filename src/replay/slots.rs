@@ -303,8 +303,7 @@ mod tests {
 
     /// The tiny scenario's traces and a fleet of two groups serving them.
     fn tiny() -> (Fleet, TraceReplay, u64, usize) {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
-        let scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        let scenario = crate::scenario::tiny_fixture();
         let (demand, kept) =
             crate::demand::build_keeping(&scenario, Progress::hidden(), true).unwrap();
         let traces = super::super::traces(&scenario, &demand, kept);

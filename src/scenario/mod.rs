@@ -456,6 +456,14 @@ pub enum VerifySlots {
     Off,
 }
 
+/// `tests/fixtures/ok/tiny.toml`, loaded: the small scenario unit tests
+/// solve and replay.
+#[cfg(test)]
+pub(crate) fn tiny_fixture() -> Scenario {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
+    load(std::path::Path::new(path)).expect("the tiny fixture loads")
+}
+
 #[cfg(test)]
 mod docs {
     use crate::base::bounds::markdown;

@@ -77,9 +77,8 @@ fn busiest_mean_rps(scenario: &Scenario, k: usize, d: &TierDemand) -> Option<f64
 /// Per tier, the share of its factors down to which the horizon's plan
 /// `used` (a solution of `problem`, the MILP of `sizing`) stays the MILP's
 /// answer: each configuration the plan runs in a slot keeps the replicas it
-/// needs there (`n` while `served / factor ≤ capacity(n)`; on demand,
-/// reserved or spot), and every other
-/// one only needs more. The share is the largest `served / (factor ×
+/// needs there (`n` while `served / factor ≤ capacity(n)`), and every
+/// other one only needs more. The share is the largest `served / (factor ×
 /// capacity(n))` over the configurations with a step function the plan runs
 /// and their slots (1 where there is none). The replay checked fleets, not
 /// factors: past this share a factor is where the rounds' last step
@@ -105,16 +104,12 @@ pub(super) fn least_equivalent_shares(
                 let Some(f) = capacity[k][option.entry].fleet.as_ref() else {
                     continue;
                 };
-                for t in 0..d.peak_rps.len() {
-                    let runs = used.replicas[k][c][t] > 0
-                        || used
-                            .spot
-                            .get(k)
-                            .and_then(|s| s.get(c))
-                            .and_then(|s| s.get(t))
-                            .is_some_and(|&n| n > 0);
+                // Slots where the plan runs it, reserved, on demand or spot.
+                let runs = (0..d.peak_rps.len())
+                    .filter(|&t| used.replicas[k][c][t] + used.spot[k][c][t] > 0);
+                for t in runs {
                     let (served, sustained) = served_rps(d, sizing.gpu_share, k, t, busiest);
-                    if !runs || served <= 0.0 {
+                    if served <= 0.0 {
                         continue;
                     }
                     let factor = sizing.factor(k, t);

@@ -199,23 +199,17 @@ pub(super) fn common(milps: &[Arc<RoundMilp>], runs: &[SeedRun]) -> Option<Commo
 
 #[cfg(test)]
 mod tests {
-    use crate::base::progress::Progress;
     use crate::scenario::CapacitySource;
-    use crate::solve::{solve, SolveOptions};
+    use crate::solve::{solve, test_options};
 
     fn tiny(seed_band: u32) -> crate::solve::Outcome {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
-        let mut scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        let mut scenario = crate::scenario::tiny_fixture();
         // Reserving pays off at a third of the on-demand price.
         scenario.gpus[0].reserved_usd_per_gpu_hour = Some(0.3);
         scenario.gpus[1].on_demand_usd_per_gpu_hour = Some(5.0);
         scenario.simulation.capacity = CapacitySource::Analytic;
         scenario.simulation.seed_band = seed_band;
-        let options = SolveOptions {
-            cache_dir: None,
-            ..SolveOptions::new(Progress::hidden())
-        };
-        solve(&scenario, &options).unwrap()
+        solve(&scenario, &test_options()).unwrap()
     }
 
     #[test]

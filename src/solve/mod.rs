@@ -31,6 +31,15 @@ pub mod rounds;
 mod slot_loosening;
 mod term;
 
+/// Options for a unit test's solve: no progress bar, no disk cache.
+#[cfg(test)]
+pub(crate) fn test_options() -> SolveOptions {
+    SolveOptions {
+        cache_dir: None,
+        ..SolveOptions::new(crate::base::progress::Progress::hidden())
+    }
+}
+
 pub use outcome::Outcome;
 pub use rounds::{first_round, RoundMilp};
 

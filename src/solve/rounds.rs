@@ -11,7 +11,7 @@
 use super::assemble::{self, assemble, Solved};
 use super::bracket::{far_off, window_tightening, Bracket, Reading};
 use super::feasibility::{check_servable, explain_infeasible};
-use super::input::{least_equivalent_shares, milp_input, settings, Sizing};
+use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
 use super::record::{Move, Round, Rule, Stop, WithoutApi};
 use super::slot_loosening;
@@ -451,46 +451,17 @@ impl Candidate {
         }
     }
 
-    /// With growth, the term's MILP beside the round's: the same capacity
-    /// and shares, and each tier's least equivalent factor
-    /// (`input::least_equivalent_shares`), which keeps the horizon's plan
-    /// without the part of the factor the replay could not tell from it.
-    /// The horizon's MILP is solved first for that plan; where it has none,
-    /// the term reads the rounds' factors themselves.
+    /// With growth, the term's MILP beside the round's (`term::term_input`:
+    /// the same capacity and shares, the months at each tier's least
+    /// equivalent factor).
     fn with_term(&self, shared: Shared<'_>, milp: &mut RoundMilp) {
-        if term::sizing_demand(&self.scenario, shared.demand).is_none() {
-            return;
-        }
-        let factors: Vec<f64> = match milp::solve(&milp.problem, &milp.settings) {
-            Ok(horizon) => least_equivalent_shares(
-                &self.scenario,
-                shared.demand,
-                &self.capacity,
-                self.sizing(),
-                (&milp.problem, &horizon),
-            )
-            .iter()
-            .zip(&self.factors)
-            .map(|(s, f)| f * s)
-            .collect(),
-            Err(_) => self.factors.clone(),
-        };
         milp.term = term::term_input(
             &self.scenario,
             shared.demand,
             &self.capacity,
-            Sizing {
-                factors: &factors,
-                ..self.sizing()
-            },
+            self.sizing(),
             (&milp.problem, &milp.settings),
-        )
-        .map(|mut t| {
-            for (pair, &rounds) in t.factors.iter_mut().zip(&self.factors) {
-                pair.0 = rounds;
-            }
-            t
-        });
+        );
     }
 
     /// The name of a stage of the round being run, for its timing.
@@ -1108,19 +1079,14 @@ mod tests {
     use super::{closing_in, first_round, Candidate, Move, Rule, Shared};
     use crate::base::progress::Progress;
     use crate::scenario::CapacitySource;
-    use crate::solve::SolveOptions;
 
     /// `planner bench` times [`first_round`]: the MILP the rounds' first
     /// step solves, with and without a growing term.
     #[test]
     fn bench_times_the_milp_the_first_round_solves() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
-        let mut scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        let mut scenario = crate::scenario::tiny_fixture();
         scenario.simulation.capacity = CapacitySource::Analytic;
-        let options = SolveOptions {
-            cache_dir: None,
-            ..SolveOptions::new(Progress::hidden())
-        };
+        let options = crate::solve::test_options();
         for growth in [None, Some((12, 0.05))] {
             if let Some((months, g)) = growth {
                 scenario.commitment_term_months = Some(months);

@@ -1,7 +1,7 @@
 //! Solving over the commitment term when demand grows ([`crate::money::growth`]):
 //! the reserved counts from the term's MILP, the horizon's plan with them.
 
-use super::input::{milp_input, Sizing};
+use super::input::{least_equivalent_shares, milp_input, Sizing};
 use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings, Solution, SolveStatus};
@@ -12,8 +12,11 @@ use crate::money::growth::{
 use crate::scenario::Scenario;
 use std::time::Instant;
 
-/// Share of `planning.time_limit_s` the term's MILP may use; the three
-/// smaller solves that follow share what is left.
+/// Share of `planning.time_limit_s` the horizon's MILP alone may use, solved
+/// first when the term's MILP is built (its plan sets the months' factors).
+const ALONE_SHARE: f64 = 1.0 / 6.0;
+/// Share of `planning.time_limit_s` the term's MILP may use; the two smaller
+/// solves that follow share what is left.
 const TERM_MILP_SHARE: f64 = 0.5;
 
 /// The term's growth and its MILP input.
@@ -24,6 +27,9 @@ pub(super) struct Term {
     /// Per tier, the factor the rounds reached and the one the term's
     /// months are sized with (`input::least_equivalent_shares`).
     pub factors: Vec<(f64, f64)>,
+    /// The horizon's MILP solved alone (`None` where it has no plan: the
+    /// term's solve then reports why).
+    pub alone: Option<Solution>,
 }
 
 /// The demand capacity is sized for: with growth, the horizon's peaks × the
@@ -39,9 +45,13 @@ pub(super) fn sizing_demand(scenario: &Scenario, demand: &Demand) -> Option<Dema
     Some(sizing)
 }
 
-/// The term's MILP beside the horizon's `horizon` (built from the same
-/// capacity, factors and GPU shares); `None` without growth. Each period is
-/// a block no minimum rental or deadline crosses.
+/// The term's MILP beside the horizon's `horizon` (the MILP of `sizing`,
+/// from the same capacity and GPU shares); `None` without growth. Each
+/// period is a block no minimum rental or deadline crosses. The horizon is
+/// solved alone first, and the months are sized at each tier's least
+/// equivalent factor (`input::least_equivalent_shares`): the factor that
+/// keeps that plan, without the part of the rounds' factor the replay could
+/// not tell from it (the rounds' own where the horizon has no plan).
 pub(super) fn term_input(
     scenario: &Scenario,
     demand: &Demand,
@@ -55,6 +65,19 @@ pub(super) fn term_input(
         _ => MAX_TERM_SLOTS_WHOLE,
     };
     let growth = TermGrowth::of(scenario, demand.slots, max_slots)?;
+    let alone = milp::solve(
+        horizon,
+        &settings.within(settings.time_limit_s * ALONE_SHARE),
+    )
+    .ok();
+    let months: Vec<f64> = match &alone {
+        Some(plan) => least_equivalent_shares(scenario, demand, capacity, sizing, (horizon, plan))
+            .iter()
+            .zip(sizing.factors)
+            .map(|(s, f)| f * s)
+            .collect(),
+        None => sizing.factors.to_vec(),
+    };
     let term_demand = growth.expand(demand);
     let shares = growth.repeat(sizing.gpu_share);
     let window_factors = growth.repeat(sizing.window_factors);
@@ -63,17 +86,17 @@ pub(super) fn term_input(
         &term_demand,
         capacity,
         Sizing {
-            factors: sizing.factors,
+            factors: &months,
             window_factors: &window_factors,
             gpu_share: &shares,
         },
     );
     input.block_slots = Some(demand.slots);
-    let factors = sizing.factors.iter().map(|&f| (f, f)).collect();
     Some(Term {
         growth,
         input,
-        factors,
+        factors: sizing.factors.iter().copied().zip(months).collect(),
+        alone,
     })
 }
 
@@ -86,11 +109,12 @@ pub(super) struct TermSolved {
     pub status: SolveStatus,
 }
 
-/// The term's MILP; the horizon alone, and the term priced with the
-/// reserved counts it would choose; the cheaper of the two reservations
-/// over the term is kept, and the horizon (month 1) is solved again with it.
-/// `planning.time_limit_s` bounds the four solves together: half for the
-/// term's MILP, the rest shared by the others.
+/// The term's MILP; the horizon alone (solved when the term's MILP was
+/// built), and the term priced with the reserved counts it would choose;
+/// the cheaper of the two reservations over the term is kept, and the
+/// horizon (month 1) is solved again with it. `planning.time_limit_s`
+/// bounds the four solves together: a sixth for the horizon alone, half for
+/// the term's MILP, the rest shared by the other two.
 pub(super) fn solve(
     horizon: &Problem,
     settings: &Settings,
@@ -98,10 +122,16 @@ pub(super) fn solve(
     slots: usize,
 ) -> Result<TermSolved, MilpError> {
     let clock = Instant::now();
-    let limit_s = settings.time_limit_s;
+    let limit_s = settings.time_limit_s * (1.0 - ALONE_SHARE);
     let left_s = |share: f64| (limit_s - clock.elapsed().as_secs_f64()) * share;
-    let over_term = milp::solve(&term.input, &settings.within(limit_s * TERM_MILP_SHARE))?;
-    let alone = milp::solve(horizon, &settings.within(left_s(1.0 / 3.0)))?;
+    let over_term = milp::solve(
+        &term.input,
+        &settings.within(settings.time_limit_s * TERM_MILP_SHARE),
+    )?;
+    let alone = match &term.alone {
+        Some(alone) => alone.clone(),
+        None => milp::solve(horizon, &settings.within(left_s(1.0 / 3.0)))?,
+    };
     let same = alone.reserved == over_term.reserved;
     let alone_over_term = if same {
         None
@@ -183,24 +213,24 @@ pub(super) fn infeasible(scenario: &Scenario, t: &Term) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::base::progress::Progress;
     use crate::milp;
-    use crate::solve::{solve, SolveOptions};
+    use crate::solve::{solve, test_options};
 
     #[test]
     fn the_months_are_sized_at_factors_that_keep_the_horizons_plan() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
-        let mut scenario = crate::scenario::load(std::path::Path::new(path)).unwrap();
+        let mut scenario = crate::scenario::tiny_fixture();
         scenario.commitment_term_months = Some(12);
         scenario.commitment_monthly_growth = 0.05;
-        let options = SolveOptions {
-            cache_dir: None,
-            ..SolveOptions::new(Progress::hidden())
-        };
-        let o = solve(&scenario, &options).unwrap();
+        let o = solve(&scenario, &test_options()).unwrap();
         let term = o.milp.term.as_ref().expect("a term with growth");
         let horizon = &o.milp.problem;
-        let plan = milp::solve(horizon, &o.milp.settings).unwrap();
+        // The horizon alone, solved once when the term's MILP was built.
+        let plan = term.alone.as_ref().expect("the horizon has a plan");
+        assert_eq!(
+            plan,
+            &milp::solve(horizon, &o.milp.settings).unwrap(),
+            "the plan the months' factors keep is the horizon's own"
+        );
         let mut lowered = 0;
         for (k, (tier, &(rounds, months))) in horizon.tiers.iter().zip(&term.factors).enumerate() {
             assert!(
