@@ -5,6 +5,26 @@
 use crate::{json, planner, stderr, stdout, temp_dir};
 use std::path::Path;
 
+/// The header and the first `n` rows of the runs file `source` that `keep`
+/// accepts, written to `dir/runs.csv`.
+fn runs_subset(
+    dir: &Path,
+    source: &str,
+    keep: impl Fn(&str) -> bool,
+    n: usize,
+) -> std::path::PathBuf {
+    let all = std::fs::read_to_string(source).unwrap();
+    let mut lines = all.lines();
+    let mut text = format!("{}\n", lines.next().unwrap());
+    for l in lines.filter(|l| keep(l)).take(n) {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let runs = dir.join("runs.csv");
+    std::fs::write(&runs, text).unwrap();
+    runs
+}
+
 /// `tests/fixtures/ok/tiny.toml` with its offers' `engine` lines set to
 /// `engine`, written to `dir`.
 fn tiny_with_engine(dir: &Path, engine: &str) -> std::path::PathBuf {
@@ -74,18 +94,12 @@ fn every_engine_plans_the_tiny_scenario_and_names_itself() {
 fn calibration_writes_a_profile_that_predict_and_a_scenario_read() {
     let dir = temp_dir("engine-calibrate");
     // Twenty vLLM runs of the shared file.
-    let all = std::fs::read_to_string("data/engine-runs/qwen3-32b.csv").unwrap();
-    let mut lines = all.lines();
-    let mut text = format!("{}\n", lines.next().unwrap());
-    for l in lines
-        .filter(|l| l.contains(",vllm,0.12.0,") && l.contains(",h100_sxm,,agg,"))
-        .take(20)
-    {
-        text.push_str(l);
-        text.push('\n');
-    }
-    let runs = dir.join("runs.csv");
-    std::fs::write(&runs, text).unwrap();
+    let runs = runs_subset(
+        &dir,
+        "data/engine-runs/qwen3-32b.csv",
+        |l| l.contains(",vllm,0.12.0,") && l.contains(",h100_sxm,,agg,"),
+        20,
+    );
     let out_dir = dir.join("calibrated");
     std::fs::create_dir_all(&out_dir).unwrap();
     let out = planner(&[
@@ -157,19 +171,16 @@ fn calibration_writes_a_profile_that_predict_and_a_scenario_read() {
 #[test]
 fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
     let dir = temp_dir("engine-runs-inferencex");
-    let all = std::fs::read_to_string("data/engine-runs/moe.csv").unwrap();
-    let mut text = format!("{}\n", all.lines().next().unwrap());
-    for l in all
-        .lines()
-        .filter(|l| l.contains("source_file=2026-04-06.csv") && l.contains(",vllm,"))
-        .filter(|l| l.contains("_1024x1024_c4_") || l.contains("_1024x1024_c8_"))
-        .take(3)
-    {
-        text.push_str(l);
-        text.push('\n');
-    }
-    let runs = dir.join("runs.csv");
-    std::fs::write(&runs, text).unwrap();
+    let runs = runs_subset(
+        &dir,
+        "data/engine-runs/moe.csv",
+        |l| {
+            l.contains("source_file=2026-04-06.csv")
+                && l.contains(",vllm,")
+                && (l.contains("_1024x1024_c4_") || l.contains("_1024x1024_c8_"))
+        },
+        3,
+    );
     let out = planner(&[
         "calibrate",
         "--runs",
