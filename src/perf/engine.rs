@@ -222,6 +222,17 @@ impl EngineModel {
         }
     }
 
+    /// The fixed GPU time of a step's layers and MoE layers: replayed from a
+    /// captured graph, or launched eagerly (each routed expert's set-up
+    /// included).
+    fn fixed_gpu_s(&self, captured: bool) -> f64 {
+        if captured {
+            self.layers * self.graph_layer_s + self.moe_fixed_s
+        } else {
+            self.layers * self.eager_layer_s + (self.moe_fixed_s + self.moe_eager_s)
+        }
+    }
+
     /// The captured size a decode-only step of `batch` sequences runs as.
     /// With data-parallel attention each rank captures its own graphs:
     /// the busiest rank's sequences pad to the next size, on every rank.
@@ -268,15 +279,9 @@ impl StepTime for EngineModel {
             return StepParts::default();
         }
         let graph = self.captured(work);
-        let (tokens, logits, sequences, layer_s, moe_s) = match graph {
-            Some(padded) => (padded, padded, padded, self.graph_layer_s, self.moe_fixed_s),
-            None => (
-                work.tokens,
-                work.logit_tokens,
-                work.sequences,
-                self.eager_layer_s,
-                self.moe_fixed_s + self.moe_eager_s,
-            ),
+        let (tokens, logits, sequences) = match graph {
+            Some(padded) => (padded, padded, padded),
+            None => (work.tokens, work.logit_tokens, work.sequences),
         };
         StepParts {
             gemm_s: self.roofline.gemm_s(tokens, logits),
@@ -284,7 +289,7 @@ impl StepTime for EngineModel {
             attention_s: self.roofline.attention_work_s(work),
             allreduce_s: self.allreduce_s(tokens, sequences),
             all_to_all_s: self.roofline.all_to_all_s(tokens),
-            fixed_gpu_s: self.layers * layer_s + moe_s,
+            fixed_gpu_s: self.fixed_gpu_s(graph.is_some()),
             cpu_overhead_s: self.cpu_s(work.sequences),
             cpu_overlaps_gpu: self.cpu_overlaps_gpu,
         }
@@ -292,16 +297,14 @@ impl StepTime for EngineModel {
 
     fn decode_run(&self, batch: u32, context_tokens: f64) -> DecodeRun {
         let b = f64::from(batch);
-        let (tokens, layer_s, moe_s) = match self.graph_batch(b) {
-            Some(padded) => (padded, self.graph_layer_s, self.moe_fixed_s),
-            None => (b, self.eager_layer_s, self.moe_fixed_s + self.moe_eager_s),
-        };
+        let graph = self.graph_batch(b);
+        let tokens = graph.unwrap_or(b);
         let (compute, memory) = self.roofline.decode_attention_lines(b);
         let gpu_fixed_s = self.roofline.gemm_s(tokens, tokens)
             + self.roofline.expert_gemm_s(tokens)
             + self.allreduce_s(tokens, tokens)
             + self.roofline.all_to_all_s(tokens)
-            + (self.layers * layer_s + moe_s);
+            + self.fixed_gpu_s(graph.is_some());
         let cpu_s = self.cpu_s(b);
         let (fixed_s, floor_s) = if self.cpu_overlaps_gpu {
             (gpu_fixed_s, cpu_s)
