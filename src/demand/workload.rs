@@ -34,12 +34,14 @@ enum Arrivals {
     /// A trace's requests: (seconds, input tokens, output tokens), sorted.
     Requests(Vec<(f64, u32, u32)>),
     /// An aggregate's minutes (the first starting at `first_s`), whose
-    /// requests are drawn per minute with a seed of (seed, minute).
+    /// requests are drawn per minute with a seed of (seed, minute); `seed`
+    /// is [`minute_seed`] of the replay's seed and `stream`.
     Minutes {
         minutes: Vec<MinuteRow>,
         first_s: f64,
         sampler: LengthSampler,
         seed: u64,
+        stream: (u64, u64),
     },
 }
 
@@ -93,13 +95,15 @@ impl SourceReplay {
 
     /// Prepares a tier of an aggregate: its minutes are aligned like a
     /// trace's requests (to the first slot boundary, or to the first minute
-    /// when shaped), and each minute's requests are drawn with `seed`.
+    /// when shaped), and each minute's requests are drawn from the replay's
+    /// `seed` and the source's `stream` (its tier and its index among the
+    /// scenario's demand sources).
     pub(crate) fn from_aggregate(
         tier: &TierAggregate,
         scale: f64,
         slot_s: f64,
         shaped: bool,
-        seed: u64,
+        (seed, stream): (u64, (u64, u64)),
     ) -> Self {
         let first = tier.minutes.first().map_or(0, |m| m.minute_s) as f64;
         // The first arrival, which a shaped replay starts from as a trace's
@@ -131,7 +135,8 @@ impl SourceReplay {
                 minutes: tier.minutes.clone(),
                 first_s: first - origin,
                 sampler: LengthSampler::new(tier),
-                seed,
+                seed: minute_seed(seed, stream),
+                stream,
             },
             span_s,
             scale,
@@ -152,6 +157,7 @@ impl SourceReplay {
                 first_s,
                 sampler,
                 seed,
+                ..
             } => {
                 let index = |t: f64| ((t - first_s) / 60.0).floor().max(0.0) as usize;
                 let from = index(start);
@@ -248,6 +254,7 @@ impl TraceReplay {
                         first_s,
                         sampler,
                         seed,
+                        ..
                     } => {
                         h.u64(u64::MAX);
                         h.f64(*first_s);
@@ -262,6 +269,24 @@ impl TraceReplay {
             }
         }
         h.finish()
+    }
+
+    /// The same traces drawn with another `seed` (the arrivals' draws of
+    /// every slot, and an aggregate's requests): the replay of another seed.
+    pub(crate) fn with_seed(&self, seed: u64) -> Self {
+        let mut other = self.clone();
+        other.seed = seed;
+        for source in other.tiers.iter_mut().flat_map(|t| t.sources.iter_mut()) {
+            if let Arrivals::Minutes {
+                seed: drawn,
+                stream,
+                ..
+            } = &mut source.arrivals
+            {
+                *drawn = minute_seed(seed, *stream);
+            }
+        }
+        other
     }
 
     /// The same traces with slot 0 at the horizon's slot `first_slot`.
@@ -350,6 +375,12 @@ impl TraceReplay {
             out
         })
     }
+}
+
+/// The seed an aggregate source's minutes are drawn with: the replay's
+/// `seed` mixed with the source's stream (tier, index).
+fn minute_seed(seed: u64, (tier, index): (u64, u64)) -> u64 {
+    mix(seed, u64::MAX, tier, index)
 }
 
 /// A seed from (seed, slot, tier, trace) (SplitMix64 finaliser).

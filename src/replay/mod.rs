@@ -9,7 +9,7 @@ pub(crate) mod verification;
 
 use crate::base::progress::Progress;
 use crate::demand::source::KeptSource;
-use crate::demand::workload::{mix, SourceReplay, TierReplay, TraceReplay};
+use crate::demand::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::demand::Demand;
 use crate::plan::file::{PlanFile, PlannedConfig};
 use crate::replay::slots::{Reuse, SlotReplays};
@@ -110,7 +110,7 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
                 source.scale,
                 slot_s,
                 shaped,
-                mix(seed, u64::MAX, source.tier as u64, j as u64),
+                (seed, (source.tier as u64, j as u64)),
             ),
         };
         sources[source.tier].push(replay);

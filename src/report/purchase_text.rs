@@ -86,10 +86,18 @@ pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> 
 /// The seed line: the band over the seeds solved, or the one seed.
 pub(crate) fn seed_sentence(p: &Purchase) -> String {
     let Some(b) = &p.seed_band else {
-        return format!(
-            "{}: the replay that checked the plan is a simulation of this seed; the capacity figures of capacity seed {} (simulation.capacity_seed, apart so that the purchase does not move with the replay's seed); simulation.seed_band = 4 solves with four more of both and states the band",
-            p.seed, p.capacity_seed
-        );
+        let band = "simulation.seed_band = 4 solves with four more of both and states the band";
+        return if p.seed == p.capacity_seed {
+            format!(
+                "{}: the capacity figures and the replays that sized the plan and checked it are simulations of this seed (simulation.capacity_seed sizes, simulation.seed checks: set the latter apart to check the plan on another draw of the traffic); {band}",
+                p.seed
+            )
+        } else {
+            format!(
+                "{}: the replay that checked the plan is a simulation of this seed; the plan was sized on the capacity figures and replays of capacity seed {} (simulation.capacity_seed), so that the purchase does not move with the replay's seed; {band}",
+                p.seed, p.capacity_seed
+            )
+        };
     };
     let first = b.runs.first().map_or(p.seed, |r| r.seed);
     let last = b.runs.last().map_or(p.seed, |r| r.seed);
@@ -150,8 +158,46 @@ fn hours(h: f64) -> String {
     }
 }
 
+/// The check of a plan sized on the design seed's replays on the replay's
+/// own seed: met, or where it missed and that the plan was sized again.
+pub(crate) fn design_check_sentence(c: &crate::solve::design::DesignCheck) -> String {
+    if c.met {
+        return format!(
+            "the plan sized on capacity seed {}'s replays meets every target, in every window, on seed {}'s replay",
+            c.design_seed, c.seed
+        );
+    }
+    let misses: Vec<String> = c
+        .missed
+        .iter()
+        .map(|m| match &m.worst_window {
+            Some(w) => format!(
+                "{} {:.2}% in slots {}-{}",
+                m.tier,
+                w.attainment * 100.0,
+                w.start_slot,
+                w.end_slot.saturating_sub(1)
+            ),
+            None => format!("{} {:.2}%", m.tier, m.attainment * 100.0),
+        })
+        .collect();
+    format!(
+        "the plan sized on capacity seed {}'s replays ({} USD over the horizon) missed on seed {}'s replay ({}), so the plan above was sized again on seed {}'s replays",
+        c.design_seed,
+        usd(c.design_total_cost_usd),
+        c.seed,
+        misses.join(", "),
+        c.seed
+    )
+}
+
 /// The "PURCHASE" block, tiers in `tier_order`.
-pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) -> String {
+pub(crate) fn render(
+    p: &Purchase,
+    design_check: Option<&crate::solve::design::DesignCheck>,
+    tier_order: &[String],
+    horizon_hours: f64,
+) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -270,5 +316,8 @@ pub(crate) fn render(p: &Purchase, tier_order: &[String], horizon_hours: f64) ->
         },
         seed_sentence(p)
     );
+    if let Some(c) = design_check {
+        let _ = writeln!(o, "  {:<10} {}", "checked", design_check_sentence(c));
+    }
     o
 }

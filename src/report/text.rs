@@ -176,6 +176,7 @@ pub fn render(outcome: &Outcome) -> String {
     let _ = writeln!(o);
     o.push_str(&super::purchase_text::render(
         &outcome.purchase,
+        outcome.design_check.as_ref(),
         &outcome.tier_order,
         plan.horizon_hours,
     ));

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 mod assemble;
 mod bracket;
 pub mod check;
+pub mod design;
 mod feasibility;
 mod input;
 mod levels;
@@ -109,16 +110,39 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     )?;
     let traces = verify.then(|| replay::traces(scenario, &demand, requests));
     let (demand, traces, aside) = check::split(scenario, demand, traces)?;
-    let slot_replays = traces.as_ref().map_or_else(Default::default, |t| {
+    let on_disk = |t: &crate::demand::workload::TraceReplay| {
         replay::slots::SlotReplays::on_disk(options.cache_dir.as_deref(), t)
-    });
+    };
+    let slot_replays = traces.as_ref().map_or_else(Default::default, on_disk);
     let shared = Shared {
         demand: &demand,
         replay: traces.as_ref(),
         slot_replays: &slot_replays,
         options,
     };
-    let (chosen, without_api) = rounds::run(scenario, shared)?;
+    // The rounds size the plan on the design seed's replays; with the
+    // replay's own seed apart, the plan is then checked on that seed's
+    // (`design`).
+    let (chosen, without_api, design_check) = match &traces {
+        Some(t) if design::apart(scenario) => {
+            let design_traces = t.with_seed(scenario.simulation.capacity_seed);
+            let design_replays = on_disk(&design_traces);
+            let designed = rounds::run(
+                &design::design_scenario(scenario),
+                Shared {
+                    replay: Some(&design_traces),
+                    slot_replays: &design_replays,
+                    ..shared
+                },
+            )?;
+            let (chosen, without_api, check) = design::check(scenario, designed, shared)?;
+            (chosen, without_api, Some(check))
+        }
+        _ => {
+            let (chosen, without_api) = rounds::run(scenario, shared)?;
+            (chosen, without_api, None)
+        }
+    };
     let held_out = aside.as_ref().map(|a| {
         timings.time(
             || {
@@ -151,6 +175,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || "outcome: money, launch commands, questions".into(),
         || outcome(scenario, chosen, &demand, speedup, without_api),
     );
+    outcome.design_check = design_check;
     match levels {
         Ok(levels) => outcome.purchase.reservation_levels = levels,
         Err(why) => outcome.purchase.levels_not_priced = Some(why.to_string()),
@@ -273,6 +298,7 @@ fn outcome(
             speed_plans: Vec::new(),
         },
         verification: trial.verification,
+        design_check: None,
         held_out: None,
         rounds,
         without_api,

@@ -56,6 +56,9 @@ pub struct Outcome {
     pub questions: Questions,
     /// The replay of the traces against this plan (absent when switched off).
     pub verification: Option<Verification>,
+    /// With `simulation.seed` apart from `simulation.capacity_seed`: the
+    /// plan sized on the design seed's replays, checked on the replay's.
+    pub design_check: Option<super::design::DesignCheck>,
     /// The reservation run on the days set aside (`[check] days`).
     pub held_out: Option<super::check::HeldOut>,
     /// Solve-and-replay rounds of the candidate this plan came from.
@@ -151,6 +154,9 @@ impl Serialize for Outcome {
         m.serialize_entry("prices", &self.prices)?;
         m.serialize_entry("questions", &self.questions)?;
         m.serialize_entry("verification", &self.verification)?;
+        if let Some(check) = &self.design_check {
+            m.serialize_entry("design_check", check)?;
+        }
         if let Some(h) = &self.held_out {
             m.serialize_entry("held_out", h)?;
         }

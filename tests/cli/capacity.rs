@@ -215,8 +215,9 @@ fn capacity_filters_by_tier_and_gpu_and_sums_up_each_tier() {
 fn the_replay_seed_leaves_the_capacity_figures_and_the_purchase_alone() {
     // overnight-batch: seeds 1-5 once cost 115.06-119.90 USD (4.2%) because
     // each seed drew its own capacity figures (an L4 chat replica 3.34 or
-    // 3.08 req/s); with them drawn from `capacity_seed` every replay seed
-    // returns the same plan, each checked by its own replay.
+    // 3.08 req/s) and sized its plan on its own replays. The figures and
+    // the rounds' replays are now drawn from `capacity_seed`: another replay
+    // seed checks the same plan on its own draw of the traffic.
     let solve = |set: &str| {
         json(&planner(&[
             "solve",
@@ -230,18 +231,31 @@ fn the_replay_seed_leaves_the_capacity_figures_and_the_purchase_alone() {
     };
     let one = solve("simulation.seed=1");
     let other = solve("simulation.seed=4");
-    assert_eq!(one["capacity"], other["capacity"]);
-    assert_eq!(one["reserved"], other["reserved"]);
-    let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
     assert!(
-        (cost(&other) / cost(&one) - 1.0).abs() <= 0.01,
-        "{} vs {}",
-        cost(&one),
-        cost(&other)
+        one.get("design_check").is_none(),
+        "one seed sizes and checks"
     );
+    let check = &other["design_check"];
+    assert_eq!(check["design_seed"], 1);
+    assert_eq!(check["seed"], 4);
+    assert_eq!(check["met"], true, "{check}");
+    assert_eq!(check["missed"], serde_json::json!([]));
+    for key in [
+        "capacity",
+        "reserved",
+        "on_demand",
+        "total_cost_usd",
+        "rounds",
+    ] {
+        assert_eq!(
+            one[key], other[key],
+            "{key}: the same plan, sized the same way"
+        );
+    }
     assert!(other["missed_targets"].as_array().unwrap().is_empty());
     assert_eq!(other["purchase"]["seed"], 4);
     assert_eq!(other["purchase"]["capacity_seed"], 1);
+    assert_eq!(other["verification"]["seed"], 4);
     assert_ne!(
         one["verification"], other["verification"],
         "seed 4 is replayed on its own draw"

@@ -127,6 +127,13 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         if p.seed_band.is_some() { "s" } else { "" },
         esc(&crate::report::purchase_text::seed_sentence(p))
     );
+    if let Some(c) = &outcome.design_check {
+        let _ = write!(
+            s,
+            "<p>Checked: {}.</p>",
+            esc(&crate::report::purchase_text::design_check_sentence(c))
+        );
+    }
     s.push_str("<p>Prices (the scenario's, not live quotes):</p><ul>");
     for (gpu, price) in &outcome.prices.gpus {
         if !p.reserve.iter().any(|r| &r.gpu_type == gpu)
