@@ -225,17 +225,27 @@ pub(crate) struct TraceReplay {
 }
 
 impl TraceReplay {
-    /// A stable hash of everything a slot's arrivals are drawn from (every
-    /// source's requests or minutes, scales and loops, the per-slot rates,
-    /// the slot length, shaping and seed), but not `first_slot`: the key of
-    /// a slot's replay in the on-disk cache names the horizon's slot itself.
-    pub(crate) fn fingerprint(&self) -> u64 {
+    /// A stable hash of everything tier `only`'s arrivals (every tier's when
+    /// `None`) are drawn from: each source's requests or minutes, scales and
+    /// loops, the per-slot rates, the slot length, shaping and seed, but not
+    /// `first_slot`: the key of a slot's replay in the on-disk cache names
+    /// the horizon's slot itself.
+    pub(crate) fn fingerprint_of(&self, only: Option<usize>) -> u64 {
         let mut h = Fnv::default();
         h.f64(self.slot_s);
         h.u64(u64::from(self.shaped));
         h.u64(self.seed);
-        h.u64(self.tiers.len() as u64);
-        for tier in &self.tiers {
+        match only {
+            None => h.u64(self.tiers.len() as u64),
+            Some(k) => {
+                h.u64(u64::MAX);
+                h.u64(k as u64);
+            }
+        }
+        for (k, tier) in self.tiers.iter().enumerate() {
+            if only.is_some_and(|o| o != k) {
+                continue;
+            }
             h.u64(tier.sources.len() as u64);
             for source in &tier.sources {
                 h.f64(source.span_s);
@@ -301,12 +311,22 @@ impl TraceReplay {
     /// requests, seeds and planned volume), sorted by time (seconds since
     /// slot 0).
     pub(crate) fn slot(&self, t: usize) -> Vec<Arrival> {
+        self.slot_of(t, None)
+    }
+
+    /// The arrivals of slot `t` of tier `only` (every tier when `None`):
+    /// each tier's are drawn from its own streams, so one tier's are the
+    /// same, in the same order, as among every tier's.
+    pub(crate) fn slot_of(&self, t: usize, only: Option<usize>) -> Vec<Arrival> {
         let mut out = Vec::new();
         let mut window = Vec::new();
         let at_slot = t as f64 * self.slot_s;
         let u = t + self.first_slot;
         let slot_start = u as f64 * self.slot_s;
         for (k, tier) in self.tiers.iter().enumerate() {
+            if only.is_some_and(|o| o != k) {
+                continue;
+            }
             let total_base: f64 = tier.sources.iter().map(|s| s.base_rps).sum();
             for (j, source) in tier.sources.iter().enumerate() {
                 let mut rng = StdRng::seed_from_u64(mix(self.seed, u as u64, k as u64, j as u64));

@@ -19,12 +19,18 @@
 //! A slot is replayed against the groups that run in it, in the fleet's
 //! order: a group without replicas in the slot takes no request and draws no
 //! random number, so leaving it out changes nothing but the index of the
-//! others, which the merge of a replay's slots restores.
+//! others, which the merge of a replay's slots restores. Where at most one
+//! tier draws from the run's random stream, a slot is replayed tier by tier
+//! (the tiers share no replica and draw their arrivals from streams of their
+//! own), each tier's replay remembered by its own terms and groups: a round
+//! that resizes one tier's fleet in a slot replays that tier alone there.
+//! Every tally is the one replay of every tier's; the most requests in
+//! flight is then the sum of the tiers' (at most that many at once).
 
 use crate::base::disk_cache;
 use crate::base::progress::Progress;
 use crate::demand::workload::TraceReplay;
-use crate::sim::metrics::GroupTally;
+use crate::sim::metrics::SlotTally;
 use crate::sim::{simulate, Fleet, SimResult};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +38,7 @@ use std::sync::Mutex;
 
 /// Bumped whenever the simulator or the replay changes results (the
 /// program's identity, [`program`], changes with every build as well).
-const REPLAY_VERSION: &str = "replay-2";
+const REPLAY_VERSION: &str = "replay-3";
 /// The cache's folder for slot replays.
 const FOLDER: &str = "replays";
 /// The most the folder keeps (a replay of every slot of `scenarios/peak.toml`
@@ -48,13 +54,23 @@ pub(crate) struct SlotReplays {
     disk: Option<Disk>,
 }
 
-/// Where slot replays are kept between runs, and the prefix of their keys.
+/// Where slot replays are kept between runs, and the prefixes of their
+/// keys: the program's identity and the fingerprint of the traces a replay
+/// is drawn from (every tier's, then each tier's alone).
 #[derive(Debug)]
 struct Disk {
     dir: PathBuf,
-    prefix: String,
+    prefixes: Vec<String>,
     /// Whether this run wrote a replay (then the folder is pruned).
     written: std::sync::atomic::AtomicBool,
+}
+
+impl Disk {
+    /// The prefix of unit `u`'s key: the fingerprint of the traces of its
+    /// tier, or of every tier.
+    fn prefix(&self, u: Unit) -> &str {
+        &self.prefixes[u.tier.map_or(0, |k| k + 1)]
+    }
 }
 
 /// How many slots a call replayed and how many it found already replayed
@@ -89,11 +105,16 @@ impl SlotReplays {
     pub(crate) fn on_disk(dir: Option<&Path>, traces: &TraceReplay) -> Self {
         let disk = dir.zip(program()).map(|(dir, program)| Disk {
             dir: dir.to_path_buf(),
-            prefix: format!(
-                "{REPLAY_VERSION}|{program}|traces {:016x} from slot {}",
-                traces.fingerprint(),
-                traces.first_slot
-            ),
+            prefixes: std::iter::once(None)
+                .chain((0..traces.tiers.len()).map(Some))
+                .map(|only| {
+                    format!(
+                        "{REPLAY_VERSION}|{program}|traces {:016x} from slot {}",
+                        traces.fingerprint_of(only),
+                        traces.first_slot
+                    )
+                })
+                .collect(),
             written: std::sync::atomic::AtomicBool::new(false),
         });
         SlotReplays {
@@ -103,7 +124,10 @@ impl SlotReplays {
     }
 
     /// `slots` of `replay` replayed against `fleet`, each alone from an empty
-    /// fleet (slot rows in the order of `slots`), and what was reused.
+    /// fleet (slot rows in the order of `slots`), and what was reused. A
+    /// slot is replayed tier by tier ([`units`]) where that is the same
+    /// replay, so that a plan that changes one tier's fleet in a slot
+    /// replays only that tier there.
     pub(crate) fn replay(
         &self,
         fleet: &Fleet,
@@ -117,76 +141,95 @@ impl SlotReplays {
             .iter()
             .map(|g| format!("{:?}|{:?}|{:?}", g.spec, g.spot, g.rps_per_replica))
             .collect();
-        let keys: Vec<String> = slots.iter().map(|&t| key(fleet, &specs, t, seed)).collect();
-        let missing: Vec<(usize, usize)> = {
+        let per_slot: Vec<Vec<Unit>> = slots.iter().map(|&t| units(fleet, t)).collect();
+        let all: Vec<Unit> = per_slot.iter().flatten().copied().collect();
+        let keys: Vec<String> = all.iter().map(|&u| key(fleet, &specs, u, seed)).collect();
+        let missing: Vec<(usize, Unit)> = {
             let known = self
                 .results
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let mut seen = std::collections::HashSet::new();
-            slots
-                .iter()
+            all.iter()
                 .zip(&keys)
                 .enumerate()
                 .filter(|(_, (_, k))| !known.contains_key(*k) && seen.insert(k.as_str()))
-                .map(|(i, (&t, _))| (i, t))
+                .map(|(i, (&u, _))| (i, u))
                 .collect()
         };
-        let reused_in_memory = slots.len() - missing.len();
+        let reused_in_memory = all.len() - missing.len();
         let missing = self.read_stored(missing, &keys);
-        let stored = slots.len() - missing.len() - reused_in_memory;
+        let stored = all.len() - missing.len() - reused_in_memory;
         let bar = progress.steps("replaying slots", missing.len() as u64);
-        // A slot's replay is kept with its group tallies in the order of the
-        // slot's own groups (its key lists them): another fleet with the
+        // A unit's replay is kept with its group tallies in the order of the
+        // unit's own groups (its key lists them): another fleet with the
         // same key may hold other groups around them, at other indices.
-        let replayed = crate::base::parallel::map_in_order(&missing, |&(_, t)| {
-            let r = replay_slot(fleet, replay, t, seed);
+        let replayed = crate::base::parallel::map_in_order(&missing, |&(_, u)| {
+            let r = replay_unit(fleet, replay, u, seed);
             bar.inc(1);
             r
         });
         bar.finish_and_clear();
         let reuse = Reuse {
             replayed: missing.len(),
-            reused: slots.len() - missing.len(),
+            reused: all.len() - missing.len(),
             stored,
         };
         let mut results = self
             .results
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for ((i, _), r) in missing.iter().zip(replayed) {
+        for ((i, u), r) in missing.iter().zip(replayed) {
             if let Some(r) = r {
-                self.store(&keys[*i], &r);
+                self.store(*u, &keys[*i], &r);
                 results.insert(keys[*i].clone(), r);
             }
         }
-        for (k, &t) in keys.iter().zip(slots) {
+        for (k, &u) in keys.iter().zip(&all) {
             if !results.contains_key(k) {
-                // A worker that panicked: replay the slot here.
-                results.insert(k.clone(), replay_slot(fleet, replay, t, seed));
+                // A worker that panicked: replay the unit here.
+                results.insert(k.clone(), replay_unit(fleet, replay, u, seed));
             }
         }
-        // The tiers' tallies summed slot by slot, each slot's group tallies
-        // added at its groups' indices in `fleet`.
-        let mut merged = super::merge(
-            keys.iter().filter_map(|k| results.get(k)),
-            fleet.tiers.len(),
-            0,
-        );
-        merged.groups = vec![GroupTally::default(); fleet.groups.len()];
-        for (k, &t) in keys.iter().zip(slots) {
-            if let Some(r) = results.get(k) {
-                for (tally, g) in r.groups.iter().zip(slot_groups(fleet, t)) {
+        // The tiers' tallies summed slot by slot, each slot's row the sum
+        // of its units', each unit's group tallies added at its groups'
+        // indices in `fleet`.
+        let tiers = fleet.tiers.len();
+        let mut merged = super::merge(std::iter::empty(), tiers, fleet.groups.len());
+        let mut keys = keys.iter();
+        for units in &per_slot {
+            let mut row = vec![SlotTally::default(); tiers];
+            let mut in_flight = 0;
+            for &u in units {
+                let Some(r) = keys.next().and_then(|k| results.get(k)) else {
+                    continue;
+                };
+                for (a, b) in merged.tiers.iter_mut().zip(&r.tiers) {
+                    a.merge(b);
+                }
+                for (a, b) in row.iter_mut().zip(r.slots.iter().flatten()) {
+                    a.on_gpus += b.on_gpus;
+                    a.met_both += b.met_both;
+                }
+                for (tally, g) in r.groups.iter().zip(unit_groups(fleet, u)) {
                     merged.groups[g].merge(tally);
                 }
+                merged.requests += r.requests;
+                merged.events += r.events;
+                in_flight += r.peak_in_flight;
             }
+            // Each unit's replay began with its own slot start, which one
+            // replay of the slot counts once.
+            merged.events -= units.len().saturating_sub(1) as u64;
+            merged.peak_in_flight = merged.peak_in_flight.max(in_flight);
+            merged.slots.push(row);
         }
         (merged, reuse)
     }
 
-    /// `missing` (index into `keys`, slot) less the slots found on disk,
+    /// `missing` (index into `keys`, unit) less the units found on disk,
     /// which are remembered in this run from now on.
-    fn read_stored(&self, missing: Vec<(usize, usize)>, keys: &[String]) -> Vec<(usize, usize)> {
+    fn read_stored(&self, missing: Vec<(usize, Unit)>, keys: &[String]) -> Vec<(usize, Unit)> {
         let Some(disk) = &self.disk else {
             return missing;
         };
@@ -196,8 +239,8 @@ impl SlotReplays {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         missing
             .into_iter()
-            .filter(|&(i, _)| {
-                let key = format!("{}|{}", disk.prefix, keys[i]);
+            .filter(|&(i, u)| {
+                let key = format!("{}|{}", disk.prefix(u), keys[i]);
                 let digest = disk_cache::digest(&key);
                 match disk_cache::read_stored::<SimResult>(Some(&disk.dir), FOLDER, &key, &digest) {
                     Some(r) => {
@@ -210,10 +253,10 @@ impl SlotReplays {
             .collect()
     }
 
-    /// Keeps a slot's replay on disk, when there is a cache folder.
-    fn store(&self, key: &str, r: &SimResult) {
+    /// Keeps unit `u`'s replay on disk, when there is a cache folder.
+    fn store(&self, u: Unit, key: &str, r: &SimResult) {
         if let Some(disk) = &self.disk {
-            let key = format!("{}|{key}", disk.prefix);
+            let key = format!("{}|{key}", disk.prefix(u));
             disk_cache::write_stored(Some(&disk.dir), FOLDER, &key, &disk_cache::digest(&key), r);
             disk.written
                 .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -232,13 +275,66 @@ impl Drop for SlotReplays {
     }
 }
 
-/// What decides slot `t`'s replay (besides the traces): the seed, the slot
-/// length and router, each tier's terms in the slot, and each group that
-/// runs in it.
-fn key(fleet: &Fleet, specs: &[String], t: usize, seed: u64) -> String {
+/// What one replay covers: slot `slot` of every tier (`tier` `None`) or of
+/// one tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Unit {
+    slot: usize,
+    tier: Option<usize>,
+}
+
+/// Whether tier `k`'s replay in slot `t` draws random numbers: a share of
+/// its requests sent to the API by a draw, or spot replicas (granted and
+/// interrupted by draws).
+fn draws(fleet: &Fleet, t: usize, k: usize) -> bool {
+    let share = fleet.tiers[k]
+        .api_share_by_slot
+        .get(t)
+        .copied()
+        .unwrap_or(0.0);
+    (share > 0.0 && share < 1.0)
+        || fleet.groups.iter().any(|g| {
+            g.tier == k && g.spot.is_some() && g.replicas_by_slot.get(t).copied().unwrap_or(0) > 0
+        })
+}
+
+/// The replays slot `t` is made of. The tiers share no replica, and each
+/// tier's arrivals are drawn from its own streams, so each tier's replay
+/// alone is the same as its part of the replay of all of them, as long as
+/// at most one tier draws from the run's random stream (which is then
+/// drawn in the same order): then one replay per tier, else one of every
+/// tier.
+fn units(fleet: &Fleet, t: usize) -> Vec<Unit> {
+    let tiers = fleet.tiers.len();
+    let drawing = (0..tiers).filter(|&k| draws(fleet, t, k)).count();
+    if tiers == 1 || drawing > 1 {
+        return vec![Unit {
+            slot: t,
+            tier: None,
+        }];
+    }
+    (0..tiers)
+        .map(|k| Unit {
+            slot: t,
+            tier: Some(k),
+        })
+        .collect()
+}
+
+/// What decides unit `u`'s replay (besides the traces): the seed, the slot
+/// length and router, the terms in the slot of each tier it replays, and
+/// each of their groups that runs in it.
+fn key(fleet: &Fleet, specs: &[String], u: Unit, seed: u64) -> String {
     use std::fmt::Write;
+    let t = u.slot;
     let mut k = format!("{t}|{seed}|{:?}|{:?}", fleet.slot_s, fleet.router);
-    for tier in &fleet.tiers {
+    if let Some(only) = u.tier {
+        let _ = write!(k, "|tier {only}");
+    }
+    for (i, tier) in fleet.tiers.iter().enumerate() {
+        if u.tier.is_some_and(|o| o != i) {
+            continue;
+        }
         let share = tier.api_share_by_slot.get(t).copied().unwrap_or(0.0);
         let _ = write!(
             k,
@@ -246,47 +342,52 @@ fn key(fleet: &Fleet, specs: &[String], t: usize, seed: u64) -> String {
             tier.limits.ttft_ms, tier.limits.tpot_ms, tier.mean_output_tokens, tier.deadline_s
         );
     }
-    for (g, spec) in fleet.groups.iter().zip(specs) {
-        let n = g.replicas_by_slot.get(t).copied().unwrap_or(0);
-        if n > 0 {
-            let _ = write!(k, "|{} {} {n} {spec}", g.tier, g.label);
-        }
+    for g in unit_groups(fleet, u) {
+        let n = fleet.groups[g]
+            .replicas_by_slot
+            .get(t)
+            .copied()
+            .unwrap_or(0);
+        let _ = write!(
+            k,
+            "|{} {} {n} {}",
+            fleet.groups[g].tier, fleet.groups[g].label, specs[g]
+        );
     }
     k
 }
 
-/// Slot `t` of `replay` replayed alone against its own groups of `fleet`
+/// Unit `u` of `replay` replayed alone against its own groups of `fleet`
 /// (group tallies in their order, not the fleet's).
-fn replay_slot(fleet: &Fleet, replay: &TraceReplay, t: usize, seed: u64) -> SimResult {
+fn replay_unit(fleet: &Fleet, replay: &TraceReplay, u: Unit, seed: u64) -> SimResult {
     simulate(
-        &slot_fleet(fleet, t),
-        t..t + 1,
-        replay.slot(t),
+        &unit_fleet(fleet, u),
+        u.slot..u.slot + 1,
+        replay.slot_of(u.slot, u.tier),
         seed,
         |_| {},
     )
 }
 
-/// The indices in `fleet` of the groups with replicas in slot `t`, in order.
-fn slot_groups(fleet: &Fleet, t: usize) -> Vec<usize> {
+/// The indices in `fleet` of the groups of unit `u`'s tiers with replicas
+/// in its slot, in order.
+fn unit_groups(fleet: &Fleet, u: Unit) -> Vec<usize> {
     (0..fleet.groups.len())
         .filter(|&g| {
-            fleet.groups[g]
-                .replicas_by_slot
-                .get(t)
-                .copied()
-                .unwrap_or(0)
-                > 0
+            let group = &fleet.groups[g];
+            u.tier.is_none_or(|k| group.tier == k)
+                && group.replicas_by_slot.get(u.slot).copied().unwrap_or(0) > 0
         })
         .collect()
 }
 
-/// The fleet of the groups with replicas in slot `t`, in order.
-fn slot_fleet(fleet: &Fleet, t: usize) -> Fleet {
+/// The fleet of unit `u`'s groups, in order (every tier kept, so that
+/// tier indices stay the fleet's).
+fn unit_fleet(fleet: &Fleet, u: Unit) -> Fleet {
     Fleet {
         slot_s: fleet.slot_s,
         tiers: fleet.tiers.clone(),
-        groups: slot_groups(fleet, t)
+        groups: unit_groups(fleet, u)
             .into_iter()
             .map(|g| fleet.groups[g].clone())
             .collect(),
@@ -400,6 +501,103 @@ mod tests {
                 stored: 0
             }
         );
+    }
+
+    /// `tiny()` with a second tier: the same trace drawn from the second
+    /// tier's streams, served by group "b", the first tier by group "a".
+    fn two_tiers() -> (Fleet, TraceReplay, u64, usize) {
+        let (mut fleet, mut traces, seed, slots) = tiny();
+        traces.tiers.push(traces.tiers[0].clone());
+        let mut bulk = fleet.tiers[0].clone();
+        bulk.name = "bulk".into();
+        bulk.api_share_by_slot = vec![0.0; slots];
+        fleet.tiers.push(bulk);
+        fleet.groups[1].tier = 1;
+        (fleet, traces, seed, slots)
+    }
+
+    #[test]
+    fn a_slot_replayed_tier_by_tier_is_its_replay_of_every_tier() {
+        let (mut fleet, traces, seed, slots) = two_tiers();
+        let all: Vec<usize> = (0..slots).collect();
+        let joint = |fleet: &Fleet| {
+            let each: Vec<SimResult> = all
+                .iter()
+                .map(|&t| simulate(fleet, t..t + 1, traces.slot(t), seed, |_| {}))
+                .collect();
+            super::super::merge(&each, fleet.tiers.len(), fleet.groups.len())
+        };
+        // Only the first tier draws (its API share): one replay per tier.
+        assert_eq!(units(&fleet, 0).len(), 2);
+        let whole = joint(&fleet);
+        assert!(whole.tiers.iter().all(|t| t.requests > 0));
+        let cache = SlotReplays::default();
+        let (by_tier, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!(reuse.replayed, 2 * slots);
+        same(&by_tier, &whole);
+        for (a, b) in by_tier
+            .slots
+            .iter()
+            .flatten()
+            .zip(whole.slots.iter().flatten())
+        {
+            assert_eq!((a.on_gpus, a.met_both), (b.on_gpus, b.met_both));
+        }
+        assert!(by_tier.peak_in_flight >= whole.peak_in_flight);
+        // A change to the second tier's fleet in slot 1 replays only that
+        // tier there.
+        fleet.groups[1].replicas_by_slot[1] += 1;
+        let (changed, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.reused), (1, 2 * slots - 1));
+        same(&changed, &joint(&fleet));
+        // Two tiers that draw share the run's stream: one replay of both.
+        fleet.tiers[1].api_share_by_slot = vec![0.5; slots];
+        assert_eq!(
+            units(&fleet, 0),
+            vec![Unit {
+                slot: 0,
+                tier: None
+            }]
+        );
+        let (together, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!(reuse.replayed, slots);
+        same(&together, &joint(&fleet));
+        assert_eq!(together.peak_in_flight, joint(&fleet).peak_in_flight);
+    }
+
+    #[test]
+    fn a_change_to_one_tiers_traces_leaves_the_other_tiers_replays_on_disk() {
+        let (fleet, traces, seed, slots) = two_tiers();
+        let dir = std::env::temp_dir().join(format!("planner-tier-replays-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let all: Vec<usize> = (0..slots).collect();
+        let first = SlotReplays::on_disk(Some(&dir), &traces);
+        let (_, reuse) = first.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.stored), (2 * slots, 0));
+        // The second tier's trace twice: its replays are new, the first
+        // tier's are read back.
+        let mut more = traces.clone();
+        let again = more.tiers[1].sources[0].clone();
+        more.tiers[1].sources.push(again);
+        let later = SlotReplays::on_disk(Some(&dir), &more);
+        let (read, reuse) = later.replay(&fleet, &all, &more, seed, Progress::hidden());
+        assert_eq!(
+            reuse,
+            Reuse {
+                replayed: slots,
+                reused: slots,
+                stored: slots
+            }
+        );
+        let direct: Vec<SimResult> = all
+            .iter()
+            .map(|&t| simulate(&fleet, t..t + 1, more.slot(t), seed, |_| {}))
+            .collect();
+        same(
+            &read,
+            &super::super::merge(&direct, fleet.tiers.len(), fleet.groups.len()),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
