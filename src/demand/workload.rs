@@ -310,6 +310,7 @@ impl TraceReplay {
     /// The arrivals of slot `t` (the horizon's slot `first_slot + t`: its
     /// requests, seeds and planned volume), sorted by time (seconds since
     /// slot 0).
+    #[cfg(test)]
     pub(crate) fn slot(&self, t: usize) -> Vec<Arrival> {
         self.slot_of(t, None)
     }
@@ -379,12 +380,22 @@ impl TraceReplay {
         slots: std::ops::Range<usize>,
         consume: impl FnOnce(&mut dyn Iterator<Item = Arrival>) -> R,
     ) -> R {
+        self.with_arrivals_of_ahead(slots, None, consume)
+    }
+
+    /// [`Self::with_arrivals_ahead`] of tier `only` (every tier when `None`).
+    pub(crate) fn with_arrivals_of_ahead<R>(
+        &self,
+        slots: std::ops::Range<usize>,
+        only: Option<usize>,
+        consume: impl FnOnce(&mut dyn Iterator<Item = Arrival>) -> R,
+    ) -> R {
         std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Vec<Arrival>>(2);
             let ahead = slots.clone();
             scope.spawn(move || {
                 for t in ahead {
-                    if send.send(self.slot(t)).is_err() {
+                    if send.send(self.slot_of(t, only)).is_err() {
                         return;
                     }
                 }

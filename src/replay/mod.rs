@@ -3,6 +3,7 @@
 //! reports per tier attainment, latency percentiles, goodput and the cost of
 //! SLO-met output. Used by `planner simulate` and inside `planner solve`.
 
+mod apart;
 pub(crate) mod goodput;
 pub(crate) mod slots;
 pub(crate) mod verification;
@@ -277,15 +278,38 @@ fn verify_whole(
     replay: &TraceReplay,
     progress: Progress,
 ) -> Verification {
-    verify_range(
-        scenario,
-        demand,
-        plan,
+    verify_continuous(scenario, demand, plan, replay, 0..demand.slots, progress)
+}
+
+/// [`verify_range`] without the completed requests: its tiers replayed at
+/// once on separate threads where that is the same replay
+/// ([`apart::simulate_apart`]).
+pub(crate) fn verify_continuous(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+    range: std::ops::Range<usize>,
+    progress: Progress,
+) -> Verification {
+    let fleet = fleet(scenario, demand, plan);
+    let bar = progress.steps("replaying slots", range.len() as u64);
+    let start = range.start;
+    let apart = apart::simulate_apart(
+        &fleet,
+        range.clone(),
         replay,
-        0..demand.slots,
-        progress,
-        |_| {},
-    )
+        scenario.simulation.seed,
+        |s| bar.set_position((s - start) as u64),
+    );
+    bar.finish_and_clear();
+    match apart {
+        Some(r) => {
+            let method = continuous_method(&range, demand.slots);
+            report(scenario, plan, &fleet, range.collect(), &r, method)
+        }
+        None => verify_range(scenario, demand, plan, replay, range, progress, |_| {}),
+    }
 }
 
 /// `slots`, each replayed alone through `cache`, reported under `method`.
@@ -332,22 +356,26 @@ pub(crate) fn verify_range(
         )
     });
     bar.finish_and_clear();
-    let method = if range.len() == demand.slots {
-        format!("all {} slots, replayed in one continuous run", demand.slots)
+    let method = continuous_method(&range, demand.slots);
+    report(scenario, plan, &fleet, range.collect(), &r, method)
+}
+
+/// How a continuous replay of `range` (of `slots`) is described.
+fn continuous_method(range: &std::ops::Range<usize>, slots: usize) -> String {
+    if range.len() == slots {
+        format!("all {slots} slots, replayed in one continuous run")
     } else if range.len() == 1 {
         format!(
-            "slot {} of {}, replayed alone from an empty fleet",
-            range.start, demand.slots
+            "slot {} of {slots}, replayed alone from an empty fleet",
+            range.start
         )
     } else {
         format!(
-            "slots {}-{} of {}, replayed in one continuous run from an empty fleet",
+            "slots {}-{} of {slots}, replayed in one continuous run from an empty fleet",
             range.start,
-            range.end - 1,
-            demand.slots
+            range.end - 1
         )
-    };
-    report(scenario, plan, &fleet, range.collect(), &r, method)
+    }
 }
 
 /// Sums independent single-slot replays, slot rows in order.

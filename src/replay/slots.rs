@@ -286,7 +286,7 @@ struct Unit {
 /// Whether tier `k`'s replay in slot `t` draws random numbers: a share of
 /// its requests sent to the API by a draw, or spot replicas (granted and
 /// interrupted by draws).
-fn draws(fleet: &Fleet, t: usize, k: usize) -> bool {
+pub(super) fn draws(fleet: &Fleet, t: usize, k: usize) -> bool {
     let share = fleet.tiers[k]
         .api_share_by_slot
         .get(t)
@@ -563,6 +563,47 @@ mod tests {
         assert_eq!(reuse.replayed, slots);
         same(&together, &joint(&fleet));
         assert_eq!(together.peak_in_flight, joint(&fleet).peak_in_flight);
+    }
+
+    #[test]
+    fn a_continuous_replay_tier_by_tier_is_the_replay_of_every_tier() {
+        let (fleet, traces, seed, slots) = two_tiers();
+        // One tier's arrivals are its part of every tier's, in order.
+        for t in 0..slots {
+            for k in 0..2 {
+                let mine: Vec<_> = traces
+                    .slot(t)
+                    .into_iter()
+                    .filter(|a| a.tier as usize == k)
+                    .collect();
+                assert_eq!(traces.slot_of(t, Some(k)), mine);
+            }
+        }
+        let whole = simulate(
+            &fleet,
+            0..slots,
+            (0..slots).flat_map(|t| traces.slot(t)),
+            seed,
+            |_| {},
+        );
+        let apart = super::super::apart::simulate_apart(&fleet, 0..slots, &traces, seed, |_| {})
+            .expect("one tier draws: replayed apart");
+        same(&apart, &whole);
+        for (a, b) in apart
+            .slots
+            .iter()
+            .flatten()
+            .zip(whole.slots.iter().flatten())
+        {
+            assert_eq!((a.on_gpus, a.met_both), (b.on_gpus, b.met_both));
+        }
+        assert!(apart.peak_in_flight >= whole.peak_in_flight);
+        // Both tiers drawing: not apart.
+        let mut both = fleet.clone();
+        both.tiers[1].api_share_by_slot = vec![0.5; slots];
+        assert!(
+            super::super::apart::simulate_apart(&both, 0..slots, &traces, seed, |_| {}).is_none()
+        );
     }
 
     #[test]

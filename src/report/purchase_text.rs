@@ -160,7 +160,7 @@ fn hours(h: f64) -> String {
 
 /// The check of a plan sized on the design seed's replays on the replay's
 /// own seed: met, or where it missed and that the plan was sized again.
-pub(crate) fn design_check_sentence(c: &crate::solve::design::DesignCheck) -> String {
+pub(crate) fn design_check_sentence(c: &crate::solve::outcome::DesignCheck) -> String {
     if c.met {
         return format!(
             "the plan sized on capacity seed {}'s replays meets every target, in every window, on seed {}'s replay",
@@ -194,7 +194,7 @@ pub(crate) fn design_check_sentence(c: &crate::solve::design::DesignCheck) -> St
 /// The "PURCHASE" block, tiers in `tier_order`.
 pub(crate) fn render(
     p: &Purchase,
-    design_check: Option<&crate::solve::design::DesignCheck>,
+    design_check: Option<&crate::solve::outcome::DesignCheck>,
     tier_order: &[String],
     horizon_hours: f64,
 ) -> String {

@@ -10,37 +10,18 @@
 //! rounds replay it) and that replay is the one reported: a plan checked on
 //! traffic it was not fitted to. If it misses a target there, the plan is
 //! sized again on that seed's own replays (the rounds once more, with both
-//! draws the same) and the report says so ([`DesignCheck`]). So a change of
+//! draws the same) and the report says so (`outcome::DesignCheck`). So a change of
 //! `simulation.seed` alone asks whether the purchase holds on another draw
 //! of the traffic, and leaves it as it is wherever it does; the band over
 //! design draws is `simulation.seed_band`'s, which draws both seeds anew.
 
-use super::outcome::{missed_targets, MissedTarget};
+use super::outcome::{missed_targets, DesignCheck};
 use super::record::WithoutApi;
 use super::rounds::{self, Finished, Shared};
 use crate::base::error::PlannerError;
 use crate::plan::file::PlanFile;
 use crate::replay;
 use crate::scenario::{Scenario, VerifySlots};
-use serde::Serialize;
-
-/// The plan sized on one seed's replays, checked on another's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DesignCheck {
-    /// The seed of the capacity figures and of the rounds' replays
-    /// (`simulation.capacity_seed`).
-    pub design_seed: u64,
-    /// The seed of the replay that checked the plan (`simulation.seed`).
-    pub seed: u64,
-    /// Whether the plan sized on the design seed's replays met every target
-    /// (every window) on this seed's replay.
-    pub met: bool,
-    /// That plan's cost over the horizon, USD.
-    pub design_total_cost_usd: f64,
-    /// Where it missed on this seed's replay (empty when it met); the plan
-    /// returned was then sized again on this seed's replays.
-    pub missed: Vec<MissedTarget>,
-}
 
 /// `scenario` with its replays drawn from the design seed
 /// (`simulation.capacity_seed`): what the rounds size the plan on.

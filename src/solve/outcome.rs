@@ -58,7 +58,7 @@ pub struct Outcome {
     pub verification: Option<Verification>,
     /// With `simulation.seed` apart from `simulation.capacity_seed`: the
     /// plan sized on the design seed's replays, checked on the replay's.
-    pub design_check: Option<super::design::DesignCheck>,
+    pub design_check: Option<DesignCheck>,
     /// The reservation run on the days set aside (`[check] days`).
     pub held_out: Option<super::check::HeldOut>,
     /// Solve-and-replay rounds of the candidate this plan came from.
@@ -69,6 +69,25 @@ pub struct Outcome {
     /// Per tier and configuration: the engine's launch command and the
     /// benchmark that checks one replica's capacity figure.
     pub how_to_run: Vec<RunCommands>,
+}
+
+/// The plan sized on one seed's replays, checked on another's
+/// (`super::design`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DesignCheck {
+    /// The seed of the capacity figures and of the rounds' replays
+    /// (`simulation.capacity_seed`).
+    pub design_seed: u64,
+    /// The seed of the replay that checked the plan (`simulation.seed`).
+    pub seed: u64,
+    /// Whether the plan sized on the design seed's replays met every target
+    /// (every window) on this seed's replay.
+    pub met: bool,
+    /// That plan's cost over the horizon, USD.
+    pub design_total_cost_usd: f64,
+    /// Where it missed on this seed's replay (empty when it met); the plan
+    /// returned was then sized again on this seed's replays.
+    pub missed: Vec<MissedTarget>,
 }
 
 /// A tier whose replay missed its target: the figures its sentence is made of.
