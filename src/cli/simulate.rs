@@ -129,7 +129,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
             "planner simulate: {} against {}\n\n{}",
             args.scenario.display(),
             args.plan.display(),
-            report::verification_text::render(&v, &[])
+            report::verification_text::render(&v, &[], None)
         ),
         Format::Json => report::json::render(&serde_json::json!({
             "scenario": scenario.name,

@@ -367,7 +367,15 @@ pub fn render(outcome: &Outcome) -> String {
     }
     let _ = writeln!(o);
     if let Some(v) = &outcome.verification {
-        o.push_str(&super::verification_text::render(v, &outcome.rounds));
+        o.push_str(&super::verification_text::render(
+            v,
+            &outcome.rounds,
+            outcome
+                .design_check
+                .as_ref()
+                .filter(|c| c.met)
+                .map(|c| c.design_seed),
+        ));
         if let Some(w) = &outcome.without_api {
             let _ = writeln!(o, "  {}", super::sentences::without_api(w));
         }

@@ -7,8 +7,10 @@ use crate::replay::verification::{TierVerification, Verification, Window};
 use crate::solve::record::{Round, Rule, Stop};
 use std::fmt::Write;
 
-/// The "REPLAY" section.
-pub fn render(v: &Verification, rounds: &[Round]) -> String {
+/// The REPLAY block: `v`, and the `rounds` that led to its plan, which
+/// replayed `rounds_seed`'s draw when it is not `v`'s (the plan sized on
+/// the capacity seed's replays and checked on another's).
+pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "REPLAY (trace replay against the plan, seed {})", v.seed);
     let _ = writeln!(o, "  slots: {}", v.method);
@@ -123,9 +125,12 @@ pub fn render(v: &Verification, rounds: &[Round]) -> String {
         );
     }
     if rounds.len() > 1 {
+        let on = rounds_seed.map_or(String::new(), |s| {
+            format!("on the replays of capacity seed {s}, which sized the plan; ")
+        });
         let _ = writeln!(
             o,
-            "  rounds (per tier: capacity factor → replayed attainment, the rule that moved the factor, and where to):"
+            "  rounds ({on}per tier: capacity factor → replayed attainment, the rule that moved the factor, and where to):"
         );
         for r in rounds {
             let _ = writeln!(o, "    {}", round_line(r));

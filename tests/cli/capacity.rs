@@ -260,6 +260,21 @@ fn the_replay_seed_leaves_the_capacity_figures_and_the_purchase_alone() {
         one["verification"], other["verification"],
         "seed 4 is replayed on its own draw"
     );
+    // The report says which draw sized the plan and which checked it.
+    let text = stdout(&planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--quiet",
+        "--set",
+        "simulation.seed=4",
+    ]));
+    for line in [
+        "  checked    the plan sized on capacity seed 1's replays meets every target, in every window, on seed 4's replay",
+        "REPLAY (trace replay against the plan, seed 4)",
+        "  rounds (on the replays of capacity seed 1, which sized the plan; per tier:",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
     // The capacity seed draws the figures anew.
     let drawn = json(&planner(&[
         "capacity",
