@@ -29,14 +29,108 @@ impl Default for Histogram {
     }
 }
 
-impl Histogram {
-    fn bucket(value_ms: f64) -> usize {
+/// Bucket of `value_ms` by its definition: ⌊ln(value / MIN_MS) / ln RATIO⌋,
+/// at most the last (0 at or below `MIN_MS`).
+fn bucket_by_log(value_ms: f64) -> usize {
+    if value_ms <= MIN_MS {
+        return 0;
+    }
+    ((value_ms / MIN_MS).ln() / RATIO.ln())
+        .floor()
+        .min((BUCKETS - 1) as f64) as usize
+}
+
+/// Bits of a positive float's exponent and leading mantissa bits that pick
+/// its first guess: 7 mantissa bits, 128 steps an octave, each narrower
+/// (0.54 of a bucket) than a bucket.
+const GUESS_SHIFT: u32 = 52 - 7;
+
+/// The edges [`bucket_by_log`] draws, found once: `edges[i]` (i ≥ 1) is the
+/// least value whose bucket is i or more, and `guess[k − first_key]` the
+/// bucket of the least value whose bits shifted by [`GUESS_SHIFT`] are k.
+/// A value's bucket is its guess, moved up past the edges at or below it
+/// (one step at most): the definition's result, without a logarithm.
+struct Edges {
+    edges: Vec<f64>,
+    first_key: u64,
+    guess: Vec<u16>,
+}
+
+impl Edges {
+    fn new() -> Self {
+        let mut edges = vec![MIN_MS; BUCKETS];
+        for (i, edge) in edges.iter_mut().enumerate().skip(1) {
+            *edge = least_with_bucket(i);
+        }
+        let first_key = MIN_MS.to_bits() >> GUESS_SHIFT;
+        let last_key = edges[BUCKETS - 1].to_bits() >> GUESS_SHIFT;
+        let guess = (first_key..=last_key)
+            .map(|k| {
+                let lower = f64::from_bits(k << GUESS_SHIFT);
+                if lower <= MIN_MS {
+                    0
+                } else {
+                    (edges[1..].partition_point(|&e| e <= lower)) as u16
+                }
+            })
+            .collect();
+        Edges {
+            edges,
+            first_key,
+            guess,
+        }
+    }
+
+    fn bucket(&self, value_ms: f64) -> usize {
         if value_ms <= MIN_MS {
             return 0;
         }
-        ((value_ms / MIN_MS).ln() / RATIO.ln())
-            .floor()
-            .min((BUCKETS - 1) as f64) as usize
+        // Positive floats (and NaN, past every key) order like their bits.
+        let key = value_ms.to_bits() >> GUESS_SHIFT;
+        let Some(&g) = key
+            .checked_sub(self.first_key)
+            .and_then(|k| self.guess.get(k as usize))
+        else {
+            return BUCKETS - 1;
+        };
+        let mut b = usize::from(g);
+        while b + 1 < BUCKETS && value_ms >= self.edges[b + 1] {
+            b += 1;
+        }
+        b
+    }
+}
+
+/// The least value whose [`bucket_by_log`] is `i` or more: bisection over
+/// the bit patterns around MIN_MS × RATIO^i, widened until it brackets it.
+fn least_with_bucket(i: usize) -> f64 {
+    let near = MIN_MS * RATIO.powi(i as i32);
+    let mut width = 1e-12;
+    loop {
+        let lo = (near * (1.0 - width)).max(MIN_MS).to_bits();
+        let hi = (near * (1.0 + width)).to_bits();
+        let below = |b: u64| bucket_by_log(f64::from_bits(b)) < i;
+        if below(lo) && !below(hi) {
+            let (mut lo, mut hi) = (lo, hi);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if below(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            return f64::from_bits(hi);
+        }
+        width *= 1e3;
+    }
+}
+
+static EDGES: std::sync::OnceLock<Edges> = std::sync::OnceLock::new();
+
+impl Histogram {
+    fn bucket(value_ms: f64) -> usize {
+        EDGES.get_or_init(Edges::new).bucket(value_ms)
     }
 
     /// Adds one value.
@@ -145,6 +239,42 @@ impl TryFrom<Stored> for Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn the_bucket_from_the_edges_is_the_bucket_by_its_logarithm() {
+        let edges = EDGES.get_or_init(Edges::new);
+        let next = |v: f64, ulps: i64| f64::from_bits((v.to_bits() as i64 + ulps) as u64);
+        // Every edge and the floats beside it.
+        for &e in &edges.edges[1..] {
+            for ulps in -3..=3 {
+                let v = next(e, ulps);
+                assert_eq!(Histogram::bucket(v), bucket_by_log(v), "{v:e}");
+            }
+        }
+        // Values spread over every bucket, and the odd ones.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for _ in 0..200_000 {
+            let v = MIN_MS * 10f64.powf(rng.gen::<f64>() * 14.0 - 1.0);
+            assert_eq!(Histogram::bucket(v), bucket_by_log(v), "{v:e}");
+        }
+        for v in [
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            1e-300,
+            MIN_MS,
+            next(MIN_MS, 1),
+            1e12,
+            1e300,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(Histogram::bucket(v), bucket_by_log(v), "{v:e}");
+        }
+    }
 
     #[test]
     fn quantiles_within_one_percent() {
