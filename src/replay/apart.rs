@@ -13,7 +13,7 @@
 
 use super::slots::draws;
 use crate::demand::workload::TraceReplay;
-use crate::sim::metrics::{GroupTally, SlotTally, TierTally};
+use crate::sim::metrics::SlotTally;
 use crate::sim::{simulate, Fleet, SimResult};
 use std::ops::Range;
 
@@ -54,14 +54,8 @@ pub(super) fn simulate_apart(
         });
         (groups, r)
     });
-    let mut total = SimResult {
-        tiers: vec![TierTally::default(); tiers],
-        slots: vec![vec![SlotTally::default(); tiers]; range.len()],
-        groups: vec![GroupTally::default(); fleet.groups.len()],
-        requests: 0,
-        events: 0,
-        peak_in_flight: 0,
-    };
+    let mut total = super::merge(std::iter::empty(), tiers, fleet.groups.len());
+    total.slots = vec![vec![SlotTally::default(); tiers]; range.len()];
     for part in parts {
         let (groups, r) = part?;
         for (a, b) in total.tiers.iter_mut().zip(&r.tiers) {
