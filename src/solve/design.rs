@@ -10,10 +10,11 @@
 //! rounds replay it) and that replay is the one reported: a plan checked on
 //! traffic it was not fitted to. If it misses a target there, the plan is
 //! sized again on that seed's own replays (the rounds once more, with both
-//! draws the same) and the report says so (`outcome::DesignCheck`). So a change of
-//! `simulation.seed` alone asks whether the purchase holds on another draw
-//! of the traffic, and leaves it as it is wherever it does; the band over
-//! design draws is `simulation.seed_band`'s, which draws both seeds anew.
+//! draws the same) and the report says so (`outcome::DesignCheck`). So a
+//! change of `simulation.seed` alone asks whether the purchase holds on
+//! another draw of the traffic, and leaves it as it is wherever it does;
+//! the band over design draws is `simulation.seed_band`'s, which draws both
+//! seeds anew.
 
 use super::outcome::{missed_targets, DesignCheck};
 use super::record::WithoutApi;
@@ -37,10 +38,10 @@ pub(super) fn apart(scenario: &Scenario) -> bool {
 }
 
 /// `designed` (the rounds' result on the design seed's replays) checked
-/// with `scenario`'s own seed: its replay of every slot through `checked`
-/// (the replays of `shared.replay`, the traces drawn with that seed). The
-/// plan returned with its check, or, where it missed, the rounds run again
-/// on this seed's replays.
+/// with `scenario`'s own seed: replayed over every slot from `shared`, whose
+/// traces and slot replays are that seed's. The plan returned with its
+/// check, or, where it missed, the rounds run again on this seed's
+/// replays.
 pub(super) fn check(
     scenario: &Scenario,
     designed: (Finished, Option<WithoutApi>),
