@@ -96,7 +96,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
         }
         (None, None) => crate::replay::verify(&scenario, &demand, &plan, &replay, mode, progress),
         (Some(range), None) => {
-            crate::replay::verify_continuous(&scenario, &demand, &plan, &replay, range, progress)
+            crate::replay::verify_range(&scenario, &demand, &plan, &replay, range, progress, None)
         }
         (Some(range), Some(path)) => {
             let names: Vec<&str> = scenario.tiers.iter().map(|t| t.name.as_str()).collect();
@@ -108,7 +108,7 @@ pub(super) fn simulate(args: &SimulateArgs) -> Result<(), PlannerError> {
                 &replay,
                 range,
                 progress,
-                |c| log.write(c, &names),
+                Some(&mut |c| log.write(c, &names)),
             );
             log.finish()?;
             v

@@ -278,38 +278,15 @@ fn verify_whole(
     replay: &TraceReplay,
     progress: Progress,
 ) -> Verification {
-    verify_continuous(scenario, demand, plan, replay, 0..demand.slots, progress)
-}
-
-/// [`verify_range`] without the completed requests: its tiers replayed at
-/// once on separate threads where that is the same replay
-/// ([`apart::simulate_apart`]).
-pub(crate) fn verify_continuous(
-    scenario: &Scenario,
-    demand: &Demand,
-    plan: &PlanFile,
-    replay: &TraceReplay,
-    range: std::ops::Range<usize>,
-    progress: Progress,
-) -> Verification {
-    let fleet = fleet(scenario, demand, plan);
-    let bar = progress.steps("replaying slots", range.len() as u64);
-    let start = range.start;
-    let apart = apart::simulate_apart(
-        &fleet,
-        range.clone(),
+    verify_range(
+        scenario,
+        demand,
+        plan,
         replay,
-        scenario.simulation.seed,
-        |s| bar.set_position((s - start) as u64),
-    );
-    bar.finish_and_clear();
-    match apart {
-        Some(r) => {
-            let method = continuous_method(&range, demand.slots);
-            report(scenario, plan, &fleet, range.collect(), &r, method)
-        }
-        None => verify_range(scenario, demand, plan, replay, range, progress, |_| {}),
-    }
+        0..demand.slots,
+        progress,
+        None,
+    )
 }
 
 /// `slots`, each replayed alone through `cache`, reported under `method`.
@@ -330,9 +307,11 @@ fn verify_alone(
     )
 }
 
-/// Replays the slots in `range` in one continuous run from an empty fleet,
-/// handing every completed request to `on_completed` (for `simulate
-/// --requests-out`); a one-slot range is that slot replayed alone.
+/// Replays the slots in `range` in one continuous run from an empty fleet
+/// (a one-slot range is that slot replayed alone). Without `on_completed`
+/// its tiers run at once on separate threads where that is the same replay
+/// ([`apart::simulate_apart`]); with it (`simulate --requests-out`) every
+/// completed request is handed to it in completion order, in one run.
 pub(crate) fn verify_range(
     scenario: &Scenario,
     demand: &Demand,
@@ -340,20 +319,26 @@ pub(crate) fn verify_range(
     replay: &TraceReplay,
     range: std::ops::Range<usize>,
     progress: Progress,
-    on_completed: impl FnMut(&Completed),
+    on_completed: Option<&mut dyn FnMut(&Completed)>,
 ) -> Verification {
     let fleet = fleet(scenario, demand, plan);
     let bar = progress.steps("replaying slots", range.len() as u64);
     let start = range.start;
-    let r = replay.with_arrivals_ahead(range.clone(), |arrivals| {
-        simulate_observed(
-            &fleet,
-            range.clone(),
-            arrivals,
-            scenario.simulation.seed,
-            |s| bar.set_position((s - start) as u64),
-            on_completed,
-        )
+    let seed = scenario.simulation.seed;
+    let on_slot = |s: usize| bar.set_position((s - start) as u64);
+    let apart = match on_completed {
+        Some(_) => None,
+        None => apart::simulate_apart(&fleet, range.clone(), replay, seed, on_slot),
+    };
+    let r = apart.unwrap_or_else(|| {
+        let mut on_completed = on_completed;
+        replay.with_arrivals_ahead(range.clone(), |arrivals| {
+            simulate_observed(&fleet, range.clone(), arrivals, seed, on_slot, |c| {
+                if let Some(f) = on_completed.as_mut() {
+                    f(c);
+                }
+            })
+        })
     });
     bar.finish_and_clear();
     let method = continuous_method(&range, demand.slots);
