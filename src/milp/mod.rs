@@ -35,7 +35,7 @@ mod solution;
 mod vars;
 
 pub(crate) use method::SolveMethod;
-pub(crate) use settings::{Method, Settings};
+pub(crate) use settings::{HandOverAllowance, Method, Settings};
 
 pub(crate) use problem::{ApiTerms, ConfigOption, Problem, TierInput, TierRules};
 pub(crate) use problem::{GpuType, Purchase, SpotTerms};
@@ -59,8 +59,8 @@ pub(crate) fn solve_with_reserved(
 /// otherwise (and so for `decomposed` on such a model). When the decomposed
 /// search of `auto` stalls with time left, HiGHS on the whole model,
 /// without a starting plan (its bound is then a proof, docs/model.md §4),
-/// gets the rest of it; the cheaper plan is kept, with the higher of the
-/// two valid bounds.
+/// gets the rest of it, as far as the solve's [`HandOverAllowance`] allows;
+/// the cheaper plan is kept, with the higher of the two valid bounds.
 pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let chosen = method::chosen(input, settings.method);
     let clock = std::time::Instant::now();
@@ -70,12 +70,22 @@ pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, Mi
     if !stalled || settings.method != Method::Auto || left_s < 1.0 {
         return Ok(first);
     }
+    let granted_s = settings.hand_over.take(left_s);
+    if granted_s < 1.0 {
+        settings.hand_over.give_back(granted_s);
+        return Ok(first);
+    }
     let whole = Settings {
-        time_limit_s: left_s,
+        time_limit_s: granted_s,
         warm_start: false,
         ..settings.clone()
     };
-    let monolithic = method::Monolithic.solve(input, &whole)?;
+    let handed = std::time::Instant::now();
+    let monolithic = method::Monolithic.solve(input, &whole);
+    settings
+        .hand_over
+        .give_back(granted_s - handed.elapsed().as_secs_f64());
+    let monolithic = monolithic?;
     let lower_bound_usd = first.lower_bound_usd.max(monolithic.lower_bound_usd);
     let mut best = if total(input, &monolithic) < total(input, &first) {
         monolithic
@@ -292,6 +302,7 @@ pub(super) mod tests {
             warm_start: true,
             method,
             node_limit: None,
+            hand_over: HandOverAllowance::unlimited(),
         }
     }
 
@@ -344,6 +355,55 @@ pub(super) mod tests {
                 .sum();
             assert!((halves - total(&input, &fixed)).abs() < 1e-6);
         }
+    }
+
+    /// A decomposed search that stalls above the gap hands the whole model
+    /// to HiGHS only while the solve's allowance lasts: with none left, the
+    /// decomposed plan and bound come back as they are.
+    #[test]
+    fn the_hand_over_to_highs_stops_when_the_allowance_is_spent() {
+        let mut stalled = 0;
+        for peaks in [
+            vec![(30.0, 12.0), (80.0, 40.0), (20.0, 5.0), (60.0, 22.0)],
+            vec![(13.0, 27.0), (3.0, 9.0), (17.0, 1.0)],
+            vec![
+                (7.5, 18.5),
+                (16.0, 3.5),
+                (9.0, 29.0),
+                (1.0, 11.0),
+                (12.0, 12.0),
+            ],
+        ] {
+            let input = two_tiers(&peaks, true, false);
+            let alone = method::Decomposed
+                .solve(&input, &with_method(Method::Decomposed, 0.0))
+                .unwrap();
+            if alone.status != SolveStatus::Unproven {
+                continue;
+            }
+            stalled += 1;
+            let spent = Settings {
+                hand_over: HandOverAllowance::of(0.0),
+                ..with_method(Method::Auto, 0.0)
+            };
+            let without = solve(&input, &spent).unwrap();
+            assert_eq!(without.method, Method::Decomposed);
+            assert_eq!(without.status, SolveStatus::Unproven);
+            assert_eq!(without.lower_bound_usd, alone.lower_bound_usd);
+            assert_eq!(total(&input, &without), total(&input, &alone));
+            let allowance = HandOverAllowance::of(30.0);
+            let granted = Settings {
+                hand_over: allowance.clone(),
+                ..with_method(Method::Auto, 0.0)
+            };
+            let with = solve(&input, &granted).unwrap();
+            assert!(with.lower_bound_usd >= alone.lower_bound_usd);
+            assert!(total(&input, &with) <= total(&input, &alone) + 1e-9);
+            // What HiGHS did not spend is left for the next MILP.
+            let left = allowance.take(f64::INFINITY);
+            assert!(left > 0.0 && left <= 30.0, "{left}");
+        }
+        assert!(stalled > 0, "no instance stalled: the test checks nothing");
     }
 
     fn two_tiers(peaks: &[(f64, f64)], with_api: bool, quota: bool) -> Problem {

@@ -10,6 +10,7 @@ use crate::capacity::probe::{replicas_at_speed, Serving};
 use crate::capacity::{self, simulated, CapacityEntry};
 use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
+use crate::milp::HandOverAllowance;
 use crate::money::commitment;
 use crate::money::prices::Prices;
 use crate::money::purchase::{Purchase, SeedBand, SeedRun};
@@ -68,6 +69,10 @@ pub struct SolveOptions {
     /// each). A sweep's rows and a seed band's runs read none of it, so they
     /// leave it out.
     pub speed_questions: bool,
+    /// The time `auto`'s hand-overs to HiGHS may take in all
+    /// ([`crate::milp::HandOverAllowance`]); [`solve`] gives each solve its
+    /// own, `planning.time_limit_s`.
+    pub hand_over: HandOverAllowance,
 }
 
 impl SolveOptions {
@@ -80,6 +85,7 @@ impl SolveOptions {
             cache_dir: simulated::default_cache_dir(),
             timings: Timings::default(),
             speed_questions: true,
+            hand_over: HandOverAllowance::unlimited(),
         }
     }
 }
@@ -100,6 +106,12 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Outcome, Planne
 /// ([`check`]). The outcome is the returned plan with its money, its
 /// replay, its rounds and the answers to the four questions.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, PlannerError> {
+    // Every MILP of this solve (its rounds, the re-solve kept off the API,
+    // the what-ifs) draws its hand-overs to HiGHS from one allowance.
+    let options = &SolveOptions {
+        hand_over: HandOverAllowance::of(scenario.planning.time_limit_s),
+        ..options.clone()
+    };
     let verify = scenario.simulation.verify != VerifySlots::Off;
     // Demand and the replay's traces do not depend on which tiers may use
     // the API: read once for every candidate.
