@@ -394,6 +394,18 @@ fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Sp
 /// needs), summed over the type's probed configurations. Priced by the MILP
 /// on scaled figures, not replayed.
 fn speed_plans(chosen: &Finished, speedup: &[Speedup]) -> Vec<SpeedPlan> {
+    let milp = &chosen.trial.milp;
+    let method = crate::milp::method::chosen(&milp.problem, milp.settings.method).name();
+    if method == crate::milp::Method::Monolithic && milp.settings.threads == 1 {
+        // HiGHS on the whole model runs on one thread: the speeds side by
+        // side, each on a core (the results in the same order).
+        return crate::base::parallel::map_in_order(&SPEED_FACTORS, |&factor| {
+            speed_plan(chosen, speedup, factor)
+        })
+        .into_iter()
+        .filter_map(|p| p.expect("the plan re-solved at a speed panicked"))
+        .collect();
+    }
     // One after the other: each MILP's slot searches use every core.
     SPEED_FACTORS
         .iter()
