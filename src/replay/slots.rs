@@ -509,6 +509,14 @@ mod tests {
 
     /// `tiny()` with a second tier: the same trace drawn from the second
     /// tier's streams, served by group "b", the first tier by group "a".
+    /// An empty folder of this name (and the process id) under the system's
+    /// temporary folder.
+    fn fresh_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
     fn two_tiers() -> (Fleet, TraceReplay, u64, usize) {
         let (mut fleet, mut traces, seed, slots) = tiny();
         traces.tiers.push(traces.tiers[0].clone());
@@ -597,8 +605,7 @@ mod tests {
     #[test]
     fn a_change_to_one_tiers_traces_leaves_the_other_tiers_replays_on_disk() {
         let (fleet, traces, seed, slots) = two_tiers();
-        let dir = std::env::temp_dir().join(format!("planner-tier-replays-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = fresh_dir("planner-tier-replays");
         let all: Vec<usize> = (0..slots).collect();
         let first = SlotReplays::on_disk(Some(&dir), &traces);
         let (_, reuse) = first.replay(&fleet, &all, &traces, seed, Progress::hidden());
@@ -677,8 +684,7 @@ mod tests {
     #[test]
     fn a_later_run_reads_the_slots_from_disk_as_they_were_replayed() {
         let (fleet, traces, seed, slots) = tiny();
-        let dir = std::env::temp_dir().join(format!("planner-slot-replays-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = fresh_dir("planner-slot-replays");
         let all: Vec<usize> = (0..slots).collect();
         let first = SlotReplays::on_disk(Some(&dir), &traces);
         let (replayed, reuse) = first.replay(&fleet, &all, &traces, seed, Progress::hidden());
