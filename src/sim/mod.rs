@@ -17,7 +17,7 @@ pub(crate) mod router;
 
 pub(crate) use crate::profiles::Scheduler;
 pub(crate) use fleet::{
-    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, SimResult, Spot,
+    simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Paused, SimResult, Spot,
 };
 pub(crate) use metrics::{Latency, Limits, TierTally};
 pub(crate) use replica::ReplicaSpec;

@@ -24,6 +24,13 @@
 //! batches plus a tenth of the run (a queue growing without bound). No figure
 //! may exceed the roofline ceiling ([`crate::perf::roofline::RooflineBound`]); that is asserted.
 //!
+//! A run that is to say only whether a rate is sustained stops as soon as
+//! more of its requests have missed than the target allows of the whole
+//! run: it fails then, whatever its other requests do. It is kept paused,
+//! and run to its end only if it is the search's last failure, whose whole
+//! tally names the binding limit; so every figure is the one that whole runs
+//! give.
+//!
 //! Results are cached on disk, keyed by every input of the search, so a
 //! repeated solve skips the simulation.
 

@@ -9,7 +9,10 @@ use crate::demand::TierDemand;
 use crate::perf::roofline::RooflineBound;
 use crate::scenario::{GpuOffer, Simulation, Tier};
 use crate::sim::renewal::renewal;
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, ReplicaSpec, Router, TierTally};
+use crate::sim::request::Arrival;
+use crate::sim::{
+    simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, Router, TierTally,
+};
 use serde::{Deserialize, Serialize};
 
 /// Bisection of a single replica: steps on log(rate), 2^-10 of the
@@ -97,25 +100,64 @@ impl<'a> Search<'a> {
     /// One run of `n` replicas at `rate`: the tier's tally, and whether the
     /// number in flight stayed bounded.
     fn run(&self, n: u32, rate: f64) -> (TierTally, bool) {
-        let count = self.requests(n);
+        let fleet = self.fleet(n);
+        let result = Paused::new(&fleet, 0..1, self.arrivals(n, rate), self.sim.capacity_seed);
+        self.judged(n, result).whole()
+    }
+
+    /// `n` replicas of the configuration behind the router.
+    fn fleet(&self, n: u32) -> Fleet {
+        fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router)
+    }
+
+    /// The requests of a run of `n` replicas at `rate`.
+    fn arrivals(&self, n: u32, rate: f64) -> Vec<Arrival> {
         let cv = self.demand.within_minute_cv.max(0.05);
-        let arrivals = renewal(
+        renewal(
             rate,
             cv,
             &self.demand.lengths,
-            count,
+            self.requests(n),
             self.sim.capacity_seed,
-        );
-        let fleet = fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router);
-        let mut result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
-        let slots = f64::from(n) * f64::from(self.spec.max_batch);
-        let bounded = (result.peak_in_flight as f64) <= slots + BACKLOG_SHARE * count as f64;
-        (result.tiers.swap_remove(0), bounded)
+        )
     }
 
-    fn passes(&self, n: u32, rate: f64) -> (bool, TierTally) {
-        let (tally, bounded) = self.run(n, rate);
-        (bounded && tally.attainment() >= self.target(), tally)
+    /// A run of `fleet` (of `n` replicas) at `rate` judged against the
+    /// tier's target, stopped as soon as more of its requests have missed
+    /// than the target allows of the whole run: it fails then, whatever
+    /// the rest of its requests do, and is kept paused
+    /// ([`Trial::Stopped`]) in case its binding limit is asked for.
+    fn passes<'f>(&self, fleet: &'f Fleet, n: u32, rate: f64) -> Trial<'f> {
+        let count = self.requests(n) as u64;
+        let most = most_misses(count, self.target());
+        let mut replay = Paused::new(fleet, 0..1, self.arrivals(n, rate), self.sim.capacity_seed);
+        let failed = replay.run_until(
+            |_| {},
+            |_| {},
+            |r| {
+                let t = &r.tiers[0];
+                t.served_requests + t.unserved_requests - t.met_both > most
+            },
+        );
+        if failed {
+            Trial::Stopped(Box::new(replay))
+        } else {
+            self.judged(n, replay)
+        }
+    }
+
+    /// The run `replay` of `n` replicas to its end, judged.
+    fn judged<'f>(&self, n: u32, mut replay: Run<'f>) -> Trial<'f> {
+        replay.run_until(|_| {}, |_| {}, |_| false);
+        let count = self.requests(n);
+        let slots = f64::from(n) * f64::from(self.spec.max_batch);
+        let bounded = (replay.peak_in_flight() as f64) <= slots + BACKLOG_SHARE * count as f64;
+        let tally = replay.finish().tiers.swap_remove(0);
+        Trial::Whole {
+            ok: bounded && tally.attainment() >= self.target(),
+            tally: Box::new(tally),
+            bounded,
+        }
     }
 
     /// Requests/s one replica completes with its queue never empty: all
@@ -167,6 +209,18 @@ impl<'a> Search<'a> {
         }
     }
 
+    /// The limit that bound at failed run `hi`: from its tally when it ran
+    /// whole, else from the whole run again (a run stopped when it failed
+    /// holds the counts of its first part only, and its queue's bound is not
+    /// known for the rest).
+    fn binding_of(&self, n: u32, hi: Failed<'_>) -> &'static str {
+        let (tally, bounded) = match hi.trial {
+            Trial::Whole { tally, bounded, .. } => (*tally, bounded),
+            Trial::Stopped(replay) => self.judged(n, *replay).whole(),
+        };
+        Self::binding(&tally, hi.assumed_bounded || bounded)
+    }
+
     fn binding(failed: &TierTally, bounded: bool) -> &'static str {
         if !bounded {
             "stability"
@@ -211,25 +265,21 @@ impl<'a> Search<'a> {
                 best_tpot_ms: Some(at_low.tpot.quantile_ms(q)),
             });
         }
-        let (top_ok, top) = self.passes(1, stable);
-        let (rate, tally, binding) = if top_ok {
-            (stable, top, "stability")
-        } else {
-            let (mut lo, mut lo_tally) = (low, at_low);
-            let mut hi = stable;
-            let mut hi_tally = top;
-            let mut hi_bounded = true;
-            for _ in 0..BISECTION_STEPS {
-                let mid = (lo * hi).sqrt();
-                let (t, bounded) = self.run(1, mid);
-                if bounded && t.attainment() >= q {
-                    (lo, lo_tally) = (mid, t);
-                } else {
-                    (hi, hi_tally, hi_bounded) = (mid, t, bounded);
+        let fleet = self.fleet(1);
+        let (rate, tally, binding) = match self.passes(&fleet, 1, stable).sustained_or_not() {
+            Ok(tally) => (stable, tally, "stability"),
+            Err(top) => {
+                let (mut lo, mut lo_tally) = (low, at_low);
+                let mut hi = Failed::top(stable, top);
+                for _ in 0..BISECTION_STEPS {
+                    let mid = (lo * hi.rate).sqrt();
+                    match self.passes(&fleet, 1, mid).sustained_or_not() {
+                        Ok(t) => (lo, lo_tally) = (mid, t),
+                        Err(t) => hi = Failed::probe(mid, t),
+                    }
                 }
+                (lo, lo_tally, self.binding_of(1, hi))
             }
-            let binding = Self::binding(&hi_tally, hi_bounded);
-            (lo, lo_tally, binding)
         };
         let point = self.point(1, rate, &tally, binding);
         let mean_batch = if tally.served_requests > 0 {
@@ -268,16 +318,15 @@ impl<'a> Search<'a> {
         let last = f.points.last().expect("a started fleet has a point");
         let n = last.replicas + 1;
         let stable = self.stable_rps(n, f.saturated_rps_per_replica);
-        let (top_ok, top) = self.passes(n, stable);
-        if top_ok {
-            return self.point(n, stable, &top, "stability");
-        }
+        let fleet = self.fleet(n);
+        let top = match self.passes(&fleet, n, stable).sustained_or_not() {
+            Ok(tally) => return self.point(n, stable, &tally, "stability"),
+            Err(top) => top,
+        };
         let mut b = RateBracket {
             lo: last.max_rps,
             lo_tally: None,
-            hi: stable,
-            hi_tally: top,
-            hi_bounded: true,
+            hi: Failed::top(stable, top),
         };
         if last.max_rps <= 0.0 {
             // Nothing sustained yet: start from the screen's lowest rate.
@@ -298,16 +347,16 @@ impl<'a> Search<'a> {
         };
         loop {
             let rate = b.lo + step;
-            if rate >= b.hi || !self.probe(&mut b, n, rate) {
+            if rate >= b.hi.rate || !self.probe(&fleet, &mut b, n, rate) {
                 break;
             }
             step *= 2.0;
         }
-        while b.hi - b.lo > FLEET_RELATIVE_TOLERANCE * b.lo {
-            let rate = 0.5 * (b.lo + b.hi);
-            self.probe(&mut b, n, rate);
+        while b.hi.rate - b.lo > FLEET_RELATIVE_TOLERANCE * b.lo {
+            let rate = 0.5 * (b.lo + b.hi.rate);
+            self.probe(&fleet, &mut b, n, rate);
         }
-        let binding = Self::binding(&b.hi_tally, b.hi_bounded);
+        let binding = self.binding_of(n, b.hi);
         // The last point's rate, if nothing above it passed: its tally at n.
         let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(n, b.lo).0);
         self.point(n, b.lo, &lo_tally, binding)
@@ -315,26 +364,109 @@ impl<'a> Search<'a> {
 
     /// Runs `n` replicas at `rate` and moves the bracket's end it falls on;
     /// whether the rate was sustained.
-    fn probe(&self, b: &mut RateBracket, n: u32, rate: f64) -> bool {
-        let (t, bounded) = self.run(n, rate);
-        let ok = bounded && t.attainment() >= self.target();
-        if ok {
-            (b.lo, b.lo_tally) = (rate, Some(t));
-        } else {
-            (b.hi, b.hi_tally, b.hi_bounded) = (rate, t, bounded);
+    fn probe<'f>(&self, fleet: &'f Fleet, b: &mut RateBracket<'f>, n: u32, rate: f64) -> bool {
+        match self.passes(fleet, n, rate).sustained_or_not() {
+            Ok(t) => {
+                (b.lo, b.lo_tally) = (rate, Some(t));
+                true
+            }
+            Err(t) => {
+                b.hi = Failed::probe(rate, t);
+                false
+            }
         }
-        ok
+    }
+}
+
+/// A capacity run: paused between events.
+type Run<'f> = Paused<'f, std::vec::IntoIter<Arrival>>;
+
+/// One simulated run judged against the tier's target.
+enum Trial<'f> {
+    /// Run to its end: its tally, whether the number in flight stayed
+    /// bounded, and whether it was sustained (bounded and at or above the
+    /// target).
+    Whole {
+        tally: Box<TierTally>,
+        bounded: bool,
+        ok: bool,
+    },
+    /// Stopped when its misses decided that it fails; it goes on from there
+    /// if its whole tally is asked for.
+    Stopped(Box<Run<'f>>),
+}
+
+impl<'f> Trial<'f> {
+    /// The tally of a run that ran whole, and whether it was bounded.
+    fn whole(self) -> (TierTally, bool) {
+        match self {
+            Trial::Whole { tally, bounded, .. } => (*tally, bounded),
+            Trial::Stopped(_) => unreachable!("a run judged whole ran to its end"),
+        }
+    }
+
+    /// The tally of a sustained run, or the failed run.
+    fn sustained_or_not(self) -> Result<TierTally, Trial<'f>> {
+        match self {
+            Trial::Whole {
+                tally, ok: true, ..
+            } => Ok(*tally),
+            failed => Err(failed),
+        }
+    }
+}
+
+/// The lowest rate known not sustained, and its run.
+struct Failed<'f> {
+    rate: f64,
+    trial: Trial<'f>,
+    /// The run at the fleet's stable rate (the search's first upper end)
+    /// names its binding limit by its latencies alone, as if bounded.
+    assumed_bounded: bool,
+}
+
+impl<'f> Failed<'f> {
+    fn top(rate: f64, trial: Trial<'f>) -> Self {
+        Failed {
+            rate,
+            trial,
+            assumed_bounded: true,
+        }
+    }
+
+    fn probe(rate: f64, trial: Trial<'f>) -> Self {
+        Failed {
+            rate,
+            trial,
+            assumed_bounded: false,
+        }
     }
 }
 
 /// A fleet point's search: the highest rate known sustained and the lowest
 /// known not, with the runs that showed it.
-struct RateBracket {
+struct RateBracket<'f> {
     lo: f64,
     lo_tally: Option<TierTally>,
-    hi: f64,
-    hi_tally: TierTally,
-    hi_bounded: bool,
+    hi: Failed<'f>,
+}
+
+/// The most requests of a run of `count` that may miss while it can still
+/// meet target `q` (its attainment, met ÷ `count`, compared as
+/// [`TierTally::attainment`] is): one more miss decides that it fails.
+fn most_misses(count: u64, q: f64) -> u64 {
+    let meets = |misses: u64| (count - misses) as f64 / count as f64 >= q;
+    if count == 0 || !meets(0) {
+        return 0;
+    }
+    let mut m = (((1.0 - q) * count as f64).floor() as u64).min(count);
+    while m > 0 && !meets(m) {
+        m -= 1;
+    }
+    while m < count && meets(m + 1) {
+        m += 1;
+    }
+    m
 }
 
 /// How many times the base requests a run of a tier with within-minute
@@ -370,5 +502,32 @@ fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router
             spot: None,
         }],
         router,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_misses;
+
+    #[test]
+    fn one_miss_past_the_most_decides_that_a_run_fails() {
+        for (count, q) in [
+            (1_000, 0.99),
+            (100, 0.99),
+            (4_000, 0.999),
+            (12_345, 0.95),
+            (7, 0.5),
+            (10, 1.0),
+            (3, 0.0),
+        ] {
+            let meets = |m: u64| (count - m) as f64 / count as f64 >= q;
+            let m = most_misses(count, q);
+            assert!(meets(m), "{count} {q}: {m} misses already fail");
+            assert!(m == count || !meets(m + 1), "{count} {q}: {m} is not the most");
+        }
+        assert_eq!(most_misses(1_000, 0.99), 10);
+        assert_eq!(most_misses(100, 0.99), 1);
+        assert_eq!(most_misses(10, 1.0), 0);
+        assert_eq!(most_misses(0, 0.99), 0);
     }
 }

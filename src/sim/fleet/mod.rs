@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 mod run;
 
-pub(crate) use run::{simulate, simulate_observed};
+pub(crate) use run::{simulate, simulate_observed, Paused};
 
 /// One tier as the fleet sees it.
 #[derive(Debug, Clone)]

@@ -454,43 +454,99 @@ pub(crate) fn simulate_observed(
     slots: Range<usize>,
     arrivals: impl IntoIterator<Item = Arrival>,
     seed: u64,
-    mut on_slot: impl FnMut(usize),
-    mut on_completed: impl FnMut(&Completed),
+    on_slot: impl FnMut(usize),
+    on_completed: impl FnMut(&Completed),
 ) -> SimResult {
-    let mut arrivals = arrivals.into_iter();
-    let mut run = Run::new(fleet, slots.clone(), seed);
-    for s in slots {
-        run.queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
-    }
-    let mut pending = arrivals.next();
-    if let Some(a) = &pending {
-        run.queue.push(a.time_s, Event::Arrival);
-    }
-    while let Some((now, event)) = run.queue.pop() {
-        run.result.events += 1;
-        match event {
-            Event::SlotStart(s) => {
-                run.start_slot(s);
-                on_slot(s);
-            }
-            Event::Arrival => {
-                let Some(a) = pending.take() else { continue };
-                pending = arrivals.next();
-                if let Some(next) = &pending {
-                    run.queue.push(next.time_s.max(now), Event::Arrival);
-                }
-                run.arrive(now, a);
-            }
-            Event::StepEnd {
-                replica,
-                generation,
-            } => {
-                if run.replicas[replica].generation == generation {
-                    run.end_step(now, replica, &mut on_completed);
-                }
-            }
-            Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
+    let mut replay = Paused::new(fleet, slots, arrivals, seed);
+    replay.run_until(on_slot, on_completed, |_| false);
+    replay.finish()
+}
+
+/// A replay that can stop between events and go on later: the state of
+/// [`simulate`]'s run after the events handled so far.
+pub(crate) struct Paused<'a, I> {
+    run: Run<'a>,
+    arrivals: I,
+    pending: Option<Arrival>,
+}
+
+impl<'a, I: Iterator<Item = Arrival>> Paused<'a, I> {
+    /// The replay of `arrivals` (sorted by time) against `fleet` over
+    /// `slots`, before its first event.
+    pub(crate) fn new(
+        fleet: &'a Fleet,
+        slots: Range<usize>,
+        arrivals: impl IntoIterator<IntoIter = I>,
+        seed: u64,
+    ) -> Self {
+        let mut arrivals = arrivals.into_iter();
+        let mut run = Run::new(fleet, slots.clone(), seed);
+        for s in slots {
+            run.queue.push(s as f64 * fleet.slot_s, Event::SlotStart(s));
+        }
+        let pending = arrivals.next();
+        if let Some(a) = &pending {
+            run.queue.push(a.time_s, Event::Arrival);
+        }
+        Paused {
+            run,
+            arrivals,
+            pending,
         }
     }
-    run.finish()
+
+    /// Handles events until the last, or until one after which `decided`
+    /// says the tallies so far settle what the caller asks of the run (then
+    /// `true`: the replay can go on from there).
+    pub(crate) fn run_until(
+        &mut self,
+        mut on_slot: impl FnMut(usize),
+        mut on_completed: impl FnMut(&Completed),
+        mut decided: impl FnMut(&SimResult) -> bool,
+    ) -> bool {
+        let run = &mut self.run;
+        while let Some((now, event)) = run.queue.pop() {
+            run.result.events += 1;
+            match event {
+                Event::SlotStart(s) => {
+                    run.start_slot(s);
+                    on_slot(s);
+                }
+                Event::Arrival => {
+                    let Some(a) = self.pending.take() else {
+                        continue;
+                    };
+                    self.pending = self.arrivals.next();
+                    if let Some(next) = &self.pending {
+                        run.queue.push(next.time_s.max(now), Event::Arrival);
+                    }
+                    run.arrive(now, a);
+                }
+                Event::StepEnd {
+                    replica,
+                    generation,
+                } => {
+                    if run.replicas[replica].generation == generation {
+                        run.end_step(now, replica, &mut on_completed);
+                    }
+                }
+                Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
+            }
+            if decided(&run.result) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The most requests in flight at once so far.
+    pub(crate) fn peak_in_flight(&self) -> usize {
+        self.run.reqs.high_water()
+    }
+
+    /// The totals of the events handled so far (of the whole replay once
+    /// [`Self::run_until`] has returned `false`).
+    pub(crate) fn finish(self) -> SimResult {
+        self.run.finish()
+    }
 }

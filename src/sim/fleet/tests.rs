@@ -382,3 +382,31 @@ fn no_replica_up_leaves_requests_unserved() {
     assert_eq!(r.tiers[0].unserved_requests, 1);
     assert_eq!(r.tiers[0].attainment(), 0.0);
 }
+
+#[test]
+fn a_replay_paused_where_its_tallies_decide_goes_on_to_the_whole_replay() {
+    let lengths: Vec<(u32, u32)> = (0..64).map(|i| (200 + 97 * i, 20 + 13 * i)).collect();
+    // Fast enough that requests miss their limits.
+    let arrivals = renewal(40.0, 2.0, &lengths, 3000, 7);
+    let f = fleet(spec(true, 32, 200_000), 1, 0.0);
+    let whole = simulate(&f, 0..1, arrivals.clone(), 3, |_| {});
+    let missed = |t: &TierTally| t.served_requests + t.unserved_requests - t.met_both;
+    assert!(missed(&whole.tiers[0]) > 20, "{:?}", whole.tiers[0].met_both);
+    let mut paused = Paused::new(&f, 0..1, arrivals, 3);
+    let mut at_stop = 0;
+    assert!(paused.run_until(
+        |_| {},
+        |_| {},
+        |r| {
+            at_stop = r.tiers[0].served_requests;
+            missed(&r.tiers[0]) > 20
+        }
+    ));
+    assert!(at_stop < whole.tiers[0].served_requests, "{at_stop}");
+    assert!(!paused.run_until(|_| {}, |_| {}, |_| false));
+    let resumed = paused.finish();
+    assert_eq!(
+        serde_json::to_string(&resumed).unwrap(),
+        serde_json::to_string(&whole).unwrap()
+    );
+}
