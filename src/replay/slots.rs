@@ -1,7 +1,9 @@
 //! Slots replayed one at a time, each from an empty fleet, on all cores, and
 //! remembered by what decides them: the slot, the seed, and the fleet that
 //! slot runs (each tier's limits and API share, each group's replica
-//! count, replica, router weight and spot terms). A round that changes the
+//! count, replica and spot terms, and its router weight where another group
+//! of its tier runs beside it: the least-work router weighs groups against
+//! each other, never one group's replicas). A round that changes the
 //! fleets of a few slots replays only those; the rounds of the candidate
 //! kept off the API reuse every slot whose fleet they share. The traces are
 //! the same for every plan of one solve, so they are not part of the
@@ -38,7 +40,7 @@ use std::sync::Mutex;
 
 /// Bumped whenever the simulator or the replay changes results (the
 /// program's identity, [`program`], changes with every build as well).
-const REPLAY_VERSION: &str = "replay-3";
+const REPLAY_VERSION: &str = "replay-4";
 /// The cache's folder for slot replays.
 const FOLDER: &str = "replays";
 /// The most the folder keeps (a replay of every slot of `scenarios/peak.toml`
@@ -139,7 +141,7 @@ impl SlotReplays {
         let specs: Vec<String> = fleet
             .groups
             .iter()
-            .map(|g| format!("{:?}|{:?}|{:?}", g.spec, g.spot, g.rps_per_replica))
+            .map(|g| format!("{:?}|{:?}", g.spec, g.spot))
             .collect();
         let per_slot: Vec<Vec<Unit>> = slots.iter().map(|&t| units(fleet, t)).collect();
         let all: Vec<Unit> = per_slot.iter().flatten().copied().collect();
@@ -342,17 +344,20 @@ fn key(fleet: &Fleet, specs: &[String], u: Unit, seed: u64) -> String {
             tier.limits.ttft_ms, tier.limits.tpot_ms, tier.mean_output_tokens, tier.deadline_s
         );
     }
-    for g in unit_groups(fleet, u) {
-        let n = fleet.groups[g]
-            .replicas_by_slot
-            .get(t)
-            .copied()
-            .unwrap_or(0);
-        let _ = write!(
-            k,
-            "|{} {} {n} {}",
-            fleet.groups[g].tier, fleet.groups[g].label, specs[g]
-        );
+    let groups = unit_groups(fleet, u);
+    for &g in &groups {
+        let group = &fleet.groups[g];
+        let n = group.replicas_by_slot.get(t).copied().unwrap_or(0);
+        let _ = write!(k, "|{} {} {n} {}", group.tier, group.label, specs[g]);
+        // The router weighs a group's capacity only against another group of
+        // its tier (`sim::fleet::run`, least work): a tier served by one
+        // group in the slot replays the same whatever its weight.
+        if groups
+            .iter()
+            .any(|&o| o != g && fleet.groups[o].tier == group.tier)
+        {
+            let _ = write!(k, " weight {:?}", group.rps_per_replica);
+        }
     }
     k
 }
@@ -507,8 +512,6 @@ mod tests {
         );
     }
 
-    /// `tiny()` with a second tier: the same trace drawn from the second
-    /// tier's streams, served by group "b", the first tier by group "a".
     /// An empty folder of this name (and the process id) under the system's
     /// temporary folder.
     fn fresh_dir(name: &str) -> std::path::PathBuf {
@@ -517,6 +520,8 @@ mod tests {
         dir
     }
 
+    /// `tiny()` with a second tier: the same trace drawn from the second
+    /// tier's streams, served by group "b", the first tier by group "a".
     fn two_tiers() -> (Fleet, TraceReplay, u64, usize) {
         let (mut fleet, mut traces, seed, slots) = tiny();
         traces.tiers.push(traces.tiers[0].clone());
@@ -526,6 +531,34 @@ mod tests {
         fleet.tiers.push(bulk);
         fleet.groups[1].tier = 1;
         (fleet, traces, seed, slots)
+    }
+
+    #[test]
+    fn a_router_weight_is_part_of_a_replay_only_beside_another_group_of_its_tier() {
+        let (mut fleet, traces, seed, slots) = two_tiers();
+        let all: Vec<usize> = (0..slots).collect();
+        let cache = SlotReplays::default();
+        cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        // Tier 1 runs group "b" alone: its weight decides nothing, and the
+        // replays kept are those of the new weight.
+        fleet.groups[1].rps_per_replica = 3.7;
+        let (kept, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.reused), (0, 2 * slots));
+        let fresh = SlotReplays::default();
+        let (replayed, _) = fresh.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        same(&kept, &replayed);
+        assert_eq!(
+            serde_json::to_string(&kept).unwrap(),
+            serde_json::to_string(&replayed).unwrap()
+        );
+        // Two groups of one tier: the weights route between them.
+        let (mut fleet, traces, seed, slots) = tiny();
+        let all: Vec<usize> = (0..slots).collect();
+        let cache = SlotReplays::default();
+        cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        fleet.groups[0].rps_per_replica = 3.7;
+        let (_, reuse) = cache.replay(&fleet, &all, &traces, seed, Progress::hidden());
+        assert_eq!((reuse.replayed, reuse.reused), (slots, 0));
     }
 
     #[test]

@@ -523,7 +523,10 @@ mod tests {
             let meets = |m: u64| (count - m) as f64 / count as f64 >= q;
             let m = most_misses(count, q);
             assert!(meets(m), "{count} {q}: {m} misses already fail");
-            assert!(m == count || !meets(m + 1), "{count} {q}: {m} is not the most");
+            assert!(
+                m == count || !meets(m + 1),
+                "{count} {q}: {m} is not the most"
+            );
         }
         assert_eq!(most_misses(1_000, 0.99), 10);
         assert_eq!(most_misses(100, 0.99), 1);

@@ -13,10 +13,10 @@ use std::ops::Range;
 struct GroupState {
     replicas: Vec<usize>,
     up: usize,
-    /// By rank, each replica's outstanding work per unit of capacity, the
-    /// least-work router's score (infinite while the replica is down); kept
-    /// current by [`Run::refresh`] whenever a replica's work changes.
-    scores: Vec<f64>,
+    /// By rank, each replica's outstanding work, what the least-work router
+    /// compares (infinite while the replica is down); kept current by
+    /// [`Run::refresh`] whenever a replica's work changes.
+    work: Vec<f64>,
 }
 
 /// The state of one replay.
@@ -57,7 +57,7 @@ impl<'a> Run<'a> {
                 .map(|_| GroupState {
                     replicas: Vec::new(),
                     up: 0,
-                    scores: Vec::new(),
+                    work: Vec::new(),
                 })
                 .collect(),
             tier_groups: (0..tiers)
@@ -109,24 +109,34 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Replica `r`'s score for the least-work router, after its work or its
-    /// state changed.
+    /// Replica `r`'s outstanding work for the least-work router, after its
+    /// work or its state changed.
     fn refresh(&mut self, r: usize) {
         let rep = &self.replicas[r];
-        let group = &self.fleet.groups[rep.spec];
-        let score = if rep.down {
+        let work = if rep.down {
             f64::INFINITY
         } else {
-            let mean_output = self.fleet.tiers[group.tier].mean_output_tokens;
-            let work =
-                rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
-            work / group.rps_per_replica.max(1e-12)
+            self.work_of(rep)
         };
         let state = &mut self.groups[rep.spec];
-        if state.scores.len() <= rep.rank {
-            state.scores.resize(rep.rank + 1, 0.0);
+        if state.work.len() <= rep.rank {
+            state.work.resize(rep.rank + 1, 0.0);
         }
-        state.scores[rep.rank] = score;
+        state.work[rep.rank] = work;
+    }
+
+    /// The outstanding work of `rep`: prompt tokens not yet prefilled plus
+    /// its requests × its tier's mean output tokens.
+    fn work_of(&self, rep: &Replica) -> f64 {
+        let tier = self.fleet.groups[rep.spec].tier;
+        let mean_output = self.fleet.tiers[tier].mean_output_tokens;
+        rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output
+    }
+
+    /// `work` per unit of group `g`'s capacity, the score the least-work
+    /// router compares across groups.
+    fn per_capacity(&self, g: usize, work: f64) -> f64 {
+        work / self.fleet.groups[g].rps_per_replica.max(1e-12)
     }
 
     /// Slot `s` begins: every group takes the plan's replica count.
@@ -208,9 +218,10 @@ impl<'a> Run<'a> {
 
     /// The up replica of deadline tier `k` with a free batch place, whose KV
     /// cache can hold `need` tokens, with the least outstanding work per
-    /// unit of capacity.
+    /// unit of capacity: in each group the one with the least work (a
+    /// group's replicas share one capacity), then across groups per unit of
+    /// capacity; the first in the groups' order and by rank on a tie.
     fn route_with_room(&self, k: usize, need: u64) -> Option<usize> {
-        let mean_output = self.fleet.tiers[k].mean_output_tokens;
         let mut best: Option<(f64, usize)> = None;
         for &g in &self.tier_groups[k] {
             let group = &self.fleet.groups[g];
@@ -218,14 +229,19 @@ impl<'a> Run<'a> {
                 continue;
             }
             let state = &self.groups[g];
+            let mut least: Option<(f64, usize)> = None;
             for &r in &state.replicas[..state.up] {
                 let rep = &self.replicas[r];
                 if rep.down || rep.in_system >= group.spec.max_batch {
                     continue;
                 }
-                let work =
-                    rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output;
-                let score = work / group.rps_per_replica.max(1e-12);
+                let work = self.work_of(rep);
+                if least.is_none_or(|(w, _)| work < w) {
+                    least = Some((work, r));
+                }
+            }
+            if let Some((work, r)) = least {
+                let score = self.per_capacity(g, work);
                 if best.is_none_or(|(b, _)| score < b) {
                     best = Some((score, r));
                 }
@@ -280,9 +296,12 @@ impl<'a> Run<'a> {
     }
 
     /// The up replica of tier `k` with the least outstanding work per unit
-    /// of capacity whose KV cache can hold `need` tokens (the first such in
-    /// the groups' order and by rank, on a tie), from the scores
-    /// [`Self::refresh`] keeps.
+    /// of capacity whose KV cache can hold `need` tokens, from the work
+    /// [`Self::refresh`] keeps: in each group the one with the least work
+    /// (a group's replicas share one capacity, so the division orders them
+    /// alike and the group's capacity decides nothing among them), then
+    /// across groups per unit of capacity; the first in the groups' order
+    /// and by rank on a tie.
     fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
         let mut best = (f64::INFINITY, None);
         for &g in &self.tier_groups[k] {
@@ -290,7 +309,14 @@ impl<'a> Run<'a> {
                 continue;
             }
             let state = &self.groups[g];
-            for (rank, &score) in state.scores[..state.up].iter().enumerate() {
+            let mut least = (f64::INFINITY, None);
+            for (rank, &work) in state.work[..state.up].iter().enumerate() {
+                if work < least.0 {
+                    least = (work, Some(rank));
+                }
+            }
+            if let (work, Some(rank)) = least {
+                let score = self.per_capacity(g, work);
                 if score < best.0 {
                     best = (score, Some(state.replicas[rank]));
                 }

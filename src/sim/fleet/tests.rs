@@ -391,7 +391,11 @@ fn a_replay_paused_where_its_tallies_decide_goes_on_to_the_whole_replay() {
     let f = fleet(spec(true, 32, 200_000), 1, 0.0);
     let whole = simulate(&f, 0..1, arrivals.clone(), 3, |_| {});
     let missed = |t: &TierTally| t.served_requests + t.unserved_requests - t.met_both;
-    assert!(missed(&whole.tiers[0]) > 20, "{:?}", whole.tiers[0].met_both);
+    assert!(
+        missed(&whole.tiers[0]) > 20,
+        "{:?}",
+        whole.tiers[0].met_both
+    );
     let mut paused = Paused::new(&f, 0..1, arrivals, 3);
     let mut at_stop = 0;
     assert!(paused.run_until(
