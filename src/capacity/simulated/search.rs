@@ -210,9 +210,9 @@ impl<'a> Search<'a> {
     }
 
     /// The limit that bound at failed run `hi`: from its tally when it ran
-    /// whole, else from the whole run again (a run stopped when it failed
-    /// holds the counts of its first part only, and its queue's bound is not
-    /// known for the rest).
+    /// whole, else from its tally once taken on from where it stopped to its
+    /// end (a run stopped when it failed holds the counts of its first part
+    /// only, and whether its queue stays bounded is not known for the rest).
     fn binding_of(&self, n: u32, hi: Failed<'_>) -> &'static str {
         let (tally, bounded) = match hi.trial {
             Trial::Whole { tally, bounded, .. } => (*tally, bounded),
