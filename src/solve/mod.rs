@@ -70,9 +70,9 @@ pub struct SolveOptions {
     /// leave it out.
     pub speed_questions: bool,
     /// The time `auto`'s hand-overs to HiGHS may take in all
-    /// ([`crate::milp::HandOverAllowance`]); [`solve`] gives each solve its
-    /// own, `planning.time_limit_s`.
-    pub hand_over: HandOverAllowance,
+    /// ([`crate::milp::HandOverAllowance`]): [`solve`] sets it for each
+    /// solve to `planning.time_limit_s`, so it is not the caller's to set.
+    pub(crate) hand_over: HandOverAllowance,
 }
 
 impl SolveOptions {

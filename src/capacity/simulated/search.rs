@@ -97,11 +97,10 @@ impl<'a> Search<'a> {
             as usize
     }
 
-    /// One run of `n` replicas at `rate`: the tier's tally, and whether the
-    /// number in flight stayed bounded.
-    fn run(&self, n: u32, rate: f64) -> (TierTally, bool) {
-        let fleet = self.fleet(n);
-        let result = Paused::new(&fleet, 0..1, self.arrivals(n, rate), self.sim.capacity_seed);
+    /// One whole run of `fleet` (of `n` replicas) at `rate`: the tier's
+    /// tally, and whether the number in flight stayed bounded.
+    fn run(&self, fleet: &Fleet, n: u32, rate: f64) -> (TierTally, bool) {
+        let result = Paused::new(fleet, 0..1, self.arrivals(n, rate), self.sim.capacity_seed);
         self.judged(n, result).whole()
     }
 
@@ -127,7 +126,7 @@ impl<'a> Search<'a> {
     /// than the target allows of the whole run: it fails then, whatever
     /// the rest of its requests do, and is kept paused
     /// ([`Trial::Stopped`]) in case its binding limit is asked for.
-    fn passes<'f>(&self, fleet: &'f Fleet, n: u32, rate: f64) -> Trial<'f> {
+    fn trial<'f>(&self, fleet: &'f Fleet, n: u32, rate: f64) -> Trial<'f> {
         let count = self.requests(n) as u64;
         let most = most_misses(count, self.target());
         let mut replay = Paused::new(fleet, 0..1, self.arrivals(n, rate), self.sim.capacity_seed);
@@ -238,7 +237,8 @@ impl<'a> Search<'a> {
         let saturated = self.saturated_rps();
         let stable = self.stable_rps(1, saturated);
         let low = stable * LOW_RATE_FRACTION;
-        let (at_low, low_bounded) = self.run(1, low);
+        let fleet = self.fleet(1);
+        let (at_low, low_bounded) = self.run(&fleet, 1, low);
         let ok = low_bounded && at_low.attainment() >= q;
         // Missed at the lowest rate with a bounded queue: the misses are the
         // requests of a burst waiting for each other on one replica, which a
@@ -265,15 +265,14 @@ impl<'a> Search<'a> {
                 best_tpot_ms: Some(at_low.tpot.quantile_ms(q)),
             });
         }
-        let fleet = self.fleet(1);
-        let (rate, tally, binding) = match self.passes(&fleet, 1, stable).sustained_or_not() {
+        let (rate, tally, binding) = match self.trial(&fleet, 1, stable).sustained_or_not() {
             Ok(tally) => (stable, tally, "stability"),
             Err(top) => {
                 let (mut lo, mut lo_tally) = (low, at_low);
                 let mut hi = Failed::top(stable, top);
                 for _ in 0..BISECTION_STEPS {
                     let mid = (lo * hi.rate).sqrt();
-                    match self.passes(&fleet, 1, mid).sustained_or_not() {
+                    match self.trial(&fleet, 1, mid).sustained_or_not() {
                         Ok(t) => (lo, lo_tally) = (mid, t),
                         Err(t) => hi = Failed::probe(mid, t),
                     }
@@ -319,7 +318,7 @@ impl<'a> Search<'a> {
         let n = last.replicas + 1;
         let stable = self.stable_rps(n, f.saturated_rps_per_replica);
         let fleet = self.fleet(n);
-        let top = match self.passes(&fleet, n, stable).sustained_or_not() {
+        let top = match self.trial(&fleet, n, stable).sustained_or_not() {
             Ok(tally) => return self.point(n, stable, &tally, "stability"),
             Err(top) => top,
         };
@@ -331,7 +330,7 @@ impl<'a> Search<'a> {
         if last.max_rps <= 0.0 {
             // Nothing sustained yet: start from the screen's lowest rate.
             let low = stable * LOW_RATE_FRACTION;
-            let (t, bounded) = self.run(n, low);
+            let (t, bounded) = self.run(&fleet, n, low);
             if !(bounded && t.attainment() >= self.target()) {
                 let binding = Self::binding(&t, bounded);
                 return self.point(n, 0.0, &t, binding);
@@ -358,14 +357,14 @@ impl<'a> Search<'a> {
         }
         let binding = self.binding_of(n, b.hi);
         // The last point's rate, if nothing above it passed: its tally at n.
-        let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(n, b.lo).0);
+        let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(&fleet, n, b.lo).0);
         self.point(n, b.lo, &lo_tally, binding)
     }
 
     /// Runs `n` replicas at `rate` and moves the bracket's end it falls on;
     /// whether the rate was sustained.
     fn probe<'f>(&self, fleet: &'f Fleet, b: &mut RateBracket<'f>, n: u32, rate: f64) -> bool {
-        match self.passes(fleet, n, rate).sustained_or_not() {
+        match self.trial(fleet, n, rate).sustained_or_not() {
             Ok(t) => {
                 (b.lo, b.lo_tally) = (rate, Some(t));
                 true
