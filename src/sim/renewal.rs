@@ -17,27 +17,63 @@ pub(crate) fn renewal(
     count: usize,
     seed: u64,
 ) -> Vec<Arrival> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let shape = 1.0 / (cv * cv).max(1e-6);
-    let Ok(gamma) = Gamma::new(shape, 1.0) else {
-        return Vec::new();
-    };
-    if lengths.is_empty() || rate_rps <= 0.0 {
-        return Vec::new();
+    RenewalStream::new(cv, lengths, seed).at_rate(rate_rps, count)
+}
+
+/// One seeded renewal stream at every rate: its draws (a gamma variate of
+/// mean `shape` for each gap, then a length) do not depend on the rate,
+/// which only divides the gaps, so they are drawn once, as far as a run
+/// has asked, and each rate's arrivals are computed from them exactly as
+/// [`renewal`] computes them.
+pub(crate) struct RenewalStream<'a> {
+    lengths: &'a [(u32, u32)],
+    /// The gamma distribution of unit scale and its shape 1/CV²; `None`
+    /// when no such distribution exists.
+    gamma: Option<(Gamma, f64)>,
+    rng: StdRng,
+    /// The draws so far: (gamma variate, input tokens, output tokens).
+    draws: Vec<(f64, u32, u32)>,
+}
+
+impl<'a> RenewalStream<'a> {
+    /// The stream of coefficient of variation `cv` over `lengths` from `seed`.
+    pub(crate) fn new(cv: f64, lengths: &'a [(u32, u32)], seed: u64) -> Self {
+        let shape = 1.0 / (cv * cv).max(1e-6);
+        RenewalStream {
+            lengths,
+            gamma: Gamma::new(shape, 1.0).ok().map(|g| (g, shape)),
+            rng: StdRng::seed_from_u64(seed),
+            draws: Vec::new(),
+        }
     }
-    let mut t = 0.0;
-    (0..count)
-        .map(|_| {
-            t += gamma.sample(&mut rng) / (shape * rate_rps);
-            let (input, output) = lengths[rng.gen_range(0..lengths.len())];
-            Arrival {
-                time_s: t,
-                tier: 0,
-                input_tokens: input,
-                output_tokens: output,
-            }
-        })
-        .collect()
+
+    /// The first `count` arrivals of tier 0 at `rate_rps`.
+    pub(crate) fn at_rate(&mut self, rate_rps: f64, count: usize) -> Vec<Arrival> {
+        let Some((gamma, shape)) = self.gamma else {
+            return Vec::new();
+        };
+        if self.lengths.is_empty() || rate_rps <= 0.0 {
+            return Vec::new();
+        }
+        while self.draws.len() < count {
+            let gap = gamma.sample(&mut self.rng);
+            let (input, output) = self.lengths[self.rng.gen_range(0..self.lengths.len())];
+            self.draws.push((gap, input, output));
+        }
+        let mut t = 0.0;
+        self.draws[..count]
+            .iter()
+            .map(|&(gap, input, output)| {
+                t += gap / (shape * rate_rps);
+                Arrival {
+                    time_s: t,
+                    tier: 0,
+                    input_tokens: input,
+                    output_tokens: output,
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -49,5 +85,23 @@ mod tests {
         let a = renewal(4.0, 3.0, &[(100, 10)], 20_000, 3);
         let rate = a.len() as f64 / a.last().unwrap().time_s;
         assert!((rate - 4.0).abs() < 0.3, "{rate}");
+    }
+
+    #[test]
+    fn one_stream_at_several_rates_and_lengths_is_each_fresh_stream() {
+        let lengths = [(100, 10), (2_000, 300), (40, 900)];
+        let mut stream = RenewalStream::new(1.7, &lengths, 9);
+        for (rate, count) in [(3.0, 500), (0.25, 1_200), (40.0, 800), (3.0, 1_200)] {
+            let fresh = renewal(rate, 1.7, &lengths, count, 9);
+            let shared = stream.at_rate(rate, count);
+            assert_eq!(shared.len(), count);
+            for (a, b) in shared.iter().zip(&fresh) {
+                assert_eq!(a.time_s.to_bits(), b.time_s.to_bits());
+                assert_eq!(
+                    (a.input_tokens, a.output_tokens),
+                    (b.input_tokens, b.output_tokens)
+                );
+            }
+        }
     }
 }

@@ -8,12 +8,13 @@ use crate::capacity::{Config, Sustained, Verdict};
 use crate::demand::TierDemand;
 use crate::perf::roofline::RooflineBound;
 use crate::scenario::{GpuOffer, Simulation, Tier};
-use crate::sim::renewal::renewal;
+use crate::sim::renewal::{renewal, RenewalStream};
 use crate::sim::request::Arrival;
 use crate::sim::{
     simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, Router, TierTally,
 };
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 
 /// Bisection of a single replica: steps on log(rate), 2^-10 of the
 /// bracket's log width.
@@ -53,6 +54,8 @@ pub(super) struct Search<'a> {
     demand: &'a TierDemand,
     sim: &'a Simulation,
     roofline_rps: f64,
+    /// The runs' arrival stream, drawn once for every rate and fleet.
+    stream: RefCell<RenewalStream<'a>>,
     pub(super) key: String,
 }
 
@@ -74,12 +77,18 @@ impl<'a> Search<'a> {
             &demand.lengths,
         );
         let key = cache_key(setting.simulation, &spec, tier, demand);
+        let cv = demand.within_minute_cv.max(0.05);
         Search {
             spec,
             tier,
             demand,
             sim: setting.simulation,
             roofline_rps: roofline.max_rps(),
+            stream: RefCell::new(RenewalStream::new(
+                cv,
+                &demand.lengths,
+                setting.simulation.capacity_seed,
+            )),
             key,
         }
     }
@@ -109,16 +118,11 @@ impl<'a> Search<'a> {
         fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router)
     }
 
-    /// The requests of a run of `n` replicas at `rate`.
+    /// The requests of a run of `n` replicas at `rate`: the search's one
+    /// stream at that rate (the same seeded stream compressed in time for
+    /// every rate).
     fn arrivals(&self, n: u32, rate: f64) -> Vec<Arrival> {
-        let cv = self.demand.within_minute_cv.max(0.05);
-        renewal(
-            rate,
-            cv,
-            &self.demand.lengths,
-            self.requests(n),
-            self.sim.capacity_seed,
-        )
+        self.stream.borrow_mut().at_rate(rate, self.requests(n))
     }
 
     /// A run of `fleet` (of `n` replicas) at `rate` judged against the
