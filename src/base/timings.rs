@@ -1,6 +1,8 @@
 //! Where a long computation's time goes: named stages, each timed as it
 //! runs, collected in the order they finished (`planner bench` prints them).
-//! Recording costs a clock read and a push under a lock per stage.
+//! A stage may be recorded as a part of the stage that encloses it (which
+//! finishes after it): its time is inside the enclosing stage's, not beside
+//! it. Recording costs a clock read and a push under a lock per stage.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -10,6 +12,9 @@ use std::time::Instant;
 pub struct Stage {
     pub name: String,
     pub seconds: f64,
+    /// Whether the stage is a part of the next stage recorded that is not
+    /// one (its time is counted there).
+    pub part: bool,
 }
 
 /// A shared, cloneable list of timed stages.
@@ -26,10 +31,33 @@ impl Timings {
         out
     }
 
+    /// Runs `work`, recording its wall time under `name` as a part of the
+    /// stage that encloses it.
+    pub fn time_part<T>(&self, name: impl FnOnce() -> String, work: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = work();
+        let seconds = start.elapsed().as_secs_f64();
+        self.push(name(), seconds, true);
+        out
+    }
+
     /// Adds a stage timed elsewhere.
     pub fn record(&self, name: String, seconds: f64) {
+        self.push(name, seconds, false);
+    }
+
+    /// Adds a part of the enclosing stage timed elsewhere.
+    pub fn record_part(&self, name: String, seconds: f64) {
+        self.push(name, seconds, true);
+    }
+
+    fn push(&self, name: String, seconds: f64, part: bool) {
         if let Ok(mut stages) = self.0.lock() {
-            stages.push(Stage { name, seconds });
+            stages.push(Stage {
+                name,
+                seconds,
+                part,
+            });
         }
     }
 
@@ -55,5 +83,17 @@ mod tests {
         let names: Vec<String> = t.take().into_iter().map(|s| s.name).collect();
         assert_eq!(names, ["inner", "outer"]);
         assert!(t.take().is_empty());
+    }
+
+    #[test]
+    fn a_part_is_marked_as_one_and_the_stage_around_it_is_not() {
+        let t = Timings::default();
+        let clone = t.clone();
+        t.time(
+            || "outer".into(),
+            || clone.time_part(|| "inner".into(), || ()),
+        );
+        let parts: Vec<(String, bool)> = t.take().into_iter().map(|s| (s.name, s.part)).collect();
+        assert_eq!(parts, [("inner".into(), true), ("outer".into(), false)]);
     }
 }

@@ -224,6 +224,7 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
         &need,
         cache.as_deref(),
         progress,
+        &crate::base::timings::Timings::default(),
     );
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
     let mut pairs = report::capacity_text::pair(&names, &analytic, &simulated);
@@ -311,11 +312,9 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
         ));
         lines
             .push("  the full solve's stages (wall time, in the order they finished):".to_string());
-        let width = stages.iter().map(|s| s.name.len()).max().unwrap_or(0);
-        for s in &stages {
-            lines.push(format!("    {:<width$}  {:>8.3} s", s.name, s.seconds));
-        }
-        let staged: f64 = stages.iter().map(|s| s.seconds).sum();
+        lines.extend(stage_lines(&stages));
+        let width = stages.iter().map(|s| s.name.len() + 2).max().unwrap_or(0);
+        let staged: f64 = stages.iter().filter(|s| !s.part).map(|s| s.seconds).sum();
         lines.push(format!(
             "    {:<width$}  {:>8.3} s",
             "(not in a stage)",
@@ -324,4 +323,56 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
     }
     outputs.commit()?;
     emit(&(lines.join("\n") + "\n"))
+}
+
+/// The lines of `stages` (in the order they finished), each stage followed
+/// by its parts, indented beneath it, the names padded to one width.
+fn stage_lines(stages: &[crate::base::timings::Stage]) -> Vec<String> {
+    let width = stages.iter().map(|s| s.name.len() + 2).max().unwrap_or(0);
+    let line = |indent: &str, s: &crate::base::timings::Stage| {
+        let name = format!("{indent}{}", s.name);
+        format!("    {name:<width$}  {:>8.3} s", s.seconds)
+    };
+    let mut lines = Vec::new();
+    let mut parts = Vec::new();
+    for s in stages {
+        if s.part {
+            parts.push(s);
+            continue;
+        }
+        lines.push(line("", s));
+        lines.extend(parts.drain(..).map(|p| line("  ", p)));
+    }
+    lines.extend(parts.into_iter().map(|p| line("  ", p)));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stage_lines;
+    use crate::base::timings::Stage;
+
+    #[test]
+    fn a_stage_is_printed_before_the_parts_that_finished_before_it() {
+        let stage = |name: &str, seconds, part| Stage {
+            name: name.into(),
+            seconds,
+            part,
+        };
+        let lines = stage_lines(&[
+            stage("screen", 1.0, true),
+            stage("fleets", 2.5, true),
+            stage("capacity", 3.75, false),
+            stage("round 1", 0.5, false),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "    capacity       3.750 s",
+                "      screen       1.000 s",
+                "      fleets       2.500 s",
+                "    round 1        0.500 s",
+            ]
+        );
+    }
 }

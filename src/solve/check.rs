@@ -155,6 +155,7 @@ pub(super) fn run(chosen: &Finished, aside: &SetAside, options: &SolveOptions) -
             &need_rps(demand, &trial.factors, &window_factors),
             options.cache_dir.as_deref(),
             options.progress,
+            &options.timings,
         );
     }
     let settings = levels::quick(&trial.milp.settings);

@@ -523,6 +523,7 @@ pub fn capacity_table(
             &need_rps(demand, factors, &[]),
             options.cache_dir.as_deref(),
             options.progress,
+            &options.timings,
         ),
         CapacitySource::Analytic => capacity::evaluate_all(
             &scenario.gpus,

@@ -440,6 +440,7 @@ impl Candidate {
                     &need_rps(sizing_demand, &self.factors, &self.window_factors),
                     options.cache_dir.as_deref(),
                     options.progress,
+                    &options.timings,
                 );
             });
         }

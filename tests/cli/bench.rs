@@ -34,3 +34,58 @@ fn bench_times_the_first_round_milp_by_either_method() {
         stderr(&out)
     );
 }
+
+#[test]
+fn bench_shows_the_capacity_stages_parts_beneath_it_and_counts_them_once() {
+    let out = planner(&[
+        "bench",
+        "tests/fixtures/ok/tiny.toml",
+        "--repeat",
+        "1",
+        "--no-cache",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let table = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("plan: capacity table"))
+        .unwrap_or_else(|| panic!("no capacity stage in {text}"));
+    let parts = [
+        "capacity: batch caps screened on one replica (",
+        "capacity: chunk sizes screened on one replica (",
+        "capacity: fleet step functions extended (",
+    ];
+    for (i, part) in parts.iter().enumerate() {
+        let line = lines[table + 1 + i];
+        assert!(
+            line.starts_with("      ") && line.trim_start().starts_with(part),
+            "line {} is not the part `{part}`: {text}",
+            table + 2 + i
+        );
+    }
+    // The parts' time is inside the capacity stage's: the stages outside
+    // every other stage add up to at most the whole solve.
+    let seconds = |l: &str| -> f64 {
+        l.trim_end_matches(" s")
+            .rsplit(' ')
+            .next()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("no seconds in `{l}`"))
+    };
+    let whole: f64 = lines[0]
+        .split("full solve (demand + capacity + MILP + replay rounds + report data) ")
+        .nth(1)
+        .and_then(|r| r.split(" s;").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no full solve time in {text}"));
+    let staged: f64 = lines[2..]
+        .iter()
+        .filter(|l| l.starts_with("    ") && !l.starts_with("      "))
+        .map(|l| seconds(l))
+        .sum();
+    assert!(
+        staged <= whole + 0.01,
+        "{staged} s staged in {whole} s: {text}"
+    );
+}

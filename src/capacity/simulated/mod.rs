@@ -40,6 +40,7 @@ mod search;
 pub(crate) use crate::base::disk_cache::default_cache_dir;
 
 use crate::base::progress::Progress;
+use crate::base::timings::Timings;
 use crate::capacity::fleet::FleetCapacity;
 use crate::capacity::{self, CapacityEntry, Config, Verdict};
 use crate::demand::TierDemand;
@@ -53,13 +54,15 @@ use std::path::Path;
 /// replica, and the survivors' fleet step functions up to the fleet that
 /// `need_rps[tier]` requests/s require (capped at
 /// `simulation.fleet_max_replicas`). Work is spread over the cores; the
-/// result does not depend on the split.
+/// result does not depend on the split. Each stage's time is recorded in
+/// `timings` as a part of the caller's stage.
 pub(crate) fn evaluate_all(
     scenario: &Scenario,
     demand: &[TierDemand],
     need_rps: &[f64],
     cache_dir: Option<&Path>,
     progress: Progress,
+    timings: &Timings,
 ) -> Vec<Vec<CapacityEntry>> {
     let setting = Setting::of(scenario, cache_dir);
     let candidates = Config::candidates(&scenario.gpus);
@@ -72,7 +75,15 @@ pub(crate) fn evaluate_all(
             }
         }
     }
-    let screened = screen_jobs(scenario, demand, &setting, &candidates, &jobs, progress, 1);
+    let screened = timings.time_part(
+        || {
+            format!(
+                "capacity: batch caps screened on one replica ({} configurations)",
+                jobs.len()
+            )
+        },
+        || screen_jobs(scenario, demand, &setting, &candidates, &jobs, progress, 1),
+    );
     // Stage 1b: chunk sizes at the best batch cap of each (tier, GPU, TP,
     // precision).
     let mut best_batch: BTreeMap<
@@ -100,7 +111,15 @@ pub(crate) fn evaluate_all(
             }
         }
     }
-    let screened_more = screen_jobs(scenario, demand, &setting, &candidates, &more, progress, 2);
+    let screened_more = timings.time_part(
+        || {
+            format!(
+                "capacity: chunk sizes screened on one replica ({} configurations)",
+                more.len()
+            )
+        },
+        || screen_jobs(scenario, demand, &setting, &candidates, &more, progress, 2),
+    );
     // Entries in candidate order, whatever the stage that produced them.
     let by_job: BTreeMap<(usize, usize), CapacityEntry> = jobs
         .into_iter()
@@ -121,13 +140,16 @@ pub(crate) fn evaluate_all(
             }
         }
     }
-    extend_fleets(&mut table, scenario, demand, need_rps, cache_dir, progress);
+    extend_fleets(
+        &mut table, scenario, demand, need_rps, cache_dir, progress, timings,
+    );
     table
 }
 
 /// Stage 2 alone: gives every survivor of the screen a fleet step function
 /// that reaches `need_rps[tier]` (or `simulation.fleet_max_replicas`),
-/// extending the ones it already has.
+/// extending the ones it already has; its time, when there was any to
+/// extend, is recorded in `timings` as a part of the caller's stage.
 pub(crate) fn extend_fleets(
     table: &mut [Vec<CapacityEntry>],
     scenario: &Scenario,
@@ -135,6 +157,7 @@ pub(crate) fn extend_fleets(
     need_rps: &[f64],
     cache_dir: Option<&Path>,
     progress: Progress,
+    timings: &Timings,
 ) {
     let setting = Setting::of(scenario, cache_dir);
     let mut fleet_jobs = Vec::new();
@@ -153,6 +176,7 @@ pub(crate) fn extend_fleets(
     if fleet_jobs.is_empty() {
         return;
     }
+    let start = std::time::Instant::now();
     let bar = progress.steps("fleet capacity by simulation", fleet_jobs.len() as u64);
     let fleets = crate::base::parallel::map_in_order(&fleet_jobs, |&(k, i)| {
         let e = &table[k][i];
@@ -169,9 +193,20 @@ pub(crate) fn extend_fleets(
         f
     });
     bar.finish_and_clear();
-    for ((k, i), f) in fleet_jobs.into_iter().zip(fleets) {
-        table[k][i].fleet = f.flatten();
+    let points = |f: Option<&FleetCapacity>| f.map_or(0, |f| f.points.len());
+    let mut added = 0;
+    for ((k, i), f) in fleet_jobs.iter().zip(fleets) {
+        let f = f.flatten();
+        added += points(f.as_ref()).saturating_sub(points(table[*k][*i].fleet.as_ref()));
+        table[*k][*i].fleet = f;
     }
+    timings.record_part(
+        format!(
+            "capacity: fleet step functions extended ({} of them, {added} points added)",
+            fleet_jobs.len()
+        ),
+        start.elapsed().as_secs_f64(),
+    );
 }
 
 /// `f` up to its first point that sustains `need_rps` and to at most `limit`
