@@ -240,11 +240,21 @@ pub fn sentence(b: &BreakEven) -> String {
             "; its replay misses a target"
         }
     };
+    let between = format!("between {} and {} ({narrowed})", b.low, b.high);
+    let (lead, between) = if b.direction_check_broken {
+        (
+            ": NOT ESTABLISHED",
+            format!(
+                "its solves change the decision {between}, but the direction check below flags costs between {} and {}: a plan there is not the cheapest the planner can find, so the decision may change elsewhere",
+                b.swept_low, b.swept_high
+            ),
+        )
+    } else {
+        ("", between)
+    };
     format!(
-        "{}{with}: between {} and {} ({narrowed}). At {}: {} ({} USD{}); at {}: {} ({} USD{})",
+        "{}{with}{lead}: {between}. At {}: {} ({} USD{}); at {}: {} ({} USD{})",
         b.key,
-        b.low,
-        b.high,
         b.low,
         b.below,
         usd(b.low_cost_usd),
@@ -279,6 +289,7 @@ mod tests {
             low_meets_targets: true,
             high_meets_targets: true,
             probes: Vec::new(),
+            direction_check_broken: false,
         };
         assert!(!sentence(&b).contains("misses"), "{}", sentence(&b));
         b.high_meets_targets = false;
@@ -288,5 +299,12 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("misses").count(), 1, "{text}");
+        assert!(!text.contains("NOT ESTABLISHED"), "{text}");
+        b.direction_check_broken = true;
+        let text = sentence(&b);
+        assert!(
+            text.starts_with("demand[1].scale: NOT ESTABLISHED: its solves change the decision between 2.8 and 2.9 (between the swept values), but the direction check below flags costs between 2 and 3:"),
+            "{text}"
+        );
     }
 }
