@@ -50,9 +50,26 @@ pub fn group_thousands(n: i64) -> String {
     }
 }
 
+/// `one` after a count of 1, `many` after any other count: the noun of
+/// "1 day" and "2 days".
+pub(crate) fn noun(count: u64, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!(format!("1 {}", noun(1, "day", "days")), "1 day");
+        assert_eq!(format!("0 {}", noun(0, "day", "days")), "0 days");
+        assert_eq!(format!("7 {}", noun(7, "GPU", "GPUs")), "7 GPUs");
+    }
 
     #[test]
     fn money_formats() {

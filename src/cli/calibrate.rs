@@ -17,7 +17,8 @@ pub(crate) struct CalibrateArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "data/vidur-profiling")]
     pub kernels: Option<PathBuf>,
     /// Instead, fit the engine profiles to measured benchmark runs: files in
-    /// the columns of engine-runs/runs.csv, or `vllm bench serve
+    /// the columns of data/engine-runs/*.csv (data/engine-runs/README.md
+    /// lists them), or `vllm bench serve
     /// --save-result` JSON (with --gpu, --tp, --engine and --precision).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub runs: Vec<PathBuf>,

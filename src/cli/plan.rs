@@ -39,7 +39,7 @@ pub(crate) struct SolveArgs {
     #[arg(long, value_name = "PLAN.json")]
     pub plan_out: Option<PathBuf>,
     /// Recompute simulated capacities and slot replays instead of reading them from the cache
-    /// ($PLANNER_CACHE_DIR, else ~/.cache/planner).
+    /// ($PLANNER_CACHE_DIR, else $XDG_CACHE_HOME/planner, else ~/.cache/planner).
     #[arg(long)]
     pub no_cache: bool,
     /// Exit 0 even when the plan's own replay misses a tier's target (by

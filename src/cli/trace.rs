@@ -16,7 +16,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum TraceCommand {
-    /// Arrival and length statistics of a trace (Azure CSV or Mooncake JSONL).
+    /// Arrival and length statistics of a trace (Azure CSV, BurstGPT CSV or
+    /// Mooncake JSONL).
     ///
     /// Windows are clock-aligned in UTC; empty windows count as zero.
     Stats(StatsArgs),

@@ -243,8 +243,9 @@ pub(crate) fn build_keeping(
     }
     let method = match (&curve, &scenario.shape) {
         (Some(c), Some(s)) => format!(
-            "{} days of the ServeGen rate curve {}{}, anchored so that each trace's mean rate is the curve's {} slot; per-slot peak = {} scaled by the trace's measured burstiness",
+            "{} {} of the ServeGen rate curve {}{}, anchored so that each trace's mean rate is the curve's {} slot; per-slot peak = {} scaled by the trace's measured burstiness",
             s.days,
+            crate::base::numbers::noun(u64::from(s.days), "day", "days"),
             s.servegen.display(),
             if c.clients > 1 { format!(" ({} client series summed)", c.clients) } else { String::new() },
             match s.anchor { ShapeAnchor::Peak => "busiest", ShapeAnchor::Mean => "mean" },

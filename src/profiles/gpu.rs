@@ -127,7 +127,7 @@ impl Calibration {
             Calibration::PublishedThroughput => {
                 "fitted to published throughput only, no measured kernels or engine runs"
             }
-            Calibration::Datasheet => "datasheet figures, efficiencies assumed from other GPUs",
+            Calibration::Datasheet => "from datasheets, efficiencies assumed from other GPUs",
         }
     }
 

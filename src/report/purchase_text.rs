@@ -9,9 +9,10 @@ use std::fmt::Write as _;
 /// One reservation in words: count, type, term, commitment, calibration.
 pub(crate) fn reserve_sentence(r: &crate::money::purchase::Reserve) -> String {
     format!(
-        "{} {} GPUs, {}: {} USD per year, paid used or not (figures {})",
+        "{} {} {}, {}: {} USD per year, paid used or not (figures {})",
         r.gpus,
         r.gpu_type,
+        crate::base::numbers::noun(u64::from(r.gpus), "GPU", "GPUs"),
         r.term,
         usd(r.usd_per_year),
         r.calibration.words()

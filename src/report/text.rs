@@ -86,9 +86,10 @@ fn commitment_lines(o: &mut String, outcome: &Outcome) {
     for (gpu, line) in &c.gpu_types {
         let _ = writeln!(
             o,
-            "    {gpu:<22} {:>14}   {} GPUs × {:.3} USD/GPU-h; term: {}",
+            "    {gpu:<22} {:>14}   {} {} × {:.3} USD/GPU-h; term: {}",
             usd(line.usd_per_year),
             line.gpus,
+            crate::base::numbers::noun(u64::from(line.gpus), "GPU", "GPUs"),
             line.reserved_usd_per_gpu_hour,
             line.term
         );

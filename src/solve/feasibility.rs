@@ -56,8 +56,14 @@ pub(super) fn check_servable(
                 reasons.join("; ")
             )
         };
+        // The API is off for this tier: not offered, or not allowed to it.
+        let api_hint = if scenario.api.is_none() {
+            "add an `[api]` table so that its requests can go to an API"
+        } else {
+            "allow the API for this tier (`api_allowed = true`)"
+        };
         unserved.push(format!(
-            "tier `{}` cannot be served: {detail}. Relax the tier's limits, offer a faster GPU type or larger tensor-parallel degrees, or allow the API for this tier",
+            "tier `{}` cannot be served: {detail}. Relax the tier's limits, offer a faster GPU type or larger tensor-parallel degrees, or {api_hint}",
             tier.name
         ));
     }

@@ -1,4 +1,4 @@
-//! Request traces: streaming readers for the Azure CSV and Mooncake JSONL
+//! Request traces: streaming readers for the Azure CSV, BurstGPT CSV and Mooncake JSONL
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
 pub mod aggregate;

@@ -93,7 +93,7 @@ pub(crate) fn read_csv(
         return Err(PlannerError::Runs(vec![Problem::new(
             path,
             "",
-            "the file is empty; a runs file starts with a header row naming its columns (as engine-runs/runs.csv)",
+            "the file is empty; a runs file starts with a header row naming its columns (as data/engine-runs/moe.csv does; data/engine-runs/README.md lists them)",
         )]));
     };
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
@@ -107,7 +107,7 @@ pub(crate) fn read_csv(
             path,
             "line 1",
             format!(
-                "the header lacks the columns {}; a runs file has the columns of engine-runs/runs.csv (its README lists them)",
+                "the header lacks the columns {}; a runs file has the columns of data/engine-runs/*.csv (data/engine-runs/README.md lists them)",
                 missing.join(", ")
             ),
         )]));
