@@ -34,7 +34,7 @@ pub(crate) fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result
             .span()
             .map(|span| line_col(text, span.start))
             .unwrap_or_default();
-        let message = inner.message().trim().replace('\n', "; ");
+        let message = plain_type_names(&inner.message().trim().replace('\n', "; "));
         let message = if key_path.is_empty() || key_path == "." {
             message
         } else {
@@ -49,10 +49,71 @@ pub(crate) fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result
     })
 }
 
+/// `message` with the Rust type a value was expected to have (serde's
+/// "expected f64", "expected u32") in words a scenario's author knows
+/// (serde's JSON messages name them alike).
+pub(crate) fn plain_type_names(message: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("usize", "a whole number, 0 or more"),
+        ("u64", "a whole number, 0 or more"),
+        ("u32", "a whole number, 0 or more"),
+        ("u16", "a whole number, 0 or more"),
+        ("u8", "a whole number, 0 or more"),
+        ("isize", "a whole number"),
+        ("i64", "a whole number"),
+        ("i32", "a whole number"),
+        ("i16", "a whole number"),
+        ("i8", "a whole number"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in WORDS {
+        let pattern = format!("expected {rust}");
+        let mut from = 0;
+        while let Some(at) = out[from..].find(&pattern).map(|i| i + from) {
+            let end = at + pattern.len();
+            let whole_word = out[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            if whole_word {
+                out.replace_range(at..end, &format!("expected {words}"));
+                from = at + "expected ".len() + words.len();
+            } else {
+                from = end;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[test]
+    fn rust_type_names_become_words() {
+        assert_eq!(
+            plain_type_names("invalid type: string \"100\", expected f64"),
+            "invalid type: string \"100\", expected a number"
+        );
+        assert_eq!(
+            plain_type_names("invalid value: integer `-1`, expected u64 (at key `x`)"),
+            "invalid value: integer `-1`, expected a whole number, 0 or more (at key `x`)"
+        );
+        assert_eq!(
+            plain_type_names("expected u32, expected i64"),
+            "expected a whole number, 0 or more, expected a whole number"
+        );
+        // Not a type name on its own: left as it is.
+        assert_eq!(plain_type_names("expected u32x4"), "expected u32x4");
+        assert_eq!(
+            plain_type_names("expected one of `a`, `b`"),
+            "expected one of `a`, `b`"
+        );
+    }
 
     #[derive(Deserialize, Debug)]
     #[serde(deny_unknown_fields)]

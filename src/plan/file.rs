@@ -247,18 +247,17 @@ impl PlanFile {
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let inner = e.inner();
             let what = inner.to_string();
-            let what = what
-                .split(" at line ")
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            // The location goes before the message, as `line:column`.
+            let what = crate::base::toml_file::plain_type_names(
+                what.split(" at line ").next().unwrap_or_default(),
+            );
             let field = e.path().to_string();
             let at = format!("{}:{}", inner.line(), inner.column());
             let message = if field.is_empty() || field == "." {
                 format!("{what}; a plan file is what `planner solve --plan-out` writes")
             } else {
                 format!(
-                    "at `{field}`: {inner}; a plan file is what `planner solve --plan-out` writes"
+                    "at `{field}`: {what}; a plan file is what `planner solve --plan-out` writes"
                 )
             };
             problem(at, message)

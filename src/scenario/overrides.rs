@@ -360,6 +360,17 @@ fn fit(old: &Item, new: Value, o: &Override) -> Result<Value, String> {
         };
     };
     let wrong = |new: &Value| {
+        // A number too large for a float is read as a word: say which.
+        let out_of_range = matches!(new, Value::String(_))
+            && o.value.trim().parse::<f64>().is_ok_and(f64::is_infinite);
+        if out_of_range {
+            return Err(format!(
+                "`{}` expects {}, got `{}`, a number beyond the largest one a scenario can hold (about 1.8e308)",
+                o.key,
+                describe(&Item::Value(old.clone())),
+                o.value
+            ));
+        }
         Err(format!(
             "`{}` expects {}, got {} `{}`",
             o.key,
@@ -625,6 +636,16 @@ mod tests {
         let out = run(&["api.usd=1", "gpus[0].profile=mi300x"]).unwrap();
         assert!(out.text.contains("usd = 1.0"), "{}", out.text);
         assert!(out.text.contains("profile = \"mi300x\""), "{}", out.text);
+    }
+
+    #[test]
+    fn a_number_too_large_for_a_float_is_named_as_one() {
+        let m = messages(&["api.usd=1e400"]);
+        assert!(
+            m.contains("`api.usd` expects a number, got `1e400`, a number beyond the largest"),
+            "{m}"
+        );
+        assert!(!m.contains("a string"), "{m}");
     }
 
     #[test]

@@ -351,9 +351,17 @@ fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
 
 /// Parses one Mooncake JSON line (timestamp in milliseconds).
 pub(super) fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
-    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| RowError {
-        column: Some(e.column() as u64),
-        message: format!("not a Mooncake JSON line ({e}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
+    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| {
+        // The row's own line and column locate it: the message without
+        // serde's "at line 1 column N".
+        let what = e.to_string();
+        let what = crate::base::toml_file::plain_type_names(
+            what.split(" at line ").next().unwrap_or_default(),
+        );
+        RowError {
+            column: Some(e.column() as u64),
+            message: format!("not a Mooncake JSON line ({what}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
+        }
     })?;
     let ms = parsed
         .timestamp
