@@ -260,7 +260,7 @@ pub(crate) fn render(
             .iter()
             .map(|c| {
                 format!(
-                    "{} {} on {}, batch cap {}, chunks of {} tokens, {}, {:.1}% (up to {} replica{})",
+                    "{} {} on {}, batch cap {}, chunks of {} tokens, {}, {:.1}% of its requests (up to {} replica{})",
                     c.gpu_type,
                     crate::perf::Layout {
                         tp: c.tensor_parallel,

@@ -314,7 +314,7 @@ pub fn render(outcome: &Outcome) -> String {
             };
             let _ = writeln!(
                 o,
-                "    {:<30} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   share {:>5.1}%{spot}",
+                "    {:<30} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   serves {:>5.1}% of the tier's requests{spot}",
                 c.label,
                 c.rps_per_replica,
                 c.gpus_per_replica,
@@ -325,7 +325,7 @@ pub fn render(outcome: &Outcome) -> String {
         if tier.api_share > 0.0 {
             let _ = writeln!(
                 o,
-                "    {:<30} {:>52} share {:>5.1}%",
+                "    {:<30} {:>52} serves {:>5.1}% of the tier's requests",
                 "API",
                 "",
                 tier.api_share * 100.0

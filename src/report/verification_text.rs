@@ -92,7 +92,7 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
     }
     let _ = writeln!(
         o,
-        "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is GPU utilisation under COST; batch: mean decoding sequences per step):"
+        "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is the GPU utilisation in the COST section of `planner solve`; batch: mean decoding sequences per step):"
     );
     // A configuration with no replica up in the slots replayed (`simulate
     // --slot N` of a slot it does not run in) has nothing to say.
