@@ -36,6 +36,19 @@ impl Axis {
                 "--set `{arg}`: an empty value between commas; write KEY=V1,V2,…"
             ));
         }
+        // The same value twice (as written, or as the same number) would
+        // solve the same variant twice.
+        let same = |a: &str, b: &str| match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => a.trim() == b.trim(),
+        };
+        for (i, v) in values.iter().enumerate() {
+            if let Some(w) = values[..i].iter().find(|w| same(w, v)) {
+                return Err(format!(
+                    "--set `{arg}`: the value `{v}` repeats `{w}`, which would solve the same variant twice; list each value once"
+                ));
+            }
+        }
         Ok(Axis {
             key: template.key.clone(),
             values,
@@ -258,6 +271,21 @@ mod tests {
             msg.contains("even with --allow-large-grid (10,000)"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_value_listed_twice_is_refused() {
+        for arg in [
+            "gpus[0].tensor_parallel=[1],[1]",
+            "api.usd=1,2,1.0",
+            "x=a,b, a",
+        ] {
+            let e = Axis::parse(arg)
+                .err()
+                .unwrap_or_else(|| panic!("{arg} accepted"));
+            assert!(e.contains("list each value once"), "{arg}: {e}");
+        }
+        assert!(Axis::parse("api.usd=1,1.5,2").is_ok());
     }
 
     #[test]
