@@ -462,3 +462,27 @@ fn a_failing_standard_error_does_not_turn_an_error_into_a_panic() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+#[test]
+fn a_missing_profiles_folder_is_said_once_not_for_every_profile() {
+    let dir = temp_dir("no-profiles");
+    let scenario = dir.join("s.toml");
+    let text = std::fs::read_to_string("tests/fixtures/ok/tiny.toml").unwrap();
+    let text = text.replace(
+        "profiles_dir = \"../../../profiles\"",
+        "profiles_dir = \"no-such-folder\"",
+    );
+    assert!(text.contains("no-such-folder"));
+    std::fs::write(&scenario, text).unwrap();
+    let out = planner(&["solve", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("s.toml:profiles_dir: the profiles folder ") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown model profile"), "{err}");
+    assert!(!err.contains("unknown GPU profile"), "{err}");
+    assert!(!err.contains("unknown engine"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

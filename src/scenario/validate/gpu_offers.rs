@@ -400,6 +400,9 @@ impl Validator {
             return Ok(None);
         }
         let file = engine_file(profiles_dir, &self.dir, name);
+        if !file.is_file() && self.profiles_missing && !is_engine_path(name) {
+            return Err(()); // the missing profiles folder is reported once
+        }
         if !file.is_file() {
             let mut known = known_ids(&profiles_dir.join("engines"));
             known.push(ROOFLINE_ENGINE.to_string());

@@ -148,6 +148,7 @@ fn validate(path: &Path, raw: &RawScenario, text: String) -> Result<Scenario, Pl
         text,
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         problems: Vec::new(),
+        profiles_missing: false,
     };
     let scenario = v.scenario(raw);
     match scenario {
@@ -161,6 +162,9 @@ struct Validator {
     text: String,
     dir: PathBuf,
     problems: Vec<Problem>,
+    /// Whether the profiles folder does not exist (said once; the profiles
+    /// it would hold are then not reported one by one).
+    profiles_missing: bool,
 }
 
 impl Validator {
@@ -191,6 +195,16 @@ impl Validator {
         let profiles_dir = self
             .dir
             .join(raw.profiles_dir.as_deref().unwrap_or("../profiles"));
+        if !profiles_dir.is_dir() {
+            self.profiles_missing = true;
+            self.at_key(
+                "profiles_dir",
+                format!(
+                    "the profiles folder {} does not exist (`profiles_dir`, relative to the scenario file, is `../profiles` by default): set `profiles_dir` to the folder that holds models/, gpus/ and engines/ (the repository's `profiles/`)",
+                    profiles_dir.display()
+                ),
+            );
+        }
         let model = self.model(raw, &profiles_dir);
         let planning = self.planning(raw);
         let pins = Pins {
@@ -328,6 +342,9 @@ impl Validator {
         T: serde::de::DeserializeOwned + CheckedProfile,
     {
         let file = dir.join(format!("{}.toml", id.get_ref()));
+        if !file.is_file() && self.profiles_missing {
+            return None; // the missing folder is reported once
+        }
         if !file.is_file() {
             let known = crate::profiles::known_ids(dir);
             self.at_span(
