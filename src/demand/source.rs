@@ -147,6 +147,17 @@ pub(crate) fn read_source(
         max_context_tokens: Some(scenario.model.profile.max_context_tokens),
     };
     let mut requests = Vec::new();
+    // A problem of the whole file names the scenario's key that reads it.
+    let named = |mut e: Problem| {
+        if e.location.is_empty() {
+            e.message = format!(
+                "{} (the trace of `demand[{index}]` in {})",
+                e.message,
+                scenario.path.display()
+            );
+        }
+        e
+    };
     // `solve` has no --skip-bad-rows: the message must not suggest it.
     let (format, summary, acc) = accumulate_keeping(
         &source.trace,
@@ -156,14 +167,14 @@ pub(crate) fn read_source(
     )
     .map_err(|mut e| {
         e.skippable = false;
-        PlannerError::Trace(e)
+        PlannerError::Trace(named(e))
     })?;
     if acc.input_tokens().mean + acc.output_tokens().mean <= 0.0 {
-        return Err(PlannerError::Trace(Problem::new(
+        return Err(PlannerError::Trace(named(Problem::new(
             &source.trace,
             "",
             "every request of the trace has 0 input and 0 output tokens: there is nothing to serve; is this the right file?",
-        )));
+        ))));
     }
     let (first_minute_s, minute_counts) = acc.window_counts(60);
     let figures = SourceFigures {

@@ -180,7 +180,11 @@ fn zero_and_subnormal_inputs_are_refused_naming_the_input() {
             "--set",
             &format!("demand[0].trace={}", trace.display()),
         ],
-        &["zero.csv", "0 input and 0 output tokens"],
+        &[
+            "zero.csv",
+            "0 input and 0 output tokens",
+            "(the trace of `demand[0]` in tests/fixtures/ok/tiny.toml)",
+        ],
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
