@@ -75,15 +75,29 @@ pub(crate) fn evaluate_all(
             }
         }
     }
-    let screened = timings.time_part(
-        || {
-            format!(
-                "capacity: batch caps screened on one replica ({} configurations)",
-                jobs.len()
-            )
-        },
-        || screen_jobs(scenario, demand, &setting, &candidates, &jobs, progress, 1),
-    );
+    // One stage of screens, timed as a part of the caller's stage.
+    let screen = |jobs: &[(usize, usize)], stage: u32, what: &str| {
+        timings.time_part(
+            || {
+                format!(
+                    "capacity: {what} screened on one replica ({} configurations)",
+                    jobs.len()
+                )
+            },
+            || {
+                screen_jobs(
+                    scenario,
+                    demand,
+                    &setting,
+                    &candidates,
+                    jobs,
+                    progress,
+                    stage,
+                )
+            },
+        )
+    };
+    let screened = screen(&jobs, 1, "batch caps");
     // Stage 1b: chunk sizes at the best batch cap of each (tier, GPU, TP,
     // precision).
     let mut best_batch: BTreeMap<
@@ -111,15 +125,7 @@ pub(crate) fn evaluate_all(
             }
         }
     }
-    let screened_more = timings.time_part(
-        || {
-            format!(
-                "capacity: chunk sizes screened on one replica ({} configurations)",
-                more.len()
-            )
-        },
-        || screen_jobs(scenario, demand, &setting, &candidates, &more, progress, 2),
-    );
+    let screened_more = screen(&more, 2, "chunk sizes");
     // Entries in candidate order, whatever the stage that produced them.
     let by_job: BTreeMap<(usize, usize), CapacityEntry> = jobs
         .into_iter()
