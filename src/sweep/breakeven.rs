@@ -56,21 +56,8 @@ pub struct BreakEven {
     /// Whether the direction check flags two solved values between
     /// `swept_low` and `swept_high` of this line: then a plan there is not
     /// the cheapest the planner can find, and where the decision changes
-    /// is not established ([`flag`]).
+    /// is not established ([`super::direction::flag`]).
     pub direction_check_broken: bool,
-}
-
-/// Marks each break-even whose swept interval holds a pair of values that
-/// `violations` flags on the same line (the same key, the others held).
-pub(super) fn flag(break_evens: &mut [BreakEven], violations: &[super::direction::Violation]) {
-    for b in break_evens {
-        b.direction_check_broken = violations.iter().any(|v| {
-            v.key == b.key
-                && v.with == b.with
-                && v.low_value >= b.swept_low
-                && v.high_value <= b.swept_high
-        });
-    }
 }
 
 fn holds(f: &Figures, d: &Decision) -> Option<bool> {
@@ -242,57 +229,5 @@ mod tests {
         assert_eq!(midpoint(2.0, 3.0, true), None);
         let m: f64 = midpoint(1.0, 1.0 + 1e-9, false).unwrap().parse().unwrap();
         assert!(m > 1.0 && m < 1.0 + 1e-9);
-    }
-
-    #[test]
-    fn a_break_even_is_flagged_by_a_violation_inside_its_swept_interval_on_its_line() {
-        use crate::sweep::direction::{Direction, Violation};
-        let decision = Decision::ApiMost("standard".into());
-        let held = |v: &str| {
-            vec![Setting {
-                key: "api.usd_per_million_input_tokens".into(),
-                value: v.into(),
-            }]
-        };
-        let b = BreakEven {
-            key: "gpus[1].reserved_usd_per_gpu_hour".into(),
-            with: held("1"),
-            below: decision.describe(true),
-            above: decision.describe(false),
-            decision,
-            low: 1.3,
-            high: 1.4,
-            swept_low: 1.21,
-            swept_high: 1.6,
-            low_cost_usd: 159.2,
-            high_cost_usd: 122.76,
-            low_meets_targets: true,
-            high_meets_targets: true,
-            probes: Vec::new(),
-            direction_check_broken: false,
-        };
-        let violation = |low_value: f64, high_value: f64, with: Vec<Setting>| Violation {
-            key: b.key.clone(),
-            with,
-            direction: Direction::NotDown,
-            low_value,
-            high_value,
-            low_cost_usd: 159.2,
-            high_cost_usd: 122.76,
-            low_swept: false,
-            high_swept: false,
-        };
-        let flagged = |violations: &[Violation]| {
-            let mut one = [b.clone()];
-            flag(&mut one, violations);
-            one[0].direction_check_broken
-        };
-        assert!(!flagged(&[]));
-        assert!(flagged(&[violation(1.3, 1.4, held("1"))]));
-        assert!(flagged(&[violation(1.21, 1.3, held("1"))]));
-        // Another line (the other key held elsewhere), or beyond the interval.
-        assert!(!flagged(&[violation(1.3, 1.4, held("2"))]));
-        assert!(!flagged(&[violation(1.6, 2.0, held("1"))]));
-        assert!(!flagged(&[violation(0.9, 1.21, held("1"))]));
     }
 }

@@ -187,7 +187,7 @@ pub(crate) fn run(
         breakeven::find(grid, &variants, &rows, fixed, &solver, options.bisect_steps);
     let mip_gap = first.planning.mip_gap;
     let direction_violations = direction::check(grid, &variants, &rows, &break_evens, mip_gap);
-    breakeven::flag(&mut break_evens, &direction_violations);
+    direction::flag(&mut break_evens, &direction_violations);
     let directions = grid
         .axes
         .iter()
