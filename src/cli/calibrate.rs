@@ -40,7 +40,10 @@ pub(crate) struct CalibrateArgs {
     /// profile whose `hf_id` is the file's `model_id`).
     #[arg(long)]
     pub model: Option<String>,
-    /// Most evaluations of every run per fit (Nelder-Mead).
+    /// Most evaluations of every run per fit (Nelder-Mead), its starting
+    /// simplex counted: the simplex (one evaluation more than the figures
+    /// fitted) is always made whole, and no step starts past the limit. A
+    /// profile that fits its token budget makes one fit per budget tried.
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_evaluations: u32,
     /// What the fit minimises over the runs: `squared` (least squares on

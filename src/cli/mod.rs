@@ -126,8 +126,9 @@ pub(crate) enum Command {
     /// experts the step touches, on the busiest GPU) and all-to-all,
     /// attention, all-reduces and the fixed GPU time per layer are GPU time;
     /// the engine's CPU time per step overlaps the GPU's step where the
-    /// engine schedules asynchronously (vLLM, SGLang) and adds to it
-    /// otherwise (TensorRT-LLM, the eager `--engine roofline`). Examples:
+    /// engine schedules asynchronously (`cpu_overlaps_gpu` in its profile:
+    /// vLLM, SGLang and TensorRT-LLM as shipped) and adds to it otherwise
+    /// (the eager `--engine roofline`). Examples:
     /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000;
     /// planner perf --model deepseek-v3 --gpu h200 --tp 8 --ep 8 --precision fp8 --engine sglang --decode 64 --context 1000
     Perf(PerfArgs),

@@ -225,6 +225,34 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
             Vec::new(),
         ),
     };
+    // A request longer than the context is refused by the engine (vLLM's
+    // `max_model_len`): say so rather than report requests that all fail.
+    let context = u64::from(model.max_context_tokens);
+    let too_long = lengths
+        .iter()
+        .filter(|&&(i, o)| u64::from(i) + u64::from(o) > context)
+        .count();
+    if too_long > 0 && (args.dataset.is_none() || too_long == lengths.len()) {
+        let longest = lengths
+            .iter()
+            .map(|&(i, o)| u64::from(i) + u64::from(o))
+            .max()
+            .unwrap_or(0);
+        let asked = match &args.dataset {
+            Some(path) => format!("every request of --dataset {}", path.display()),
+            None => format!(
+                "{too_long} of the {} prompts (--random-input-len {} + --random-output-len {}, up to {longest} tokens with --random-range-ratio {})",
+                lengths.len(),
+                args.random_input_len,
+                args.random_output_len,
+                args.random_range_ratio
+            ),
+        };
+        return usage(format!(
+            "{asked} would be longer than {}'s context of {context} tokens (prompt + output), which the engine refuses; shorten the lengths",
+            args.model
+        ));
+    }
     let sent = prompts(&lengths, times, &arrivals, args.seed);
     let slo = args
         .ttft_ms

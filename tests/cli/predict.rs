@@ -257,6 +257,28 @@ fn predict_refuses_what_it_cannot_run() {
         "{}",
         stderr(&out)
     );
+    // Prompts past the model's context: refused by the engine, so refused
+    // here, not reported as requests that all failed.
+    let out = planner(&[
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--random-input-len",
+        "200000",
+        "--num-prompts",
+        "20",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("20 of the 20 prompts") && stderr(&out).contains("context of"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
 }
 
 #[test]
