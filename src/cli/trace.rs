@@ -12,7 +12,7 @@ use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
 use crate::traces::{read_all, ReaderOptions};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum TraceCommand {
@@ -213,6 +213,31 @@ pub(super) fn synth(args: &SynthArgs) -> Result<(), PlannerError> {
 }
 
 pub(super) fn shape(args: &ShapeArgs) -> Result<(), PlannerError> {
+    // A curve written into the folder it sums would be summed in as one
+    // more client's series by the next run.
+    let folder = args
+        .input
+        .is_dir()
+        .then(|| args.input.canonicalize().ok())
+        .flatten();
+    let out_folder = args
+        .out
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .and_then(|p| p.canonicalize().ok());
+    if folder.is_some() && folder == out_folder {
+        return Err(PlannerError::Usage(format!(
+            "--out {} is in the folder it reads ({}): the next run would sum it in as one more client's series; write it elsewhere",
+            args.out.display(),
+            args.input.display()
+        )));
+    }
     let mut outputs = Outputs::prepare([Some(Output::new("--out", &args.out))])?;
     let curve = read_rate_curve(&args.input)?;
     outputs.write_text("--out", &curve.to_servegen_csv())?;

@@ -486,3 +486,26 @@ fn a_missing_profiles_folder_is_said_once_not_for_every_profile() {
     assert!(!err.contains("unknown engine"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn trace_shape_refuses_to_write_into_the_folder_it_sums() {
+    let dir = temp_dir("shape-into-itself");
+    std::fs::copy(
+        "tests/fixtures/hardened/traces/servegen-two-hours.csv",
+        dir.join("a.csv"),
+    )
+    .unwrap();
+    let out = dir.join("sum.csv");
+    refused(
+        &[
+            "trace",
+            "shape",
+            dir.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["is in the folder it reads", "write it elsewhere"],
+    );
+    assert_eq!(entries(&dir), vec!["a.csv".to_string()]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
