@@ -134,24 +134,36 @@ fn given_config(
     args: &CalibrateArgs,
     engine: Option<&EngineProfile>,
 ) -> Result<GivenConfig, PlannerError> {
-    let need = |flag: &str| {
-        PlannerError::Usage(format!(
-            "a vLLM result file does not say which replica it measured: give --gpu, --tp, --engine and --precision (missing {flag})"
-        ))
+    // Every flag missing, named at once.
+    let missing: Vec<&str> = [
+        ("--gpu", args.gpu.is_none()),
+        ("--tp", args.tp.is_none_or(|t| t < 1)),
+        ("--engine", engine.is_none()),
+        ("--precision", args.precision.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, missing)| missing.then_some(flag))
+    .collect();
+    let (Some(gpu), Some(tp), Some(engine), Some(precision)) = (
+        args.gpu.clone(),
+        args.tp.filter(|&t| t >= 1),
+        engine,
+        args.precision.as_deref(),
+    ) else {
+        return Err(PlannerError::Usage(format!(
+            "a vLLM result file does not say which replica it measured: give --gpu, --tp, --engine and --precision (missing {})",
+            missing.join(", ")
+        )));
     };
-    let precision = args
-        .precision
-        .as_deref()
-        .ok_or_else(|| need("--precision"))?;
     let precision = Precision::parse(precision).ok_or_else(|| {
         PlannerError::Usage(format!(
             "unknown --precision `{precision}`; accepted: bf16, fp8, fp4"
         ))
     })?;
     Ok(GivenConfig {
-        gpu: args.gpu.clone().ok_or_else(|| need("--gpu"))?,
-        tp: args.tp.filter(|&t| t >= 1).ok_or_else(|| need("--tp"))?,
-        engine: engine.map(|e| e.family).ok_or_else(|| need("--engine"))?,
+        gpu,
+        tp,
+        engine: engine.family,
         precision,
         model: args.model.clone(),
     })

@@ -248,7 +248,7 @@ fn a_runs_file_that_cannot_be_read_names_its_row_and_column() {
     std::fs::write(&result, "{}").unwrap();
     let out = planner(&["calibrate", "--runs", result.to_str().unwrap(), "--quiet"]);
     assert!(
-        stderr(&out).contains("give --gpu, --tp, --engine and --precision (missing --precision)"),
+        stderr(&out).contains("give --gpu, --tp, --engine and --precision (missing --gpu, --tp, --engine, --precision)"),
         "{}",
         stderr(&out)
     );
