@@ -88,7 +88,7 @@ impl fmt::Display for PlannerError {
             PlannerError::Profile(problems) => list(f, "the profile", problems),
             PlannerError::Plan(problems) => list(f, "the plan", problems),
             PlannerError::Log(problems) => list(f, "the request log", problems),
-            PlannerError::Runs(problems) => list(f, "the measured runs", problems),
+            PlannerError::Runs(problems) => list(f, "the file of measured runs", problems),
             PlannerError::Trace(e) => write!(f, "{e}"),
             PlannerError::Aggregate(problems) => list(f, "the aggregate", problems),
             PlannerError::Shape(p) => write!(f, "rate curve: {p}"),
