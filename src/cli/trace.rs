@@ -213,8 +213,9 @@ pub(super) fn synth(args: &SynthArgs) -> Result<(), PlannerError> {
 }
 
 pub(super) fn shape(args: &ShapeArgs) -> Result<(), PlannerError> {
-    // A curve written into the folder it sums would be summed in as one
-    // more client's series by the next run.
+    // A curve written into the folder it sums (as a .csv, which the folder's
+    // reading takes) would be summed in as one more client's series by the
+    // next run.
     let folder = args
         .input
         .is_dir()
@@ -231,7 +232,8 @@ pub(super) fn shape(args: &ShapeArgs) -> Result<(), PlannerError> {
             }
         })
         .and_then(|p| p.canonicalize().ok());
-    if folder.is_some() && folder == out_folder {
+    let read_back = args.out.extension().is_some_and(|x| x == "csv");
+    if read_back && folder.is_some() && folder == out_folder {
         return Err(PlannerError::Usage(format!(
             "--out {} is in the folder it reads ({}): the next run would sum it in as one more client's series; write it elsewhere",
             args.out.display(),
