@@ -57,6 +57,23 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             profiles.models.insert(r.model.clone(), model);
         }
     }
+    // A layout given by the flags is checked as `perf` and `predict` check it.
+    let from_flags = |r: &&crate::capacity::runs::MeasuredRun| {
+        std::path::Path::new(&r.location)
+            .extension()
+            .is_some_and(|e| e == "json")
+    };
+    if let Some(r) = runs.runs.iter().find(from_flags) {
+        if let (Some(gpu), Some(model)) = (profiles.gpus.get(&r.gpu), profiles.models.get(&r.model))
+        {
+            if let Some(problem) = crate::perf::engine::tp_problem(gpu, model, r.tp) {
+                return Err(PlannerError::Usage(format!(
+                    "--tp {} cannot run the runs of {}: {problem}",
+                    r.tp, r.location
+                )));
+            }
+        }
+    }
     if let Some(bad) = args.fit.iter().find(|k| {
         *k != "max_num_batched_tokens"
             && !crate::profiles::FITTABLE.iter().any(|f| f.0 == k.as_str())

@@ -40,8 +40,9 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "Engine profiles fitted to {} measured runs (median error of mean TTFT and mean TPOT, (predicted - measured) / measured; |median absolute error|)",
-        c.all.before.runs
+        "Engine profiles fitted to {} measured {} (median error of mean TTFT and mean TPOT, (predicted - measured) / measured; |median absolute error|)",
+        c.all.before.runs,
+        runs(c.all.before.runs)
     );
     let drawn = c
         .runs
@@ -60,9 +61,10 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{} ({} runs): loss ({}) {:.4} -> {:.4} in {} evaluations",
+            "{} ({} {}): loss ({}) {:.4} -> {:.4} in {} evaluations",
             e.engine.as_str(),
             e.runs,
+            runs(e.runs),
             c.loss.describe(),
             e.loss_before,
             e.loss_after,
@@ -89,7 +91,7 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         } else {
             g.group.clone()
         };
-        let _ = writeln!(o, "  {name} ({} runs)", g.before.runs);
+        let _ = writeln!(o, "  {name} ({} {})", g.before.runs, runs(g.before.runs));
         let _ = writeln!(o, "{}", medians_row("roofline", &g.roofline));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));
         let _ = writeln!(o, "{}", medians_row("after", &g.after));
@@ -148,4 +150,9 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         }
     }
     o
+}
+
+/// "run" or "runs" after a count.
+fn runs<N: TryInto<u64>>(count: N) -> &'static str {
+    crate::base::numbers::noun(count.try_into().unwrap_or(0), "run", "runs")
 }

@@ -252,4 +252,43 @@ fn a_runs_file_that_cannot_be_read_names_its_row_and_column() {
         "{}",
         stderr(&out)
     );
+    // A layout given by the flags is checked as `predict` checks it.
+    let predicted = planner(&[
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--max-concurrency",
+        "4",
+        "--num-prompts",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert!(predicted.status.success(), "{}", stderr(&predicted));
+    std::fs::write(&result, &predicted.stdout).unwrap();
+    let out = planner(&[
+        "calibrate",
+        "--runs",
+        result.to_str().unwrap(),
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "3",
+        "--engine",
+        "vllm",
+        "--precision",
+        "bf16",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--tp 3 cannot run the runs of")
+            && stderr(&out).contains("does not divide Qwen3 32B's 64 attention heads"),
+        "{}",
+        stderr(&out)
+    );
 }
