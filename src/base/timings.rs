@@ -24,20 +24,20 @@ pub struct Timings(Arc<Mutex<Vec<Stage>>>);
 impl Timings {
     /// Runs `work`, recording its wall time under `name`.
     pub fn time<T>(&self, name: impl FnOnce() -> String, work: impl FnOnce() -> T) -> T {
-        let start = Instant::now();
-        let out = work();
-        let seconds = start.elapsed().as_secs_f64();
-        self.record(name(), seconds);
-        out
+        self.timed(name, work, false)
     }
 
     /// Runs `work`, recording its wall time under `name` as a part of the
     /// stage that encloses it.
     pub fn time_part<T>(&self, name: impl FnOnce() -> String, work: impl FnOnce() -> T) -> T {
+        self.timed(name, work, true)
+    }
+
+    fn timed<T>(&self, name: impl FnOnce() -> String, work: impl FnOnce() -> T, part: bool) -> T {
         let start = Instant::now();
         let out = work();
         let seconds = start.elapsed().as_secs_f64();
-        self.push(name(), seconds, true);
+        self.push(name(), seconds, part);
         out
     }
 

@@ -312,26 +312,21 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
         ));
         lines
             .push("  the full solve's stages (wall time, in the order they finished):".to_string());
-        lines.extend(stage_lines(&stages));
-        let width = stages.iter().map(|s| s.name.len() + 2).max().unwrap_or(0);
-        let staged: f64 = stages.iter().filter(|s| !s.part).map(|s| s.seconds).sum();
-        lines.push(format!(
-            "    {:<width$}  {:>8.3} s",
-            "(not in a stage)",
-            ((t5 - t4).as_secs_f64() - staged).max(0.0)
-        ));
+        lines.extend(stage_lines(&stages, Some((t5 - t4).as_secs_f64())));
     }
     outputs.commit()?;
     emit(&(lines.join("\n") + "\n"))
 }
 
 /// The lines of `stages` (in the order they finished), each stage followed
-/// by its parts, indented beneath it, the names padded to one width.
-fn stage_lines(stages: &[crate::base::timings::Stage]) -> Vec<String> {
+/// by its parts, indented beneath it, the names padded to one width; with
+/// `whole_s`, the time of the whole that no stage holds (parts are inside
+/// their stage, so only stages count) as a last line.
+fn stage_lines(stages: &[crate::base::timings::Stage], whole_s: Option<f64>) -> Vec<String> {
     let width = stages.iter().map(|s| s.name.len() + 2).max().unwrap_or(0);
+    let row = |name: &str, seconds: f64| format!("    {name:<width$}  {seconds:>8.3} s");
     let line = |indent: &str, s: &crate::base::timings::Stage| {
-        let name = format!("{indent}{}", s.name);
-        format!("    {name:<width$}  {:>8.3} s", s.seconds)
+        row(&format!("{indent}{}", s.name), s.seconds)
     };
     let mut lines = Vec::new();
     let mut parts = Vec::new();
@@ -344,6 +339,10 @@ fn stage_lines(stages: &[crate::base::timings::Stage]) -> Vec<String> {
         lines.extend(parts.drain(..).map(|p| line("  ", p)));
     }
     lines.extend(parts.into_iter().map(|p| line("  ", p)));
+    if let Some(whole_s) = whole_s {
+        let staged: f64 = stages.iter().filter(|s| !s.part).map(|s| s.seconds).sum();
+        lines.push(row("(not in a stage)", (whole_s - staged).max(0.0)));
+    }
     lines
 }
 
@@ -359,12 +358,15 @@ mod tests {
             seconds,
             part,
         };
-        let lines = stage_lines(&[
-            stage("screen", 1.0, true),
-            stage("fleets", 2.5, true),
-            stage("capacity", 3.75, false),
-            stage("round 1", 0.5, false),
-        ]);
+        let lines = stage_lines(
+            &[
+                stage("screen", 1.0, true),
+                stage("fleets", 2.5, true),
+                stage("capacity", 3.75, false),
+                stage("round 1", 0.5, false),
+            ],
+            None,
+        );
         assert_eq!(
             lines,
             [
