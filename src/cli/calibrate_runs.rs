@@ -63,15 +63,14 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             .extension()
             .is_some_and(|e| e == "json")
     };
-    if let Some(r) = runs.runs.iter().find(from_flags) {
-        if let (Some(gpu), Some(model)) = (profiles.gpus.get(&r.gpu), profiles.models.get(&r.model))
-        {
-            if let Some(problem) = crate::perf::engine::tp_problem(gpu, model, r.tp) {
-                return Err(PlannerError::Usage(format!(
-                    "--tp {} cannot run the runs of {}: {problem}",
-                    r.tp, r.location
-                )));
-            }
+    for r in runs.runs.iter().filter(from_flags) {
+        // Every run's GPU and model profiles were loaded above.
+        let (gpu, model) = (&profiles.gpus[&r.gpu], &profiles.models[&r.model]);
+        if let Some(problem) = crate::perf::engine::tp_problem(gpu, model, r.tp) {
+            return Err(PlannerError::Usage(format!(
+                "--tp {} cannot run the runs of {}: {problem}",
+                r.tp, r.location
+            )));
         }
     }
     if let Some(bad) = args.fit.iter().find(|k| {
@@ -151,22 +150,23 @@ fn given_config(
     args: &CalibrateArgs,
     engine: Option<&EngineProfile>,
 ) -> Result<GivenConfig, PlannerError> {
-    // Every flag missing, named at once.
-    let missing: Vec<&str> = [
-        ("--gpu", args.gpu.is_none()),
-        ("--tp", args.tp.is_none_or(|t| t < 1)),
-        ("--engine", engine.is_none()),
-        ("--precision", args.precision.is_none()),
-    ]
-    .into_iter()
-    .filter_map(|(flag, missing)| missing.then_some(flag))
-    .collect();
-    let (Some(gpu), Some(tp), Some(engine), Some(precision)) = (
+    let given = (
         args.gpu.clone(),
         args.tp.filter(|&t| t >= 1),
         engine,
         args.precision.as_deref(),
-    ) else {
+    );
+    let (Some(gpu), Some(tp), Some(engine), Some(precision)) = given else {
+        // Every flag missing, named at once.
+        let missing: Vec<&str> = [
+            ("--gpu", given.0.is_none()),
+            ("--tp", given.1.is_none()),
+            ("--engine", given.2.is_none()),
+            ("--precision", given.3.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, missing)| missing.then_some(flag))
+        .collect();
         return Err(PlannerError::Usage(format!(
             "a vLLM result file does not say which replica it measured: give --gpu, --tp, --engine and --precision (missing {})",
             missing.join(", ")
