@@ -7,8 +7,10 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub(crate) struct LayoutArgs {
     /// Expert-parallel degree (a mixture of experts): the experts are
-    /// spread whole over EP groups of the replica's GPUs, with an
-    /// all-to-all per MoE layer. Must divide the experts and the GPUs.
+    /// spread whole over EP groups of the replica's GPUs; with
+    /// --attention-dp above 1 each MoE layer exchanges tokens all-to-all,
+    /// otherwise its all-reduce combines the parts. Must divide the
+    /// experts and the GPUs.
     #[arg(long, default_value_t = 1)]
     pub ep: u32,
     /// Data-parallel attention ranks (a mixture of experts): GPUs per

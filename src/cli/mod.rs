@@ -124,7 +124,9 @@ pub(crate) enum Command {
     /// The figures are predictions (docs/model.md §2, §2.1, §2.2), not
     /// measurements: weight GEMMs, a mixture of experts' expert GEMMs (the
     /// experts the step touches, on the busiest GPU) and all-to-all,
-    /// attention, all-reduces and the fixed GPU time per layer are GPU time;
+    /// attention, all-reduces and the fixed GPU time per layer are GPU time,
+    /// and a mixture's per-expert set-up on a step without a captured graph
+    /// is a floor under it;
     /// the engine's CPU time per step overlaps the GPU's step where the
     /// engine schedules asynchronously (`cpu_overlaps_gpu` in its profile:
     /// vLLM, SGLang and TensorRT-LLM as shipped) and adds to it otherwise

@@ -75,6 +75,11 @@ struct PartsMs {
     #[serde(skip_serializing_if = "Option::is_none")]
     all_to_all_ms: Option<f64>,
     fixed_gpu_ms: f64,
+    /// A mixture's per-expert set-up on a step without a captured graph,
+    /// launched while the GPU runs the rest: the GPU's part is at least
+    /// this long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expert_setup_ms: Option<f64>,
     cpu_overhead_ms: f64,
     /// Whether the CPU's time overlaps the GPU's (the step is the longer of
     /// the two) rather than adding to it.
@@ -355,6 +360,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
             allreduce_ms: parts.allreduce_s * 1e3,
             all_to_all_ms: moe.then_some(parts.all_to_all_s * 1e3),
             fixed_gpu_ms: parts.fixed_gpu_s * 1e3,
+            expert_setup_ms: moe.then_some(parts.moe_setup_s * 1e3),
             cpu_overhead_ms: parts.cpu_overhead_s * 1e3,
             cpu_overlaps_gpu: parts.cpu_overlaps_gpu,
         },
@@ -432,16 +438,21 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "all-to-all",
             parts.all_to_all_s,
-            "GPU interconnect: expert dispatch and combine; 0 at EP 1",
+            "GPU interconnect: expert dispatch and combine under data-parallel attention; else the all-reduces combine",
         ),
         (
             "fixed GPU time",
             parts.fixed_gpu_s,
             if moe {
-                "GPU: layers x fixed time per layer, MoE layers' routing; without a captured graph, each expert's set-up"
+                "GPU: layers x fixed time per layer, MoE layers' routing"
             } else {
                 "GPU: layers x fixed time per layer"
             },
+        ),
+        (
+            "expert set-up",
+            parts.moe_setup_s,
+            "without a captured graph, each expert's set-up, run beside the GPU's work: the GPU part is at least this",
         ),
         (
             "CPU/engine overhead",
@@ -454,7 +465,9 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         ),
     ];
     if !moe {
-        rows.retain(|(name, _, _)| *name != "expert GEMMs" && *name != "all-to-all");
+        rows.retain(|(name, _, _)| {
+            *name != "expert GEMMs" && *name != "all-to-all" && *name != "expert set-up"
+        });
     }
     for (name, s, what) in rows {
         let _ = writeln!(o, "    {name:<21} {:>10.3} ms   {what}", s * 1e3);

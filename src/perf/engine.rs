@@ -229,7 +229,17 @@ impl EngineModel {
         if captured {
             self.layers * self.graph_layer_s + self.moe_fixed_s
         } else {
-            self.layers * self.eager_layer_s + (self.moe_fixed_s + self.moe_eager_s)
+            self.layers * self.eager_layer_s + self.moe_fixed_s
+        }
+    }
+
+    /// The per-expert set-up of a step's MoE layers when it runs without
+    /// a captured graph (0 when one is replayed, and for a dense model).
+    fn moe_setup_s(&self, captured: bool) -> f64 {
+        if captured {
+            0.0
+        } else {
+            self.moe_eager_s
         }
     }
 
@@ -290,6 +300,7 @@ impl StepTime for EngineModel {
             allreduce_s: self.allreduce_s(tokens, sequences),
             all_to_all_s: self.roofline.all_to_all_s(tokens),
             fixed_gpu_s: self.fixed_gpu_s(graph.is_some()),
+            moe_setup_s: self.moe_setup_s(graph.is_some()),
             cpu_overhead_s: self.cpu_s(work.sequences),
             cpu_overlaps_gpu: self.cpu_overlaps_gpu,
         }
@@ -306,10 +317,14 @@ impl StepTime for EngineModel {
             + self.roofline.all_to_all_s(tokens)
             + self.fixed_gpu_s(graph.is_some());
         let cpu_s = self.cpu_s(b);
+        let setup_s = self.moe_setup_s(graph.is_some());
         let (fixed_s, floor_s) = if self.cpu_overlaps_gpu {
-            (gpu_fixed_s, cpu_s)
+            (gpu_fixed_s, cpu_s.max(setup_s))
         } else {
-            (gpu_fixed_s + cpu_s, 0.0)
+            (
+                gpu_fixed_s + cpu_s,
+                if setup_s > 0.0 { setup_s + cpu_s } else { 0.0 },
+            )
         };
         DecodeRun::new(compute, memory, fixed_s, floor_s, context_tokens, b)
     }

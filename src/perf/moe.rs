@@ -88,6 +88,9 @@ pub struct MoePhysics {
     /// Weights of one expert of one layer on one GPU.
     expert_weights_per_gpu: f64,
     ep: f64,
+    /// Whether the experts exchange tokens between GPUs: EP over
+    /// data-parallel attention ranks, each holding its own sequences.
+    exchanges: bool,
     gpus: f64,
     hidden: f64,
     /// The busiest rank's share over the mean, at least 1.
@@ -141,6 +144,7 @@ impl MoePhysics {
             expert_bytes_per_gpu: model.expert_params() * expert_bytes / expert_tp,
             expert_weights_per_gpu: model.expert_params() / expert_tp,
             ep: f64::from(layout.ep.max(1)),
+            exchanges: layout.ep > 1 && layout.attention_dp > 1,
             gpus: f64::from(layout.gpus()),
             hidden: f64::from(model.hidden),
             imbalance: figures.imbalance,
@@ -204,9 +208,13 @@ impl MoePhysics {
 
     /// Seconds of the all-to-all exchanges of a step of `tokens` tokens:
     /// per MoE layer a dispatch and a combine, each a latency plus
-    /// T/G × k × hidden × 2 B × (EP − 1)/EP over the link. Zero at EP 1.
+    /// T/G × k × hidden × 2 B × (EP − 1)/EP over the link. Zero at EP 1,
+    /// and zero without data-parallel attention: every GPU then holds
+    /// every token after the attention's all-reduce, runs it through the
+    /// experts it holds, and the layer's all-reduce sums the parts (the
+    /// engines' MoE combine under tensor-parallel attention).
     pub(crate) fn all_to_all_s(&self, tokens: f64) -> f64 {
-        if self.ep <= 1.0 || tokens <= 0.0 {
+        if !self.exchanges || tokens <= 0.0 {
             return 0.0;
         }
         let bytes =
@@ -215,9 +223,11 @@ impl MoePhysics {
         2.0 * self.layers * (self.exchange_latency_s + bytes / self.exchange_bytes_per_s)
     }
 
-    /// Whether the exchanges run under expert parallelism.
-    pub(crate) fn expert_parallel(&self) -> bool {
-        self.ep > 1.0
+    /// Whether tokens are exchanged between GPUs (expert parallelism
+    /// over data-parallel attention ranks), in place of the MoE layers'
+    /// all-reduces.
+    pub(crate) fn exchanges_tokens(&self) -> bool {
+        self.exchanges
     }
 
     /// MoE layers.
@@ -291,10 +301,28 @@ mod tests {
         let bytes = 58.0 * 3.0 * 7168.0 * 2048.0;
         let expected = bytes / (0.875 * 4.8e12);
         assert!((m.expert_gemm_s(1.0) - expected).abs() < 1e-9 * expected.max(1.0));
-        // Dispatch and combine: 1/8 of a token x 8 experts x 7,168 x 2 B x 7/8,
-        // each way, per layer, plus the hop latency.
+        // Tensor-parallel attention: every GPU holds the token, the layer's
+        // all-reduce combines the experts' parts, nothing is exchanged.
+        assert_eq!(m.all_to_all_s(1.0), 0.0);
+        // Over 8 data-parallel attention ranks the token is on one GPU:
+        // dispatch and combine carry 1/8 of a token x 8 experts x 7,168 x
+        // 2 B x 7/8 each way, per layer, plus the hop latency.
+        let dp = PerfModel::with_layout(
+            &gpu("h200"),
+            &model("deepseek-v3"),
+            Layout {
+                tp: 1,
+                ep: 8,
+                attention_dp: 8,
+            },
+            Precision::Fp8,
+        );
         let a2a = 2.0 * 58.0 * (28.5e-6 + 1.0 / 8.0 * 8.0 * 7168.0 * 2.0 * 7.0 / 8.0 / 349e9);
-        assert!((m.all_to_all_s(1.0) - a2a).abs() < 1e-12);
+        assert!((dp.all_to_all_s(1.0) - a2a).abs() < 1e-12);
+        // Two all-reduces a layer under TP attention; under DP attention the
+        // 58 MoE layers combine by the exchange instead: 2 x 61 - 58.
+        assert_eq!(m.allreduces_per_step(), 122.0);
+        assert_eq!(dp.allreduces_per_step(), 64.0);
         // Latent attention: 61 x 576 x 2 B a token, held whole by every TP rank.
         assert_eq!(model("deepseek-v3").kv_bytes_per_token(), 70_272.0);
     }
@@ -354,10 +382,17 @@ mod tests {
         let base = gpt_oss_on("h200", &e);
         e.moe_eager_expert_us = 5.0;
         let eager = gpt_oss_on("h200", &e);
-        // 36 MoE layers x 128 experts x 5 us = 23.04 ms on a prefill step.
-        let added =
-            eager.step_parts(&prefill()).fixed_gpu_s - base.step_parts(&prefill()).fixed_gpu_s;
-        assert!((added - 36.0 * 128.0 * 5e-6).abs() < 1e-12, "{added}");
+        // 36 MoE layers x 128 experts x 5 us = 23.04 ms of set-up on a
+        // prefill step, run beside the GPU's work: the step's GPU part is
+        // the longer of the two, not their sum.
+        let with = eager.step_parts(&prefill());
+        let without = base.step_parts(&prefill());
+        assert!((with.moe_setup_s - 36.0 * 128.0 * 5e-6).abs() < 1e-12);
+        assert_eq!(with.fixed_gpu_s, without.fixed_gpu_s);
+        assert_eq!(with.gpu_s(), without.gpu_s().max(with.moe_setup_s));
+        e.moe_eager_expert_us = 0.1;
+        let short = gpt_oss_on("h200", &e).step_parts(&prefill());
+        assert_eq!(short.gpu_s(), without.gpu_s(), "a short set-up is hidden");
         // A decode step of 8 sequences replays its graph: nothing added.
         let decode = StepWork {
             tokens: 8.0,
@@ -366,9 +401,10 @@ mod tests {
             logit_tokens: 8.0,
             sequences: 8.0,
         };
+        assert_eq!(eager.step_parts(&decode).moe_setup_s, 0.0);
         assert_eq!(
-            eager.step_parts(&decode).fixed_gpu_s,
-            base.step_parts(&decode).fixed_gpu_s
+            eager.step_parts(&decode).total_s(),
+            base.step_parts(&decode).total_s()
         );
         assert_eq!(
             eager.decode_run(8, 8000.0).step_s(3),

@@ -97,6 +97,11 @@ pub struct StepParts {
     pub all_to_all_s: f64,
     /// Fixed GPU time: layers × `layer_overhead_us`.
     pub fixed_gpu_s: f64,
+    /// A mixture's per-expert set-up on a step without a captured graph,
+    /// launched while the GPU runs the step's other work: the GPU's part
+    /// is at least this long.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moe_setup_s: f64,
     /// Engine (CPU) time per step: `step_overhead_ms` in the roofline
     /// model; an engine profile's `cpu_step_ms` + `cpu_per_sequence_us` × the
     /// step's sequences.
@@ -115,12 +120,13 @@ impl StepParts {
     /// The GPU's part of the step: GEMMs, attention, all-reduces and fixed
     /// time.
     pub fn gpu_s(&self) -> f64 {
-        self.gemm_s
+        (self.gemm_s
             + self.expert_gemm_s
             + self.attention_s
             + self.allreduce_s
             + self.all_to_all_s
-            + self.fixed_gpu_s
+            + self.fixed_gpu_s)
+            .max(self.moe_setup_s)
     }
 
     /// The step: the GPU's part plus the CPU's, or the longer of the two
@@ -190,7 +196,7 @@ impl PerfModel {
         };
         let moe = MoePhysics::new(gpu, model, layout, precision, figures);
         let allreduces_per_step = match &moe {
-            Some(m) if m.expert_parallel() => 2.0 * f64::from(model.layers) - m.layers(),
+            Some(m) if m.exchanges_tokens() => 2.0 * f64::from(model.layers) - m.layers(),
             _ => 2.0 * f64::from(model.layers),
         };
         let (decode_flops_per_pair, prefill_flops_per_pair) = model.attention_flops_per_pair();
@@ -507,6 +513,7 @@ impl StepTime for PerfModel {
             allreduce_s: self.allreduce_s(work.tokens, work.sequences),
             all_to_all_s: self.all_to_all_s(work.tokens),
             fixed_gpu_s: self.layers_fixed_s,
+            moe_setup_s: 0.0,
             cpu_overhead_s: self.step_overhead_s,
             cpu_overlaps_gpu: false,
         }

@@ -79,28 +79,30 @@ fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
 
 #[test]
 fn perf_shows_the_expert_gemms_and_the_all_to_all() {
-    let step = |batch: &str| {
-        perf_json(&[
+    let run = |layout: &[&str], work: &[&str]| {
+        let mut args = vec![
             "--model",
             "deepseek-v3",
             "--gpu",
             "h200",
-            "--tp",
-            "8",
-            "--ep",
-            "8",
             "--precision",
             "fp8",
             "--engine",
             "sglang",
-            "--decode",
-            batch,
-            "--context",
-            "1000",
-        ])
+        ];
+        args.extend_from_slice(layout);
+        args.extend_from_slice(work);
+        perf_json(&args)
     };
+    let tp8_ep8 = ["--tp", "8", "--ep", "8"];
+    let step = |batch: &str| run(&tp8_ep8, &["--decode", batch, "--context", "1000"]);
     let (one, many) = (step("1"), step("256"));
-    for r in [&one, &many] {
+    let dp8 = run(
+        &["--tp", "1", "--attention-dp", "8", "--ep", "8"],
+        &["--decode", "256", "--context", "1000"],
+    );
+    let prefill = run(&tp8_ep8, &["--prefill", "1024"]);
+    for r in [&one, &many, &dp8, &prefill] {
         let p = &r["parts"];
         let sum: f64 = [
             "gemm_ms",
@@ -113,11 +115,24 @@ fn perf_shows_the_expert_gemms_and_the_all_to_all() {
         .iter()
         .map(|k| p[k].as_f64().unwrap())
         .sum();
-        // The CPU overlaps: the step is the GPU's parts or the CPU, the longer.
+        // The expert set-up is a floor under the GPU's parts; the CPU
+        // overlaps: the step is the longest of the three.
+        let gpu_ms = sum.max(p["expert_setup_ms"].as_f64().unwrap());
         let step_ms = r["step_ms"].as_f64().unwrap();
-        assert!((step_ms - sum.max(p["cpu_overhead_ms"].as_f64().unwrap())).abs() < 1e-9);
-        assert!(p["all_to_all_ms"].as_f64().unwrap() > 0.0);
+        assert!((step_ms - gpu_ms.max(p["cpu_overhead_ms"].as_f64().unwrap())).abs() < 1e-9);
     }
+    // Tensor-parallel attention exchanges no tokens (the all-reduces
+    // combine the experts' parts); data-parallel attention does.
+    for r in [&one, &many, &prefill] {
+        assert_eq!(r["parts"]["all_to_all_ms"].as_f64(), Some(0.0));
+        assert!(r["parts"]["allreduce_ms"].as_f64().unwrap() > 0.0);
+    }
+    assert!(dp8["parts"]["all_to_all_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(dp8["parts"]["allreduce_ms"].as_f64(), Some(0.0));
+    // A decode step replays its graph: no set-up; a prefill sets up each of
+    // 256 experts in 58 MoE layers.
+    assert_eq!(one["parts"]["expert_setup_ms"].as_f64(), Some(0.0));
+    assert!(prefill["parts"]["expert_setup_ms"].as_f64().unwrap() > 0.0);
     // One token touches its 8 experts; 256 touch nearly all 256 and every
     // rank reads all 32 it holds, 81.7 GB of FP8 experts a GPU.
     assert_eq!(one["experts"]["touched_per_layer"], 8.0);
