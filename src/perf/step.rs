@@ -326,7 +326,8 @@ impl PerfModel {
     }
 
     /// The expert-parallel all-to-all of a step of `tokens` tokens (0 at
-    /// EP 1).
+    /// EP 1, and under tensor-parallel attention, whose all-reduces combine
+    /// the experts' parts).
     pub fn all_to_all_s(&self, tokens: f64) -> f64 {
         self.moe.as_ref().map_or(0.0, |m| m.all_to_all_s(tokens))
     }
@@ -345,9 +346,15 @@ impl PerfModel {
         tokens: f64,
         gain: Option<(Fp8Gain, f64)>,
     ) -> f64 {
+        let memory = weight_bytes / (self.tp() * self.bytes_per_s);
+        // A gain is at least 1, so it only shortens the compute: a GEMM
+        // whose compute at gain 1 is within its memory time is memory-bound
+        // at any gain (the same value, without the gain's logarithm).
+        if flops / (self.tp() * self.gemm_flops_per_s) <= memory {
+            return memory;
+        }
         let gain = gain.map_or(1.0, |(gain, max)| gain.at(tokens, max));
         let compute = flops / (self.tp() * self.gemm_flops_per_s * gain);
-        let memory = weight_bytes / (self.tp() * self.bytes_per_s);
         compute.max(memory)
     }
 
@@ -912,6 +919,26 @@ pub(crate) mod tests {
 
     /// Llama 3.1 8B's LM head (and embedding): 128,256 × 4,096.
     const HEAD: f64 = 128_256.0 * 4096.0;
+
+    #[test]
+    fn a_memory_bound_gemm_skips_its_gain_with_the_same_value() {
+        let m = PerfModel::new(&h100(), &llama8b(), 2, Precision::Fp8);
+        let (gain, max) = m.fp8_gain.expect("the H100 has FP8 units");
+        for tokens in (0..14)
+            .map(|k| f64::from(1u32 << k))
+            .chain([3.0, 77.0, 1_000.0])
+        {
+            let flops = 2.0 * m.gemm_params * tokens;
+            let bytes = m.gemm_params_total * m.bytes_per_weight;
+            let full = (flops / (m.tp() * m.gemm_flops_per_s * gain.at(tokens, max)))
+                .max(bytes / (m.tp() * m.bytes_per_s));
+            assert_eq!(
+                m.gemm_bound_s(flops, bytes, tokens),
+                full,
+                "{tokens} tokens"
+            );
+        }
+    }
 
     #[test]
     fn decode_at_batch_one_is_the_weight_read_time() {
