@@ -438,7 +438,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "all-to-all",
             parts.all_to_all_s,
-            "GPU interconnect: expert dispatch and combine under data-parallel attention; else the all-reduces combine",
+            "GPU interconnect: dispatch and combine; 0 unless attention-DP and EP are both above 1 (else the all-reduces combine the experts' parts)",
         ),
         (
             "fixed GPU time",
@@ -452,7 +452,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (
             "expert set-up",
             parts.moe_setup_s,
-            "without a captured graph, each expert's set-up, run beside the GPU's work: the GPU part is at least this",
+            "without a captured graph, each expert's set-up, beside the GPU rows above: the GPU time is the larger of their sum and this",
         ),
         (
             "CPU/engine overhead",
@@ -477,13 +477,13 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         if r.ep > 1 {
             let _ = writeln!(
                 o,
-                "  experts per layer: {:.1} touched by the step's tokens, {:.1} read by the busiest EP rank (of {:.0} it holds); {:.2} GB of expert weights read per GPU",
+                "  experts per layer: {:.1} touched by the step's tokens, {:.1} read by the busiest EP rank (of {:.0} it holds); {:.2} GB of expert weights read per GPU in the step (every MoE layer)",
                 e.touched_per_layer, e.busiest_rank_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
             );
         } else {
             let _ = writeln!(
                 o,
-                "  experts per layer: {:.1} of {:.0} touched by the step's tokens, each GPU reading its slice of every one; {:.2} GB of expert weights read per GPU",
+                "  experts per layer: {:.1} of {:.0} touched by the step's tokens, each GPU reading its slice of every one; {:.2} GB of expert weights read per GPU in the step (every MoE layer)",
                 e.touched_per_layer, e.held_per_rank, e.expert_weights_read_gb_per_gpu
             );
         }

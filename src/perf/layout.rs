@@ -130,6 +130,12 @@ pub fn layout_problem(
                 layout.ep, model.name, moe.experts
             ));
         }
+        if layout.attention_dp > 1 && layout.ep == 1 {
+            return Some(format!(
+                "attention-DP {} with EP 1 splits every expert over all {gpus} GPUs and gathers every rank's tokens at each MoE layer, which the model does not price: spread the experts with EP (e.g. EP {gpus})",
+                layout.attention_dp
+            ));
+        }
     }
     let domain = gpu.nvlink_domain();
     if gpus > domain && !allow_cross_node {
@@ -173,6 +179,9 @@ mod tests {
         // 256 experts over EP 6, and EP 3 of 6 GPUs: 256 is not a multiple of 3.
         let p = layout_problem(&h200, &deepseek, l(2, 3, 3), false).unwrap();
         assert!(p.contains("experts"), "{p}");
+        // Attention-DP without EP would gather every rank's tokens unpriced.
+        let p = layout_problem(&h200, &deepseek, l(1, 1, 8), false).unwrap();
+        assert!(p.contains("EP 8"), "{p}");
         // EP 16 does not divide 8 GPUs.
         let p = layout_problem(&h200, &deepseek, l(8, 16, 1), false).unwrap();
         assert!(p.contains("does not divide the replica's 8 GPUs"), "{p}");
