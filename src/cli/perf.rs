@@ -62,7 +62,9 @@ pub(crate) struct PerfArgs {
     pub profiles: PathBuf,
 }
 
-/// The parts of a step in milliseconds (they sum to `step_ms`).
+/// The parts of a step in milliseconds: the GPU's time is the sum of its
+/// parts, or a mixture's expert set-up when that is longer; `step_ms` is the
+/// GPU's time and the CPU's, added or the longer of the two.
 #[derive(Debug, Serialize)]
 struct PartsMs {
     gemm_ms: f64,
