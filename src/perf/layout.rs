@@ -132,7 +132,7 @@ pub fn layout_problem(
         }
         if layout.attention_dp > 1 && layout.ep == 1 {
             return Some(format!(
-                "attention-DP {} with EP 1 splits every expert over all {gpus} GPUs and gathers every rank's tokens at each MoE layer, which the model does not price: spread the experts with EP (e.g. EP {gpus})",
+                "attention-DP {} with EP 1 splits every expert over the replica's {gpus} GPUs and gathers every rank's tokens at each MoE layer, which the model does not price: spread the experts with EP (e.g. EP {gpus})",
                 layout.attention_dp
             ));
         }

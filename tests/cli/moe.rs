@@ -57,6 +57,24 @@ fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
         err.contains("gpus[0].expert_parallel") && err.contains("EP 3 does not divide"),
         "{err}"
     );
+    // Data-parallel attention needs the experts spread by EP: the scenario
+    // is told which list to change.
+    let path = moe_edited(
+        "dp-without-ep",
+        &[(
+            "expert_parallel = [1, 2, 4]",
+            "expert_parallel = [1]\nattention_dp = [2]",
+        )],
+    );
+    let out = planner(&["solve", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("gpus[0].attention_dp")
+            && err.contains("attention-DP 2 with EP 1")
+            && err.contains("list an `expert_parallel` degree above 1"),
+        "{err}"
+    );
     // Expert parallelism on a dense model is an error too, and a replica
     // past the NVLink domain needs --cross-node.
     for (args, needle) in [
@@ -67,6 +85,10 @@ fn a_layout_that_cannot_run_the_model_is_refused_with_its_key() {
         (
             "--model deepseek-v3 --gpu h200 --tp 8 --attention-dp 2 --ep 16 --precision fp8",
             "--cross-node",
+        ),
+        (
+            "--model deepseek-v3 --gpu h200 --tp 1 --attention-dp 8 --precision fp8",
+            "with EP 1",
         ),
     ] {
         let mut all = vec!["perf", "--decode", "8", "--context", "100"];

@@ -262,7 +262,9 @@ impl Validator {
                 });
                 if !used && d > 1 {
                     let reason = why.get(&(name, d)).cloned().unwrap_or_default();
-                    let fix = if reason.contains("experts") {
+                    let fix = if reason.contains("with EP 1") {
+                        "list an `expert_parallel` degree above 1 that divides the replica's GPUs, or remove it"
+                    } else if reason.contains("does not divide") && reason.contains("experts") {
                         "remove it (an expert-parallel degree must divide the model's experts)"
                     } else {
                         "remove it, or change `tensor_parallel` or `attention_dp` (or the engine)"
