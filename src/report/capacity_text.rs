@@ -42,13 +42,31 @@ fn summary(rows: &[CapacityPair]) -> String {
             _ => None,
         })
         .max_by(|a, b| a.0.total_cmp(&b.0));
+    let unlisted = rows.iter().filter(|r| !listed(r)).count();
     format!(
-        "{} configurations: {analytic} serve by the queueing model, {simulated} by simulation, {fleets} with fleets simulated{}",
+        "{} configurations: {analytic} serve by the queueing model, {simulated} by simulation, {fleets} with fleets simulated{}{}",
         rows.len(),
         best.map_or(String::new(), |(per_gpu, r)| format!(
             "; most per GPU alone: {} at {per_gpu:.3} req/s per GPU",
             r.config
-        ))
+        )),
+        if unlisted == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {unlisted} that neither way can serve are not listed (`--format json` says why)"
+            )
+        }
+    )
+}
+
+/// Whether a row is on the table: every configuration but those that
+/// cannot serve by the queueing model and cannot (or were not screened) by
+/// simulation.
+fn listed(r: &CapacityPair) -> bool {
+    !matches!(
+        (&r.analytic, &r.simulated),
+        (Verdict::Cannot { .. }, Some(Verdict::Cannot { .. }) | None)
     )
 }
 
@@ -127,22 +145,27 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         "Requests/s one replica sustains under each tier's SLO — {scenario}: queueing model vs replay simulator"
     );
     for (tier, rows) in pairs {
+        // The configuration column fits the longest label (a layout's TP,
+        // EP and attention-DP make some long).
+        let width = rows
+            .iter()
+            .map(|r| r.config.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(28);
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{tier:<30} {:>22} {:>22} {:>9}",
-            "analytic (limit)", "simulated (limit)", "sim/ana"
+            "{tier:<w$} {:>22} {:>22} {:>9}",
+            "analytic (limit)",
+            "simulated (limit)",
+            "sim/ana",
+            w = width + 2
         );
-        for r in rows {
-            if matches!(
-                (&r.analytic, &r.simulated),
-                (Verdict::Cannot { .. }, Some(Verdict::Cannot { .. }) | None)
-            ) {
-                continue;
-            }
+        for r in rows.iter().filter(|r| listed(r)) {
             let _ = writeln!(
                 o,
-                "  {:<28} {:>22} {:>22} {:>9}",
+                "  {:<width$} {:>22} {:>22} {:>9}",
                 r.config,
                 cell(Some(&r.analytic)),
                 cell(r.simulated.as_ref()),
@@ -157,7 +180,7 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         );
         for r in rows {
             if let Some(f) = &r.fleet {
-                let _ = writeln!(o, "    {:<28} {}", r.config, fleet_line(f));
+                let _ = writeln!(o, "    {:<width$} {}", r.config, fleet_line(f));
             }
         }
     }
