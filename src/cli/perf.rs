@@ -118,6 +118,9 @@ struct PerfReport {
     prefill_tokens: u32,
     decode_batch: u32,
     context_tokens: u32,
+    /// The captured CUDA graph's batch the step replays (padding included);
+    /// null when it runs eagerly.
+    graph_batch: Option<u32>,
     step_ms: f64,
     parts: PartsMs,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -351,6 +354,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         attention_dp: args.layout.attention_dp,
         precision,
         engine: engine_name,
+        graph_batch: perf.graph_batch(&work).map(|g| g as u32),
         prefill_tokens: args.prefill.unwrap_or(0),
         decode_batch: args.decode.unwrap_or(0),
         context_tokens: args.context.unwrap_or(0),
@@ -408,7 +412,20 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         r.precision.as_str().to_uppercase()
     );
     let _ = writeln!(o, "engine: {}", r.engine);
-    let _ = writeln!(o, "step: {}", work.join(" + "));
+    let graph = match (r.graph_batch, r.prefill_tokens, r.decode_batch) {
+        (Some(g), _, b) if g > b => {
+            format!("replays the captured CUDA graph of {g} sequences ({b} padded to it)")
+        }
+        (Some(g), _, _) => format!("replays the captured CUDA graph of {g} sequences"),
+        (None, p, _) if p > 0 => "runs eagerly (a step with a prompt has no captured graph)".into(),
+        (None, _, _) if r.engine.starts_with("the roofline model") => {
+            "runs eagerly (the roofline model captures no graphs)".into()
+        }
+        (None, _, b) => {
+            format!("runs eagerly ({b} sequences are past the engine's largest captured graph)")
+        }
+    };
+    let _ = writeln!(o, "step: {}; {graph}", work.join(" + "));
     let _ = writeln!(o);
     let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
     let moe = model.moe.is_some();

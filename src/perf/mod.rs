@@ -94,9 +94,16 @@ impl StepModel {
     /// graph runs the graph's batch, padding included (as its parts are
     /// timed); any other step its own tokens.
     pub fn run_tokens(&self, work: &StepWork) -> f64 {
+        self.graph_batch(work).unwrap_or(work.tokens)
+    }
+
+    /// The captured CUDA graph's batch that `work` replays (a decode-only
+    /// step within the engine's largest graph), `None` when it runs eagerly
+    /// (a step with a prompt, a batch past the graphs, the roofline model).
+    pub fn graph_batch(&self, work: &StepWork) -> Option<f64> {
         match self {
-            StepModel::Roofline(_) => work.tokens,
-            StepModel::Engine(e) => e.captured(work).unwrap_or(work.tokens),
+            StepModel::Roofline(_) => None,
+            StepModel::Engine(e) => e.captured(work),
         }
     }
 

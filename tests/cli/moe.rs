@@ -153,6 +153,8 @@ fn perf_shows_the_expert_gemms_and_the_all_to_all() {
     assert_eq!(dp8["parts"]["allreduce_ms"].as_f64(), Some(0.0));
     // A decode step replays its graph: no set-up; a prefill sets up each of
     // 256 experts in 58 MoE layers.
+    assert_eq!(one["graph_batch"], 1);
+    assert!(prefill["graph_batch"].is_null());
     assert_eq!(one["parts"]["expert_setup_ms"].as_f64(), Some(0.0));
     assert!(prefill["parts"]["expert_setup_ms"].as_f64().unwrap() > 0.0);
     // One token touches its 8 experts; 256 touch nearly all 256 and every
