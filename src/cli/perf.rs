@@ -121,6 +121,9 @@ struct PerfReport {
     /// The captured CUDA graph's batch the step replays (padding included);
     /// null when it runs eagerly.
     graph_batch: Option<u32>,
+    /// Whether the step is the eager roofline model's (no engine).
+    #[serde(skip)]
+    roofline: bool,
     step_ms: f64,
     parts: PartsMs,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,7 +182,7 @@ fn check(
         ));
     }
     if let Some(problem) = layout_problem(gpu, model, layout(args), args.layout.cross_node) {
-        let hint = if problem.contains("NVLink domain") {
+        let hint = if problem.fix == crate::perf::LayoutFix::NvlinkDomain {
             "; lower --tp or --attention-dp, or pass --cross-node"
         } else {
             "; see `planner perf --help`"
@@ -355,6 +358,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         precision,
         engine: engine_name,
         graph_batch: perf.graph_batch(&work).map(|g| g as u32),
+        roofline: perf.engine_id().is_none(),
         prefill_tokens: args.prefill.unwrap_or(0),
         decode_batch: args.decode.unwrap_or(0),
         context_tokens: args.context.unwrap_or(0),
@@ -418,9 +422,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         }
         (Some(g), _, _) => format!("replays the captured CUDA graph of {g} sequences"),
         (None, p, _) if p > 0 => "runs eagerly (a step with a prompt has no captured graph)".into(),
-        (None, _, _) if r.engine.starts_with("the roofline model") => {
-            "runs eagerly (the roofline model captures no graphs)".into()
-        }
+        (None, _, _) if r.roofline => "runs eagerly (the roofline model captures no graphs)".into(),
         (None, _, b) => {
             format!("runs eagerly ({b} sequences are past the engine's largest captured graph)")
         }

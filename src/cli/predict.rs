@@ -159,7 +159,9 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let layout = args.layout.with_tp(args.tp);
     if let Some(problem) = tp_problem(&gpu, &model, args.tp)
         .filter(|_| layout.is_tp_only())
-        .or_else(|| crate::perf::layout_problem(&gpu, &model, layout, args.layout.cross_node))
+        .or_else(|| {
+            crate::perf::layout_problem(&gpu, &model, layout, args.layout.cross_node).map(|p| p.why)
+        })
         .or_else(|| crate::perf::engine_layout_problem(engine.family, layout))
     {
         let what = if layout.is_tp_only() {

@@ -321,6 +321,9 @@ impl StepTime for EngineModel {
         let (fixed_s, floor_s) = if self.cpu_overlaps_gpu {
             (gpu_fixed_s, cpu_s.max(setup_s))
         } else {
+            // The CPU adds to every step; a set-up is a floor under the
+            // GPU's part, so the step is at least the two together (no
+            // floor without a set-up: the step already holds the CPU's).
             (
                 gpu_fixed_s + cpu_s,
                 if setup_s > 0.0 { setup_s + cpu_s } else { 0.0 },

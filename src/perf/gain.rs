@@ -26,6 +26,25 @@ impl Fp8Gain {
     }
 }
 
+/// Seconds of a GEMM at its own bound: the longer of `flops` at
+/// `flops_per_s` × the precision `gain` at `tokens` (1 without one) and
+/// `memory_s`. A gain is at least 1 and only shortens the compute, so a GEMM
+/// whose compute at gain 1 is within its memory time is memory-bound at any
+/// gain: the same value, without the gain's logarithm.
+pub(crate) fn bound_s(
+    flops: f64,
+    flops_per_s: f64,
+    memory_s: f64,
+    gain: Option<(Fp8Gain, f64)>,
+    tokens: f64,
+) -> f64 {
+    if flops / flops_per_s <= memory_s {
+        return memory_s;
+    }
+    let gain = gain.map_or(1.0, |(gain, max)| gain.at(tokens, max));
+    (flops / (flops_per_s * gain)).max(memory_s)
+}
+
 /// The FP8 GEMM gain fitted by `planner calibrate --kernels` to the H200's
 /// measured FP8 and BF16 GEMMs (`data/h200-measured/fp8.csv`: Llama 3.1 70B
 /// shapes, TP 1-8, 16-8,192 tokens): 1.47× at 16 tokens, 1.67× at 256, 1.77×

@@ -83,55 +83,102 @@ pub fn engine_layout_problem(engine: EngineFamily, layout: Layout) -> Option<Str
     }
 }
 
+/// Why a layout cannot run, and what kind of change mends it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayoutProblem {
+    pub why: String,
+    pub fix: LayoutFix,
+}
+
+/// The change that mends a [`LayoutProblem`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutFix {
+    /// Another tensor-parallel or attention-DP degree (or another GPU).
+    OtherDegrees,
+    /// An expert-parallel degree that divides the model's experts.
+    ExpertsDivisible,
+    /// An expert-parallel degree above 1 beside data-parallel attention.
+    ExpertParallel,
+    /// A smaller replica, or one allowed to cross nodes.
+    NvlinkDomain,
+}
+
+impl std::fmt::Display for LayoutProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
 /// Why `layout` cannot run `model` on `gpu` (heads not split evenly by TP,
-/// experts not by EP, EP not dividing the replica's GPUs, a replica larger
-/// than the NVLink domain when crossing nodes is not allowed), or `None`.
+/// experts not by EP, EP not dividing the replica's GPUs, data-parallel
+/// attention without EP, a replica larger than the NVLink domain when
+/// crossing nodes is not allowed), or `None`.
 pub fn layout_problem(
     gpu: &GpuProfile,
     model: &ModelProfile,
     layout: Layout,
     allow_cross_node: bool,
-) -> Option<String> {
+) -> Option<LayoutProblem> {
+    let problem = |fix: LayoutFix, why: String| Some(LayoutProblem { why, fix });
     if layout.tp == 0 || layout.ep == 0 || layout.attention_dp == 0 {
-        return Some("TP, EP and attention-DP are at least 1".into());
+        return problem(
+            LayoutFix::OtherDegrees,
+            "TP, EP and attention-DP are at least 1".into(),
+        );
     }
     if !model.heads.is_multiple_of(layout.tp) {
-        return Some(format!(
-            "TP {} does not divide {}'s {} attention heads",
-            layout.tp, model.name, model.heads
-        ));
+        return problem(
+            LayoutFix::OtherDegrees,
+            format!(
+                "TP {} does not divide {}'s {} attention heads",
+                layout.tp, model.name, model.heads
+            ),
+        );
     }
     if !(model.kv_replicated_over_tp()
         || model.kv_heads.is_multiple_of(layout.tp)
         || layout.tp.is_multiple_of(model.kv_heads))
     {
-        return Some(format!(
-            "TP {} neither divides nor is a multiple of {}'s {} KV heads",
-            layout.tp, model.name, model.kv_heads
-        ));
+        return problem(
+            LayoutFix::OtherDegrees,
+            format!(
+                "TP {} neither divides nor is a multiple of {}'s {} KV heads",
+                layout.tp, model.name, model.kv_heads
+            ),
+        );
     }
     let gpus = layout.gpus();
     if layout.ep > 1 || layout.attention_dp > 1 {
         let Some(moe) = &model.moe else {
-            return Some(format!(
+            return problem(
+                LayoutFix::OtherDegrees,
+                format!(
                 "{} is a dense model: expert parallelism and data-parallel attention are for mixtures of experts",
                 model.name
             ));
         };
         if !gpus.is_multiple_of(layout.ep) {
-            return Some(format!(
-                "EP {} does not divide the replica's {gpus} GPUs (TP {} x attention-DP {})",
-                layout.ep, layout.tp, layout.attention_dp
-            ));
+            return problem(
+                LayoutFix::OtherDegrees,
+                format!(
+                    "EP {} does not divide the replica's {gpus} GPUs (TP {} x attention-DP {})",
+                    layout.ep, layout.tp, layout.attention_dp
+                ),
+            );
         }
         if !moe.experts.is_multiple_of(layout.ep) {
-            return Some(format!(
-                "EP {} does not divide {}'s {} experts",
-                layout.ep, model.name, moe.experts
-            ));
+            return problem(
+                LayoutFix::ExpertsDivisible,
+                format!(
+                    "EP {} does not divide {}'s {} experts",
+                    layout.ep, model.name, moe.experts
+                ),
+            );
         }
         if layout.attention_dp > 1 && layout.ep == 1 {
-            return Some(format!(
+            return problem(
+                LayoutFix::ExpertParallel,
+                format!(
                 "attention-DP {} with EP 1 splits every expert over the replica's {gpus} GPUs and gathers every rank's tokens at each MoE layer, which the model does not price: spread the experts with EP (e.g. EP {gpus})",
                 layout.attention_dp
             ));
@@ -139,18 +186,24 @@ pub fn layout_problem(
     }
     let domain = gpu.nvlink_domain();
     if gpus > domain && !allow_cross_node {
-        return Some(format!(
-            "a replica of {gpus} GPUs is larger than {}'s NVLink domain of {domain}",
-            gpu.name
-        ));
+        return problem(
+            LayoutFix::NvlinkDomain,
+            format!(
+                "a replica of {gpus} GPUs is larger than {}'s NVLink domain of {domain}",
+                gpu.name
+            ),
+        );
     }
     if layout.tp > gpu.gpus_per_node.max(domain) {
-        return Some(format!(
-            "TP {} is more than the {} GPUs of one {} NVLink domain",
-            layout.tp,
-            gpu.gpus_per_node.max(domain),
-            gpu.name
-        ));
+        return problem(
+            LayoutFix::NvlinkDomain,
+            format!(
+                "TP {} is more than the {} GPUs of one {} NVLink domain",
+                layout.tp,
+                gpu.gpus_per_node.max(domain),
+                gpu.name
+            ),
+        );
     }
     None
 }
@@ -177,16 +230,24 @@ mod tests {
         assert_eq!(layout_problem(&h200, &deepseek, l(8, 8, 1), false), None);
         assert_eq!(layout_problem(&h200, &deepseek, l(1, 8, 8), false), None);
         // 256 experts over EP 6, and EP 3 of 6 GPUs: 256 is not a multiple of 3.
-        let p = layout_problem(&h200, &deepseek, l(2, 3, 3), false).unwrap();
+        let p = layout_problem(&h200, &deepseek, l(2, 3, 3), false)
+            .unwrap()
+            .why;
         assert!(p.contains("experts"), "{p}");
         // Attention-DP without EP would gather every rank's tokens unpriced.
-        let p = layout_problem(&h200, &deepseek, l(1, 1, 8), false).unwrap();
+        let p = layout_problem(&h200, &deepseek, l(1, 1, 8), false)
+            .unwrap()
+            .why;
         assert!(p.contains("EP 8"), "{p}");
         // EP 16 does not divide 8 GPUs.
-        let p = layout_problem(&h200, &deepseek, l(8, 16, 1), false).unwrap();
+        let p = layout_problem(&h200, &deepseek, l(8, 16, 1), false)
+            .unwrap()
+            .why;
         assert!(p.contains("does not divide the replica's 8 GPUs"), "{p}");
         // 16 GPUs leave an H200 node unless crossing nodes is allowed.
-        let p = layout_problem(&h200, &deepseek, l(8, 16, 2), false).unwrap();
+        let p = layout_problem(&h200, &deepseek, l(8, 16, 2), false)
+            .unwrap()
+            .why;
         assert!(p.contains("NVLink domain"), "{p}");
         assert_eq!(layout_problem(&h200, &deepseek, l(8, 16, 2), true), None);
         // A GB200 rack is one NVLink domain of 72.
@@ -194,7 +255,9 @@ mod tests {
         assert_eq!(layout_problem(&gb200, &deepseek, l(8, 32, 4), false), None);
         // A dense model has no experts to spread.
         let llama = load_model(&profiles(), "llama-3.1-8b").unwrap();
-        let p = layout_problem(&h200, &llama, l(2, 2, 1), false).unwrap();
+        let p = layout_problem(&h200, &llama, l(2, 2, 1), false)
+            .unwrap()
+            .why;
         assert!(p.contains("dense"), "{p}");
         assert_eq!(l(2, 4, 4).gpus(), 8);
         assert_eq!(l(2, 4, 4).expert_tp(), 2);

@@ -16,7 +16,7 @@ pub mod step;
 
 pub use engine::EngineModel;
 pub use gain::{Fp8Gain, FP8_GEMM_GAIN};
-pub use layout::{engine_layout_problem, layout_problem, Layout};
+pub use layout::{engine_layout_problem, layout_problem, Layout, LayoutFix, LayoutProblem};
 pub use step::*;
 
 use crate::profiles::precision::Precision;

@@ -199,15 +199,13 @@ impl MoePhysics {
         let rows = per_expert_tokens.max(self.min_tokens);
         let flops = 2.0 * self.layers * experts * rows * self.expert_weights_per_gpu;
         let memory = self.layers * experts * self.expert_bytes_per_gpu / self.bytes_per_s;
-        // A gain of at least 1 cannot make a memory-bound step compute-bound.
-        if flops / self.flops_per_s <= memory {
-            return memory;
-        }
-        let gain = self
-            .gain
-            .map_or(1.0, |(g, max)| g.at(per_expert_tokens, max));
-        let compute = flops / (self.flops_per_s * gain);
-        compute.max(memory)
+        super::gain::bound_s(
+            flops,
+            self.flops_per_s,
+            memory,
+            self.gain,
+            per_expert_tokens,
+        )
     }
 
     /// Seconds of the all-to-all exchanges of a step of `tokens` tokens:

@@ -347,15 +347,13 @@ impl PerfModel {
         gain: Option<(Fp8Gain, f64)>,
     ) -> f64 {
         let memory = weight_bytes / (self.tp() * self.bytes_per_s);
-        // A gain is at least 1, so it only shortens the compute: a GEMM
-        // whose compute at gain 1 is within its memory time is memory-bound
-        // at any gain (the same value, without the gain's logarithm).
-        if flops / (self.tp() * self.gemm_flops_per_s) <= memory {
-            return memory;
-        }
-        let gain = gain.map_or(1.0, |(gain, max)| gain.at(tokens, max));
-        let compute = flops / (self.tp() * self.gemm_flops_per_s * gain);
-        compute.max(memory)
+        super::gain::bound_s(
+            flops,
+            self.tp() * self.gemm_flops_per_s,
+            memory,
+            gain,
+            tokens,
+        )
     }
 
     /// The weight GEMMs of a step, in seconds: the layers' GEMMs over

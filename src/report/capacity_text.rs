@@ -149,6 +149,7 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         // EP and attention-DP make some long).
         let width = rows
             .iter()
+            .filter(|r| listed(r))
             .map(|r| r.config.chars().count())
             .max()
             .unwrap_or(0)

@@ -189,7 +189,9 @@ impl Validator {
         tensor_parallel: &[u32],
         engine: Option<&crate::scenario::OfferEngine>,
     ) -> (Vec<u32>, Vec<u32>, Vec<crate::perf::Layout>) {
-        use crate::perf::{engine_layout_problem, layout_problem, Layout};
+        use crate::perf::{
+            engine_layout_problem, layout_problem, Layout, LayoutFix, LayoutProblem,
+        };
         let key = |k: &str| format!("gpus[{i}].{k}");
         let mut list = |name: &str, given: &Option<Vec<u32>>| -> Vec<u32> {
             match given {
@@ -224,7 +226,7 @@ impl Validator {
         };
         let cross = g.cross_node.unwrap_or(false);
         let mut layouts = Vec::new();
-        let mut why: std::collections::BTreeMap<(&str, u32), String> =
+        let mut why: std::collections::BTreeMap<(&str, u32), LayoutProblem> =
             std::collections::BTreeMap::default();
         for &tp in tensor_parallel {
             for &ep in &expert_parallel {
@@ -235,7 +237,12 @@ impl Validator {
                         attention_dp: dp,
                     };
                     let problem = layout_problem(profile, model, layout, cross).or_else(|| {
-                        engine.and_then(|e| engine_layout_problem(e.profile.family, layout))
+                        engine
+                            .and_then(|e| engine_layout_problem(e.profile.family, layout))
+                            .map(|why| LayoutProblem {
+                                why,
+                                fix: LayoutFix::OtherDegrees,
+                            })
                     });
                     match problem {
                         None => layouts.push(layout),
@@ -261,13 +268,12 @@ impl Validator {
                     }
                 });
                 if !used && d > 1 {
-                    let reason = why.get(&(name, d)).cloned().unwrap_or_default();
-                    let fix = if reason.contains("with EP 1") {
-                        "list an `expert_parallel` degree above 1 that divides the replica's GPUs, or remove it"
-                    } else if reason.contains("does not divide") && reason.contains("experts") {
-                        "remove it (an expert-parallel degree must divide the model's experts)"
-                    } else {
-                        "remove it, or change `tensor_parallel` or `attention_dp` (or the engine)"
+                    let problem = why.get(&(name, d));
+                    let reason = problem.map_or("", |p| p.why.as_str());
+                    let fix = match problem.map(|p| p.fix) {
+                        Some(LayoutFix::ExpertParallel) => "list an `expert_parallel` degree above 1 that divides the replica's GPUs, or remove it",
+                        Some(LayoutFix::ExpertsDivisible) => "remove it (an expert-parallel degree must divide the model's experts)",
+                        _ => "remove it, or change `tensor_parallel` or `attention_dp` (or the engine)",
                     };
                     self.at_key(
                         key(name),
