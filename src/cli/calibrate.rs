@@ -47,14 +47,16 @@ pub(crate) struct CalibrateArgs {
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_evaluations: u32,
     /// What the fit minimises over the runs: `squared` (least squares on
-    /// ln(predicted / measured) of mean TTFT and mean TPOT) or `absolute`
+    /// ln(predicted / measured) of mean TTFT and mean TPOT), `absolute`
     /// (least absolute deviations: aimed at the median error, not pulled by
-    /// a few runs far off every model).
+    /// a few runs far off every model) or `capped` (least absolute
+    /// deviations with each run's term capped at a factor of 3 off: runs no
+    /// figure reaches pull no figure; how the MoE figures are fitted).
     #[arg(long, value_enum, default_value_t = crate::capacity::runs::fit::Loss::Squared)]
     pub loss: crate::capacity::runs::fit::Loss,
     /// Fit only these figures (comma-separated), keeping the rest of each
     /// starting profile: e.g. the mixture-of-experts figures
-    /// `expert_imbalance,expert_gemm_efficiency_scale,expert_bandwidth_efficiency_scale,moe_layer_us,all_to_all_latency_us`
+    /// `expert_imbalance,expert_gemm_efficiency_scale,expert_bandwidth_efficiency_scale,expert_weight_only_scale,moe_layer_us,moe_eager_expert_us,expert_gemm_min_tokens`
     /// on MoE runs, leaving the dense figures as fitted on dense runs.
     /// Default: each profile's `fitted` list.
     #[arg(long, value_delimiter = ',', value_name = "KEY,...")]

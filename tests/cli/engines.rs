@@ -188,7 +188,7 @@ fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
         "--fit",
         "moe_eager_expert_us",
         "--loss",
-        "absolute",
+        "capped",
         "--max-evaluations",
         "3",
         "--no-held-out",
@@ -201,7 +201,9 @@ fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
         "{report}"
     );
     assert!(
-        report.contains("loss (mean absolute log error of mean TTFT + mean TPOT)"),
+        report.contains(
+            "loss (mean absolute log error of mean TTFT + mean TPOT, each capped at ln 3)"
+        ),
         "{report}"
     );
 }

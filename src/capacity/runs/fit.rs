@@ -75,7 +75,18 @@ pub(crate) enum Loss {
     /// every model (a harness artefact, a kernel path no figure describes)
     /// do not drag.
     Absolute,
+    /// The mean of min(|e|, ln 3): least absolute deviations, with every
+    /// run more than [`CAPPED_FACTOR`] times off counting the same however
+    /// far off it is, so the runs no figure reaches (first tokens many
+    /// times later than the same model's other campaigns measure, a kernel
+    /// path no figure describes) pull no figure, while every run within a
+    /// factor of 3 weighs as under `absolute`.
+    Capped,
 }
+
+/// How far off (a factor, either way) a run's mean TTFT or TPOT may be
+/// before the capped loss stops counting how much further it is.
+pub(crate) const CAPPED_FACTOR: f64 = 3.0;
 
 impl Loss {
     /// `e`'s term.
@@ -83,6 +94,7 @@ impl Loss {
         match self {
             Loss::Squared => e * e,
             Loss::Absolute => e.abs(),
+            Loss::Capped => e.abs().min(CAPPED_FACTOR.ln()),
         }
     }
 
@@ -91,6 +103,7 @@ impl Loss {
         match self {
             Loss::Squared => "",
             Loss::Absolute => " --loss absolute",
+            Loss::Capped => " --loss capped",
         }
     }
 
@@ -99,6 +112,7 @@ impl Loss {
         match self {
             Loss::Squared => "mean squared log error of mean TTFT + mean TPOT",
             Loss::Absolute => "mean absolute log error of mean TTFT + mean TPOT",
+            Loss::Capped => "mean absolute log error of mean TTFT + mean TPOT, each capped at ln 3",
         }
     }
 }
@@ -381,6 +395,21 @@ mod tests {
         assert!((Loss::Absolute.of(e.ln()) - 1.0).abs() < 1e-12);
         // An unserved run counts as off by a factor of about 10 either way.
         assert!((Loss::Absolute.of(UNSERVED_PENALTY.sqrt()) - 2.302).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_capped_loss_is_the_absolute_one_within_a_factor_of_3_and_flat_beyond() {
+        for e in [-1.0, -0.3, 0.0, 0.5, 1.09] {
+            assert_eq!(Loss::Capped.of(e), Loss::Absolute.of(e));
+        }
+        let cap = CAPPED_FACTOR.ln();
+        for e in [1.2, -2.0, 5.0, -40.0] {
+            assert_eq!(Loss::Capped.of(e), cap);
+        }
+        // A run 10 times off and one 100 times off weigh the same: moving a
+        // figure toward either gains nothing while both stay beyond 3 times.
+        assert_eq!(Loss::Capped.of(10f64.ln()), Loss::Capped.of(-(100f64.ln())));
+        assert_eq!(Loss::Capped.of(UNSERVED_PENALTY.sqrt()), cap);
     }
 
     #[test]

@@ -102,17 +102,17 @@ fn the_shipped_engine_profiles_meet_their_targets_on_the_dense_runs() {
 
 /// The mixture-of-experts runs against the shipped profiles: each model's
 /// median errors where the MoE fit left them (docs/model.md §6.5 has the
-/// table and the targets, 15% on TPOT and 25% on TTFT, which DeepSeek-V3's
-/// TPOT and TTFT miss), so that a change that makes them worse shows.
+/// table and the targets, 15% on TPOT and 25% on TTFT, of which only
+/// DeepSeek-V3's TTFT misses), so that a change that makes them worse shows.
 #[test]
 fn the_shipped_engine_profiles_hold_their_errors_on_the_moe_runs() {
     let (runs, profiles, engines) = shared_from("data/engine-runs/moe.csv");
     assert_eq!(runs.runs.len(), 845, "{:?}", runs.set_aside);
     let errors = predicted(&runs.runs, &profiles, &engines);
     for (model, tpot, ttft) in [
-        ("deepseek-v3", 0.17, 0.40),
-        ("gpt-oss-120b", 0.15, 0.20),
-        ("qwen3-235b-a22b", 0.13, 0.13),
+        ("deepseek-v3", 0.15, 0.38),
+        ("gpt-oss-120b", 0.14, 0.20),
+        ("qwen3-235b-a22b", 0.12, 0.12),
     ] {
         let m = Medians::of(errors.iter().filter(|e| e.run.model == model), |r| {
             r.after_ms
