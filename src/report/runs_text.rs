@@ -73,6 +73,17 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         for (k, before, after) in &e.figures {
             let _ = writeln!(o, "    {k:<30} {before:>10.4} -> {after:>10.4}");
         }
+        if let Some(b) = e.beyond_cap {
+            let _ = writeln!(
+                o,
+                "    beyond the cap (predicted more than {}x off, counted at ln {}): {} of {} runs' TTFT, {} runs' TPOT",
+                crate::capacity::runs::fit::CAPPED_FACTOR,
+                crate::capacity::runs::fit::CAPPED_FACTOR,
+                b.ttft,
+                e.runs,
+                b.tpot
+            );
+        }
     }
     let _ = writeln!(o);
     let _ = writeln!(

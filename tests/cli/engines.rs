@@ -206,6 +206,12 @@ fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
         ),
         "{report}"
     );
+    // The capped loss says how many runs the fit left beyond its cap.
+    assert!(
+        report.contains("beyond the cap (predicted more than 3x off, counted at ln 3): ")
+            && report.contains(" of 3 runs' TTFT, "),
+        "{report}"
+    );
 }
 
 #[test]

@@ -115,6 +115,9 @@ pub(crate) struct EngineFit {
     pub evaluations: usize,
     /// (figure, before, after).
     pub figures: Vec<(String, f64, f64)>,
+    /// Under the capped loss, the runs the fitted profile predicts more than
+    /// 3 times off (which the fit counted at the cap); `None` otherwise.
+    pub beyond_cap: Option<super::fit::BeyondCap>,
     #[serde(skip)]
     pub profile: EngineProfile,
     /// The starting profile's own `fitted` list (a fit of some figures
@@ -214,7 +217,10 @@ pub(crate) fn calibrate(
         }
         let (fitted, report): (EngineProfile, FitReport) =
             fit(&mine, start, profiles, budget, &bar);
-        for (&i, p) in index.iter().zip(evaluate(&mine, &fitted, profiles)) {
+        let predicted = evaluate(&mine, &fitted, profiles);
+        let beyond_cap = (budget.loss == super::fit::Loss::Capped)
+            .then(|| super::fit::BeyondCap::of(&mine, &predicted));
+        for (&i, p) in index.iter().zip(predicted) {
             after[i] = p;
         }
         engines.push(EngineFit {
@@ -236,6 +242,7 @@ pub(crate) fn calibrate(
                 .collect(),
             profile: fitted.clone(),
             start_fitted: Vec::new(),
+            beyond_cap,
         });
         fitted_by_engine.insert(engine, fitted);
     }

@@ -117,6 +117,35 @@ impl Loss {
     }
 }
 
+/// Runs the capped loss counts at its cap: how many of `runs` have a
+/// predicted mean TTFT, and how many a mean TPOT, more than
+/// [`CAPPED_FACTOR`] times off the measured one, either way (a run the
+/// replica cannot serve counts in both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct BeyondCap {
+    pub ttft: usize,
+    pub tpot: usize,
+}
+
+impl BeyondCap {
+    pub(crate) fn of(runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> Self {
+        let cap = CAPPED_FACTOR.ln();
+        let beyond = |p: f64, m: f64| usize::from((p / m).ln().abs() > cap);
+        runs.iter()
+            .zip(predicted)
+            .fold(BeyondCap { ttft: 0, tpot: 0 }, |acc, (r, p)| match p {
+                Some((ttft, tpot)) => BeyondCap {
+                    ttft: acc.ttft + beyond(*ttft, r.ttft_ms),
+                    tpot: acc.tpot + beyond(*tpot, r.tpot_ms),
+                },
+                None => BeyondCap {
+                    ttft: acc.ttft + 1,
+                    tpot: acc.tpot + 1,
+                },
+            })
+    }
+}
+
 /// The mean over runs of `kind`'s term of ln(pred/meas) of TTFT plus that of
 /// TPOT; a run the replica cannot serve counts as off by a factor of 10 in
 /// both.
@@ -410,6 +439,50 @@ mod tests {
         // figure toward either gains nothing while both stay beyond 3 times.
         assert_eq!(Loss::Capped.of(10f64.ln()), Loss::Capped.of(-(100f64.ln())));
         assert_eq!(Loss::Capped.of(UNSERVED_PENALTY.sqrt()), cap);
+    }
+
+    #[test]
+    fn runs_beyond_the_cap_are_counted_either_way_and_unserved_ones_in_both() {
+        let run = |ttft_ms: f64, tpot_ms: f64| MeasuredRun {
+            label: String::new(),
+            location: String::new(),
+            model: "m".into(),
+            gpu: "g".into(),
+            engine: crate::profiles::EngineFamily::Vllm,
+            engine_version: String::new(),
+            precision: crate::profiles::precision::Precision::Fp8,
+            tp: 1,
+            ep: 1,
+            attention_dp: 1,
+            moe: true,
+            input_tokens: 1,
+            output_tokens: 1,
+            concurrency: 1,
+            prompts: 1,
+            lengths: crate::capacity::runs::RunLengths::Fixed,
+            ttft_ms,
+            tpot_ms,
+        };
+        let runs = [
+            run(100.0, 10.0),
+            run(100.0, 10.0),
+            run(100.0, 10.0),
+            run(100.0, 10.0),
+        ];
+        let refs: Vec<&MeasuredRun> = runs.iter().collect();
+        let predicted = [
+            // 2.9 times slow and 2.9 times fast: within the cap.
+            Some((290.0, 10.0 / 2.9)),
+            // 3.1 times fast on TTFT, 4 times slow on TPOT.
+            Some((100.0 / 3.1, 40.0)),
+            // 10 times slow on TTFT.
+            Some((1000.0, 10.0)),
+            None,
+        ];
+        assert_eq!(
+            BeyondCap::of(&refs, &predicted),
+            BeyondCap { ttft: 3, tpot: 2 }
+        );
     }
 
     #[test]
