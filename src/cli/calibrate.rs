@@ -50,8 +50,9 @@ pub(crate) struct CalibrateArgs {
     /// ln(predicted / measured) of mean TTFT and mean TPOT), `absolute`
     /// (least absolute deviations: aimed at the median error, not pulled by
     /// a few runs far off every model) or `capped` (least absolute
-    /// deviations with each run's term capped at a factor of 3 off: runs no
-    /// figure reaches pull no figure; how the MoE figures are fitted).
+    /// deviations with each run's TTFT and TPOT term capped at ln 3, a
+    /// factor of 3 off: runs no figure reaches pull no figure; how the MoE
+    /// figures are fitted).
     #[arg(long, value_enum, default_value_t = crate::capacity::runs::fit::Loss::Squared)]
     pub loss: crate::capacity::runs::fit::Loss,
     /// Fit only these figures (comma-separated), keeping the rest of each

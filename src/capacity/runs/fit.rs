@@ -75,12 +75,13 @@ pub(crate) enum Loss {
     /// every model (a harness artefact, a kernel path no figure describes)
     /// do not drag.
     Absolute,
-    /// The mean of min(|e|, ln 3): least absolute deviations, with every
-    /// run more than [`CAPPED_FACTOR`] times off counting the same however
-    /// far off it is, so the runs no figure reaches (first tokens many
-    /// times later than the same model's other campaigns measure, a kernel
-    /// path no figure describes) pull no figure, while every run within a
-    /// factor of 3 weighs as under `absolute`.
+    /// The mean of min(|e|, ln 3), the TTFT and the TPOT term of each run
+    /// capped apart: least absolute deviations, with a prediction more than
+    /// 3 times off (either way) counting the same however far off it is, so
+    /// the runs no figure reaches (first tokens many times later than the
+    /// same model's other campaigns measure, a kernel path no figure
+    /// describes) pull no figure, while every one within a factor of 3
+    /// weighs as under `absolute`.
     Capped,
 }
 
@@ -148,7 +149,7 @@ impl BeyondCap {
 
 /// The mean over runs of `kind`'s term of ln(pred/meas) of TTFT plus that of
 /// TPOT; a run the replica cannot serve counts as off by a factor of 10 in
-/// both.
+/// both (at the cap under `capped`).
 pub(crate) fn loss(kind: Loss, runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> f64 {
     let n = runs.len().max(1) as f64;
     let unserved = kind.of(UNSERVED_PENALTY.sqrt());
