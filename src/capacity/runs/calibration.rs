@@ -218,8 +218,7 @@ pub(crate) fn calibrate(
         let (fitted, report): (EngineProfile, FitReport) =
             fit(&mine, start, profiles, budget, &bar);
         let predicted = evaluate(&mine, &fitted, profiles);
-        let beyond_cap = (budget.loss == super::fit::Loss::Capped)
-            .then(|| super::fit::BeyondCap::of(&mine, &predicted));
+        let beyond_cap = super::fit::BeyondCap::of(budget.loss, &mine, &predicted);
         for (&i, p) in index.iter().zip(predicted) {
             after[i] = p;
         }

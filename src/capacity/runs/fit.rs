@@ -99,6 +99,12 @@ impl Loss {
         }
     }
 
+    /// The |log error| beyond which a run's term stops growing, if this
+    /// loss has one.
+    fn cap(self) -> Option<f64> {
+        (self == Loss::Capped).then(|| CAPPED_FACTOR.ln())
+    }
+
     /// The command-line flag that asks for this loss (none for the default).
     pub(crate) fn flag(self) -> &'static str {
         match self {
@@ -129,22 +135,35 @@ pub(crate) struct BeyondCap {
 }
 
 impl BeyondCap {
-    pub(crate) fn of(runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> Self {
-        let cap = CAPPED_FACTOR.ln();
-        let beyond = |p: f64, m: f64| usize::from((p / m).ln().abs() > cap);
-        runs.iter()
-            .zip(predicted)
-            .fold(BeyondCap { ttft: 0, tpot: 0 }, |acc, (r, p)| match p {
-                Some((ttft, tpot)) => BeyondCap {
-                    ttft: acc.ttft + beyond(*ttft, r.ttft_ms),
-                    tpot: acc.tpot + beyond(*tpot, r.tpot_ms),
-                },
-                None => BeyondCap {
-                    ttft: acc.ttft + 1,
-                    tpot: acc.tpot + 1,
-                },
-            })
+    /// The count under `kind`, `None` for a loss without a cap.
+    pub(crate) fn of(
+        kind: Loss,
+        runs: &[&MeasuredRun],
+        predicted: &[Option<(f64, f64)>],
+    ) -> Option<Self> {
+        let cap = kind.cap()?;
+        let beyond = |e: f64| usize::from(e.abs() > cap);
+        Some(
+            log_errors(runs, predicted).fold(BeyondCap { ttft: 0, tpot: 0 }, |acc, e| {
+                let (ttft, tpot) = e.map_or((1, 1), |(t, p)| (beyond(t), beyond(p)));
+                BeyondCap {
+                    ttft: acc.ttft + ttft,
+                    tpot: acc.tpot + tpot,
+                }
+            }),
+        )
     }
+}
+
+/// Each run's ln(predicted / measured) of mean TTFT and of mean TPOT;
+/// `None` for a run the replica cannot serve.
+fn log_errors<'a>(
+    runs: &'a [&MeasuredRun],
+    predicted: &'a [Option<(f64, f64)>],
+) -> impl Iterator<Item = Option<(f64, f64)>> + 'a {
+    runs.iter()
+        .zip(predicted)
+        .map(|(r, p)| p.map(|(ttft, tpot)| ((ttft / r.ttft_ms).ln(), (tpot / r.tpot_ms).ln())))
 }
 
 /// The mean over runs of `kind`'s term of ln(pred/meas) of TTFT plus that of
@@ -153,14 +172,8 @@ impl BeyondCap {
 pub(crate) fn loss(kind: Loss, runs: &[&MeasuredRun], predicted: &[Option<(f64, f64)>]) -> f64 {
     let n = runs.len().max(1) as f64;
     let unserved = kind.of(UNSERVED_PENALTY.sqrt());
-    runs.iter()
-        .zip(predicted)
-        .map(|(r, p)| match p {
-            Some((ttft, tpot)) => {
-                kind.of((ttft / r.ttft_ms).ln()) + kind.of((tpot / r.tpot_ms).ln())
-            }
-            None => 2.0 * unserved,
-        })
+    log_errors(runs, predicted)
+        .map(|e| e.map_or(2.0 * unserved, |(ttft, tpot)| kind.of(ttft) + kind.of(tpot)))
         .sum::<f64>()
         / n
 }
@@ -481,9 +494,10 @@ mod tests {
             None,
         ];
         assert_eq!(
-            BeyondCap::of(&refs, &predicted),
-            BeyondCap { ttft: 3, tpot: 2 }
+            BeyondCap::of(Loss::Capped, &refs, &predicted),
+            Some(BeyondCap { ttft: 3, tpot: 2 })
         );
+        assert_eq!(BeyondCap::of(Loss::Absolute, &refs, &predicted), None);
     }
 
     #[test]
