@@ -7,7 +7,13 @@ use std::fmt::Write;
 
 fn pct(x: f64) -> String {
     if x.is_finite() {
-        format!("{:+.1}%", 100.0 * x)
+        // A median error that rounds to zero from below reads +0.0%.
+        let s = format!("{:+.1}%", 100.0 * x);
+        if s == "-0.0%" {
+            "+0.0%".into()
+        } else {
+            s
+        }
     } else {
         "n/a".into()
     }
@@ -91,13 +97,21 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         "Groups (model, GPU, engine, precision; a mixture of experts' layout):"
     );
     let several_models = c.models.len() > 1;
-    let summaries = c.groups.iter().chain(if several_models {
-        c.models.iter()
-    } else {
-        [].iter()
-    });
-    for g in summaries.chain(std::iter::once(&c.all)) {
-        let name = if several_models && c.models.iter().any(|m| m.group == g.group) {
+    // Each row, and whether it sums several groups (a model's, or all).
+    let rows = c
+        .groups
+        .iter()
+        .map(|g| (g, false))
+        .chain(
+            c.models
+                .iter()
+                .filter(|_| several_models)
+                .map(|m| (m, true)),
+        )
+        .chain(std::iter::once((&c.all, true)));
+    let several_groups = c.groups.len() > 1;
+    for (g, summary) in rows {
+        let name = if several_models && summary && g.group != c.all.group {
             format!("{}, every group", g.group)
         } else {
             g.group.clone()
@@ -106,6 +120,9 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         let _ = writeln!(o, "{}", medians_row("roofline", &g.roofline));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));
         let _ = writeln!(o, "{}", medians_row("after", &g.after));
+        if summary && several_groups {
+            let _ = writeln!(o, "{}", medians_row("centred", &g.centred));
+        }
         if c.held_out {
             let held = if g.held_out_from_start {
                 "held out*"
@@ -114,6 +131,12 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
             };
             let _ = writeln!(o, "{}", medians_row(held, &g.held_out));
         }
+    }
+    if several_groups {
+        let _ = writeln!(
+            o,
+            "  centred: after, with each group's median error divided out: what a free factor per group, each at its group's median, leaves (each group's scatter over concurrency and lengths)"
+        );
     }
     if !c.held_out {
         let _ = writeln!(o, "  (no group was held out: --no-held-out)");

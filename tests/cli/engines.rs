@@ -212,6 +212,13 @@ fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
             && report.contains(" of 3 runs' TTFT, "),
         "{report}"
     );
+    // Three groups of one run each: divided by its group's median error,
+    // every run is exact.
+    assert!(
+        report.contains("    centred    TTFT   +0.0% (|  0.0%|)   TPOT   +0.0% (|  0.0%|)")
+            && report.contains("  centred: after, with each group's median error divided out"),
+        "{report}"
+    );
 }
 
 #[test]

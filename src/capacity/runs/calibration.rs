@@ -56,20 +56,29 @@ fn nan_as_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
 
 impl Medians {
     /// The medians of `pick`'s predictions over `runs`.
+    #[cfg(test)]
     pub(crate) fn of<'a>(
         runs: impl Iterator<Item = &'a RunErrors>,
         pick: impl Fn(&RunErrors) -> Option<(f64, f64)>,
+    ) -> Medians {
+        Medians::of_predictions(runs.map(|r| (&r.run, pick(r))))
+    }
+
+    /// The medians of predicted mean (TTFT, TPOT) against each run's
+    /// measured ones; `None` where the replica cannot serve the run.
+    pub(crate) fn of_predictions<'a>(
+        predictions: impl Iterator<Item = (&'a MeasuredRun, Option<(f64, f64)>)>,
     ) -> Medians {
         let mut ttft = Vec::new();
         let mut tpot = Vec::new();
         let mut n = 0;
         let mut unserved = 0;
-        for r in runs {
+        for (run, predicted) in predictions {
             n += 1;
-            match pick(r) {
+            match predicted {
                 Some((a, b)) => {
-                    ttft.push(a / r.run.ttft_ms - 1.0);
-                    tpot.push(b / r.run.tpot_ms - 1.0);
+                    ttft.push(a / run.ttft_ms - 1.0);
+                    tpot.push(b / run.tpot_ms - 1.0);
                 }
                 None => unserved += 1,
             }
@@ -100,6 +109,10 @@ pub(crate) struct GroupErrors {
     pub before: Medians,
     pub after: Medians,
     pub held_out: Medians,
+    /// The fitted predictions with each group's median error divided out
+    /// ([`centred_by_group`]): what a free factor per group, each at its
+    /// group's median, leaves: the scatter within the groups.
+    pub centred: Medians,
     /// Whether the held-out figure came from the engine's starting profile
     /// (no other group of the engine to fit on).
     pub held_out_from_start: bool,
@@ -142,6 +155,43 @@ pub(crate) struct Calibration {
     pub set_aside: BTreeMap<String, usize>,
 }
 
+/// `pick`'s predictions of `runs` with each group's median error divided
+/// out, TTFT and TPOT apart: every served run's prediction times
+/// exp(−m), where m is the median of ln(predicted / measured) over the served
+/// runs of its group: what a free factor per group predicts when each is set
+/// at its group's median (as many figures as groups, fitted on the same
+/// runs). The errors left are each group's scatter about its own median, how
+/// its latency changes with concurrency and lengths beyond the model's
+/// shape, which no figure that moves a whole group at once takes away.
+pub(crate) fn centred_by_group(
+    runs: &[RunErrors],
+    pick: impl Fn(&RunErrors) -> Option<(f64, f64)>,
+) -> Vec<Option<(f64, f64)>> {
+    let mut logs: BTreeMap<&str, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for r in runs {
+        if let Some((ttft, tpot)) = pick(r) {
+            let entry = logs.entry(r.group.as_str()).or_default();
+            entry.0.push((ttft / r.run.ttft_ms).ln());
+            entry.1.push((tpot / r.run.tpot_ms).ln());
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        crate::sim::bench::Stats::percentile(v, 50.0)
+    };
+    let offsets: BTreeMap<&str, (f64, f64)> = logs
+        .into_iter()
+        .map(|(g, (ttft, tpot))| (g, (median(ttft), median(tpot))))
+        .collect();
+    runs.iter()
+        .map(|r| {
+            let (ttft, tpot) = pick(r)?;
+            let (a, b) = offsets[r.group.as_str()];
+            Some((ttft * (-a).exp(), tpot * (-b).exp()))
+        })
+        .collect()
+}
+
 /// `start` with each fitted figure at the median of the other engines'
 /// fitted values (its own where no other engine was fitted): how an engine
 /// without runs of its own would be predicted.
@@ -180,7 +230,6 @@ pub(crate) fn calibrate(
     for (i, r) in runs.iter().enumerate() {
         groups.entry(r.group()).or_default().push(i);
     }
-    let all: Vec<&MeasuredRun> = runs.iter().collect();
     let by_engine = |e: EngineFamily, except: Option<&str>| -> Vec<&MeasuredRun> {
         runs.iter()
             .filter(|r| r.engine == e && except.is_none_or(|g| r.group() != g))
@@ -278,32 +327,37 @@ pub(crate) fn calibrate(
             held_out_ms: held_out[i],
         })
         .collect();
-    let summarise = |group: String, members: Vec<&RunErrors>| GroupErrors {
-        held_out_from_start: held_from_start.get(&group).copied().unwrap_or(false),
-        roofline: Medians::of(members.iter().copied(), |r| r.roofline_ms),
-        before: Medians::of(members.iter().copied(), |r| r.before_ms),
-        after: Medians::of(members.iter().copied(), |r| r.after_ms),
-        held_out: Medians::of(members.iter().copied(), |r| r.held_out_ms),
-        group,
+    let centred = centred_by_group(&errors, |r| r.after_ms);
+    let summarise = |group: String, members: Vec<usize>| {
+        let of = |pick: &dyn Fn(usize) -> Option<(f64, f64)>| {
+            Medians::of_predictions(members.iter().map(|&i| (&errors[i].run, pick(i))))
+        };
+        GroupErrors {
+            held_out_from_start: held_from_start.get(&group).copied().unwrap_or(false),
+            roofline: of(&|i| errors[i].roofline_ms),
+            before: of(&|i| errors[i].before_ms),
+            after: of(&|i| errors[i].after_ms),
+            held_out: of(&|i| errors[i].held_out_ms),
+            centred: of(&|i| centred[i]),
+            group,
+        }
+    };
+    let members = |keep: &dyn Fn(&RunErrors) -> bool| -> Vec<usize> {
+        (0..errors.len()).filter(|&i| keep(&errors[i])).collect()
     };
     let group_errors = groups
         .keys()
-        .map(|g| summarise(g.clone(), errors.iter().filter(|r| &r.group == g).collect()))
+        .map(|g| summarise(g.clone(), members(&|r| &r.group == g)))
         .collect();
-    let _ = all;
     let model_names: std::collections::BTreeSet<&str> =
         runs.iter().map(|r| r.model.as_str()).collect();
     let models = model_names
         .iter()
-        .map(|m| {
-            summarise(
-                (*m).to_string(),
-                errors.iter().filter(|r| r.run.model == *m).collect(),
-            )
-        })
+        .map(|m| summarise((*m).to_string(), members(&|r| r.run.model == *m)))
         .collect();
+    let all = summarise("all".into(), members(&|_| true));
     Calibration {
-        all: summarise("all".into(), errors.iter().collect()),
+        all,
         runs: errors,
         groups: group_errors,
         models,

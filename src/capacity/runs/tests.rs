@@ -219,3 +219,84 @@ fn no_predicted_run_of_beats_the_roofline_ceiling(file: &str) {
         );
     }
 }
+
+/// Each group's median error divided out: a group off by one factor comes
+/// out exact, a group that scatters keeps its scatter about its median, and
+/// a run the replica cannot serve stays unserved.
+#[test]
+fn centring_by_group_divides_out_each_groups_median_error_and_keeps_its_scatter() {
+    use super::calibration::{centred_by_group, RunErrors};
+    let (runs, _, _) = shared();
+    let run = |i: usize, group: &str, ttft_ms: f64, tpot_ms: f64| {
+        let mut r = runs.runs[i].clone();
+        r.ttft_ms = ttft_ms;
+        r.tpot_ms = tpot_ms;
+        (r, group.to_string())
+    };
+    let errors: Vec<RunErrors> = [
+        // Group a: every prediction twice the measured TTFT, half its TPOT.
+        (run(0, "a", 100.0, 10.0), Some((200.0, 5.0))),
+        (run(1, "a", 300.0, 20.0), Some((600.0, 10.0))),
+        (run(2, "a", 50.0, 40.0), Some((100.0, 20.0))),
+        // Group b: 1.1, 1.5 and 2 times the measured TTFT (median 1.5).
+        (run(3, "b", 100.0, 10.0), Some((110.0, 10.0))),
+        (run(4, "b", 100.0, 10.0), Some((150.0, 10.0))),
+        (run(5, "b", 100.0, 10.0), Some((200.0, 10.0))),
+        (run(6, "b", 100.0, 10.0), None),
+    ]
+    .into_iter()
+    .map(|((run, group), after_ms)| RunErrors {
+        run,
+        group,
+        roofline_ms: None,
+        before_ms: after_ms,
+        after_ms,
+        held_out_ms: None,
+    })
+    .collect();
+    let centred = centred_by_group(&errors, |r| r.after_ms);
+    for (e, c) in errors.iter().zip(&centred).take(3) {
+        let (ttft, tpot) = c.unwrap();
+        assert!((ttft - e.run.ttft_ms).abs() < 1e-9 && (tpot - e.run.tpot_ms).abs() < 1e-9);
+    }
+    let b: Vec<f64> = centred[3..6].iter().map(|c| c.unwrap().0).collect();
+    for (got, want) in b.iter().zip([110.0 / 1.5, 100.0, 200.0 / 1.5]) {
+        assert!((got - want).abs() < 1e-9, "{got} against {want}");
+    }
+    assert_eq!(centred[6], None);
+    let all = Medians::of_predictions(errors.iter().zip(&centred).map(|(e, c)| (&e.run, *c)));
+    assert_eq!((all.runs, all.unserved), (7, 1));
+    // |errors| 0, 0, 0, 0.267, 0, 0.333: median 0.
+    assert!(all.ttft_abs_error.abs() < 1e-9);
+}
+
+/// DeepSeek-V3's first tokens scatter within their groups: with each
+/// group's median TTFT error divided out (a free factor per group, set on
+/// the same runs) the median |error| is still above the 25% target, while
+/// the other two models' fall well within it (docs/model.md §6.5).
+#[test]
+fn deepseek_v3_first_tokens_miss_the_target_even_with_a_factor_per_group() {
+    use super::calibration::{centred_by_group, RunErrors};
+    let (runs, profiles, engines) = shared_from("data/engine-runs/moe.csv");
+    let errors: Vec<RunErrors> = predicted(&runs.runs, &profiles, &engines);
+    let centred = centred_by_group(&errors, |r| r.after_ms);
+    let of_model = |model: &str| {
+        Medians::of_predictions(
+            errors
+                .iter()
+                .zip(&centred)
+                .filter(|(e, _)| e.run.model == model)
+                .map(|(e, c)| (&e.run, *c)),
+        )
+    };
+    let deepseek = of_model("deepseek-v3");
+    assert!(
+        deepseek.ttft_abs_error > 0.25 && deepseek.ttft_abs_error < 0.35,
+        "{}",
+        deepseek.ttft_abs_error
+    );
+    for model in ["gpt-oss-120b", "qwen3-235b-a22b"] {
+        let m = of_model(model);
+        assert!(m.ttft_abs_error < 0.15, "{model}: {}", m.ttft_abs_error);
+    }
+}
