@@ -135,7 +135,7 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     if several_groups {
         let _ = writeln!(
             o,
-            "  centred: after, with each group's median error divided out: what a free factor per group, each at its group's median, leaves (each group's scatter over concurrency and lengths)"
+            "  centred: after, with each group's median log error divided out (its signed median near 0 by construction);\n  what is left is each group's scatter over concurrency and lengths, which no offset per group takes away"
         );
     }
     if !c.held_out {

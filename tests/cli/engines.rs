@@ -216,7 +216,7 @@ fn inferencex_rows_are_replayed_with_its_lengths_and_the_loss_is_named() {
     // every run is exact.
     assert!(
         report.contains("    centred    TTFT   +0.0% (|  0.0%|)   TPOT   +0.0% (|  0.0%|)")
-            && report.contains("  centred: after, with each group's median error divided out"),
+            && report.contains("  centred: after, with each group's median log error divided out"),
         "{report}"
     );
 }

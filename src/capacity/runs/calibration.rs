@@ -109,9 +109,8 @@ pub(crate) struct GroupErrors {
     pub before: Medians,
     pub after: Medians,
     pub held_out: Medians,
-    /// The fitted predictions with each group's median error divided out
-    /// ([`centred_by_group`]): what a free factor per group, each at its
-    /// group's median, leaves: the scatter within the groups.
+    /// The fitted predictions with each group's median log error divided
+    /// out ([`centred_by_group`]): the scatter within the groups.
     pub centred: Medians,
     /// Whether the held-out figure came from the engine's starting profile
     /// (no other group of the engine to fit on).
@@ -155,14 +154,17 @@ pub(crate) struct Calibration {
     pub set_aside: BTreeMap<String, usize>,
 }
 
-/// `pick`'s predictions of `runs` with each group's median error divided
-/// out, TTFT and TPOT apart: every served run's prediction times
+/// `pick`'s predictions of `runs` with each group's median log error
+/// divided out, TTFT and TPOT apart: every served run's prediction times
 /// exp(−m), where m is the median of ln(predicted / measured) over the served
-/// runs of its group: what a free factor per group predicts when each is set
-/// at its group's median (as many figures as groups, fitted on the same
-/// runs). The errors left are each group's scatter about its own median, how
-/// its latency changes with concurrency and lengths beyond the model's
-/// shape, which no figure that moves a whole group at once takes away.
+/// runs of its group (with an even count, the mean of the middle two). The
+/// errors left are each group's scatter about its own median: how its
+/// latency changes with concurrency and lengths beyond the model's shape,
+/// which a figure that moves a whole group at once (a GPU's, an engine
+/// version's, a layout's offset) does not take away. It is not the least
+/// such factors can leave: a factor away from its group's median can lower
+/// the median |error| by trading the group's runs far off for runs near the
+/// line.
 pub(crate) fn centred_by_group(
     runs: &[RunErrors],
     pick: impl Fn(&RunErrors) -> Option<(f64, f64)>,
