@@ -80,7 +80,7 @@ pub(crate) fn check_line<'a>(bytes: &'a [u8], line: u64, path: &Path) -> Result<
     if let Some(stripped) = row.strip_suffix(b"\r") {
         row = stripped;
     }
-    if let Some(cr) = row.iter().position(|&b| b == b'\r') {
+    if let Some(cr) = memchr::memchr(b'\r', row) {
         return Err(bare_cr(path, line, column(&row[..cr])));
     }
     std::str::from_utf8(row).map_err(|e| {

@@ -31,11 +31,17 @@ pub struct Lines<'p, R> {
 impl<'p, R: BufRead> Lines<'p, R> {
     /// Lines of `reader`, the file `path`, from the first.
     pub fn new(reader: R, path: &'p Path) -> Self {
+        Self::from_line(reader, path, 1)
+    }
+
+    /// Lines of `reader`, which starts at line `first` of the file `path`
+    /// (a part of a file read on its own: only line 1 may hold a BOM).
+    pub fn from_line(reader: R, path: &'p Path, first: u64) -> Self {
         Lines {
             reader,
             path,
             buf: Vec::with_capacity(256),
-            line: 0,
+            line: first.saturating_sub(1),
             bytes: 0,
             ended: false,
         }
@@ -74,7 +80,7 @@ impl<'p, R: BufRead> Lines<'p, R> {
             if available.is_empty() {
                 break;
             }
-            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', available) {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };

@@ -8,6 +8,7 @@ pub mod micros;
 pub mod quantised;
 mod reader;
 pub mod shape;
+mod split;
 pub mod stats;
 pub mod synth;
 pub mod timestamp;

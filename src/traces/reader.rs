@@ -1,5 +1,7 @@
-//! Streaming trace readers: one pass, one reused line buffer, a callback per
-//! request. Bad rows fail with their line number, or are skipped and counted.
+//! Streaming trace readers: one pass (a large file in two parts on two
+//! cores, [`super::split`], to the same effect), one reused line buffer a
+//! part, a callback per request in file order. Bad rows fail with their line
+//! number, or are skipped and counted.
 
 use super::lines::Lines;
 use super::timestamp::parse_timestamp_checked;
@@ -38,18 +40,37 @@ pub struct ReadSummary {
 
 /// Reads the trace at `path`, calling `on_request` for each request in file
 /// order, and `on_progress` with the bytes read so far every few megabytes.
+/// A trace of [`super::split::SPLIT_MIN_BYTES`] or more is parsed in two
+/// parts on two cores ([`super::split`]), with the same requests, summary
+/// and errors as one pass.
 pub fn read_trace(
     path: &Path,
     options: ReaderOptions,
+    on_request: impl FnMut(Request),
+    on_progress: impl FnMut(u64),
+) -> Result<(TraceFormat, ReadSummary), Problem> {
+    let split_min_bytes = if crate::base::parallel::workers() >= 2 {
+        super::split::SPLIT_MIN_BYTES
+    } else {
+        u64::MAX
+    };
+    read_trace_split_from(path, options, split_min_bytes, on_request, on_progress)
+}
+
+/// [`read_trace`], parsing in two parts a file of `split_min_bytes` or more.
+pub(super) fn read_trace_split_from(
+    path: &Path,
+    options: ReaderOptions,
+    split_min_bytes: u64,
     mut on_request: impl FnMut(Request),
     mut on_progress: impl FnMut(u64),
 ) -> Result<(TraceFormat, ReadSummary), Problem> {
     let fail = |line: Option<u64>, message: String| Problem::at_line(path, line, None, message);
     let file = File::open(path).map_err(|e| fail(None, format!("cannot open the trace: {e}")))?;
-    let kind = file
+    let metadata = file
         .metadata()
-        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?
-        .file_type();
+        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
+    let kind = metadata.file_type();
     if !kind.is_file() {
         return Err(fail(
             None,
@@ -79,9 +100,55 @@ pub fn read_trace(
             }
         })?,
     };
-    let mut summary = ReadSummary::default();
-    let mut lines = Lines::new(reader, path);
-    let mut last_arrival = f64::NEG_INFINITY;
+    let part = super::split::read_parts(
+        reader,
+        path,
+        metadata.len(),
+        split_min_bytes,
+        format,
+        &options,
+        &mut on_request,
+        &mut on_progress,
+    );
+    if let Some(problem) = part.failed {
+        return Err(problem);
+    }
+    let summary = part.summary;
+    on_progress(summary.bytes);
+    if summary.requests == 0 {
+        return Err(fail(None, "the trace holds no request".into()));
+    }
+    Ok((format, summary))
+}
+
+/// What reading a part of a trace (or the whole) found.
+#[derive(Debug, Default)]
+pub(super) struct PartRead {
+    pub summary: ReadSummary,
+    /// The arrival of the first and of the last request delivered.
+    pub first_arrival: Option<f64>,
+    pub last_arrival: Option<f64>,
+    /// The number of the last line read.
+    pub last_line: u64,
+    /// The problem that ended the read, if one did.
+    pub failed: Option<Problem>,
+}
+
+/// Reads the rows of `lines` (the whole trace, or a part that starts at a
+/// line's beginning), checking each request's order against the previous
+/// one, `last_arrival` before the first; stops at the first problem that
+/// is not skipped.
+pub(super) fn read_part<R: BufRead>(
+    mut lines: Lines<'_, R>,
+    path: &Path,
+    format: TraceFormat,
+    options: &ReaderOptions,
+    mut last_arrival: f64,
+    mut on_request: impl FnMut(Request),
+    mut on_progress: impl FnMut(u64),
+) -> PartRead {
+    let fail = |line: Option<u64>, message: String| Problem::at_line(path, line, None, message);
+    let mut out = PartRead::default();
     let mut next_progress = 0u64;
     while let Some(next) = lines.next_line() {
         let (line_no, parsed) = match next {
@@ -94,10 +161,11 @@ pub fn read_trace(
                     TraceFormat::Azure => {
                         if line_no == 1 && row.starts_with(b"TIMESTAMP") {
                             if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
-                                return Err(fail(Some(1), format!(
+                                out.failed = Some(fail(Some(1), format!(
                                     "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",
                                     excerpt(row)
                                 )));
+                                break;
                             }
                             continue;
                         }
@@ -107,7 +175,7 @@ pub fn read_trace(
                     TraceFormat::Burstgpt => {
                         if line_no == 1 && row.starts_with(b"Timestamp") {
                             if row != super::BURSTGPT_HEADER.as_bytes() {
-                                return Err(fail(
+                                out.failed = Some(fail(
                                     Some(1),
                                     format!(
                                         "unexpected header `{}`; expected `{}`",
@@ -115,19 +183,23 @@ pub fn read_trace(
                                         super::BURSTGPT_HEADER
                                     ),
                                 ));
+                                break;
                             }
                             continue;
                         }
                         parse_burstgpt_row(row)
                     }
                 };
-                let checked = parsed.and_then(|r| check_row(r, &options, last_arrival));
+                let checked = parsed.and_then(|r| check_row(r, options, last_arrival));
                 (
                     line_no,
                     checked.map_err(|e| Problem::at_line(path, Some(line_no), e.column, e.message)),
                 )
             }
-            Err(e) if !e.skippable => return Err(e),
+            Err(e) if !e.skippable => {
+                out.failed = Some(e);
+                break;
+            }
             Err(e) => (lines.line(), Err(e)),
         };
         if lines.bytes_read() >= next_progress {
@@ -137,25 +209,27 @@ pub fn read_trace(
         match parsed {
             Ok(request) => {
                 last_arrival = request.arrival_s;
-                summary.requests += 1;
+                out.first_arrival.get_or_insert(request.arrival_s);
+                out.last_arrival = Some(request.arrival_s);
+                out.summary.requests += 1;
                 on_request(request);
             }
             Err(e) if options.skip_bad_rows => {
-                summary.skipped_rows += 1;
-                summary.first_skipped.get_or_insert((line_no, e.message));
+                out.summary.skipped_rows += 1;
+                out.summary
+                    .first_skipped
+                    .get_or_insert((line_no, e.message));
             }
             Err(mut problem) => {
                 problem.skippable = true;
-                return Err(problem);
+                out.failed = Some(problem);
+                break;
             }
         }
     }
-    summary.bytes = lines.bytes_read();
-    on_progress(summary.bytes);
-    if summary.requests == 0 {
-        return Err(fail(None, "the trace holds no request".into()));
-    }
-    Ok((format, summary))
+    out.summary.bytes = lines.bytes_read();
+    out.last_line = lines.line();
+    out
 }
 
 /// What a path that is not a regular file is, in words.
