@@ -1,7 +1,7 @@
 //! A large trace parsed in two parts on two cores: this thread parses the
 //! first part and hands its requests on as it goes, another parses the rest
-//! and keeps its requests until the first part is done, so the caller still
-//! sees every request in file order. The parts are told apart at a line's
+//! and queues its requests in batches, which this thread hands on once its
+//! own part is done, so the caller still sees every request in file order. The parts are told apart at a line's
 //! end. The second part numbers its lines from 2 (so that it takes no
 //! header and no byte-order mark) and its line numbers are moved on by the
 //! first part's lines once they are known; it checks its first request's
@@ -23,9 +23,8 @@ use std::path::Path;
 pub(super) const SPLIT_MIN_BYTES: u64 = 32 << 20;
 
 /// The share of the file this thread parses: it also hands on the other
-/// part's requests, as they come, which takes about a sixth of what parsing
-/// them does, so that the two threads finish together near 0.37 (measured
-/// on a week of 16.8 million rows).
+/// part's requests, so it parses less. On a week of 16.8 million rows the
+/// read took 1.39 s at 0.32 and 0.37 of the file, 1.52 s at 0.42.
 const FIRST_PART_SHARE: f64 = 0.37;
 
 /// Requests the other thread hands on at a time.
