@@ -6,6 +6,7 @@ pub mod length_sample;
 pub mod lines;
 pub mod micros;
 pub mod quantised;
+mod read;
 mod reader;
 pub mod shape;
 mod split;
@@ -13,8 +14,9 @@ pub mod stats;
 pub mod synth;
 pub mod timestamp;
 
+pub use read::{read_all, read_trace};
 pub(crate) use reader::not_a_file;
-pub use reader::{read_all, read_trace, ReadSummary, ReaderOptions, RowError};
+pub use reader::{ReadSummary, ReaderOptions, RowError};
 
 use serde::Serialize;
 

@@ -1,7 +1,7 @@
-//! Streaming trace readers: one pass (a large file in two parts on two
-//! cores, [`super::split`], to the same effect), one reused line buffer a
-//! part, a callback per request in file order. Bad rows fail with their line
-//! number, or are skipped and counted.
+//! The rows of a trace: each format's parser, the checks every request
+//! passes, and the loop that reads a trace's rows (the whole file, or a part
+//! of it, [`super::split`]) with one reused line buffer and a callback per
+//! request. Bad rows fail with their line number, or are skipped and counted.
 
 use super::lines::Lines;
 use super::timestamp::parse_timestamp_checked;
@@ -9,8 +9,7 @@ use super::{Request, TraceFormat};
 use crate::base::located::Problem;
 use crate::base::text::excerpt;
 use serde::Deserialize;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 
 /// How to read a trace.
@@ -36,89 +35,6 @@ pub struct ReadSummary {
     pub bytes: u64,
     /// The first skipped row's line and reason, to show the user.
     pub first_skipped: Option<(u64, String)>,
-}
-
-/// Reads the trace at `path`, calling `on_request` for each request in file
-/// order, and `on_progress` with the bytes read so far every few megabytes.
-/// A trace of [`super::split::SPLIT_MIN_BYTES`] or more is parsed in two
-/// parts on two cores ([`super::split`]), with the same requests, summary
-/// and errors as one pass.
-pub fn read_trace(
-    path: &Path,
-    options: ReaderOptions,
-    on_request: impl FnMut(Request),
-    on_progress: impl FnMut(u64),
-) -> Result<(TraceFormat, ReadSummary), Problem> {
-    let split_min_bytes = if crate::base::parallel::workers() >= 2 {
-        super::split::SPLIT_MIN_BYTES
-    } else {
-        u64::MAX
-    };
-    read_trace_split_from(path, options, split_min_bytes, on_request, on_progress)
-}
-
-/// [`read_trace`], parsing in two parts a file of `split_min_bytes` or more.
-pub(super) fn read_trace_split_from(
-    path: &Path,
-    options: ReaderOptions,
-    split_min_bytes: u64,
-    mut on_request: impl FnMut(Request),
-    mut on_progress: impl FnMut(u64),
-) -> Result<(TraceFormat, ReadSummary), Problem> {
-    let fail = |line: Option<u64>, message: String| Problem::at_line(path, line, None, message);
-    let file = File::open(path).map_err(|e| fail(None, format!("cannot open the trace: {e}")))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
-    let kind = metadata.file_type();
-    if !kind.is_file() {
-        return Err(fail(
-            None,
-            format!("{}; a trace is a regular file", not_a_file(kind)),
-        ));
-    }
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let head = reader
-        .fill_buf()
-        .map_err(|e| fail(None, format!("cannot read the trace: {e}")))?;
-    let head = head.strip_prefix(crate::base::text::BOM).unwrap_or(head);
-    let format = match options.format {
-        Some(f) => f,
-        None => TraceFormat::detect(head).ok_or_else(|| {
-            if head.iter().all(u8::is_ascii_whitespace) {
-                fail(None, "the trace is empty: it holds no request".into())
-            } else if head.contains(&b'\r') && !head.contains(&b'\n') {
-                fail(
-                    Some(1),
-                    "its lines end in a carriage return alone (classic Mac line ends); save the file with LF or CRLF line ends".into(),
-                )
-            } else {
-                fail(
-                    Some(1),
-                    "cannot tell the trace format: expected a CSV header `TIMESTAMP,ContextTokens,GeneratedTokens` (Azure), `Timestamp,Model,Request tokens,…` (BurstGPT) or JSON lines with `timestamp`, `input_length`, `output_length` (Mooncake); name the format with --trace-format on the command line, or `format` in the scenario's [[demand]]".into(),
-                )
-            }
-        })?,
-    };
-    let part = super::split::read_parts(
-        reader,
-        path,
-        metadata.len(),
-        split_min_bytes,
-        format,
-        &options,
-        &mut on_request,
-        &mut on_progress,
-    );
-    if let Some(problem) = part.failed {
-        return Err(problem);
-    }
-    let summary = part.summary;
-    on_progress(summary.bytes);
-    if summary.requests == 0 {
-        return Err(fail(None, "the trace holds no request".into()));
-    }
-    Ok((format, summary))
 }
 
 /// What reading a part of a trace (or the whole) found.
@@ -452,13 +368,6 @@ pub(super) fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
         input_tokens: json_count(&parsed.input_length, "input_length")?,
         output_tokens: json_count(&parsed.output_length, "output_length")?,
     })
-}
-
-/// Reads a whole small trace into memory (tests and tiny tools).
-pub fn read_all(path: &Path, options: ReaderOptions) -> Result<Vec<Request>, Problem> {
-    let mut out = Vec::new();
-    read_trace(path, options, |r| out.push(r), |_| {})?;
-    Ok(out)
 }
 
 #[cfg(test)]
