@@ -97,25 +97,21 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         "Groups (model, GPU, engine, precision; a mixture of experts' layout):"
     );
     let several_models = c.models.len() > 1;
-    // Each row, and whether it sums several groups (a model's, or all).
+    // Each row with its name, and whether it sums several groups (a
+    // model's, or all).
     let rows = c
         .groups
         .iter()
-        .map(|g| (g, false))
+        .map(|g| (g, g.group.clone(), false))
         .chain(
             c.models
                 .iter()
                 .filter(|_| several_models)
-                .map(|m| (m, true)),
+                .map(|m| (m, format!("{}, every group", m.group), true)),
         )
-        .chain(std::iter::once((&c.all, true)));
+        .chain(std::iter::once((&c.all, c.all.group.clone(), true)));
     let several_groups = c.groups.len() > 1;
-    for (g, summary) in rows {
-        let name = if several_models && summary && g.group != c.all.group {
-            format!("{}, every group", g.group)
-        } else {
-            g.group.clone()
-        };
+    for (g, name, summary) in rows {
         let _ = writeln!(o, "  {name} ({} {})", g.before.runs, runs(g.before.runs));
         let _ = writeln!(o, "{}", medians_row("roofline", &g.roofline));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));

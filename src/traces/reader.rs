@@ -41,8 +41,7 @@ pub struct ReadSummary {
 #[derive(Debug, Default)]
 pub(super) struct PartRead {
     pub summary: ReadSummary,
-    /// The arrival of the first and of the last request delivered.
-    pub first_arrival: Option<f64>,
+    /// The arrival of the last request delivered.
     pub last_arrival: Option<f64>,
     /// The number of the last line read.
     pub last_line: u64,
@@ -125,7 +124,6 @@ pub(super) fn read_part<R: BufRead>(
         match parsed {
             Ok(request) => {
                 last_arrival = request.arrival_s;
-                out.first_arrival.get_or_insert(request.arrival_s);
                 out.last_arrival = Some(request.arrival_s);
                 out.summary.requests += 1;
                 on_request(request);

@@ -191,7 +191,6 @@ fn joined(first: PartRead, second: PartRead) -> PartRead {
             bytes: a.bytes + b.bytes,
             first_skipped: a.first_skipped.or(b.first_skipped),
         },
-        first_arrival: first.first_arrival.or(second.first_arrival),
         last_arrival: second.last_arrival.or(first.last_arrival),
         last_line: second.last_line,
         failed: second.failed,

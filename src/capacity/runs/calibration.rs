@@ -83,13 +83,6 @@ impl Medians {
                 None => unserved += 1,
             }
         }
-        let median = |mut v: Vec<f64>| {
-            if v.is_empty() {
-                return f64::NAN;
-            }
-            v.sort_by(f64::total_cmp);
-            crate::sim::bench::Stats::percentile(v, 50.0)
-        };
         Medians {
             runs: n,
             unserved,
@@ -98,6 +91,16 @@ impl Medians {
             tpot_error: median(tpot.clone()),
             tpot_abs_error: median(tpot.iter().map(|e| e.abs()).collect()),
         }
+    }
+}
+
+/// The median of `values` (the mean of the middle two of an even count);
+/// not a number when there is none.
+fn median(values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        f64::NAN
+    } else {
+        crate::sim::bench::Stats::percentile(values, 50.0)
     }
 }
 
@@ -177,10 +180,6 @@ pub(crate) fn centred_by_group(
             entry.1.push((tpot / r.run.tpot_ms).ln());
         }
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        crate::sim::bench::Stats::percentile(v, 50.0)
-    };
     let offsets: BTreeMap<&str, (f64, f64)> = logs
         .into_iter()
         .map(|(g, (ttft, tpot))| (g, (median(ttft), median(tpot))))
@@ -204,7 +203,7 @@ fn borrowed_figures(
 ) -> EngineProfile {
     let mut p = start.clone();
     for key in &start.fitted {
-        let mut values: Vec<f64> = fitted
+        let values: Vec<f64> = fitted
             .iter()
             .filter(|(e, _)| **e != engine)
             .filter_map(|(_, f)| f.figure(key))
@@ -212,8 +211,7 @@ fn borrowed_figures(
         if values.is_empty() {
             continue;
         }
-        values.sort_by(f64::total_cmp);
-        p.set_figure(key, crate::sim::bench::Stats::percentile(values, 50.0));
+        p.set_figure(key, median(values));
     }
     p
 }
