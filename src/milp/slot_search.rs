@@ -88,6 +88,12 @@ pub(crate) const NODE_LIMIT: u64 = 200_000;
 /// tolerance allows.
 const COVER_TOLERANCE: f64 = 1e-9;
 
+/// How far above the first plan's cost ([`Search::first_plan`]) the search
+/// still takes a plan, relative to it (and as much again in USD): more than
+/// the 1e-9 by which a plan must beat the best before it, so a plan that
+/// costs what the first plan costs is still found.
+const FIRST_PLAN_MARGIN: f64 = 2e-9;
+
 /// Solves slot `t` of `input` under the GPU cost `curves` (one per GPU
 /// type): exactly, or, where the search reaches [`NODE_LIMIT`], with the
 /// best plan it found and a proven lower bound below it.
@@ -99,6 +105,17 @@ pub(crate) fn solve(
     input: &Problem,
     t: usize,
     curves: &[GpuCurve],
+) -> Result<SlotPlan, SlotOutcome> {
+    solve_searched(input, t, curves, true)
+}
+
+/// [`solve`], bounded from the start by a greedy plan or not
+/// (`first_plan`): the same answer whenever the search proves it.
+fn solve_searched(
+    input: &Problem,
+    t: usize,
+    curves: &[GpuCurve],
+    first_plan: bool,
 ) -> Result<SlotPlan, SlotOutcome> {
     let tiers: Vec<TierSlot> = input
         .tiers
@@ -117,7 +134,7 @@ pub(crate) fn solve(
             lower_usd: 0.0,
         };
         for k in 0..tiers.len() {
-            let one = search(input, curves, &tiers[k..=k])?;
+            let one = search(input, curves, &tiers[k..=k], first_plan)?;
             whole.replicas.extend(one.replicas);
             whole.api.extend(one.api);
             for (u, v) in whole.gpus_used.iter_mut().zip(&one.gpus_used) {
@@ -134,7 +151,7 @@ pub(crate) fn solve(
             return Ok(whole);
         }
     }
-    search(input, curves, &tiers)
+    search(input, curves, &tiers, first_plan)
 }
 
 /// The depth-first search over `tiers` together.
@@ -142,6 +159,7 @@ fn search(
     input: &Problem,
     curves: &[GpuCurve],
     tiers: &[TierSlot],
+    first_plan: bool,
 ) -> Result<SlotPlan, SlotOutcome> {
     let mut search = Search {
         input,
@@ -151,8 +169,12 @@ fn search(
         counts: tiers.iter().map(|k| vec![0; k.order.len()]).collect(),
         api: vec![0.0; tiers.len()],
         best: None,
+        first: None,
         nodes: 0,
     };
+    if first_plan {
+        search.first = search.first_plan();
+    }
     let root_bound = tiers
         .first()
         .map_or(0.0, |k| search.rest_bound(0, 0, k.peak_rps.max(0.0)));
@@ -161,7 +183,16 @@ fn search(
         Err(SlotOutcome::NodeLimit) => false,
         Err(other) => return Err(other),
     };
-    let Some((cost_usd, replicas, api, gpus_used)) = search.best else {
+    // The search takes every plan up to the first plan's cost: when it
+    // finished without one, the first plan is the best; stopped at its node
+    // limit without one, it has no answer (the caller solves the slot as a
+    // MILP).
+    let found = if proven {
+        search.best.or(search.first)
+    } else {
+        search.best
+    };
+    let Some((cost_usd, replicas, api, gpus_used)) = found else {
         return Err(if proven {
             SlotOutcome::Infeasible
         } else {
@@ -277,12 +308,22 @@ struct Search<'a> {
     counts: Vec<Vec<u32>>,
     api: Vec<f64>,
     best: Option<Best>,
+    /// A plan made before the search ([`Self::first_plan`]), which bounds
+    /// it from the start.
+    first: Option<Best>,
     nodes: u64,
 }
 
 impl Search<'_> {
+    /// What a plan must cost less than (by 1e-9) to be taken, and a branch
+    /// must be able to cost less than to be searched: the best plan the
+    /// search found, or the first plan's cost and its margin.
     fn best_usd(&self) -> f64 {
-        self.best.as_ref().map_or(f64::INFINITY, |b| b.0)
+        let found = self.best.as_ref().map_or(f64::INFINITY, |b| b.0);
+        let first = self.first.as_ref().map_or(f64::INFINITY, |b| {
+            b.0 + FIRST_PLAN_MARGIN * (1.0 + b.0.abs())
+        });
+        found.min(first)
     }
 
     fn gpu_usd(&self) -> Option<f64> {
@@ -364,21 +405,9 @@ impl Search<'_> {
     }
 
     fn leaf(&mut self, api_usd: f64) {
-        if let Some(limit) = self.input.api_max_tokens_per_minute {
-            let tokens: f64 = self
-                .tiers
-                .iter()
-                .zip(&self.api)
-                .map(|(k, &share)| k.api.map_or(0.0, |(_, tok)| share * tok))
-                .sum();
-            if tokens > limit * (1.0 + 1e-9) {
-                return;
-            }
-        }
-        let Some(gpu) = self.gpu_usd() else {
+        let Some(cost) = self.plan_usd(api_usd) else {
             return;
         };
-        let cost = gpu + api_usd;
         if cost < self.best_usd() - 1e-9 {
             self.best = Some((
                 cost,
@@ -387,6 +416,101 @@ impl Search<'_> {
                 self.used.clone(),
             ));
         }
+    }
+
+    /// The cost of the plan the search holds (every tier decided), with
+    /// `api_usd` sent to the API; `None` when it breaks a cap or the API's
+    /// rate limit.
+    fn plan_usd(&self, api_usd: f64) -> Option<f64> {
+        if let Some(limit) = self.input.api_max_tokens_per_minute {
+            let tokens: f64 = self
+                .tiers
+                .iter()
+                .zip(&self.api)
+                .map(|(k, &share)| k.api.map_or(0.0, |(_, tok)| share * tok))
+                .sum();
+            if tokens > limit * (1.0 + 1e-9) {
+                return None;
+            }
+        }
+        Some(self.gpu_usd()? + api_usd)
+    }
+
+    /// A plan made greedily, before the search, so that it prunes from the
+    /// first node: each tier in turn takes the cheapest means per request/s
+    /// first (an option's GPUs at their first price while it lasts, then
+    /// beyond it, or the API for all that is left), in whole replicas, as
+    /// many as the rest of its peak needs and the GPUs left allow. `None`
+    /// when that leaves a tier uncovered or breaks a limit. Without it the
+    /// depth-first search tries the most replicas of the first option
+    /// first, and with many options of a few requests/s each it can reach
+    /// its node limit before it tries sending the tier to a cheaper API.
+    fn first_plan(&mut self) -> Option<Best> {
+        let mut api_usd = 0.0;
+        let mut covered = true;
+        for k in 0..self.tiers.len() {
+            let tier = &self.tiers[k];
+            let peak = tier.peak_rps;
+            if peak <= 0.0 {
+                continue;
+            }
+            // (USD per request/s, the option or the API, its first price)
+            let mut means: Vec<(f64, Option<usize>, bool)> = Vec::new();
+            for (i, &(g, p, rps)) in tier.options.iter().enumerate() {
+                let curve = &self.curves[g];
+                let per_rps = f64::from(p) / rps;
+                if curve.cheap_gpus > 0 {
+                    means.push((curve.cheap_usd * per_rps, Some(i), true));
+                }
+                if let Some(usd) = curve.usd_beyond {
+                    means.push((usd * per_rps, Some(i), false));
+                }
+            }
+            if let Some((usd, _)) = tier.api {
+                means.push((usd / peak, None, false));
+            }
+            means.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut residual = peak;
+            for (_, means, first_price) in means {
+                if residual <= peak * COVER_TOLERANCE {
+                    break;
+                }
+                let Some(i) = means else {
+                    self.api[k] = residual / peak;
+                    api_usd += self.api[k] * tier.api.map_or(0.0, |(usd, _)| usd);
+                    residual = 0.0;
+                    break;
+                };
+                let (g, p, rps) = tier.options[i];
+                let curve = &self.curves[g];
+                let top = if first_price {
+                    curve.cheap_gpus.min(curve.limit())
+                } else {
+                    curve.limit()
+                };
+                let needed = (residual / rps * (1.0 - COVER_TOLERANCE)).ceil().max(0.0) as u32;
+                let n = needed.min(top.saturating_sub(self.used[g]) / p);
+                self.counts[k][i] += n;
+                self.used[g] += n * p;
+                residual -= f64::from(n) * rps;
+            }
+            covered &= residual <= peak * COVER_TOLERANCE;
+        }
+        let plan = covered
+            .then(|| self.plan_usd(api_usd))
+            .flatten()
+            .map(|cost| {
+                (
+                    cost,
+                    self.counts.clone(),
+                    self.api.clone(),
+                    self.used.clone(),
+                )
+            });
+        self.counts.iter_mut().flatten().for_each(|c| *c = 0);
+        self.used.iter_mut().for_each(|u| *u = 0);
+        self.api.iter_mut().for_each(|a| *a = 0.0);
+        plan
     }
 
     /// A lower bound on what covering the rest costs: tier `k` from option
@@ -713,6 +837,103 @@ mod tests {
         best
     }
 
+    /// Slot 22 of a what-if of `scenarios/peak.toml` (the code trace at
+    /// 3 times its rate; the with-API plan's seventh round): 26 MI300X
+    /// reserved, 24 of them taken by the interactive tier; the standard
+    /// tier's options cover 0.11-0.45 requests/s a replica against a peak of
+    /// 47.4, and the API would take its whole slot for 45 USD. The search
+    /// without a first plan starts at 420 replicas of the first option and
+    /// stops at its node limit with a plan of 261 USD.
+    #[test]
+    fn many_small_options_beside_a_cheap_api_are_searched_to_the_optimum() {
+        let gpu = |id: &str, usd: f64| GpuType {
+            id: id.into(),
+            reserved_usd_per_gpu_hour: Some(usd),
+            on_demand_usd_per_gpu_hour: Some(usd),
+            max_gpus: None,
+            purchase: super::super::Purchase::default(),
+            spot: None,
+        };
+        let options = |list: &[(usize, u32, f64)]| {
+            list.iter()
+                .map(|&(g, p, rps)| ConfigOption::uniform(g, p, rps, 1))
+                .collect()
+        };
+        let (a, b, c) = (
+            0.112_745_040_927_926_28,
+            0.150_326_721_237_235,
+            0.225_490_081_855_852_56,
+        );
+        let input = Problem {
+            slot_hours: 1.0,
+            gpus: vec![
+                gpu("h100", 2.99),
+                gpu("h200", 3.99),
+                gpu("a100", 1.89),
+                gpu("mi300x", 1.85),
+            ],
+            tiers: vec![
+                TierInput {
+                    name: "interactive".into(),
+                    peak_rps: vec![54.994_785_976_673_35],
+                    mean_rps: vec![19.657_099_594_373_822],
+                    options: options(&[
+                        (0, 2, 6.110_531_775_185_928),
+                        (0, 4, 10.998_957_195_334_67),
+                        (1, 1, 0.354_805_070_817_247_4),
+                        (1, 2, 6.874_348_247_084_169),
+                        (1, 4, 13.748_696_494_168_337),
+                        (2, 8, 3.234_987_410_392_55),
+                        (3, 2, 4.582_898_831_389_445),
+                        (3, 4, 9.165_797_662_778_89),
+                        (3, 8, 13.748_696_494_168_337),
+                    ]),
+                    api: None,
+                    rules: super::super::TierRules::default(),
+                },
+                TierInput {
+                    name: "standard".into(),
+                    peak_rps: vec![47.352_917_189_729_204],
+                    mean_rps: vec![6.842_190_849_072_921],
+                    options: options(&[
+                        (0, 2, c),
+                        (0, 4, 2.0 * c),
+                        (1, 1, b),
+                        (1, 2, c),
+                        (1, 4, 2.0 * c),
+                        (2, 4, a),
+                        (2, 8, c),
+                        (3, 1, a),
+                        (3, 2, c),
+                        (3, 4, 2.0 * c),
+                    ]),
+                    api: Some(ApiTerms {
+                        usd_per_request: 0.001_826_643_111_463_885,
+                        tokens_per_request: 2_075.730_808_481_687_3,
+                    }),
+                    rules: super::super::TierRules::default(),
+                },
+            ],
+            api_max_tokens_per_minute: None,
+            block_slots: None,
+        };
+        let curves = curves(&input, Pricing::Reserved(&[0, 0, 0, 26]));
+        let plain = solve_searched(&input, 0, &curves, false).unwrap();
+        assert!(
+            plain.lower_usd < plain.cost_usd && plain.cost_usd > 200.0,
+            "{plain:?}"
+        );
+        let plan = solve(&input, 0, &curves).unwrap();
+        assert_eq!(plan.lower_usd, plan.cost_usd, "proven");
+        // 12 replicas of 2 MI300X for the interactive tier, one of 2 on the
+        // last two reserved GPUs for the standard tier, the rest of it to
+        // the API: 0 USD of GPUs and 99.52% of the slot's 44.99 USD.
+        let api_usd = 6.842_190_849_072_921 * 3600.0 * 0.001_826_643_111_463_885;
+        let share = (47.352_917_189_729_204 - c) / 47.352_917_189_729_204;
+        assert!((plan.cost_usd - share * api_usd).abs() < 1e-6, "{plan:?}");
+        assert_eq!(plan.gpus_used, vec![0, 0, 0, 26]);
+    }
+
     proptest::proptest! {
         #![proptest_config(crate::base::testing::proptest_config(40))]
 
@@ -737,7 +958,15 @@ mod tests {
                 })
                 .collect();
             let expected = brute(&input, &curves);
-            match solve(&input, 0, &curves) {
+            let searched = solve(&input, 0, &curves);
+            // The first plan bounds the search, and changes no answer the
+            // search proves without it.
+            if let Ok(plain) = solve_searched(&input, 0, &curves, false) {
+                if plain.lower_usd == plain.cost_usd {
+                    proptest::prop_assert_eq!(searched.as_ref().ok(), Some(&plain));
+                }
+            }
+            match searched {
                 Ok(plan) => {
                     // The brute force stops at 6 replicas per option, so it
                     // can only be worse.
