@@ -467,11 +467,11 @@ impl Search<'_> {
             }
             means.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut residual = peak;
-            for (_, means, first_price) in means {
+            for (_, option, first_price) in means {
                 if residual <= peak * COVER_TOLERANCE {
                     break;
                 }
-                let Some(i) = means else {
+                let Some(i) = option else {
                     self.api[k] = residual / peak;
                     api_usd += self.api[k] * tier.api.map_or(0.0, |(usd, _)| usd);
                     residual = 0.0;
