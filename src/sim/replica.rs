@@ -78,6 +78,21 @@ pub(crate) struct Finished {
     pub finish_s: f64,
 }
 
+/// When a decoding sequence finishes: (the replica's step counter, the
+/// request, its epoch) in one number that orders as the triple does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct FinishAt(u128);
+
+impl FinishAt {
+    fn new(at: u64, id: u32, epoch: u32) -> Self {
+        FinishAt(u128::from(at) << 64 | u128::from(id) << 32 | u128::from(epoch))
+    }
+
+    fn parts(self) -> (u64, u32, u32) {
+        ((self.0 >> 64) as u64, (self.0 >> 32) as u32, self.0 as u32)
+    }
+}
+
 /// The step or run of steps in progress.
 #[derive(Debug, Clone)]
 struct Step {
@@ -97,14 +112,17 @@ pub(crate) struct Replica {
     pub spec: usize,
     waiting: VecDeque<u32>,
     prefilling: Vec<u32>,
+    /// The decoding sequences, in no particular order: each knows its
+    /// place ([`crate::sim::request::InFlight::decode_pos`]), so one that
+    /// leaves is taken out in constant time.
     decoding: Vec<u32>,
     /// (request, tokens) prefilled in the step in progress.
     chunks: Vec<(u32, u32)>,
     /// Decode steps executed so far (steps that gave every decoding sequence
     /// a token).
     clock: u64,
-    /// (step counter at which it finishes, request, epoch).
-    finishes: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// When each decoding sequence finishes, earliest first.
+    finishes: BinaryHeap<Reverse<FinishAt>>,
     kv_used: u64,
     /// KV-cache tokens reserved for whole requests (prompt + output) under
     /// [`ReplicaSpec::reserve_output_kv`].
@@ -116,6 +134,7 @@ pub(crate) struct Replica {
     /// (wrapping: an end is stale long before 2^32 changes).
     pub generation: u32,
     next_admit_seq: u64,
+    next_join_seq: u64,
     /// Seconds spent running steps while the plan had the replica up.
     pub busy_s: f64,
     /// Σ decoding sequences × step seconds while up (mean batch = this / busy).
@@ -153,6 +172,7 @@ impl Replica {
             step: None,
             generation: 0,
             next_admit_seq: 0,
+            next_join_seq: 0,
             busy_s: 0.0,
             batch_s: 0.0,
             rank,
@@ -178,10 +198,14 @@ impl Replica {
     }
 
     /// Takes the replica down at once (a spot interruption): every request
-    /// it holds is dropped and returned, and its step in progress abandoned.
-    pub(crate) fn evict_all(&mut self) -> Vec<u32> {
+    /// it holds is dropped and returned (waiting, prefilling, then decoding
+    /// in the order they joined the batch), and its step in progress
+    /// abandoned.
+    pub(crate) fn evict_all(&mut self, reqs: &Slab) -> Vec<u32> {
         let mut dropped: Vec<u32> = self.waiting.drain(..).collect();
         dropped.append(&mut self.prefilling);
+        self.decoding
+            .sort_unstable_by_key(|&id| reqs.get(id).join_seq);
         dropped.append(&mut self.decoding);
         self.chunks.clear();
         self.finishes.clear();
@@ -367,12 +391,17 @@ impl Replica {
             } else {
                 self.context_sum += u64::from(r.prefill_target) + 1;
                 let finish = self.clock + u64::from(r.output_tokens - r.generated_at_join);
-                self.finishes.push(Reverse((finish, id, r.epoch)));
+                self.finishes
+                    .push(Reverse(FinishAt::new(finish, id, r.epoch)));
+                r.decode_pos = self.decoding.len() as u32;
+                r.join_seq = self.next_join_seq;
+                self.next_join_seq += 1;
                 self.decoding.push(id);
             }
         }
         self.chunks.clear();
-        while let Some(&Reverse((at, id, epoch))) = self.finishes.peek() {
+        while let Some(&Reverse(f)) = self.finishes.peek() {
+            let (at, id, epoch) = f.parts();
             if at > self.clock {
                 break;
             }
@@ -386,9 +415,8 @@ impl Replica {
             self.kv_reserved -= u64::from(r.kv_reserved);
             self.context_sum -= kv + 1;
             self.in_system -= 1;
-            if let Some(pos) = self.decoding.iter().position(|&d| d == id) {
-                self.decoding.remove(pos);
-            }
+            let pos = r.decode_pos as usize;
+            self.remove_decoding(pos, reqs);
             finished.push(Finished { id, finish_s: now });
         }
     }
@@ -519,13 +547,23 @@ impl Replica {
 
     /// Steps until the earliest decoding sequence finishes.
     fn steps_to_next_finish(&mut self, reqs: &Slab) -> u64 {
-        while let Some(&Reverse((at, id, epoch))) = self.finishes.peek() {
+        while let Some(&Reverse(f)) = self.finishes.peek() {
+            let (at, id, epoch) = f.parts();
             if reqs.get(id).epoch == epoch {
                 return at.saturating_sub(self.clock).max(1);
             }
             self.finishes.pop();
         }
         1
+    }
+
+    /// Takes the sequence at `pos` out of the decoding list: the last one
+    /// takes its place.
+    fn remove_decoding(&mut self, pos: usize, reqs: &mut Slab) {
+        self.decoding.swap_remove(pos);
+        if let Some(&moved) = self.decoding.get(pos) {
+            reqs.get_mut(moved).decode_pos = pos as u32;
+        }
     }
 
     /// Preempts the latest admitted sequences until the next step's decode
@@ -548,13 +586,15 @@ impl Replica {
             };
             let (prefilling, (pos, id, _)) = victim;
             let clock = self.clock;
+            if !prefilling {
+                self.remove_decoding(pos, reqs);
+            }
             let r = reqs.get_mut(id);
             if prefilling {
                 self.prefilling.remove(pos);
                 self.kv_used -= u64::from(r.prefill_target);
                 self.outstanding_prompt_tokens += u64::from(r.prefilled);
             } else {
-                self.decoding.remove(pos);
                 let kv = r.kv_tokens(clock);
                 self.kv_used -= kv;
                 self.context_sum -= kv + 1;
@@ -569,5 +609,71 @@ impl Replica {
             self.preemptions += 1;
             self.waiting.push_front(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::step::tests::{h100, llama8b};
+    use crate::perf::PerfModel;
+    use crate::profiles::precision::Precision;
+    use crate::sim::request::{Arrival, InFlight};
+
+    #[test]
+    fn a_finish_orders_as_its_triple() {
+        let triples = [
+            (0, 0, 0),
+            (0, 0, 1),
+            (0, 1, 0),
+            (1, 0, 0),
+            (5, u32::MAX, 0),
+            (5, 0, u32::MAX),
+            (6, 0, 0),
+            (u64::MAX, u32::MAX, u32::MAX),
+        ];
+        for a in triples {
+            assert_eq!(FinishAt::new(a.0, a.1, a.2).parts(), a);
+            for b in triples {
+                let (fa, fb) = (FinishAt::new(a.0, a.1, a.2), FinishAt::new(b.0, b.1, b.2));
+                assert_eq!(fa.cmp(&fb), a.cmp(&b), "{a:?} against {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_evicted_replica_drops_its_decoding_sequences_in_the_order_they_joined() {
+        let spec = ReplicaSpec {
+            perf: StepModel::Roofline(PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16)),
+            max_batch: 8,
+            max_batched_tokens: 2048,
+            kv_capacity_tokens: 100_000,
+            scheduler: Scheduler::DecodeFirstChunked,
+            reserve_output_kv: false,
+            decode_runs: true,
+        };
+        let mut reqs = Slab::default();
+        let mut rep = Replica::new(0, 0);
+        for output_tokens in [50, 5, 60, 70] {
+            let id = reqs.insert(InFlight::new(&Arrival {
+                time_s: 0.0,
+                tier: 0,
+                input_tokens: 100,
+                output_tokens,
+            }));
+            assert_eq!(rep.enqueue(0.0, id, &reqs, &spec), None);
+        }
+        // One step prefills the four prompts; they join in that order.
+        let mut end = rep.start_step(0.0, &mut reqs, &spec);
+        let mut finished = Vec::new();
+        while finished.is_empty() {
+            let now = end.expect("a step is in progress");
+            rep.end_step(now, true, &mut reqs, &mut finished);
+            end = rep.start_step(now, &mut reqs, &spec);
+        }
+        // The second has finished and the last took its place in the list.
+        assert_eq!(finished.iter().map(|f| f.id).collect::<Vec<_>>(), [1]);
+        assert_eq!(rep.decoding, [0, 3, 2]);
+        assert_eq!(rep.evict_all(&reqs), [0, 2, 3]);
     }
 }

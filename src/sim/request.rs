@@ -45,6 +45,11 @@ pub(crate) struct InFlight {
     /// KV-cache tokens reserved for the whole request on admission (0
     /// unless the replica reserves the output).
     pub kv_reserved: u32,
+    /// Its index in its replica's list of decoding sequences, while it
+    /// decodes.
+    pub decode_pos: u32,
+    /// Order of joining the decoding batch on its replica.
+    pub join_seq: u64,
 }
 
 impl InFlight {
@@ -67,6 +72,8 @@ impl InFlight {
             epoch: 0,
             preemptions: 0,
             kv_reserved: 0,
+            decode_pos: 0,
+            join_seq: 0,
         }
     }
 

@@ -207,7 +207,7 @@ impl<'a> Run<'a> {
             return;
         }
         let k = self.fleet.groups[self.replicas[r].spec].tier;
-        for id in self.replicas[r].evict_all() {
+        for id in self.replicas[r].evict_all(&self.reqs) {
             self.reqs.remove(id);
             let tally = &mut self.result.tiers[k];
             tally.unserved_requests += 1;
