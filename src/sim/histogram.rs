@@ -160,8 +160,12 @@ impl Histogram {
 
     /// Adds another histogram's counts.
     pub(crate) fn merge(&mut self, other: &Histogram) {
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
+        // `total` is the sum of the counts: an empty histogram adds none
+        // (a slot's replay of one tier merges every tier's tally).
+        if other.total > 0 {
+            for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+                *a += b;
+            }
         }
         self.total += other.total;
         self.max_ms = self.max_ms.max(other.max_ms);
@@ -323,5 +327,29 @@ mod tests {
             serde_json::from_str::<Histogram>(r#"{"first":2999,"counts":[1,-2],"max_ms":1}"#)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_merge_is_the_histogram_of_both_sets_of_values() {
+        let (a_values, b_values) = ([3.0, 250.0, 250.5, 9e4], [0.5, 250.2, 1e7]);
+        let mut a = Histogram::default();
+        let mut both = Histogram::default();
+        for v in a_values {
+            a.record(v);
+            both.record(v);
+        }
+        let mut b = Histogram::default();
+        for v in b_values {
+            b.record(v);
+            both.record(v);
+        }
+        let before = a.clone();
+        a.merge(&Histogram::default());
+        assert_eq!(a, before, "an empty histogram adds nothing");
+        a.merge(&b);
+        assert_eq!(a, both);
+        let mut empty = Histogram::default();
+        empty.merge(&b);
+        assert_eq!(empty, b);
     }
 }
