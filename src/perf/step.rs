@@ -630,6 +630,12 @@ pub struct DecodeRun {
     gpu_at_floor_s: f64,
     /// [`Self::find_crossing_step`], computed once.
     crossing_step: f64,
+    /// The summed context at which the steeper line meets the flatter
+    /// (when their slopes differ), and the least at which either line
+    /// lifts the GPU's step to the floor: both independent of the run's
+    /// start, so found once for every [`Self::at_context`].
+    crossing_context: f64,
+    floor_context: f64,
 }
 
 impl DecodeRun {
@@ -659,7 +665,18 @@ impl DecodeRun {
             first_at_floor: u64::MAX,
             gpu_at_floor_s: 0.0,
             crossing_step: 0.0,
+            crossing_context: 0.0,
+            floor_context: 0.0,
         };
+        let (flat, steep) = run.lines();
+        run.crossing_context = (flat.at_zero_s - steep.at_zero_s)
+            / (steep.per_context_token_s - flat.per_context_token_s);
+        let rise = run.floor_s - run.fixed_s;
+        run.floor_context = [run.compute, run.memory]
+            .iter()
+            .filter(|l| l.per_context_token_s > 0.0)
+            .map(|l| (rise - l.at_zero_s) / l.per_context_token_s)
+            .fold(f64::INFINITY, f64::min);
         run.derive();
         run
     }
@@ -701,13 +718,7 @@ impl DecodeRun {
         if reaches(0) {
             return 0;
         }
-        let rise = self.floor_s - self.fixed_s;
-        let context_needed = [self.compute, self.memory]
-            .iter()
-            .filter(|l| l.per_context_token_s > 0.0)
-            .map(|l| (rise - l.at_zero_s) / l.per_context_token_s)
-            .fold(f64::INFINITY, f64::min);
-        let guess = ((context_needed - self.context_tokens) / self.batch).ceil();
+        let guess = ((self.floor_context - self.context_tokens) / self.batch).ceil();
         // Beyond 2^52 steps no run goes: the floor holds every step.
         if self.batch <= 0.0 || !guess.is_finite() || guess >= 4.5e15 {
             return u64::MAX;
@@ -785,7 +796,7 @@ impl DecodeRun {
                 f64::INFINITY
             }
         } else {
-            let crossing = (flat.at_zero_s - steep.at_zero_s) / slope_gap;
+            let crossing = self.crossing_context;
             if b > 0.0 {
                 ((crossing - c0) / b).ceil()
             } else if c0 >= crossing {
