@@ -405,13 +405,18 @@ impl Search<'_> {
             return;
         };
         if cost < self.best_usd() - 1e-9 {
-            self.best = Some((
-                cost,
-                self.counts.clone(),
-                self.api.clone(),
-                self.used.clone(),
-            ));
+            self.best = Some(self.held(cost));
         }
+    }
+
+    /// The plan the search holds, at `cost`.
+    fn held(&self, cost: f64) -> Best {
+        (
+            cost,
+            self.counts.clone(),
+            self.api.clone(),
+            self.used.clone(),
+        )
     }
 
     /// The cost of the plan the search holds (every tier decided), with
@@ -495,14 +500,7 @@ impl Search<'_> {
         let plan = covered
             .then(|| self.plan_usd(api_usd))
             .flatten()
-            .map(|cost| {
-                (
-                    cost,
-                    self.counts.clone(),
-                    self.api.clone(),
-                    self.used.clone(),
-                )
-            });
+            .map(|cost| self.held(cost));
         self.counts.iter_mut().flatten().for_each(|c| *c = 0);
         self.used.iter_mut().for_each(|u| *u = 0);
         self.api.iter_mut().for_each(|a| *a = 0.0);
