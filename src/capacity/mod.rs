@@ -87,6 +87,8 @@ pub(crate) struct TierLoad {
     prefill_second_moment_s2: f64,
     /// Prefill seconds of the tier's percentile prompt.
     prefill_tail_s: f64,
+    /// The server's own seconds for that prompt (outside the GPU's steps).
+    server_tail_s: f64,
     /// Mean decode steps per request (output tokens − 1).
     decode_steps: f64,
     /// Mean context during decode: mean input + half the mean output.
@@ -116,6 +118,7 @@ impl TierLoad {
             prefill_mean_s: sum / n,
             prefill_second_moment_s2: sum_sq / n,
             prefill_tail_s: perf.prefill_s(tail_input),
+            server_tail_s: perf.server_s(tail_input.round() as u32),
             decode_steps: (demand.output_tokens.mean - 1.0).max(0.0),
             mean_context: demand.input_tokens.mean + demand.output_tokens.mean / 2.0,
             arrival_cv: demand.within_minute_cv,
@@ -184,7 +187,7 @@ pub(crate) fn operating_point(
     } else {
         0.0
     };
-    let ttft_s = tail_wait + load.prefill_tail_s + residual_s;
+    let ttft_s = tail_wait + load.prefill_tail_s + residual_s + load.server_tail_s;
     OperatingPoint {
         ttft_ms: ttft_s * 1e3,
         tpot_ms: tpot_s * 1e3,

@@ -5,6 +5,7 @@
 use super::simulated::{self, Setting};
 use super::{CapacityEntry, Verdict};
 use crate::demand::TierDemand;
+use crate::profiles::engine::StepSlowdown;
 use crate::scenario::{CapacitySource, GpuOffer, Scenario, Tier};
 use std::path::Path;
 
@@ -42,6 +43,31 @@ pub(crate) fn replicas_at_speed(
     factor: f64,
     cache_dir: Option<&Path>,
 ) -> Option<u32> {
+    let faster = scaled(&scenario.gpus[serving.entry.gpu], factor);
+    replicas_on(scenario, serving, &faster, factor >= 1.0, cache_dir)
+}
+
+/// `offer` with its engine's steps slower by `slowdown` (the confidence
+/// band's edge); the roofline model's offer as it is.
+pub(crate) fn slowed(offer: &GpuOffer, slowdown: StepSlowdown) -> GpuOffer {
+    let mut slower = offer.clone();
+    if let Some(e) = slower.engine.as_mut() {
+        e.profile.slowdown = slowdown;
+    }
+    slower
+}
+
+/// The replicas `serving` needs for the same traffic on `offer` (its own
+/// offer changed), never more than it runs now when `faster` and never
+/// fewer when not; `None` when, not faster, no fleet keeps the tier's
+/// limits.
+pub(crate) fn replicas_on(
+    scenario: &Scenario,
+    serving: &Serving<'_>,
+    offer: &GpuOffer,
+    faster: bool,
+    cache_dir: Option<&Path>,
+) -> Option<u32> {
     let Serving {
         tier,
         demand,
@@ -49,19 +75,18 @@ pub(crate) fn replicas_at_speed(
         replicas,
         served_rps,
     } = *serving;
-    let faster = scaled(&scenario.gpus[entry.gpu], factor);
     let bounded = |needed: u32| {
-        if factor >= 1.0 {
+        if faster {
             needed.min(replicas)
         } else {
             needed.max(replicas)
         }
     };
-    let cannot = (factor >= 1.0).then_some(replicas);
+    let cannot = faster.then_some(replicas);
     match scenario.simulation.capacity {
         CapacitySource::Simulated => simulated::fleet(
             &Setting::of(scenario, cache_dir),
-            &faster,
+            offer,
             &entry.config,
             tier,
             demand,
@@ -73,7 +98,7 @@ pub(crate) fn replicas_at_speed(
         CapacitySource::Analytic => {
             match super::evaluate(
                 entry.gpu,
-                &faster,
+                offer,
                 &scenario.model,
                 &entry.config,
                 tier,

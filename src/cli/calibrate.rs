@@ -62,10 +62,17 @@ pub(crate) struct CalibrateArgs {
     /// Default: each profile's `fitted` list.
     #[arg(long, value_delimiter = ',', value_name = "KEY,...")]
     pub fit: Vec<String>,
-    /// Skip the leave-one-group-out fits (one more fit per group): faster,
-    /// without the held-out errors.
-    #[arg(long)]
+    /// Skip the held-out fits (one more fit per group, and one per model
+    /// and engine): faster, without the held-out errors.
+    #[arg(long, conflicts_with = "held_out")]
     pub no_held_out: bool,
+    /// Which held-out fits to make: `group` (each (model, GPU, engine,
+    /// precision) group predicted by a fit on the engine's other groups),
+    /// `model` (each model's runs predicted by fits on the other models'
+    /// runs alone: how the figures carry to a model they never saw, the
+    /// headline figure) or `both`.
+    #[arg(long, value_enum, default_value_t = HeldOut::Both)]
+    pub held_out: HeldOut,
     /// Write each fitted engine profile to DIR/<engine>.toml, for a scenario
     /// (`engine = "DIR/vllm.toml"`) or `planner predict --engine`.
     #[arg(long, value_name = "DIR")]
@@ -105,4 +112,12 @@ pub(super) fn calibrate(args: &CalibrateArgs) -> Result<(), PlannerError> {
         Format::Text => report::calibration_text::render(&points, &ratios, &server),
     };
     emit(&text)
+}
+
+/// Which held-out fits `calibrate --runs` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum HeldOut {
+    Group,
+    Model,
+    Both,
 }

@@ -112,9 +112,12 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             max_evaluations: args.max_evaluations as usize,
             loss: args.loss,
         },
-        !args.no_held_out,
+        crate::capacity::runs::calibration::HeldOutFits {
+            groups: !args.no_held_out && args.held_out != super::calibrate::HeldOut::Model,
+            models: !args.no_held_out && args.held_out != super::calibrate::HeldOut::Group,
+        },
         Progress::new(args.quiet),
-        runs.set_aside,
+        (runs.set_aside, runs.set_aside_rows),
     );
     finite(&c)?;
     let mut c = c;
@@ -310,6 +313,7 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
             pct(g.after.ttft_error)
         );
     }
+    p.errors = crate::capacity::runs::calibration::errors_by_gpu(c, e.engine);
     o.push_str(&toml::to_string(&p).unwrap_or_default());
     o
 }

@@ -84,6 +84,11 @@ pub(crate) struct PredictArgs {
     /// default: the engine profile's.
     #[arg(long)]
     pub max_num_batched_tokens: Option<u32>,
+    /// The fraction of each GPU's memory the engine takes for weights and
+    /// KV cache (vLLM --gpu-memory-utilization, SGLang
+    /// --mem-fraction-static); default: the engine profile's.
+    #[arg(long, value_name = "FRACTION")]
+    pub memory_utilization: Option<f64>,
     /// TTFT limit in ms: with --tpot-ms, prints the SLO attainment and
     /// goodput, and along a --max-concurrency curve the highest concurrency
     /// that still meets both at --percentile.
@@ -190,11 +195,19 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         }
         engine.max_num_batched_tokens = n;
     }
+    if let Some(f) = args.memory_utilization {
+        if !(f > 0.0 && f <= 1.0) {
+            return usage(format!(
+                "--memory-utilization must be a fraction in (0, 1], got {f}"
+            ));
+        }
+        engine.memory_utilization = f;
+    }
     let spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
     if spec.perf.kv_capacity_tokens() <= 0.0 {
         return usage(format!(
-            "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them; raise --tp or use --precision fp8",
-            model.name, layout.gpus(), gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9
+            "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them at --memory-utilization {}; raise --tp, use a smaller --precision, or give the engine more of the memory (--memory-utilization, as its launch would)",
+            model.name, layout.gpus(), gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9, engine.memory_utilization
         ));
     }
     let n = args.num_prompts as usize;

@@ -4,6 +4,7 @@
 //! ([`schedule`]), what the reservations commit to per year and over the
 //! term ([`commitment`]), and the term's cost when demand grows ([`growth`]).
 
+pub(crate) mod band;
 pub(crate) mod baselines;
 pub(crate) mod commitment;
 pub(crate) mod growth;

@@ -201,6 +201,11 @@ pub struct Purchase {
     /// With `simulation.seed_band`, the purchase with each seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed_band: Option<SeedBand>,
+    /// The reservation and cost at the confidence band's pessimistic edge
+    /// (the steps slower by the profiles' measured error); `None` when not
+    /// computed (a sweep's rows, a seed band's runs, a plan on no GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band_edge: Option<super::band::BandEdge>,
 }
 
 impl Purchase {
@@ -314,6 +319,7 @@ impl Purchase {
             reservation_levels: Vec::new(),
             levels_not_priced: None,
             seed_band: None,
+            band_edge: None,
         }
     }
 }

@@ -52,6 +52,12 @@ pub struct EngineModel {
     allreduce_bytes_per_s: f64,
     nccl_latency_s: f64,
     frontend_s: f64,
+    /// The server's fixed time in a request's first token, and its time per
+    /// prompt token (s).
+    server_s: f64,
+    server_s_per_prompt_token: f64,
+    /// How much slower than the figures the steps run (the band's edge).
+    slowdown: crate::profiles::engine::StepSlowdown,
     reserve_output_kv: bool,
 }
 
@@ -185,6 +191,9 @@ impl EngineModel {
             allreduce_bytes_per_s: link_bytes_per_s,
             nccl_latency_s: gpu.hop_latency_us * 1e-6,
             frontend_s: engine.frontend_ms_per_request * 1e-3,
+            server_s: engine.server_ms_per_request * 1e-3,
+            server_s_per_prompt_token: engine.server_us_per_prompt_token * 1e-6,
+            slowdown: engine.slowdown,
             reserve_output_kv: engine.reserve_output_kv,
         }
     }
@@ -209,6 +218,13 @@ impl EngineModel {
     /// Seconds the front end takes per request.
     pub fn frontend_s(&self) -> f64 {
         self.frontend_s
+    }
+
+    /// Seconds the server adds to the first token of a request of
+    /// `input_tokens` outside the GPU's steps (`docs/model.md` §2.1).
+    pub fn server_s(&self, input_tokens: u32) -> f64 {
+        (self.server_s + self.server_s_per_prompt_token * f64::from(input_tokens))
+            * self.slowdown.prompt
     }
 
     /// The batch a step replays as a captured CUDA graph, when it is a
@@ -293,15 +309,22 @@ impl StepTime for EngineModel {
             Some(padded) => (padded, padded, padded),
             None => (work.tokens, work.logit_tokens, work.sequences),
         };
+        // A step carries prompt tokens when it has more tokens than
+        // sequences (each decoding sequence brings one).
+        let k = if work.tokens > work.sequences {
+            self.slowdown.prompt
+        } else {
+            self.slowdown.decode
+        };
         StepParts {
-            gemm_s: self.roofline.gemm_s(tokens, logits),
-            expert_gemm_s: self.roofline.expert_gemm_s(tokens),
-            attention_s: self.roofline.attention_work_s(work),
-            allreduce_s: self.allreduce_s(tokens, sequences),
-            all_to_all_s: self.roofline.all_to_all_s(tokens),
-            fixed_gpu_s: self.fixed_gpu_s(graph.is_some()),
-            moe_setup_s: self.moe_setup_s(graph.is_some()),
-            cpu_overhead_s: self.cpu_s(work.sequences),
+            gemm_s: k * self.roofline.gemm_s(tokens, logits),
+            expert_gemm_s: k * self.roofline.expert_gemm_s(tokens),
+            attention_s: k * self.roofline.attention_work_s(work),
+            allreduce_s: k * self.allreduce_s(tokens, sequences),
+            all_to_all_s: k * self.roofline.all_to_all_s(tokens),
+            fixed_gpu_s: k * self.fixed_gpu_s(graph.is_some()),
+            moe_setup_s: k * self.moe_setup_s(graph.is_some()),
+            cpu_overhead_s: k * self.cpu_s(work.sequences),
             cpu_overlaps_gpu: self.cpu_overlaps_gpu,
         }
     }
@@ -329,7 +352,16 @@ impl StepTime for EngineModel {
                 if setup_s > 0.0 { setup_s + cpu_s } else { 0.0 },
             )
         };
-        DecodeRun::new(compute, memory, fixed_s, floor_s, context_tokens, b)
+        let k = self.slowdown.decode;
+        let scaled = |(a, b): (f64, f64)| (k * a, k * b);
+        DecodeRun::new(
+            scaled(compute),
+            scaled(memory),
+            k * fixed_s,
+            k * floor_s,
+            context_tokens,
+            b,
+        )
     }
 
     fn kv_capacity_tokens(&self) -> f64 {
@@ -439,6 +471,10 @@ pub(crate) mod tests {
             e.cpu_overlaps_gpu = overlap;
             // A CPU floor above the GPU's step at short contexts only.
             e.cpu_step_ms = 7.0;
+            // The band's edge slows the closed form as it slows each step.
+            if overlap {
+                e.slowdown.decode = 1.3;
+            }
             let m = EngineModel::new("vllm", &e, &nvlink_h100(), &llama8b(), 2, Precision::Bf16);
             for (batch, context) in [(1u32, 100.0), (24, 24.0 * 50.0), (300, 300.0 * 900.0)] {
                 let run = m.decode_run(batch, context);

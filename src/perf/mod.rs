@@ -158,6 +158,16 @@ impl StepModel {
             StepModel::Engine(e) => e.frontend_s(),
         }
     }
+
+    /// Seconds the server adds to the first token of a request of
+    /// `input_tokens` outside the GPU's steps (0 for the roofline model):
+    /// its fixed handling and its tokenising of the prompt.
+    pub fn server_s(&self, input_tokens: u32) -> f64 {
+        match self {
+            StepModel::Roofline(_) => 0.0,
+            StepModel::Engine(e) => e.server_s(input_tokens),
+        }
+    }
 }
 
 impl StepTime for StepModel {

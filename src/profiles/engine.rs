@@ -36,6 +36,13 @@ pub(crate) const ENGINE_BOUNDS: &[Bound] = &[
     Bound::positive("gemm_efficiency_scale", 10.0, ""),
     Bound::positive("attention_efficiency_scale", 10.0, ""),
     Bound::closed("frontend_ms_per_request", 0.0, 1_000.0, "ms"),
+    Bound::closed("server_ms_per_request", 0.0, SERVER_MS_MAX, "ms"),
+    Bound::closed(
+        "server_us_per_prompt_token",
+        0.0,
+        SERVER_US_PER_TOKEN_MAX,
+        "µs",
+    ),
     Bound::closed("expert_imbalance", 1.0, 64.0, ""),
     Bound::positive("expert_gemm_efficiency_scale", 10.0, ""),
     Bound::positive("expert_bandwidth_efficiency_scale", 10.0, ""),
@@ -132,6 +139,21 @@ pub struct EngineProfile {
     /// far apart.
     #[serde(default)]
     pub frontend_ms_per_request: f64,
+    /// The server's own time in a request's first token outside the GPU's
+    /// steps, in ms, the same for every request: the HTTP request and the
+    /// first streamed chunk, the hand-over to the engine's scheduler (vLLM
+    /// V1's ZMQ queue to the engine core), the admission into the next step,
+    /// the first token's detokenisation. Added to every TTFT (and end-to-end
+    /// latency) beside the GPU's work; it takes no GPU time. At most
+    /// [`SERVER_MS_MAX`].
+    #[serde(default)]
+    pub server_ms_per_request: f64,
+    /// The server's time per prompt token before the engine sees the
+    /// request, in µs: tokenising the prompt (and, with it, copying and
+    /// hashing the token ids), added to the request's TTFT like
+    /// `server_ms_per_request`. At most [`SERVER_US_PER_TOKEN_MAX`].
+    #[serde(default)]
+    pub server_us_per_prompt_token: f64,
     /// A mixture of experts: how many times its mean share of the touched
     /// experts and of the expert FLOPs the busiest expert-parallel rank
     /// carries (routing is skewed; 1 = uniform). The step waits for it.
@@ -181,6 +203,94 @@ pub struct EngineProfile {
     /// The source of each figure, by key.
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+    /// The profile's measured error against the engine's runs, by
+    /// `<GPU id> <precision>` (`h100-sxm fp8`), and over all of them
+    /// (`all`): what `planner calibrate --runs --out` measured with the
+    /// figures above. A GPU and precision without an entry is not measured.
+    #[serde(default)]
+    pub errors: BTreeMap<String, MeasuredError>,
+    /// Steps slower than the figures say (the confidence band's pessimistic
+    /// edge, set by the solve, never read from a file): 1 and 1 as profiled.
+    #[serde(skip)]
+    pub slowdown: StepSlowdown,
+}
+
+/// The median |error| of mean TTFT and mean TPOT of one GPU and precision's
+/// runs, as fractions (0.15 = 15%).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredError {
+    /// The runs measured.
+    pub runs: u32,
+    /// With the fitted figures.
+    pub ttft: f64,
+    pub tpot: f64,
+    /// Predicted by fits that saw no run of the run's model (leave one
+    /// model out), where measured: the error a model without runs can
+    /// expect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_out_ttft: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_out_tpot: Option<f64>,
+}
+
+impl MeasuredError {
+    /// The larger of the fitted and the left-out error, TTFT and TPOT: the
+    /// band's half-width.
+    pub fn band(&self) -> (f64, f64) {
+        (
+            self.ttft.max(self.model_out_ttft.unwrap_or(0.0)),
+            self.tpot.max(self.model_out_tpot.unwrap_or(0.0)),
+        )
+    }
+}
+
+/// How much slower than its figures an engine's steps run: a step that
+/// carries prompt tokens × `prompt` (and the server's time with it), a
+/// decode-only step × `decode`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StepSlowdown {
+    pub prompt: f64,
+    pub decode: f64,
+}
+
+impl Default for StepSlowdown {
+    fn default() -> Self {
+        StepSlowdown {
+            prompt: 1.0,
+            decode: 1.0,
+        }
+    }
+}
+
+/// Fewer runs than this on a GPU and precision measure too little of their
+/// own: the band takes the engine's error over all its runs (`errors.all`).
+pub(crate) const BAND_MIN_RUNS: u32 = 10;
+
+impl EngineProfile {
+    /// The measured error of the engine on `gpu` at `precision`: its own
+    /// when at least [`BAND_MIN_RUNS`] runs measured it, the engine's over
+    /// all its runs when fewer did, `None` when none did (not measured).
+    pub fn error_on(&self, gpu: &str, precision: impl std::fmt::Display) -> Option<MeasuredError> {
+        self.error_basis(gpu, precision).map(|(e, _)| e)
+    }
+
+    /// [`Self::error_on`] with what it rests on, e.g. `84 runs on b200
+    /// fp4` or `all 353 runs (3 on h100-sxm fp8)`.
+    pub fn error_basis(
+        &self,
+        gpu: &str,
+        precision: impl std::fmt::Display,
+    ) -> Option<(MeasuredError, String)> {
+        let key = format!("{gpu} {precision}");
+        let own = self.errors.get(&key).copied()?;
+        match self.errors.get("all").copied() {
+            Some(all) if own.runs < BAND_MIN_RUNS => {
+                Some((all, format!("all {} runs, {} on {key}", all.runs, own.runs)))
+            }
+            _ => Some((own, format!("{} runs on {key}", own.runs))),
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -221,6 +331,20 @@ impl EngineFamily {
     }
 }
 
+/// The most the server's fixed time per request may be, in ms: the first
+/// token of the fastest aggregated run of `runs.csv` (vLLM, gpt-oss-120b on 4
+/// B200 at concurrency 4 with 1,024-token prompts: 25.4 ms) holds it and at
+/// least one prefill step, so no engine's fixed part can be longer.
+pub(crate) const SERVER_MS_MAX: f64 = 25.0;
+
+/// The most the server's time per prompt token may be, in µs: the first
+/// token of the fastest 8,192-token run of `runs.csv` (vLLM, gpt-oss-120b on
+/// 8 B200 at concurrency 4: 74.2 ms, 9.05 µs a token) holds it and the
+/// prompt's prefill. Published tokenisers are well inside it (Hugging Face's
+/// Rust `tokenizers` and OpenAI's `tiktoken` encode at the order of a million
+/// tokens a second on one core, about 1 µs a token).
+pub(crate) const SERVER_US_PER_TOKEN_MAX: f64 = 9.0;
+
 /// The figures a calibration may fit, with the range it searches: physical
 /// (no negative time, a bandwidth fraction at most 1, scales bounded so an
 /// efficiency stays at most 1 on the GPU the runs came from).
@@ -241,6 +365,8 @@ pub(crate) const FITTABLE: &[(&str, f64, f64)] = &[
     ("moe_eager_expert_us", 0.0, 100.0),
     ("expert_gemm_min_tokens", 1.0, 256.0),
     ("all_to_all_latency_us", 0.0, 200.0),
+    ("server_ms_per_request", 0.0, SERVER_MS_MAX),
+    ("server_us_per_prompt_token", 0.0, SERVER_US_PER_TOKEN_MAX),
 ];
 
 impl EngineProfile {
@@ -263,6 +389,8 @@ impl EngineProfile {
             "moe_eager_expert_us" => self.moe_eager_expert_us,
             "expert_gemm_min_tokens" => self.expert_gemm_min_tokens,
             "all_to_all_latency_us" => self.all_to_all_latency_us,
+            "server_ms_per_request" => self.server_ms_per_request,
+            "server_us_per_prompt_token" => self.server_us_per_prompt_token,
             _ => return None,
         })
     }
@@ -294,6 +422,8 @@ impl EngineProfile {
             "moe_eager_expert_us" => &mut self.moe_eager_expert_us,
             "expert_gemm_min_tokens" => &mut self.expert_gemm_min_tokens,
             "all_to_all_latency_us" => &mut self.all_to_all_latency_us,
+            "server_ms_per_request" => &mut self.server_ms_per_request,
+            "server_us_per_prompt_token" => &mut self.server_us_per_prompt_token,
             _ => return false,
         };
         *slot = value;
@@ -352,6 +482,11 @@ impl EngineProfile {
             self.attention_efficiency_scale,
         );
         bound("frontend_ms_per_request", self.frontend_ms_per_request);
+        bound("server_ms_per_request", self.server_ms_per_request);
+        bound(
+            "server_us_per_prompt_token",
+            self.server_us_per_prompt_token,
+        );
         bound("expert_imbalance", self.expert_imbalance);
         bound(
             "expert_gemm_efficiency_scale",
@@ -417,6 +552,8 @@ pub(crate) fn vllm_fixture() -> EngineProfile {
         gemm_efficiency_scale: 1.0,
         attention_efficiency_scale: 1.0,
         frontend_ms_per_request: 0.0,
+        server_ms_per_request: 0.0,
+        server_us_per_prompt_token: 0.0,
         expert_imbalance: 1.0,
         expert_gemm_efficiency_scale: 1.0,
         expert_bandwidth_efficiency_scale: 1.0,
@@ -428,6 +565,8 @@ pub(crate) fn vllm_fixture() -> EngineProfile {
         fitted: vec!["graph_layer_us".into()],
         source: "test".into(),
         sources: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        slowdown: StepSlowdown::default(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! Every figure in a profile carries its source in the file; the structs here
 //! are the parsed, checked form.
 
-mod engine;
+pub(crate) mod engine;
 mod gpu;
 mod model;
 pub(crate) mod precision;

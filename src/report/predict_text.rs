@@ -233,6 +233,7 @@ fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>, per_request: bool) -> 
         m.insert(format!("mean_{name}_ms"), json!(stats.mean_ms));
         m.insert(format!("median_{name}_ms"), json!(stats.median_ms));
         m.insert(format!("std_{name}_ms"), json!(stats.std_ms));
+        m.insert(format!("p90_{name}_ms"), json!(stats.p90_ms));
         m.insert(format!("p99_{name}_ms"), json!(stats.p99_ms));
     }
     if !per_request {
@@ -334,6 +335,11 @@ fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>) {
             o,
             &format!("Median {short} (ms):"),
             format!("{:.2}", stats.median_ms),
+        );
+        line(
+            o,
+            &format!("P90 {short} (ms):"),
+            format!("{:.2}", stats.p90_ms),
         );
         line(
             o,

@@ -84,6 +84,58 @@ pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> 
     }
 }
 
+/// The confidence band's line: the reservation and cost with every step
+/// slower by its profile's measured error, and what was not measured.
+pub(crate) fn band_sentence(b: &crate::money::band::BandEdge) -> String {
+    let errors: Vec<String> = b
+        .configurations
+        .iter()
+        .filter_map(|c| {
+            let (ttft, tpot) = (c.ttft_error?, c.tpot_error?);
+            let after = c
+                .replicas_at_edge
+                .map_or("cannot keep the limits".to_string(), |r| {
+                    format!("{} -> {r} replicas", c.replicas)
+                });
+            let basis = c
+                .error_basis
+                .as_ref()
+                .map_or(String::new(), |b| format!(" (of {b})"));
+            Some(format!(
+                "{} {}: TTFT +{:.0}%, TPOT +{:.0}%{basis}, {after}",
+                c.tier,
+                c.config,
+                ttft * 100.0,
+                tpot * 100.0
+            ))
+        })
+        .collect();
+    if errors.is_empty() {
+        return format!(
+            "not known: no run measured the latency model's error on what the plan runs ({})",
+            b.not_measured.join(", ")
+        );
+    }
+    let measured = format!(
+        "steps slower by their measured error ({})",
+        errors.join("; ")
+    );
+    let not_measured = if b.not_measured.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not measured (kept as the figures say): {}",
+            b.not_measured.join(", ")
+        )
+    };
+    format!(
+        "at the pessimistic edge of the latency model's measured error, reserve {} for {} USD over the horizon ({:+.1}% on the plan): {measured}{not_measured}; priced by the MILP on the slower figures, not replayed",
+        super::sentences::gpu_counts(&b.reserved, "nothing"),
+        usd(b.total_cost_usd),
+        b.vs_plan * 100.0
+    )
+}
+
 /// The seed line: the band over the seeds solved, or the one seed.
 pub(crate) fn seed_sentence(p: &Purchase) -> String {
     let Some(b) = &p.seed_band else {
@@ -295,6 +347,9 @@ pub(crate) fn render(
             o,
             "  caution    {c}: a benchmark run of one replica (HOW TO RUN AND CHECK) before signing is the check"
         );
+    }
+    if let Some(b) = &p.band_edge {
+        let _ = writeln!(o, "  band       {}", band_sentence(b));
     }
     if let (Some(why), false) = (&p.levels_not_priced, p.reserve.is_empty()) {
         let _ = writeln!(o, "  levels     not priced: {why}");

@@ -127,6 +127,9 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
             };
             let _ = writeln!(o, "{}", medians_row(held, &g.held_out));
         }
+        if c.model_out {
+            let _ = writeln!(o, "{}", medians_row("model out", &g.model_out));
+        }
     }
     if several_groups {
         let _ = writeln!(
@@ -136,6 +139,12 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     }
     if !c.held_out {
         let _ = writeln!(o, "  (no group was held out: --no-held-out)");
+    }
+    if c.model_out {
+        let _ = writeln!(
+            o,
+            "  model out: predicted by each engine's fit to the other models' runs alone (no run of the model seen)"
+        );
     }
     if c.groups.iter().any(|g| g.held_out_from_start) {
         let _ = writeln!(
@@ -148,6 +157,28 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
         let _ = writeln!(o, "Rows set aside:");
         for (why, n) in &c.set_aside {
             let _ = writeln!(o, "  {n:>5}  {why}");
+        }
+    }
+    if !c.memory_raised.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "Runs the engine's default memory fraction cannot hold, replayed with the least fraction that holds their requests (at most {}; a measured run proves it fitted, its launch flags are not recorded):",
+            crate::capacity::runs::MEASURED_MEMORY_FRACTION_MAX
+        );
+        for (label, f) in &c.memory_raised {
+            let _ = writeln!(o, "  {label}: {f:.2}");
+        }
+    }
+    if !c.refused.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "Rows not predicted ({}), each with why:",
+            c.refused.len()
+        );
+        for r in &c.refused {
+            let _ = writeln!(o, "  {} ({}): {}", r.label, r.location, r.reason);
         }
     }
     if per_run {

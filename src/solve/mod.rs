@@ -20,6 +20,7 @@ use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
 use std::path::{Path, PathBuf};
 
 mod assemble;
+mod band;
 mod bracket;
 pub mod check;
 pub mod design;
@@ -170,6 +171,14 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         || "reservation levels around the chosen counts".into(),
         || levels::of(&chosen.trial.milp, &chosen.trial.plan),
     );
+    let band_edge = if options.speed_questions {
+        timings.time(
+            || "the confidence band's edge: the chosen fleets with slower steps".into(),
+            || band::edge(&chosen, &demand, options),
+        )
+    } else {
+        None
+    };
     let (speedup, speed_plans) = if options.speed_questions {
         let speedup = timings.time(
             || "question 4: replicas at 1.25x and 0.8x speed".into(),
@@ -193,6 +202,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         Err(why) => outcome.purchase.levels_not_priced = Some(why.to_string()),
     }
     outcome.questions.speed_plans = speed_plans;
+    outcome.purchase.band_edge = band_edge;
     outcome.held_out = held_out;
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);

@@ -307,3 +307,71 @@ fn a_runs_file_that_cannot_be_read_names_its_row_and_column() {
         stderr(&out)
     );
 }
+
+/// `--held-out model` predicts each model by fits on the other's runs
+/// alone; every row not predicted is listed with its file, line and why;
+/// the written profile carries its measured error per GPU and precision.
+#[test]
+fn calibration_leaves_each_model_out_lists_what_it_cannot_predict_and_writes_the_errors() {
+    let dense_dir = temp_dir("engine-runs-model-out-dense");
+    let dense = runs_subset(
+        &dense_dir,
+        "data/engine-runs/qwen3-32b.csv",
+        |l| {
+            (l.contains(",vllm,0.12.0,") && l.contains("_1024x128_"))
+                || l.contains("_2000x500_c288_")
+        },
+        4,
+    );
+    let moe_dir = temp_dir("engine-runs-model-out-moe");
+    let moe = runs_subset(
+        &moe_dir,
+        "data/engine-runs/moe.csv",
+        |l| {
+            l.contains("source_file=2026-04-06.csv")
+                && l.contains(",vllm,")
+                && l.contains("_1024x1024_c4_")
+        },
+        3,
+    );
+    let out_dir = dense_dir.join("calibrated");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = planner(&[
+        "calibrate",
+        "--runs",
+        dense.to_str().unwrap(),
+        moe.to_str().unwrap(),
+        "--fit",
+        "graph_layer_us,server_ms_per_request",
+        "--max-evaluations",
+        "4",
+        "--held-out",
+        "model",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let report = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(report.contains("    model out  TTFT"), "{report}");
+    assert!(!report.contains("    held out  "), "{report}");
+    assert!(
+        report
+            .contains("model out: predicted by each engine's fit to the other models' runs alone"),
+        "{report}"
+    );
+    // The GB200 row whose id's concurrency disagrees with its batch size,
+    // named by its file and line.
+    let listed = report
+        .lines()
+        .find(|l| l.contains("_2000x500_c288_"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        listed.contains("runs.csv:") && listed.contains("`batch_size` disagree"),
+        "{listed}"
+    );
+    let written = std::fs::read_to_string(out_dir.join("vllm.toml")).unwrap();
+    assert!(written.contains("[errors.all]"), "{written}");
+    assert!(written.contains("[errors.\"h100-sxm bf16\"]"), "{written}");
+    assert!(written.contains("model_out_ttft = "), "{written}");
+}

@@ -308,3 +308,62 @@ fn a_trace_drives_the_lengths_and_with_rate_trace_the_arrivals() {
     assert_eq!(out["completed"].as_u64().unwrap() as usize, rows);
     assert_eq!(out["planner"]["dataset"], "tests/fixtures/traces/tiny.csv");
 }
+
+/// A layout that ran on real hardware with more of the memory than the
+/// engine's default fraction: refused at the default with the flag that
+/// states it named, predicted with it; the summary carries P90 beside P99
+/// as `vllm bench serve --metric-percentiles 90,99` prints them.
+#[test]
+fn a_measured_layout_runs_with_the_memory_its_launch_gave_and_prints_p90() {
+    let args = [
+        "predict",
+        "--model",
+        "deepseek-v3",
+        "--gpu",
+        "b200",
+        "--tp",
+        "4",
+        "--precision",
+        "fp8",
+        "--engine",
+        "sglang",
+        "--random-input-len",
+        "8192",
+        "--random-output-len",
+        "64",
+        "--max-concurrency",
+        "2",
+        "--num-prompts",
+        "6",
+    ];
+    let refused = planner(&args);
+    assert_eq!(refused.status.code(), Some(2));
+    let e = stderr(&refused);
+    assert!(
+        e.contains("167.8 GB per GPU") && e.contains("--memory-utilization 0.85"),
+        "{e}"
+    );
+    let mut with = args.to_vec();
+    with.extend(["--memory-utilization", "0.95"]);
+    let out = planner(&with);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        "P90 TTFT (ms):",
+        "P99 TTFT (ms):",
+        "P90 TPOT (ms):",
+        "Median ITL (ms):",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    with.extend(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&planner(&with).stdout).unwrap();
+    let (p90, p99) = (
+        v["p90_ttft_ms"].as_f64().unwrap(),
+        v["p99_ttft_ms"].as_f64().unwrap(),
+    );
+    assert!(v["median_ttft_ms"].as_f64().unwrap() <= p90 && p90 <= p99);
+    let bad = planner(&[&args[..], &["--memory-utilization", "1.5"]].concat());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--memory-utilization must be a fraction in (0, 1]"));
+}

@@ -1,10 +1,13 @@
 //! `planner calibrate --runs`: every run predicted with the starting engine
 //! profiles, each engine's free figures fitted to its runs, every run
-//! predicted again, and each (model, GPU, engine, precision) group predicted
+//! predicted again, each (model, GPU, engine, precision) group predicted
 //! by a fit that did not see it (leave one group out; an engine with no
-//! other group keeps its starting figures there).
+//! other group borrows the other engines' fitted figures there), and each
+//! model's runs predicted by fits that saw no run of that model (leave one
+//! model out: how the figures carry to a model they were not fitted on).
 
 use super::fit::{evaluate, fit, FitBudget, FitReport, Loss, Profiles};
+use super::read::SetAside;
 use super::MeasuredRun;
 use crate::base::progress::Progress;
 use crate::profiles::{EngineFamily, EngineProfile};
@@ -25,6 +28,9 @@ pub(crate) struct RunErrors {
     pub before_ms: Option<(f64, f64)>,
     pub after_ms: Option<(f64, f64)>,
     pub held_out_ms: Option<(f64, f64)>,
+    /// Predicted by the fit of the run's engine on the other models' runs
+    /// alone (`None` also when no such fit was made).
+    pub model_out_ms: Option<(f64, f64)>,
 }
 
 /// Median errors of a set of runs.
@@ -112,6 +118,8 @@ pub(crate) struct GroupErrors {
     pub before: Medians,
     pub after: Medians,
     pub held_out: Medians,
+    /// Predicted by fits that saw no run of the group's model.
+    pub model_out: Medians,
     /// The fitted predictions with each group's median log error divided
     /// out ([`centred_by_group`]): the scatter within the groups.
     pub centred: Medians,
@@ -151,10 +159,19 @@ pub(crate) struct Calibration {
     pub all: GroupErrors,
     /// Whether each group was also predicted by a fit that left it out.
     pub held_out: bool,
+    /// Whether each model was also predicted by fits that left it out (the
+    /// held-out fits, with runs of more than one model).
+    pub model_out: bool,
     /// What the fits minimised.
     pub loss: Loss,
     pub engines: Vec<EngineFit>,
     pub set_aside: BTreeMap<String, usize>,
+    /// Every row not predicted, with why: the rows set aside when read,
+    /// then the runs whose replica cannot serve them.
+    pub refused: Vec<SetAside>,
+    /// The runs replayed with more of the GPU's memory than the engine's
+    /// default fraction (which could not hold them), and the fraction given.
+    pub memory_raised: Vec<(String, f64)>,
 }
 
 /// `pick`'s predictions of `runs` with each group's median log error
@@ -216,15 +233,26 @@ fn borrowed_figures(
     p
 }
 
-/// Calibrates `starts` (one profile per engine) on `runs`.
+/// Which held-out fits [`calibrate`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeldOutFits {
+    /// Each group predicted by a fit on the engine's other groups.
+    pub groups: bool,
+    /// Each model predicted by fits on the other models' runs alone.
+    pub models: bool,
+}
+
+/// Calibrates `starts` (one profile per engine) on `runs`; `set_aside`:
+/// the rows read and not modelled, counted by reason and each with its
+/// place.
 pub(crate) fn calibrate(
     runs: &[MeasuredRun],
     starts: &BTreeMap<EngineFamily, EngineProfile>,
     profiles: &Profiles,
     budget: FitBudget,
-    held_out_fits: bool,
+    which: HeldOutFits,
     progress: Progress,
-    set_aside: BTreeMap<String, usize>,
+    (set_aside, set_aside_rows): (BTreeMap<String, usize>, Vec<SetAside>),
 ) -> Calibration {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, r) in runs.iter().enumerate() {
@@ -241,7 +269,17 @@ pub(crate) fn calibrate(
     let mut held_out = vec![None; runs.len()];
     let mut held_from_start = BTreeMap::new();
     let mut engines = Vec::new();
-    let fits = 1 + if held_out_fits { groups.len() } else { 0 };
+    let model_names: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r.model.as_str()).collect();
+    let held_out_fits = which.groups;
+    let model_out_fits = which.models && model_names.len() > 1;
+    let fits = 1
+        + if held_out_fits { groups.len() } else { 0 }
+        + if model_out_fits {
+            model_out_fit_count(runs, starts)
+        } else {
+            0
+        };
     let bar = progress.steps(
         "fitting engine profiles",
         (fits * budget.max_evaluations) as u64,
@@ -314,6 +352,13 @@ pub(crate) fn calibrate(
             held_out[i] = p;
         }
     }
+    let mut model_out = vec![None; runs.len()];
+    for model in model_names.iter().filter(|_| model_out_fits) {
+        let predicted = without_model(runs, model, starts, profiles, budget, &bar);
+        for (i, p) in predicted {
+            model_out[i] = p;
+        }
+    }
     bar.finish_and_clear();
     let errors: Vec<RunErrors> = runs
         .iter()
@@ -325,6 +370,7 @@ pub(crate) fn calibrate(
             before_ms: before[i],
             after_ms: after[i],
             held_out_ms: held_out[i],
+            model_out_ms: model_out[i],
         })
         .collect();
     let centred = centred_by_group(&errors, |r| r.after_ms);
@@ -338,6 +384,7 @@ pub(crate) fn calibrate(
             before: of(&|i| errors[i].before_ms),
             after: of(&|i| errors[i].after_ms),
             held_out: of(&|i| errors[i].held_out_ms),
+            model_out: of(&|i| errors[i].model_out_ms),
             centred: of(&|i| centred[i]),
             group,
         }
@@ -349,21 +396,145 @@ pub(crate) fn calibrate(
         .keys()
         .map(|g| summarise(g.clone(), members(&|r| &r.group == g)))
         .collect();
-    let model_names: std::collections::BTreeSet<&str> =
-        runs.iter().map(|r| r.model.as_str()).collect();
     let models = model_names
         .iter()
         .map(|m| summarise((*m).to_string(), members(&|r| r.run.model == *m)))
         .collect();
     let all = summarise("all".into(), members(&|_| true));
+    let mut refused = set_aside_rows;
+    let mut memory_raised = Vec::new();
+    for r in runs {
+        let (Some(start), Some(gpu), Some(model)) = (
+            starts.get(&r.engine),
+            profiles.gpus.get(&r.gpu),
+            profiles.models.get(&r.model),
+        ) else {
+            continue;
+        };
+        if let Some(reason) = super::refusal(r, start, gpu, model) {
+            refused.push(SetAside {
+                label: r.label.clone(),
+                location: r.location.clone(),
+                reason: format!("cannot run: {reason}"),
+            });
+        } else if let Some(f) = super::run_replica(r, start, gpu, model).1 {
+            memory_raised.push((r.label.clone(), f));
+        }
+    }
     Calibration {
+        refused,
+        memory_raised,
         all,
         runs: errors,
         groups: group_errors,
         models,
         held_out: held_out_fits,
+        model_out: model_out_fits,
         loss: budget.loss,
         engines,
         set_aside,
     }
+}
+
+/// The fits a leave-one-model-out pass makes: one per (model, engine) with
+/// runs of that engine on another model.
+fn model_out_fit_count(
+    runs: &[MeasuredRun],
+    starts: &BTreeMap<EngineFamily, EngineProfile>,
+) -> usize {
+    let pairs: std::collections::BTreeSet<(&str, EngineFamily)> = runs
+        .iter()
+        .filter(|r| starts.contains_key(&r.engine))
+        .map(|r| (r.model.as_str(), r.engine))
+        .collect();
+    pairs
+        .iter()
+        .filter(|(m, e)| runs.iter().any(|r| r.engine == *e && r.model != *m))
+        .count()
+}
+
+/// The runs of `model` (by index into `runs`) predicted by fits that saw
+/// none of its runs: each engine's figures fitted to its runs of the other
+/// models alone; an engine with no run of another model borrows the median
+/// of the other engines' figures so fitted (and keeps its starting figures
+/// when no engine has such runs). Nothing of `model`'s runs but their
+/// lengths, concurrency and layout (what the prediction replays) is read.
+pub(crate) fn without_model(
+    runs: &[MeasuredRun],
+    model: &str,
+    starts: &BTreeMap<EngineFamily, EngineProfile>,
+    profiles: &Profiles,
+    budget: FitBudget,
+    bar: &indicatif::ProgressBar,
+) -> Vec<(usize, Option<(f64, f64)>)> {
+    let mut fitted: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
+    for (&engine, start) in starts {
+        let others: Vec<&MeasuredRun> = runs
+            .iter()
+            .filter(|r| r.engine == engine && r.model != model)
+            .collect();
+        let serves_model = runs.iter().any(|r| r.engine == engine && r.model == model);
+        if serves_model && !others.is_empty() {
+            fitted.insert(engine, fit(&others, start, profiles, budget, bar).0);
+        }
+    }
+    let mut out = Vec::new();
+    for (&engine, start) in starts {
+        let index: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].engine == engine && runs[i].model == model)
+            .collect();
+        if index.is_empty() {
+            continue;
+        }
+        let profile = fitted
+            .get(&engine)
+            .cloned()
+            .unwrap_or_else(|| borrowed_figures(start, engine, &fitted));
+        let held: Vec<&MeasuredRun> = index.iter().map(|&i| &runs[i]).collect();
+        out.extend(index.into_iter().zip(evaluate(&held, &profile, profiles)));
+    }
+    out
+}
+
+/// The measured errors of `engine`'s runs by `<GPU id> <precision>`, and
+/// over all of them (`all`): the
+/// median |error| of mean TTFT and mean TPOT with the fitted figures, and
+/// by the fits that left the run's model out where they were made (runs
+/// the replica cannot serve are left out of both).
+pub(crate) fn errors_by_gpu(
+    c: &Calibration,
+    engine: EngineFamily,
+) -> BTreeMap<String, crate::profiles::engine::MeasuredError> {
+    let mut by: BTreeMap<String, Vec<&RunErrors>> = BTreeMap::new();
+    for r in c.runs.iter().filter(|r| r.run.engine == engine) {
+        by.entry(format!("{} {}", r.run.gpu, r.run.precision))
+            .or_default()
+            .push(r);
+        by.entry("all".into()).or_default().push(r);
+    }
+    by.into_iter()
+        .filter_map(|(key, runs)| {
+            let after = Medians::of_predictions(runs.iter().map(|r| (&r.run, r.after_ms)));
+            if after.runs == after.unserved {
+                return None;
+            }
+            let out = Medians::of_predictions(runs.iter().map(|r| (&r.run, r.model_out_ms)));
+            let measured = |m: f64| m.is_finite().then_some(m);
+            Some((
+                key,
+                crate::profiles::engine::MeasuredError {
+                    runs: (after.runs - after.unserved) as u32,
+                    ttft: round4(after.ttft_abs_error),
+                    tpot: round4(after.tpot_abs_error),
+                    model_out_ttft: measured(out.ttft_abs_error).map(round4),
+                    model_out_tpot: measured(out.tpot_abs_error).map(round4),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// `x` to four decimals (an error written as a profile states it).
+fn round4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
 }

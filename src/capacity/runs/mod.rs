@@ -196,7 +196,7 @@ pub(crate) fn predict_requests(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<BenchRun> {
-    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
+    let spec = run_replica(run, engine, gpu, model).0;
     client_run(run, &spec, model)
 }
 
@@ -208,8 +208,94 @@ pub(crate) fn predict(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
-    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
+    let spec = run_replica(run, engine, gpu, model).0;
     simulate_run(run, &spec, model)
+}
+
+/// The most of each GPU's memory a replay gives an engine whose default
+/// fraction cannot hold a measured run's weights and requests: the runs'
+/// launch flags are not recorded, and InferenceX's scripts set the fraction
+/// themselves (SGLang `--mem-fraction-static`, vLLM
+/// `--gpu-memory-utilization`); 0.95 leaves 5% of the GPU for activations,
+/// CUDA graphs and the communication buffers.
+pub(crate) const MEASURED_MEMORY_FRACTION_MAX: f64 = 0.95;
+
+/// The replica a measured run ran on, and the memory fraction it was given
+/// when the engine's default could not hold it. A measured run proves that
+/// its weights and its requests fitted: when `engine`'s default fraction
+/// leaves no room for one request of the run's stated lengths (the replay
+/// would refuse every prompt), the fraction is raised, by hundredths, to the
+/// least that holds the run's `concurrency` requests, at most
+/// [`MEASURED_MEMORY_FRACTION_MAX`]. A run the default holds keeps it, even
+/// where its requests then queue for the cache.
+pub(crate) fn run_replica(
+    run: &MeasuredRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> (ReplicaSpec, Option<f64>) {
+    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
+    let one = u64::from(run.input_tokens) + u64::from(run.output_tokens);
+    if spec.kv_capacity_tokens >= one {
+        return (spec, None);
+    }
+    let needed = u64::from(run.concurrency) * one;
+    let mut raised = engine.clone();
+    let start = (engine.memory_utilization * 100.0).floor() as u32 + 1;
+    let last = (MEASURED_MEMORY_FRACTION_MAX * 100.0).round() as u32;
+    let mut most = None;
+    for hundredths in start..=last {
+        raised.memory_utilization = f64::from(hundredths) / 100.0;
+        let s = replica(&raised, "fit", gpu, model, run.layout(), run.precision);
+        if s.kv_capacity_tokens >= needed {
+            return (s, Some(raised.memory_utilization));
+        }
+        most = Some(s);
+    }
+    // No fraction holds them all: the most memory, where one fits (its
+    // requests then queue for the cache).
+    match most {
+        Some(s) if s.kv_capacity_tokens >= one => (s, Some(raised.memory_utilization)),
+        _ => (spec, None),
+    }
+}
+
+/// Why the replica of `run` cannot serve its prompts, if it cannot: the
+/// weights against the memory the engine leaves, or a prompt against the
+/// KV cache.
+pub(crate) fn refusal(
+    run: &MeasuredRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> Option<String> {
+    let (spec, raised) = run_replica(run, engine, gpu, model);
+    let fraction = raised.unwrap_or(MEASURED_MEMORY_FRACTION_MAX.max(engine.memory_utilization));
+    let m = EngineModel::with_layout("fit", engine, gpu, model, run.layout(), run.precision);
+    let weights_gb = m.roofline().weight_bytes_per_gpu() / 1e9;
+    let room_gb = fraction * gpu.memory_gb;
+    if spec.kv_capacity_tokens == 0 {
+        return Some(format!(
+            "{weights_gb:.1} GB of {} weights a GPU leave no room for a request in the {room_gb:.1} GB that {} of the {} GB holds (the most a replay of a measured run gives): the model profile's weight bytes or the layout reading is wrong, or the row",
+            run.precision,
+            fraction,
+            gpu.memory_gb,
+        ));
+    }
+    let longest = u64::from(run.input_tokens) + u64::from(run.output_tokens);
+    if longest > u64::from(model.max_context_tokens) {
+        return Some(format!(
+            "{longest} tokens exceed the model's context of {}",
+            model.max_context_tokens
+        ));
+    }
+    if longest > spec.kv_capacity_tokens {
+        return Some(format!(
+            "a request of {longest} tokens exceeds the replica's KV cache of {} tokens ({weights_gb:.1} GB of weights a GPU in {room_gb:.1} GB)",
+            spec.kv_capacity_tokens
+        ));
+    }
+    None
 }
 
 /// Mean TTFT and mean TPOT (ms) of a run whose every request was served, as

@@ -21,6 +21,18 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Runs {
     pub runs: Vec<MeasuredRun>,
     pub set_aside: BTreeMap<String, usize>,
+    /// Every row set aside, in file order.
+    pub set_aside_rows: Vec<SetAside>,
+}
+
+/// A row the planner does not model, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct SetAside {
+    /// The row's id (or `line N` in a file without ids).
+    pub label: String,
+    /// `file:line`.
+    pub location: String,
+    pub reason: String,
 }
 
 /// The columns a runs file must have.
@@ -196,6 +208,11 @@ pub(crate) fn read_csv(
         );
         let layout = match (reason, layout) {
             (Some(reason), _) | (None, Err(reason)) => {
+                into.set_aside_rows.push(SetAside {
+                    label: id_col.map_or_else(|| format!("line {row}"), |c| cells[c].to_string()),
+                    location: format!("{}:{row}", path.display()),
+                    reason: reason.clone(),
+                });
                 *into.set_aside.entry(reason).or_insert(0) += 1;
                 continue;
             }

@@ -111,6 +111,13 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     if fp8 {
         s.push_str("<p class=\"warn\">FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide; <code>model.precision = \"bf16\"</code> rules FP8 out.</p>");
     }
+    if let Some(b) = &p.band_edge {
+        let _ = write!(
+            s,
+            "<p class=\"warn\">Confidence band: {}.</p>",
+            esc(&crate::report::purchase_text::band_sentence(b))
+        );
+    }
     if let (Some(why), false) = (&p.levels_not_priced, p.reserve.is_empty()) {
         let _ = write!(s, "<p>Reservation levels not priced: {}.</p>", esc(why));
     }

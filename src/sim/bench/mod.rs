@@ -3,7 +3,9 @@
 //! a Poisson process otherwise), at most `max_concurrency` in flight (the
 //! client's semaphore: a prompt waits for a finished one before it is
 //! sent), each reaching the engine after the front end's time per request
-//! (requests sent together queue through it one by one). The engine drains
+//! (requests sent together queue through it one by one) and the server's
+//! own time for it (a fixed part and a part per prompt token, each request
+//! apart: `docs/model.md` §2.1). The engine drains
 //! every request that has reached it before it schedules a step. A request
 //! records its TTFT and end-to-end latency from the moment it was sent, and
 //! the gap before each output token (its ITLs). A request that can never
@@ -198,9 +200,14 @@ impl<'a> Bench<'a> {
                 });
                 continue;
             }
-            let reach_s = now.max(self.frontend_free_s) + self.spec.perf.frontend_s();
-            self.frontend_free_s = reach_s;
-            self.pending.push_back((i, now, reach_s));
+            let through_s = now.max(self.frontend_free_s) + self.spec.perf.frontend_s();
+            self.frontend_free_s = through_s;
+            // The server's own time (tokenising, hand-over, admission) runs
+            // for each request apart: a long prompt may reach the engine
+            // after a shorter one sent later.
+            let reach_s = through_s + self.spec.perf.server_s(p.input_tokens);
+            let at = self.pending.partition_point(|&(_, _, r)| r <= reach_s);
+            self.pending.insert(at, (i, now, reach_s));
             self.queue.push(reach_s, Event::Arrival);
             self.in_flight += 1;
         }

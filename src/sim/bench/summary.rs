@@ -9,12 +9,14 @@
 use super::BenchRun;
 use serde::Serialize;
 
-/// Mean, median, standard deviation and 99th percentile of one latency, ms.
+/// Mean, median, standard deviation, 90th and 99th percentile of one
+/// latency, ms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub(crate) struct Stats {
     pub mean_ms: f64,
     pub median_ms: f64,
     pub std_ms: f64,
+    pub p90_ms: f64,
     pub p99_ms: f64,
 }
 
@@ -34,6 +36,7 @@ impl Stats {
             mean_ms: mean,
             median_ms: interpolated(&values_ms, 50.0),
             std_ms: var.sqrt(),
+            p90_ms: interpolated(&values_ms, 90.0),
             p99_ms: interpolated(&values_ms, 99.0),
         }
     }

@@ -100,3 +100,38 @@ fn an_open_loop_sends_each_prompt_at_its_time() {
         assert!((r.ttft_s - run.requests[0].ttft_s).abs() < 1e-12);
     }
 }
+
+/// The server's own time (a fixed part and a part per prompt token) comes
+/// before the engine sees a request: a request alone has its first token and
+/// its last that much later, its decode steps unchanged.
+#[test]
+fn the_servers_own_time_delays_a_lone_requests_first_token_by_its_figures() {
+    use crate::perf::EngineModel;
+    let lone = |server_ms: f64, us_per_token: f64| {
+        let mut e = crate::profiles::engine_fixture();
+        e.server_ms_per_request = server_ms;
+        e.server_us_per_prompt_token = us_per_token;
+        let s = ReplicaSpec::new(
+            StepModel::Engine(Box::new(EngineModel::new(
+                "vllm",
+                &e,
+                &h100(),
+                &llama8b(),
+                1,
+                Precision::Bf16,
+            ))),
+            256,
+            2048,
+            Scheduler::DecodeFirstChunked,
+        );
+        run(&s, &prompts(1, 1000, 10), Some(1), 100_000, true).requests[0].clone()
+    };
+    let (bare, served) = (lone(0.0, 0.0), lone(12.0, 3.0));
+    // 12 ms + 3 µs × 1,000 tokens = 15 ms.
+    assert!((served.ttft_s - bare.ttft_s - 0.015).abs() < 1e-12);
+    assert!((served.e2e_s - bare.e2e_s - 0.015).abs() < 1e-12);
+    assert_eq!(served.itls_s.len(), bare.itls_s.len());
+    for (a, b) in served.itls_s.iter().zip(&bare.itls_s) {
+        assert!((a - b).abs() < 1e-12);
+    }
+}

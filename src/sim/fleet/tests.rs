@@ -414,3 +414,43 @@ fn a_replay_paused_where_its_tallies_decide_goes_on_to_the_whole_replay() {
         serde_json::to_string(&whole).unwrap()
     );
 }
+
+/// The engine's server time (fixed and per prompt token) is in the replay's
+/// first token and last, and nowhere in its steps.
+#[test]
+fn the_servers_own_time_is_in_the_replays_first_and_last_token() {
+    use crate::perf::EngineModel;
+    let lone = |server_ms: f64, us_per_token: f64| {
+        let mut e = crate::profiles::engine_fixture();
+        e.server_ms_per_request = server_ms;
+        e.server_us_per_prompt_token = us_per_token;
+        let mut s = spec(true, 8, 100_000);
+        s.perf = StepModel::Engine(Box::new(EngineModel::new(
+            "vllm",
+            &e,
+            &h100(),
+            &llama8b(),
+            1,
+            crate::profiles::precision::Precision::Bf16,
+        )));
+        let a = Arrival {
+            time_s: 1.0,
+            tier: 0,
+            input_tokens: 1000,
+            output_tokens: 101,
+        };
+        let r = simulate(&fleet(s, 1, 0.0), 0..1, [a], 1, |_| {});
+        let t = &r.tiers[0];
+        (t.ttft.quantile_ms(1.0), t.e2e.quantile_ms(1.0))
+    };
+    let (bare, served) = (lone(0.0, 0.0), lone(12.0, 3.0));
+    // 12 ms + 3 µs × 1,000 tokens.
+    assert!(
+        (served.0 - bare.0 - 15.0).abs() < 1e-6,
+        "{served:?} {bare:?}"
+    );
+    assert!(
+        (served.1 - bare.1 - 15.0).abs() < 1e-6,
+        "{served:?} {bare:?}"
+    );
+}
