@@ -227,7 +227,16 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
         &crate::base::timings::Timings::default(),
     );
     let names: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
-    let mut pairs = report::capacity_text::pair(&names, &analytic, &simulated);
+    let mut pairs = report::capacity_text::pair(&names, &analytic, &simulated, |entry| {
+        let c = &entry.config;
+        let (e, basis) = scenario.gpus[entry.gpu]
+            .engine
+            .as_ref()?
+            .profile
+            .error_basis(&c.gpu_type, c.precision)?;
+        let (ttft, tpot) = e.band();
+        Some(report::capacity_text::MeasuredBand { ttft, tpot, basis })
+    });
     if let Some(t) = &args.tier {
         pairs.retain(|name, _| name == t);
     }

@@ -464,6 +464,31 @@ pub(crate) mod tests {
         assert!(fp8.kv_capacity_tokens() > 2.0 * bf16.kv_capacity_tokens());
     }
 
+    /// The band's edge slows a step that carries prompt tokens (and the
+    /// server's time) by its prompt factor and a decode-only step by its
+    /// decode factor, and nothing else.
+    #[test]
+    fn a_slowdown_scales_prompt_steps_and_decode_steps_apart() {
+        let mut e = vllm();
+        e.server_ms_per_request = 4.0;
+        e.server_us_per_prompt_token = 1.0;
+        let base = EngineModel::new("vllm", &e, &nvlink_h100(), &llama8b(), 2, Precision::Bf16);
+        e.slowdown = crate::profiles::engine::StepSlowdown {
+            prompt: 1.5,
+            decode: 1.2,
+        };
+        let slow = EngineModel::new("vllm", &e, &nvlink_h100(), &llama8b(), 2, Precision::Bf16);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        assert!(close(slow.prefill_s(2000.0), 1.5 * base.prefill_s(2000.0)));
+        assert!(close(
+            slow.decode_step_s(16.0, 900.0),
+            1.2 * base.decode_step_s(16.0, 900.0)
+        ));
+        assert!(close(slow.server_s(2000), 1.5 * base.server_s(2000)));
+        assert!(close(base.server_s(2000), 0.006));
+        assert_eq!(slow.kv_capacity_tokens(), base.kv_capacity_tokens());
+    }
+
     #[test]
     fn decode_runs_sum_the_engine_steps_with_and_without_overlap() {
         for overlap in [true, false] {

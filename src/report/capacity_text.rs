@@ -23,6 +23,19 @@ pub struct CapacityPair {
     /// Fleets of 1…N replicas, for the configurations the screen kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetCapacity>,
+    /// The measured median |error| of mean TTFT and TPOT of the engine's
+    /// profile on the configuration's GPU and precision, the band its
+    /// figures carry (`None`: no run measured it).
+    pub measured_error: Option<MeasuredBand>,
+}
+
+/// A configuration's measured error: the band on its figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasuredBand {
+    pub ttft: f64,
+    pub tpot: f64,
+    /// The runs it was measured on.
+    pub basis: String,
 }
 
 /// One line on a tier's table: how many configurations serve by each
@@ -75,6 +88,7 @@ pub fn pair(
     tiers: &[String],
     analytic: &[Vec<CapacityEntry>],
     simulated: &[Vec<CapacityEntry>],
+    error_of: impl Fn(&CapacityEntry) -> Option<MeasuredBand>,
 ) -> BTreeMap<String, Vec<CapacityPair>> {
     tiers
         .iter()
@@ -96,6 +110,7 @@ pub fn pair(
                         analytic: a.verdict.clone(),
                         simulated: s.map(|s| s.verdict.clone()),
                         fleet: s.and_then(|s| s.fleet.clone()),
+                        measured_error: error_of(a),
                     }
                 })
                 .collect();
@@ -157,24 +172,36 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{tier:<w$} {:>22} {:>22} {:>9}",
+            "{tier:<w$} {:>22} {:>22} {:>9} {:>16}",
             "analytic (limit)",
             "simulated (limit)",
             "sim/ana",
+            "band TTFT/TPOT",
             w = width + 2
         );
         for r in rows.iter().filter(|r| listed(r)) {
             let _ = writeln!(
                 o,
-                "  {:<width$} {:>22} {:>22} {:>9}",
+                "  {:<width$} {:>22} {:>22} {:>9} {:>16}",
                 r.config,
                 cell(Some(&r.analytic)),
                 cell(r.simulated.as_ref()),
                 r.simulated_over_analytic
-                    .map_or("—".to_string(), |x| format!("{x:.2}"))
+                    .map_or("—".to_string(), |x| format!("{x:.2}")),
+                r.measured_error
+                    .as_ref()
+                    .map_or("not measured".to_string(), |e| format!(
+                        "±{:.0}% / ±{:.0}%",
+                        e.ttft * 100.0,
+                        e.tpot * 100.0
+                    ))
             );
         }
         let _ = writeln!(o, "  {}", summary(rows));
+        let _ = writeln!(
+            o,
+            "  band: the median |error| of mean TTFT and TPOT the engine's profile measured on the GPU and precision (`--format json`: on which runs); the purchase's band line prices it"
+        );
         let _ = writeln!(
             o,
             "  fleets behind the router (req/s the fleet sustains, 95% interval of its attainment):"

@@ -141,17 +141,10 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
             }
         }
     }
-    let s = crate::milp::solve(&problem, &super::levels::quick(&milp.settings)).ok()?;
-    let usd = crate::milp::total(&problem, &s);
-    let gpu_ids: Vec<String> = problem.gpus.iter().map(|g| g.id.clone()).collect();
+    let (reserved, usd) = super::levels::what_if(&problem, &milp.settings)?;
     Some(BandEdge {
         configurations,
-        reserved: gpu_ids
-            .iter()
-            .zip(&s.reserved)
-            .filter(|(_, &n)| n > 0)
-            .map(|(g, &n)| (g.clone(), n))
-            .collect(),
+        reserved,
         total_cost_usd: usd,
         vs_plan: usd / chosen.trial.plan.total_cost_usd - 1.0,
         not_measured: not_measured.into_iter().collect(),

@@ -44,6 +44,23 @@ pub(super) fn quick(settings: &Settings) -> Settings {
     }
 }
 
+/// A what-if's MILP solved with the [`quick`] settings: the GPUs it
+/// reserves, by type, and the horizon's cost; `None` when it has no plan.
+pub(super) fn what_if(
+    problem: &crate::milp::Problem,
+    settings: &Settings,
+) -> Option<(std::collections::BTreeMap<String, u32>, f64)> {
+    let s = crate::milp::solve(problem, &quick(settings)).ok()?;
+    let reserved = problem
+        .gpus
+        .iter()
+        .zip(&s.reserved)
+        .filter(|(_, &n)| n > 0)
+        .map(|(g, &n)| (g.id.clone(), n))
+        .collect();
+    Some((reserved, crate::milp::total(problem, &s)))
+}
+
 /// Why levels are not priced for a model only HiGHS solves whole.
 const WHOLE_MODEL: &str = "the model links its slots (deadlines, minimum rentals, purchase units or configuration limits), so each level would be a whole MILP taking seconds";
 

@@ -480,17 +480,11 @@ fn speed_plan(chosen: &Finished, speedup: &[Speedup], factor: f64) -> Option<Spe
             }
         }
     }
-    let s = crate::milp::solve(&problem, &levels::quick(&milp.settings)).ok()?;
-    let usd = crate::milp::total(&problem, &s);
+    let (reserved, usd) = levels::what_if(&problem, &milp.settings)?;
     Some(SpeedPlan {
         faster_by,
         gpu_types: scaled.into_iter().collect(),
-        reserved: gpu_ids
-            .iter()
-            .zip(&s.reserved)
-            .filter(|(_, &n)| n > 0)
-            .map(|(g, &n)| (g.clone(), n))
-            .collect(),
+        reserved,
         total_cost_usd: usd,
         vs_plan: usd / plan.total_cost_usd - 1.0,
     })
