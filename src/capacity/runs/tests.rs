@@ -383,3 +383,54 @@ fn a_fit_that_leaves_a_model_out_reads_none_of_its_runs() {
         "the fit did not read the other model's runs"
     );
 }
+
+/// No fit leaves a figure's documented bound: runs whose first tokens are
+/// 50 times what any figure gives pull the server's time to its bound and
+/// no further, and every fitted figure of the result is inside `FITTABLE`.
+#[test]
+fn a_fit_pushed_past_a_figures_bound_stops_at_the_bound() {
+    use super::fit::{fit, FitBudget, Loss};
+    use crate::profiles::engine::{SERVER_MS_MAX, SERVER_US_PER_TOKEN_MAX};
+    let (dense, profiles, engines) = shared();
+    let mut runs: Vec<MeasuredRun> = dense
+        .runs
+        .iter()
+        .filter(|r| r.engine == EngineFamily::Vllm)
+        .take(4)
+        .cloned()
+        .collect();
+    assert_eq!(runs.len(), 4);
+    for r in &mut runs {
+        r.ttft_ms *= 50.0;
+    }
+    let mut start = engines[&EngineFamily::Vllm].clone();
+    start.fitted = vec![
+        "server_ms_per_request".into(),
+        "server_us_per_prompt_token".into(),
+    ];
+    let refs: Vec<&MeasuredRun> = runs.iter().collect();
+    let budget = FitBudget {
+        max_evaluations: 60,
+        loss: Loss::Squared,
+    };
+    let (fitted, _) = fit(
+        &refs,
+        &start,
+        &profiles,
+        budget,
+        &indicatif::ProgressBar::hidden(),
+    );
+    assert!(fitted.server_ms_per_request <= SERVER_MS_MAX);
+    assert!(fitted.server_us_per_prompt_token <= SERVER_US_PER_TOKEN_MAX);
+    // Pulled well past their starting values, towards the bounds.
+    assert!(
+        fitted.server_ms_per_request > 0.9 * SERVER_MS_MAX,
+        "{}",
+        fitted.server_ms_per_request
+    );
+    for (key, lo, hi) in crate::profiles::FITTABLE {
+        let v = fitted.figure(key).unwrap();
+        assert!((*lo..=*hi).contains(&v), "{key} = {v}");
+    }
+    assert!(fitted.check(std::path::Path::new("fitted")).is_empty());
+}
