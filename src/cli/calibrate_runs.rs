@@ -124,6 +124,9 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
     for e in &mut c.engines {
         e.start_fitted = start_fitted.get(&e.engine).cloned().unwrap_or_default();
     }
+    if c.model_out {
+        c.model_out_caution = model_out_caution(&starts);
+    }
     let mut outputs = outputs;
     for e in &c.engines {
         let option = engine_option(e.engine);
@@ -137,6 +140,24 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         Format::Text => report::runs_text::render(&c, args.per_run),
     };
     emit(&text)
+}
+
+/// Why fits that leave a model out may still carry what its runs taught:
+/// a starting profile whose figures a calibration fitted (to runs that may
+/// include the held-out model's), kept where `--fit` leaves them, and a
+/// weak pull towards them where it does not.
+fn model_out_caution(starts: &BTreeMap<EngineFamily, EngineProfile>) -> Option<String> {
+    let fitted_before: Vec<String> = starts
+        .values()
+        .filter(|p| p.sources.values().any(|s| s.starts_with("fitted by")))
+        .map(|p| p.family.as_str().to_string())
+        .collect();
+    (!fitted_before.is_empty()).then(|| {
+        format!(
+            "the starting profiles of {} were themselves fitted to measured runs (their [sources] say so), maybe to the held-out model's: the figures a fit leaves alone keep what those runs taught, and the ones it fits start there; for model-out figures no run of the model has touched, start from profiles/engines/priors and fit every figure (docs/model.md §6.6)",
+            fitted_before.join(", ")
+        )
+    })
 }
 
 /// The output option a fitted engine profile is written under.

@@ -145,6 +145,9 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
             o,
             "  model out: predicted by each engine's fit to the other models' runs alone (no run of the model seen)"
         );
+        if let Some(caution) = &c.model_out_caution {
+            let _ = writeln!(o, "  caution on model out: {caution}");
+        }
     }
     if c.groups.iter().any(|g| g.held_out_from_start) {
         let _ = writeln!(

@@ -360,6 +360,12 @@ fn calibration_leaves_each_model_out_lists_what_it_cannot_predict_and_writes_the
             .contains("model out: predicted by each engine's fit to the other models' runs alone"),
         "{report}"
     );
+    // The shipped vLLM profile it starts from was fitted to these runs.
+    assert!(
+        report
+            .contains("caution on model out: the starting profiles of vllm were themselves fitted"),
+        "{report}"
+    );
     // The GB200 row whose id's concurrency disagrees with its batch size,
     // named by its file and line.
     let listed = report

@@ -162,6 +162,11 @@ pub(crate) struct Calibration {
     /// Whether each model was also predicted by fits that left it out (the
     /// held-out fits, with runs of more than one model).
     pub model_out: bool,
+    /// Why the model-out figures may have seen the model after all (some
+    /// figures kept from starting profiles that were fitted to these runs),
+    /// when they may.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_out_caution: Option<String>,
     /// What the fits minimised.
     pub loss: Loss,
     pub engines: Vec<EngineFit>,
@@ -430,6 +435,7 @@ pub(crate) fn calibrate(
         models,
         held_out: held_out_fits,
         model_out: model_out_fits,
+        model_out_caution: None,
         loss: budget.loss,
         engines,
         set_aside,
