@@ -223,7 +223,21 @@ fn calibrated_profile(e: &EngineFit, c: &Calibration, args: &CalibrateArgs) -> S
         .map(|f| f.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    let loss_flag = c.loss.flag();
+    // The flags that shape the written figures and errors: the loss, and
+    // which held-out fits made the `model_out_*` errors.
+    let loss_flag = format!(
+        "{}{}",
+        c.loss.flag(),
+        if args.no_held_out {
+            " --no-held-out"
+        } else {
+            match args.held_out {
+                super::calibrate::HeldOut::Both => "",
+                super::calibrate::HeldOut::Group => " --held-out group",
+                super::calibrate::HeldOut::Model => " --held-out model",
+            }
+        }
+    );
     let mine: Vec<_> = c
         .groups
         .iter()

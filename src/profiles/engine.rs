@@ -264,13 +264,15 @@ impl Default for StepSlowdown {
 }
 
 /// Fewer runs than this on a GPU and precision measure too little of their
-/// own: the band takes the engine's error over all its runs (`errors.all`).
+/// own: the band takes, TTFT and TPOT apart, the larger of their error and
+/// the engine's over all its runs (`errors.all`).
 pub(crate) const BAND_MIN_RUNS: u32 = 10;
 
 impl EngineProfile {
     /// The measured error of the engine on `gpu` at `precision`: its own
-    /// when at least [`BAND_MIN_RUNS`] runs measured it, the engine's over
-    /// all its runs when fewer did, `None` when none did (not measured).
+    /// when at least [`BAND_MIN_RUNS`] runs measured it, the larger of its
+    /// own and the engine's over all its runs when fewer did, `None` when
+    /// none did (not measured).
     pub fn error_on(&self, gpu: &str, precision: impl std::fmt::Display) -> Option<MeasuredError> {
         self.error_basis(gpu, precision).map(|(e, _)| e)
     }
@@ -286,7 +288,22 @@ impl EngineProfile {
         let own = self.errors.get(&key).copied()?;
         match self.errors.get("all").copied() {
             Some(all) if own.runs < BAND_MIN_RUNS => {
-                Some((all, format!("all {} runs, {} on {key}", all.runs, own.runs)))
+                let (own_ttft, own_tpot) = own.band();
+                let (all_ttft, all_tpot) = all.band();
+                let larger = MeasuredError {
+                    runs: all.runs,
+                    ttft: own_ttft.max(all_ttft),
+                    tpot: own_tpot.max(all_tpot),
+                    model_out_ttft: None,
+                    model_out_tpot: None,
+                };
+                Some((
+                    larger,
+                    format!(
+                        "the larger of all {} runs' and the {} on {key}",
+                        all.runs, own.runs
+                    ),
+                ))
             }
             _ => Some((own, format!("{} runs on {key}", own.runs))),
         }

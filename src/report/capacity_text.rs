@@ -200,7 +200,7 @@ pub fn render(scenario: &str, pairs: &BTreeMap<String, Vec<CapacityPair>>) -> St
         let _ = writeln!(o, "  {}", summary(rows));
         let _ = writeln!(
             o,
-            "  band: the median |error| of mean TTFT and TPOT the engine's profile measured on the GPU and precision (`--format json`: on which runs); the purchase's band line prices it"
+            "  band: the median |error| of mean TTFT and TPOT the engine's profile measured on the GPU and precision (with fewer than 10 runs there, the larger of theirs and all the engine's runs'; `--format json`: on which runs); the purchase's band line prices its slower edge"
         );
         let _ = writeln!(
             o,

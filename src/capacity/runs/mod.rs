@@ -269,19 +269,6 @@ pub(crate) fn refusal(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<String> {
-    let (spec, raised) = run_replica(run, engine, gpu, model);
-    let fraction = raised.unwrap_or(MEASURED_MEMORY_FRACTION_MAX.max(engine.memory_utilization));
-    let m = EngineModel::with_layout("fit", engine, gpu, model, run.layout(), run.precision);
-    let weights_gb = m.roofline().weight_bytes_per_gpu() / 1e9;
-    let room_gb = fraction * gpu.memory_gb;
-    if spec.kv_capacity_tokens == 0 {
-        return Some(format!(
-            "{weights_gb:.1} GB of {} weights a GPU leave no room for a request in the {room_gb:.1} GB that {} of the {} GB holds (the most a replay of a measured run gives): the model profile's weight bytes or the layout reading is wrong, or the row",
-            run.precision,
-            fraction,
-            gpu.memory_gb,
-        ));
-    }
     let longest = u64::from(run.input_tokens) + u64::from(run.output_tokens);
     if longest > u64::from(model.max_context_tokens) {
         return Some(format!(
@@ -289,13 +276,25 @@ pub(crate) fn refusal(
             model.max_context_tokens
         ));
     }
-    if longest > spec.kv_capacity_tokens {
+    if run_replica(run, engine, gpu, model).0.kv_capacity_tokens >= longest {
+        return None;
+    }
+    // Not even the most a replay gives holds one request: say so at it.
+    let mut most = engine.clone();
+    most.memory_utilization = MEASURED_MEMORY_FRACTION_MAX.max(engine.memory_utilization);
+    let spec = replica(&most, "fit", gpu, model, run.layout(), run.precision);
+    let weights_gb = spec.perf.weight_bytes_per_gpu() / 1e9;
+    let room_gb = most.memory_utilization * gpu.memory_gb;
+    if spec.kv_capacity_tokens == 0 {
         return Some(format!(
-            "a request of {longest} tokens exceeds the replica's KV cache of {} tokens ({weights_gb:.1} GB of weights a GPU in {room_gb:.1} GB)",
-            spec.kv_capacity_tokens
+            "{weights_gb:.1} GB of {} weights a GPU leave no room for a request in the {room_gb:.1} GB that {} of the {} GB holds (the most a replay of a measured run gives): either the model profile's weight bytes or the reading of the row's layout is wrong, or the row records a layout that could not have run",
+            run.precision, most.memory_utilization, gpu.memory_gb,
         ));
     }
-    None
+    Some(format!(
+        "a request of {longest} tokens exceeds the replica's KV cache of {} tokens even at {} of the GPU's memory ({weights_gb:.1} GB of weights a GPU in {room_gb:.1} GB)",
+        spec.kv_capacity_tokens, most.memory_utilization
+    ))
 }
 
 /// Mean TTFT and mean TPOT (ms) of a run whose every request was served, as
