@@ -10,7 +10,7 @@
 use super::questions::SpeedupCase;
 use super::rounds::Finished;
 use super::SolveOptions;
-use crate::capacity::probe::{replicas_on, slowed, Serving};
+use crate::capacity::probe::{replicas_on, slowed};
 use crate::demand::Demand;
 use crate::money::band::{BandConfiguration, BandEdge};
 use crate::profiles::engine::StepSlowdown;
@@ -70,13 +70,7 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
                             decode: 1.0 + tpot,
                         },
                     );
-                    let serving = Serving {
-                        tier: &scenario.tiers[case.tier],
-                        demand: &demand.tiers[case.tier],
-                        entry,
-                        replicas: case.replicas,
-                        served_rps: case.served_rps,
-                    };
+                    let serving = super::serving(chosen, demand, case);
                     replicas_on(
                         scenario,
                         &serving,

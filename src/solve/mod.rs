@@ -46,7 +46,7 @@ pub(crate) fn test_options() -> SolveOptions {
 pub use outcome::Outcome;
 pub use rounds::{first_round, RoundMilp};
 
-use questions::{Questions, SpeedPlan, Speedup};
+use questions::{Questions, SpeedPlan, Speedup, SpeedupCase};
 use rounds::{Finished, Shared};
 
 /// Speed factors question 4 tries on the chosen GPUs: a 25% speed-up and a
@@ -359,6 +359,18 @@ fn how_to_run(
     out
 }
 
+/// The fleet the chosen plan runs for `case`: its configuration on its tier
+/// at the tier's busiest slot, what the what-if probes re-simulate.
+fn serving<'a>(chosen: &'a Finished, demand: &'a Demand, case: &SpeedupCase) -> Serving<'a> {
+    Serving {
+        tier: &chosen.scenario.tiers[case.tier],
+        demand: &demand.tiers[case.tier],
+        entry: &chosen.trial.capacity[case.tier][case.entry],
+        replicas: case.replicas,
+        served_rps: case.served_rps,
+    }
+}
+
 /// Question 4 for the chosen plan: per speed factor of [`SPEED_FACTORS`]
 /// and configuration at its tier's busiest slot, the replicas the same
 /// traffic needs with that factor × the FLOPS and bandwidth.
@@ -371,14 +383,8 @@ fn speedup(chosen: &Finished, demand: &Demand, options: &SolveOptions) -> Vec<Sp
     // Each case's fleets are simulated on their own core; the answers come
     // back in the cases' order.
     crate::base::parallel::map_in_order(&cases, |&(factor, case)| {
-        let entry = &chosen.trial.capacity[case.tier][case.entry];
-        let serving = Serving {
-            tier: &scenario.tiers[case.tier],
-            demand: &demand.tiers[case.tier],
-            entry,
-            replicas: case.replicas,
-            served_rps: case.served_rps,
-        };
+        let serving = serving(chosen, demand, case);
+        let entry = serving.entry;
         Speedup {
             tier: scenario.tiers[case.tier].name.clone(),
             config: entry.config.label(),

@@ -362,23 +362,22 @@ fn a_fit_that_leaves_a_model_out_reads_none_of_its_runs() {
         "only the held-out model's runs are predicted"
     );
     assert!(base.iter().all(|(_, p)| p.is_some()));
-    let mut scaled = runs.clone();
-    for r in scaled.iter_mut().filter(|r| r.model == "qwen3-32b") {
-        r.ttft_ms *= 7.0;
-        r.tpot_ms *= 7.0;
-    }
+    // The runs with the measured latencies of those `pick` keeps × `factor`.
+    let scaled = |pick: &dyn Fn(&MeasuredRun) -> bool, factor: f64| {
+        let mut out = runs.clone();
+        for r in out.iter_mut().filter(|r| pick(r)) {
+            r.ttft_ms *= factor;
+            r.tpot_ms *= factor;
+        }
+        out
+    };
     assert_eq!(
-        held(&scaled),
+        held(&scaled(&|r| r.model == "qwen3-32b", 7.0)),
         base,
         "the held-out model's measurements were read"
     );
-    let mut others = runs.clone();
-    for r in others.iter_mut().filter(|r| r.model != "qwen3-32b") {
-        r.ttft_ms *= 3.0;
-        r.tpot_ms *= 3.0;
-    }
     assert_ne!(
-        held(&others),
+        held(&scaled(&|r| r.model != "qwen3-32b", 3.0)),
         base,
         "the fit did not read the other model's runs"
     );
