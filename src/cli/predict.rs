@@ -9,7 +9,7 @@ use crate::capacity::runs::replica;
 use crate::perf::engine::tp_problem;
 use crate::perf::StepTime;
 use crate::profiles::precision::Precision;
-use crate::profiles::{load_gpu, load_model};
+use crate::profiles::{load_gpu, load_model, EngineFamily};
 use crate::report::predict_text::{self, Curve, Point, Predicted, Slo};
 use crate::report::{self, Format};
 use crate::sim::bench::prompts::{prompts, random_lengths, SendTimes};
@@ -89,6 +89,12 @@ pub(crate) struct PredictArgs {
     /// --mem-fraction-static); default: the engine profile's.
     #[arg(long, value_name = "FRACTION")]
     pub memory_utilization: Option<f64>,
+    /// SGLang only: the scheduler receives new requests every N decode
+    /// steps (SGLang --scheduler-recv-interval; InferenceX's Blackwell
+    /// scripts pass 10 below 16 concurrent requests and 30 from it). A
+    /// request that reaches a decoding server waits for the next receipt.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub scheduler_recv_interval: u32,
     /// TTFT limit in ms: with --tpot-ms, prints the SLO attainment and
     /// goodput, and along a --max-concurrency curve the highest concurrency
     /// that still meets both at --percentile.
@@ -203,7 +209,17 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         }
         engine.memory_utilization = f;
     }
-    let spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
+    if args.scheduler_recv_interval == 0 {
+        return usage("--scheduler-recv-interval must be at least 1 (1: every step)".into());
+    }
+    if args.scheduler_recv_interval > 1 && engine.family != EngineFamily::Sglang {
+        return usage(format!(
+            "--scheduler-recv-interval is SGLang's flag; {} receives new requests at every step (use --engine sglang)",
+            engine.name
+        ));
+    }
+    let mut spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
+    spec.recv_interval_steps = args.scheduler_recv_interval;
     if spec.perf.kv_capacity_tokens() <= 0.0 {
         return usage(format!(
             "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them at --memory-utilization {}; raise --tp, use a smaller --precision, or give the engine more of the memory (--memory-utilization, as its launch would)",

@@ -47,6 +47,12 @@ pub(crate) struct ReplicaSpec {
     /// Advance decode-only steps as runs (the default); `false` makes every
     /// step its own event, the reference the runs are tested against.
     pub decode_runs: bool,
+    /// Decode steps between the scheduler's receipts of new requests while
+    /// it decodes (SGLang `--scheduler-recv-interval`, default 1: every
+    /// step). A request that reaches a decoding replica waits for the next
+    /// receipt; after a step with prefill work, or on an idle replica, the
+    /// next iteration receives at once.
+    pub recv_interval_steps: u32,
 }
 
 impl ReplicaSpec {
@@ -67,6 +73,7 @@ impl ReplicaSpec {
             scheduler,
             reserve_output_kv,
             decode_runs: true,
+            recv_interval_steps: 1,
         }
     }
 }
@@ -111,6 +118,15 @@ struct Step {
 pub(crate) struct Replica {
     pub spec: usize,
     waiting: VecDeque<u32>,
+    /// Requests that reached the replica but that its scheduler has not yet
+    /// received ([`ReplicaSpec::recv_interval_steps`] above 1 only).
+    inbox: VecDeque<u32>,
+    /// Decode steps until the scheduler next receives (0: at the start of
+    /// the next step).
+    recv_wait: u32,
+    /// The spec's [`ReplicaSpec::recv_interval_steps`], as of the last
+    /// request queued.
+    recv_every: u32,
     prefilling: Vec<u32>,
     /// The decoding sequences, in no particular order: each knows its
     /// place ([`crate::sim::request::InFlight::decode_pos`]), so one that
@@ -161,6 +177,9 @@ impl Replica {
         Replica {
             spec,
             waiting: VecDeque::new(),
+            inbox: VecDeque::new(),
+            recv_wait: 0,
+            recv_every: 1,
             prefilling: Vec::new(),
             decoding: Vec::new(),
             chunks: Vec::new(),
@@ -203,6 +222,8 @@ impl Replica {
     /// abandoned.
     pub(crate) fn evict_all(&mut self, reqs: &Slab) -> Vec<u32> {
         let mut dropped: Vec<u32> = self.waiting.drain(..).collect();
+        dropped.extend(self.inbox.drain(..));
+        self.recv_wait = 0;
         dropped.append(&mut self.prefilling);
         self.decoding
             .sort_unstable_by_key(|&id| reqs.get(id).join_seq);
@@ -260,21 +281,46 @@ impl Replica {
         let r = reqs.get(id);
         self.outstanding_prompt_tokens += u64::from(r.prefill_target);
         self.in_system += 1;
-        self.waiting.push_back(id);
+        let interval = spec.recv_interval_steps;
+        self.recv_every = interval;
+        let queued = if interval > 1 {
+            self.inbox.push_back(id);
+            self.inbox.len()
+        } else {
+            self.waiting.push_back(id);
+            self.waiting.len()
+        };
         let step = self.step.as_mut()?;
         let run = step.run?;
-        let running = (self.prefilling.len() + self.decoding.len()) as u32;
-        if self.waiting.len() != 1 || running >= spec.max_batch || step.steps <= 1 {
+        if queued != 1 || step.steps <= 1 {
             return None;
         }
-        // The step boundary after `now`, and whether the KV cache then holds
-        // the prompt (it only fills during the run).
-        let done = run.steps_to_reach(now - step.start_s, step.steps).max(1);
-        let kv_then = self.kv_used + step.batch * done;
-        if done >= step.steps || kv_then + u64::from(r.prefill_target) + 1 > spec.kv_capacity_tokens
-        {
-            return None;
-        }
+        // The step boundary after `now`.
+        let next = run.steps_to_reach(now - step.start_s, step.steps).max(1);
+        let done = if interval > 1 {
+            // The scheduler receives `recv_wait` steps into the run and
+            // every `interval` after: the run ends at the first receipt
+            // after `now`, where the request joins the waiting queue
+            // whether or not it can be admitted then.
+            let (first, every) = (u64::from(self.recv_wait.max(1)), u64::from(interval));
+            let done = first + next.saturating_sub(first).div_ceil(every) * every;
+            if done >= step.steps {
+                return None;
+            }
+            done
+        } else {
+            // The request can join at `next` if the batch has room and the
+            // KV cache then holds its prompt (it only fills during the run).
+            let running = (self.prefilling.len() + self.decoding.len()) as u32;
+            let kv_then = self.kv_used + step.batch * next;
+            if running >= spec.max_batch
+                || next >= step.steps
+                || kv_then + u64::from(r.prefill_target) + 1 > spec.kv_capacity_tokens
+            {
+                return None;
+            }
+            next
+        };
         step.steps = done;
         step.end_s = step.start_s + run.elapsed_s(done);
         self.generation = self.generation.wrapping_add(1);
@@ -289,6 +335,7 @@ impl Replica {
         spec: &ReplicaSpec,
     ) -> Option<f64> {
         debug_assert!(self.step.is_none());
+        self.receive(spec);
         self.preempt_to_fit(reqs, spec);
         self.chunks.clear();
         let batch = match spec.scheduler {
@@ -304,8 +351,14 @@ impl Replica {
             let run = self.decode_run(perf, batch as u32, self.context_sum as f64);
             let to_finish = self.steps_to_next_finish(reqs);
             let to_kv_limit = (spec.kv_capacity_tokens - self.kv_used) / batch;
+            // Requests not yet received end the run at the next receipt.
+            let to_receipt = if self.inbox.is_empty() {
+                u64::MAX
+            } else {
+                u64::from(self.recv_wait)
+            };
             let steps = if spec.decode_runs {
-                to_finish.min(to_kv_limit).max(1)
+                to_finish.min(to_kv_limit).min(to_receipt).max(1)
             } else {
                 1
             };
@@ -365,6 +418,7 @@ impl Replica {
         if step.batch > 0 {
             self.clock += step.steps;
         }
+        self.count_towards_receipt(&step);
         self.context_sum += step.batch * step.steps;
         self.kv_used += step.batch * step.steps;
         for i in 0..self.chunks.len() {
@@ -419,6 +473,43 @@ impl Replica {
             self.remove_decoding(pos, reqs);
             finished.push(Finished { id, finish_s: now });
         }
+    }
+
+    /// The scheduler's receipt at the start of a step: the requests that
+    /// reached the replica join its waiting queue when the receipt is due,
+    /// or when nothing runs (an idle scheduler polls at once); a receipt
+    /// with nothing to receive starts the interval again all the same.
+    fn receive(&mut self, spec: &ReplicaSpec) {
+        if spec.recv_interval_steps <= 1 {
+            return;
+        }
+        let idle = self.prefilling.is_empty() && self.decoding.is_empty();
+        if self.recv_wait == 0 || idle {
+            self.waiting.extend(self.inbox.drain(..));
+            self.recv_wait = spec.recv_interval_steps;
+        }
+    }
+
+    /// Counts the step just ended towards the next receipt: a step with
+    /// prefill work makes it due at once (SGLang weighs such a step as the
+    /// whole interval); a run of decode steps brings it that much closer,
+    /// and a receipt passed in a run with nothing to receive starts the
+    /// interval again.
+    fn count_towards_receipt(&mut self, step: &Step) {
+        let every = u64::from(self.recv_every);
+        if every <= 1 {
+            return;
+        }
+        let wait = u64::from(self.recv_wait);
+        self.recv_wait = if step.run.is_none()
+            || step.steps >= wait && (step.steps - wait).is_multiple_of(every)
+        {
+            0
+        } else if step.steps < wait {
+            (wait - step.steps) as u32
+        } else {
+            (every - (step.steps - wait) % every) as u32
+        };
     }
 
     /// Decode-first with chunked prefill: every decoding sequence gets its
@@ -651,6 +742,7 @@ mod tests {
             scheduler: Scheduler::DecodeFirstChunked,
             reserve_output_kv: false,
             decode_runs: true,
+            recv_interval_steps: 1,
         };
         let mut reqs = Slab::default();
         let mut rep = Replica::new(0, 0);

@@ -474,6 +474,7 @@ mod tests {
             concurrency: 1,
             prompts: 1,
             lengths: crate::capacity::runs::RunLengths::Fixed,
+            recv_interval_steps: 1,
             ttft_ms,
             tpot_ms,
         };

@@ -47,6 +47,10 @@ pub(crate) struct MeasuredRun {
     pub prompts: u32,
     /// How the client drew each prompt's lengths.
     pub lengths: RunLengths,
+    /// Decode steps between the scheduler's receipts of new requests, as
+    /// the run's launch set it (SGLang `--scheduler-recv-interval`; 1: every
+    /// step): [`read::recv_interval_of`].
+    pub recv_interval_steps: u32,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
 }
@@ -234,7 +238,18 @@ pub(crate) fn run_replica(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> (ReplicaSpec, Option<f64>) {
-    let spec = replica(engine, "fit", gpu, model, run.layout(), run.precision);
+    let launched = |mut s: ReplicaSpec| {
+        s.recv_interval_steps = run.recv_interval_steps;
+        s
+    };
+    let spec = launched(replica(
+        engine,
+        "fit",
+        gpu,
+        model,
+        run.layout(),
+        run.precision,
+    ));
     let one = u64::from(run.input_tokens) + u64::from(run.output_tokens);
     if spec.kv_capacity_tokens >= one {
         return (spec, None);
@@ -246,7 +261,14 @@ pub(crate) fn run_replica(
     let mut most = None;
     for hundredths in start..=last {
         raised.memory_utilization = f64::from(hundredths) / 100.0;
-        let s = replica(&raised, "fit", gpu, model, run.layout(), run.precision);
+        let s = launched(replica(
+            &raised,
+            "fit",
+            gpu,
+            model,
+            run.layout(),
+            run.precision,
+        ));
         if s.kv_capacity_tokens >= needed {
             return (s, Some(raised.memory_utilization));
         }

@@ -252,6 +252,7 @@ pub(crate) fn read_csv(
             .iter()
             .find(|s| s.0 == cell("system"))
             .map_or("", |s| s.1);
+        let lengths = source_col.map_or(RunLengths::Fixed, |c| lengths_of(cells[c]));
         into.runs.push(MeasuredRun {
             label: id_col.map_or_else(|| format!("line {row}"), |c| cells[c].to_string()),
             location: format!("{}:{row}", path.display()),
@@ -268,7 +269,8 @@ pub(crate) fn read_csv(
             output_tokens: osl,
             concurrency: c,
             prompts: c.saturating_mul(10),
-            lengths: source_col.map_or(RunLengths::Fixed, |c| lengths_of(cells[c])),
+            lengths,
+            recv_interval_steps: recv_interval_of(lengths, engine, gpu, layout.attention_dp, c),
             ttft_ms: ttft,
             tpot_ms: tpot,
         });
@@ -280,6 +282,36 @@ pub(crate) fn read_csv(
             problems,
             &PathBuf::from(path),
         )))
+    }
+}
+
+/// The GPUs on which InferenceX's SGLang scripts set the scheduler's
+/// receive interval (B200 and B300; its H200 scripts leave the default).
+const INFERENCEX_RECV_INTERVAL_GPUS: &[&str] = &["b200", "b300"];
+
+/// The decode steps between the SGLang scheduler's receipts of new requests
+/// in a row's launch. InferenceX's single-node SGLang scripts for Blackwell
+/// (`benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh`,
+/// `dsr1_fp8_b200.sh`, `dsr1_fp4_b300.sh`, `dsr1_fp8_b300.sh`, and the
+/// Qwen3.5 ones) pass `--scheduler-recv-interval 10` below concurrency 16
+/// and 30 from it, and 1 with data-parallel attention (which the scheduler
+/// requires); its H200 scripts pass none. Every other row, and every
+/// other engine, receives at every step.
+pub(crate) fn recv_interval_of(
+    lengths: RunLengths,
+    engine: EngineFamily,
+    gpu: &str,
+    attention_dp: u32,
+    concurrency: u32,
+) -> u32 {
+    let set = lengths == RunLengths::InferenceX
+        && engine == EngineFamily::Sglang
+        && attention_dp <= 1
+        && INFERENCEX_RECV_INTERVAL_GPUS.contains(&gpu);
+    match (set, concurrency) {
+        (false, _) => 1,
+        (true, c) if c < 16 => 10,
+        (true, _) => 30,
     }
 }
 
@@ -490,6 +522,7 @@ pub(crate) fn read_vllm_json(
         concurrency: c,
         prompts: s.completed,
         lengths: RunLengths::Fixed,
+        recv_interval_steps: 1,
         ttft_ms: s.mean_ttft_ms,
         tpot_ms: s.mean_tpot_ms,
     });

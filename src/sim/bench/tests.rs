@@ -135,3 +135,46 @@ fn the_servers_own_time_delays_a_lone_requests_first_token_by_its_figures() {
         assert!((a - b).abs() < 1e-12);
     }
 }
+
+/// The end of each decode step of a request's tokens after its first.
+fn decode_ends(r: &RequestRecord) -> Vec<f64> {
+    r.itls_s
+        .iter()
+        .scan(r.sent_s + r.ttft_s, |t, gap| {
+            *t += gap;
+            Some(*t)
+        })
+        .collect()
+}
+
+#[test]
+fn a_scheduler_that_receives_every_ten_decode_steps_admits_a_request_at_the_tenth() {
+    let mut s = spec(1_000_000);
+    let alone = decode_ends(&run(&s, &prompts(1, 1000, 100), Some(1), 100_000, true).requests[0]);
+    // A second request reaches the replica during the first one's second
+    // decode step.
+    let mut ps = prompts(2, 1000, 100);
+    ps[1].send_s = f64::midpoint(alone[0], alone[1]);
+    // The decode step of the first request in which the second is
+    // prefilled (the first that differs from the request alone), and
+    // whether the second's first token comes at its end.
+    let joins_at = |s: &ReplicaSpec| {
+        let both = run(s, &ps, Some(2), 100_000, true);
+        let first = decode_ends(&both.requests[0]);
+        let j = (0..first.len()).find(|&j| first[j] != alone[j]).unwrap();
+        let second = &both.requests[1];
+        assert_eq!(second.sent_s + second.ttft_s, first[j]);
+        j
+    };
+    // Received at once, it is prefilled in the third decode step.
+    assert_eq!(joins_at(&s), 2);
+    // Received after the tenth decode step (the receipt after the first
+    // request's prefill opened the interval), it is prefilled in the
+    // eleventh.
+    s.recv_interval_steps = 10;
+    assert_eq!(joins_at(&s), 10);
+    // A request that reaches an idle replica is received at once: a lone
+    // request is served as it was.
+    let lone = run(&s, &prompts(1, 1000, 100), Some(1), 100_000, true);
+    assert_eq!(decode_ends(&lone.requests[0]), alone);
+}

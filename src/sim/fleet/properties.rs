@@ -10,7 +10,7 @@ use proptest::prelude::*;
 fn fleet(
     scheduler: Scheduler,
     decode_runs: bool,
-    (max_batch, kv, budget): (u32, u64, u32),
+    (max_batch, kv, budget, recv_interval_steps): (u32, u64, u32, u32),
     replicas: u32,
 ) -> Fleet {
     Fleet {
@@ -41,6 +41,7 @@ fn fleet(
                 scheduler,
                 reserve_output_kv: false,
                 decode_runs,
+                recv_interval_steps,
             },
             replicas_by_slot: vec![replicas],
             rps_per_replica: 1.0,
@@ -56,7 +57,8 @@ proptest! {
     /// Under either scheduler, advancing decode steps in runs changes
     /// nothing a request sees: the same requests meet the same limits,
     /// with the same preemptions, as a simulation that steps one token at
-    /// a time; and every request is accounted for.
+    /// a time; and every request is accounted for. So too when the
+    /// scheduler receives new requests only every few decode steps.
     #[test]
     fn decode_runs_are_exact(
         seed in 0u64..1000,
@@ -66,10 +68,11 @@ proptest! {
         kv in 6_000u64..400_000,
         budget in 512u32..8192,
         replicas in 1u32..4,
+        recv in prop_oneof![Just(1u32), 2u32..40],
     ) {
         let lengths: Vec<(u32, u32)> = (0..32).map(|i| (50 + 173 * i, 1 + 37 * (i % 9))).collect();
         let arrivals = renewal(rate, cv, &lengths, 600, seed);
-        let replica = (max_batch, kv, budget);
+        let replica = (max_batch, kv, budget, recv);
         for scheduler in Scheduler::ALL {
             let a = simulate(&fleet(scheduler, true, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});
             let b = simulate(&fleet(scheduler, false, replica, replicas), 0..1, arrivals.clone(), seed, |_| {});

@@ -22,6 +22,7 @@ fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSp
         scheduler: Scheduler::DecodeFirstChunked,
         reserve_output_kv: false,
         decode_runs,
+        recv_interval_steps: 1,
     }
 }
 
