@@ -367,3 +367,59 @@ fn a_measured_layout_runs_with_the_memory_its_launch_gave_and_prints_p90() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("--memory-utilization must be a fraction in (0, 1]"));
 }
+
+/// SGLang launched to receive new requests every 30 decode steps (as
+/// InferenceX launches it on Blackwell from 16 concurrent requests): a
+/// closed loop's later requests wait for a receipt, so the mean first token
+/// comes later, while the prompts received together are prefilled together
+/// and interrupt the decodes (SGLang's prefill batches run without them)
+/// less often, so the mean TPOT does not rise; another engine refuses the
+/// flag.
+#[test]
+fn sglangs_receive_interval_delays_the_first_tokens_of_a_closed_loop() {
+    let args = [
+        "predict",
+        "--model",
+        "deepseek-v3",
+        "--gpu",
+        "b200",
+        "--tp",
+        "8",
+        "--precision",
+        "fp8",
+        "--engine",
+        "sglang",
+        "--random-input-len",
+        "1024",
+        "--random-output-len",
+        "256",
+        "--random-range-ratio",
+        "0.8",
+        "--max-concurrency",
+        "16",
+        "--num-prompts",
+        "64",
+        "--format",
+        "json",
+    ];
+    let mean = |extra: &[&str]| {
+        let out = planner(&[&args[..], extra].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["mean_ttft_ms"].as_f64().unwrap(),
+            v["mean_tpot_ms"].as_f64().unwrap(),
+        )
+    };
+    let (every_step, tpot_every) = mean(&[]);
+    let (every_30, tpot_30) = mean(&["--scheduler-recv-interval", "30"]);
+    // Half an interval of ~10 ms decode steps, give or take.
+    assert!(every_30 > every_step + 50.0, "{every_step} -> {every_30}");
+    assert!(tpot_30 <= tpot_every, "{tpot_every} -> {tpot_30}");
+    let mut vllm = args.to_vec();
+    vllm[10] = "vllm";
+    vllm.extend(["--scheduler-recv-interval", "30"]);
+    let vllm = planner(&vllm);
+    assert_eq!(vllm.status.code(), Some(2));
+    assert!(stderr(&vllm).contains("--scheduler-recv-interval is SGLang's flag"));
+}

@@ -144,7 +144,8 @@ pub(crate) fn replica(
 
 /// The mean TTFT and mean TPOT (ms) the run's client would measure against
 /// the roofline model (the GPU profile's eager fixed costs: the planner's
-/// step model before engines) under `engine`'s scheduler and token budget.
+/// step model before engines) under `engine`'s scheduler and token budget,
+/// and the run's launch (its scheduler's receive interval).
 pub(crate) fn predict_roofline(
     run: &MeasuredRun,
     engine: &EngineProfile,
@@ -152,12 +153,13 @@ pub(crate) fn predict_roofline(
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
     let m = crate::perf::PerfModel::with_layout(gpu, model, run.layout(), run.precision);
-    let spec = ReplicaSpec::new(
+    let mut spec = ReplicaSpec::new(
         StepModel::Roofline(m),
         engine.max_num_seqs,
         engine.max_num_batched_tokens,
         engine.scheduler,
     );
+    spec.recv_interval_steps = run.recv_interval_steps;
     simulate_run(run, &spec, model)
 }
 
