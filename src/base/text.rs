@@ -32,10 +32,41 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
     }
 }
 
-/// Reads `path` as UTF-8 text without its byte-order mark.
+/// Most bytes of a whole-file input (a benchmark's per-request log is the
+/// largest: 100,000 requests of 1,000 output tokens with their gaps run to
+/// about 1 GB): a longer file, or an endless one (`/dev/zero`, a pipe that
+/// never closes), is refused once this much has been read.
+pub(crate) const MAX_TEXT_BYTES: u64 = 1 << 30;
+
+/// Most bytes of a TOML file (a scenario, a profile, a plan: a few
+/// kilobytes to a few megabytes).
+pub(crate) const MAX_TOML_BYTES: u64 = 64 << 20;
+
+/// Reads `path` as UTF-8 text without its byte-order mark, at most
+/// [`MAX_TEXT_BYTES`].
 pub(crate) fn read_text(path: &Path) -> Result<String, Problem> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Problem::new(path, "", format!("cannot read the file: {e}")))?;
+    read_text_within(path, MAX_TEXT_BYTES, "a whole-file input")
+}
+
+/// [`read_text`] refusing a file past `max_bytes`, which `what` names in
+/// the message.
+pub(crate) fn read_text_within(path: &Path, max_bytes: u64, what: &str) -> Result<String, Problem> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| Problem::new(path, "", format!("cannot read the file: {e}"));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Problem::new(
+            path,
+            "",
+            format!(
+                "the file is longer than {} MiB, the most {what} may be (reading stopped there): is it the right file?",
+                max_bytes >> 20
+            ),
+        ));
+    }
     decode(bytes, path)
 }
 
@@ -128,6 +159,26 @@ mod tests {
         assert!(q.starts_with(&"7".repeat(EXCERPT_CHARS)), "{q}");
         assert!(q.ends_with("… (2000000 bytes)"), "{q}");
         assert!(q.len() < 80, "{q}");
+    }
+
+    #[test]
+    fn a_file_past_the_cap_is_refused_without_reading_it_all() {
+        let p = std::env::temp_dir().join(format!("planner-text-cap-{}", std::process::id()));
+        std::fs::write(&p, "x = 1\n".repeat(10)).unwrap();
+        assert!(read_text_within(&p, 60, "a test").is_ok());
+        let e = read_text_within(&p, 59, "a test").unwrap_err();
+        std::fs::remove_file(&p).unwrap();
+        assert!(
+            e.to_string()
+                .contains("longer than 0 MiB, the most a test may be"),
+            "{e}"
+        );
+        // An endless file stops at the cap.
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let e = read_text_within(zero, 1 << 20, "a scenario").unwrap_err();
+            assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+        }
     }
 
     #[test]

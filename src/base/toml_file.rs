@@ -17,9 +17,15 @@ pub(crate) fn read_toml_file<T: DeserializeOwned>(
 }
 
 /// The text of a TOML file: without its BOM, invalid UTF-8 and lone
-/// carriage returns located.
+/// carriage returns located, at most
+/// [`MAX_TOML_BYTES`](crate::base::text::MAX_TOML_BYTES).
 pub(crate) fn read_toml_text(path: &Path) -> Result<String, Problem> {
-    crate::base::text::read_text(path)
+    use crate::base::text::{read_text_within, MAX_TOML_BYTES};
+    read_text_within(
+        path,
+        MAX_TOML_BYTES,
+        "a TOML file (a scenario, a profile, a plan)",
+    )
 }
 
 /// Parses `text` (the contents of `path`) into `T`: all syntax errors, or

@@ -127,6 +127,16 @@ fn trace_aggregate_of_dev_zero_is_refused_and_leaves_nothing() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// An endless scenario file is refused once the cap on a TOML file has
+/// been read, not read until the memory runs out.
+#[test]
+fn an_endless_scenario_is_refused_past_its_size_cap() {
+    refused(
+        &["solve", "/dev/zero"],
+        &["/dev/zero: the file is longer than 64 MiB, the most a TOML file"],
+    );
+}
+
 #[test]
 fn trace_aggregate_into_new_folders_removes_every_one_it_made() {
     let dir = temp_dir("agg-new-folders");
