@@ -137,6 +137,26 @@ fn an_endless_scenario_is_refused_past_its_size_cap() {
     );
 }
 
+/// The queueing model has no 100th percentile: the scenario is refused
+/// naming the key, before any solve.
+#[test]
+fn an_analytic_solve_at_the_100th_percentile_names_the_key() {
+    refused(
+        &[
+            "solve",
+            "scenarios/peak.toml",
+            "--set",
+            "simulation.capacity=\"analytic\"",
+            "--set",
+            "tiers[0].percentile=100",
+        ],
+        &[
+            "scenarios/peak.toml:tiers[0].percentile: tier `interactive` asks for its 100th percentile",
+            "use a percentile below 100",
+        ],
+    );
+}
+
 #[test]
 fn trace_aggregate_into_new_folders_removes_every_one_it_made() {
     let dir = temp_dir("agg-new-folders");

@@ -6,7 +6,7 @@
 
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
-use super::{ApiOffer, Scenario};
+use super::{ApiOffer, CapacitySource, Scenario};
 use crate::base::bounds::{self, Bound};
 use crate::base::error::{PlannerError, Problem};
 use crate::base::located::line_col;
@@ -261,6 +261,18 @@ impl Validator {
         let demand = self.demand(&raw.demand, &tiers);
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
         let simulation = self.simulation(raw.simulation.as_ref());
+        if simulation.capacity == CapacitySource::Analytic {
+            for (i, t) in tiers
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.percentile >= 100.0)
+            {
+                self.at_key(
+                    &format!("tiers[{i}].percentile"),
+                    format!("tier `{}` asks for its 100th percentile, which the queueing model (`simulation.capacity = \"analytic\"`) does not bound: random arrivals queue without limit at any load; use a percentile below 100 (e.g. 99.9), or the simulated capacity (`simulation.capacity = \"simulated\"`), which replays the requests", t.name),
+                );
+            }
+        }
         if let Some(shape) = &shape {
             let slots = u64::from(shape.days) * 1440 / u64::from(planning.slot_minutes.max(1));
             if slots > MAX_SLOTS {
