@@ -6,6 +6,7 @@
 //! timings ([`kernels`]). Both step models answer [`StepTime`]; a replica
 //! holds one as a [`StepModel`].
 
+pub mod decode_run;
 pub mod engine;
 pub mod gain;
 pub mod kernels;
@@ -14,6 +15,7 @@ pub(crate) mod moe;
 pub mod roofline;
 pub mod step;
 
+pub use decode_run::*;
 pub use engine::EngineModel;
 pub use gain::{Fp8Gain, FP8_GEMM_GAIN};
 pub use layout::{engine_layout_problem, layout_problem, Layout, LayoutFix, LayoutProblem};
