@@ -14,12 +14,14 @@ pub mod layout;
 pub(crate) mod moe;
 pub mod roofline;
 pub mod step;
+pub mod step_work;
 
 pub use decode_run::*;
 pub use engine::EngineModel;
 pub use gain::{Fp8Gain, FP8_GEMM_GAIN};
 pub use layout::{engine_layout_problem, layout_problem, Layout, LayoutFix, LayoutProblem};
 pub use step::*;
+pub use step_work::*;
 
 use crate::profiles::precision::Precision;
 
