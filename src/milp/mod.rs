@@ -29,8 +29,11 @@ mod outer_search;
 mod problem;
 mod relaxation;
 mod settings;
+mod slot_milp;
+mod slot_pricing;
 mod slot_rules;
 pub(crate) mod slot_search;
+mod slot_search_tree;
 mod solution;
 mod vars;
 
