@@ -24,6 +24,7 @@ mod band;
 mod bracket;
 pub mod check;
 pub mod design;
+mod factor_steps;
 mod feasibility;
 mod input;
 mod levels;

@@ -6,10 +6,10 @@
 //! round records, per tier, the rule, the factor before and after and the
 //! attainment that caused it; the last round of a candidate records why it
 //! stopped (`Stop`, in [`super::record`]). `docs/model.md` §5 lists the
-//! rules.
+//! rules; `factor_steps` holds the moves they make.
 
 use super::assemble::{self, assemble, Solved};
-use super::bracket::{far_off, window_tightening, Bracket, Reading};
+use super::bracket::{far_off, Bracket};
 use super::feasibility::{check_servable, explain_infeasible};
 use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
@@ -27,13 +27,9 @@ use crate::plan::file::PlanFile;
 use crate::plan::Plan;
 use crate::replay;
 use crate::replay::slots::SlotReplays;
-use crate::replay::verification::{Verification, Window};
+use crate::replay::verification::Verification;
 use crate::scenario::{CapacitySource, Scenario, VerifySlots};
 use std::collections::BTreeMap;
-
-/// A tier's windows tightened or loosened in a round: the tier, the
-/// windows' slot ranges, the attainment that caused it, and which way.
-type WindowStep = (usize, Vec<(usize, usize)>, f64, Rule);
 
 /// Most factor steps in a row that change no fleet before the rounds stop.
 const MAX_SILENT_STEPS: u32 = 16;
@@ -145,10 +141,10 @@ impl RoundMilp {
 /// The last replayed round of a candidate: its trial, what its MILP's
 /// coverage rows read, and the factors behind them.
 #[derive(Debug, Clone)]
-struct Last {
+pub(super) struct Last {
     trial: Trial,
     coverage: Vec<Vec<Vec<f64>>>,
-    factors: Vec<f64>,
+    pub(super) factors: Vec<f64>,
 }
 
 /// Where a candidate's rounds left its factors (after the last round's
@@ -161,34 +157,34 @@ struct Reached {
 }
 
 /// One candidate's state between rounds.
-struct Candidate {
-    scenario: Scenario,
+pub(super) struct Candidate {
+    pub(super) scenario: Scenario,
     /// What the candidate is, for the stages' timings.
     name: &'static str,
     /// With demand growing over the term, the demand fleets are sized for
     /// (the horizon's peaks × the busiest month's factor).
     sizing: Option<Demand>,
-    factors: Vec<f64>,
+    pub(super) factors: Vec<f64>,
     /// Per tier and slot, the factor of the slots whose windows missed
     /// (1 until one does).
-    window_factors: Vec<Vec<f64>>,
+    pub(super) window_factors: Vec<Vec<f64>>,
     capacity: Vec<Vec<CapacityEntry>>,
-    brackets: Vec<Bracket>,
+    pub(super) brackets: Vec<Bracket>,
     /// Per tier, each replayed slot's search for its factor (read as the
     /// tier's factor times the slot's own): the largest that met the
     /// target, the smallest that missed it.
-    slot_brackets: Vec<BTreeMap<usize, Bracket>>,
+    pub(super) slot_brackets: Vec<BTreeMap<usize, Bracket>>,
     /// Per tier and slot, the share of the peak the GPUs served in the last
     /// round (1 until a round sends some of it to the API).
     gpu_share: Vec<Vec<f64>>,
     /// Per tier, whether the last round answered its miss by resizing.
     resized_last: Vec<bool>,
-    rounds: Vec<Round>,
+    pub(super) rounds: Vec<Round>,
     best: Option<Trial>,
     /// The cheapest trial whose every complete window also kept the guard
     /// against the replay's noise ([`guarded`]).
     best_guarded: Option<Trial>,
-    last: Option<Last>,
+    pub(super) last: Option<Last>,
     silent_steps: u32,
     /// The trial of a plan that is not verified (`simulation.verify = "off"`).
     unverified: Option<Trial>,
@@ -747,257 +743,6 @@ impl Candidate {
         }
     }
 
-    /// Per tier, whether the last round recorded a move of `rule` for it.
-    fn last_moved_by(&self, rule: Rule) -> Vec<bool> {
-        self.scenario
-            .tiers
-            .iter()
-            .map(|t| {
-                self.rounds
-                    .last()
-                    .is_some_and(|r| r.moves.iter().any(|m| m.tier == t.name && m.rule == rule))
-            })
-            .collect()
-    }
-
-    /// Each tier's factor for the next round, from its bracket and the
-    /// replay, with the move that says why.
-    fn next_factors(
-        &mut self,
-        plan: &Plan,
-        v: &Verification,
-        resized: &[bool],
-    ) -> (Vec<f64>, Vec<Move>) {
-        let scenario = &self.scenario;
-        let margin = scenario.simulation.attainment_margin_points / 100.0;
-        let mut next = Vec::with_capacity(scenario.tiers.len());
-        let mut moves = Vec::with_capacity(scenario.tiers.len());
-        // Every window tightened or loosened: (tier, its slots, the step).
-        let mut window_steps = Vec::new();
-        // Per tier, whether the last round loosened some of its slots (a
-        // miss now is theirs: they are sized back up, the tier kept).
-        let slots_loosened = self.last_moved_by(Rule::LoosenSlots);
-        for (k, (((tier, &factor), bracket), &resized)) in scenario
-            .tiers
-            .iter()
-            .zip(&self.factors)
-            .zip(&mut self.brackets)
-            .zip(resized)
-            .enumerate()
-        {
-            let r = &v.tiers[&tier.name];
-            let target = r.target;
-            let tighten = scenario.simulation.tighten_factor;
-            // Windows under the target, or over it by less than the guard
-            // against the replay's own noise: both are sized up.
-            let guard = slot_loosening::guard(margin);
-            let missed: Vec<&Window> = r
-                .windows
-                .iter()
-                .filter(|w| w.complete && w.attainment < target + guard)
-                .collect();
-            let loosenable = plan.max_replicas(&tier.name) > 1 && tier.rules.headroom_replicas == 0;
-            // Every replayed slot read once by its bracket, which remembers it.
-            let mut reads = Vec::with_capacity(r.slot_attainment.len());
-            for &(slot, _, attainment) in &r.slot_attainment {
-                let now = factor * self.window_factors[k][slot];
-                let b = self.slot_brackets[k].entry(slot).or_default();
-                let reading = slot_reading(now, attainment, target, margin, loosenable);
-                reads.push(slot_loosening::read(b, reading, tighten));
-            }
-            let mut spans = Vec::new();
-            let (after, mut rule) = if resized && !r.meets_target {
-                (factor, Rule::ResizeAfterApiShare)
-            } else if !missed.is_empty()
-                && (r.attainment >= target
-                    || ((factor <= 1.0 || slots_loosened[k]) && !far_off(r.attainment, target)))
-            {
-                // The days that missed (or met by less than the guard), when
-                // the tier met over the horizon or, never loosened (or with
-                // only its slots loosened), missed it by little (after a
-                // loosening of the tier its bracket answers: the miss is the
-                // loosening's; far off, the whole tier is short): their
-                // slots under target + guard, each by the step its day's miss
-                // calls for, as a whole tier's would be, at most two
-                // (`bracket::window_tightening`), or back between the factor
-                // the slot last met with and this one.
-                for w in missed {
-                    let step_w = window_tightening(w.attainment, target, tighten);
-                    let slots = w.start_slot..w.end_slot;
-                    for (&(slot, _, a), read) in r.slot_attainment.iter().zip(&reads) {
-                        if !slots.contains(&slot) || a >= target + guard {
-                            continue;
-                        }
-                        let step = read.back.unwrap_or(step_w);
-                        if step < 1.0 {
-                            spans.push((slot, slot + 1));
-                            window_steps.push((k, slot..slot + 1, step));
-                        }
-                    }
-                }
-                (factor, Rule::TightenWindows)
-            } else {
-                bracket.next(
-                    Reading {
-                        factor,
-                        attainment: r.binding_attainment(),
-                        target,
-                        margin,
-                        loosenable,
-                    },
-                    tighten,
-                )
-            };
-            // A tier in its band whose every window met by the guard: its
-            // slots far over the target (more than `margin` over it) are
-            // loosened, as many as each window's surplus over target + guard
-            // affords (`slot_loosening::affordable`).
-            let balance = rule == Rule::Hold && r.meets_target && loosenable;
-            let over: Vec<slot_loosening::Over> = r
-                .slot_attainment
-                .iter()
-                .zip(&reads)
-                .filter(|(_, read)| balance && read.up > 1.0)
-                .map(
-                    |(&(slot, requests, attainment), read)| slot_loosening::Over {
-                        slot,
-                        requests,
-                        attainment,
-                        step: read.up,
-                    },
-                )
-                .collect();
-            for (slot, step) in slot_loosening::affordable(over, &r.windows, target, target + guard)
-            {
-                spans.push((slot, slot + 1));
-                window_steps.push((k, slot..slot + 1, step));
-            }
-            if !spans.is_empty() && rule == Rule::Hold {
-                rule = Rule::LoosenSlots;
-            }
-            next.push(after);
-            moves.push(Move {
-                tier: tier.name.clone(),
-                rule,
-                factor_before: factor,
-                factor_after: after,
-                attainment: r.binding_attainment(),
-                windows: spans,
-            });
-        }
-        for (k, slots, step) in window_steps {
-            for f in &mut self.window_factors[k][slots] {
-                *f *= step;
-            }
-        }
-        (next, moves)
-    }
-
-    /// Moves every tier whose factor changed since the last replayed round
-    /// one more step (`tighten_factor`, or its inverse) in the same
-    /// direction, unless that crosses a factor its bracket already knows the
-    /// outcome of (or leaves [1e-3, 1e3]); records each step as a move of
-    /// `rule` on the last round; whether any tier moved.
-    fn step_again(&mut self, rule: Rule) -> bool {
-        let Some(last) = &self.last else {
-            return false;
-        };
-        let tighten = self.scenario.simulation.tighten_factor;
-        // A tier whose miss was answered by resizing its fleets, when the
-        // resize changed no fleet, is tightened instead.
-        let resized = self.last_moved_by(Rule::ResizeAfterApiShare);
-        let mut moved = false;
-        let mut moves = Vec::new();
-        for (k, ((f, &r), b)) in self
-            .factors
-            .iter_mut()
-            .zip(&last.factors)
-            .zip(&self.brackets)
-            .enumerate()
-        {
-            let step = if *f < r || (*f == r && resized[k]) {
-                tighten
-            } else if *f > r {
-                1.0 / tighten
-            } else {
-                continue;
-            };
-            let candidate = *f * step;
-            if !b.crosses(candidate, step < 1.0) && (1e-3..=1e3).contains(&candidate) {
-                let name = &self.scenario.tiers[k].name;
-                moves.push(Move {
-                    tier: name.clone(),
-                    rule,
-                    factor_before: *f,
-                    factor_after: candidate,
-                    attainment: self
-                        .rounds
-                        .last()
-                        .and_then(|r| r.attainment.get(name).copied())
-                        .unwrap_or(0.0),
-                    windows: Vec::new(),
-                });
-                *f = candidate;
-                moved = true;
-            }
-        }
-        // Windows tightened (loosened) in the last round whose step changed
-        // no fleet are stepped once more the same way, unless that crosses
-        // a factor their bracket knows the outcome of.
-        let windows: Vec<WindowStep> = self
-            .rounds
-            .last()
-            .map(|r| {
-                r.moves
-                    .iter()
-                    .filter(|m| matches!(m.rule, Rule::TightenWindows | Rule::LoosenSlots))
-                    .filter_map(|m| {
-                        let k = self.scenario.tiers.iter().position(|t| t.name == m.tier)?;
-                        Some((k, m.windows.clone(), m.attainment, m.rule))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (k, spans, attainment, rule_before) in windows {
-            let step = if rule_before == Rule::TightenWindows {
-                tighten
-            } else {
-                1.0 / tighten
-            };
-            let spans: Vec<(usize, usize)> = spans
-                .into_iter()
-                .filter(|&(s, _)| {
-                    let candidate = self.factors[k] * self.window_factors[k][s] * step;
-                    (1e-3..=1e3).contains(&(self.window_factors[k][s] * step))
-                        && !self.slot_brackets[k]
-                            .get(&s)
-                            .is_some_and(|b| b.crosses(candidate, step < 1.0))
-                })
-                .collect();
-            if spans.is_empty() {
-                continue;
-            }
-            for &(s, e) in &spans {
-                for f in &mut self.window_factors[k][s..e] {
-                    *f *= step;
-                }
-            }
-            moves.push(Move {
-                tier: self.scenario.tiers[k].name.clone(),
-                rule,
-                factor_before: self.factors[k],
-                factor_after: self.factors[k],
-                attainment,
-                windows: spans,
-            });
-            moved = true;
-        }
-        if let Some(round) = self.rounds.last_mut() {
-            round.moves.extend(moves);
-        }
-        moved
-    }
-
     /// The candidate's plan and rounds once they stop: the cheapest trial
     /// that met every target, else the last replayed (or the one trial of
     /// an unverified plan).
@@ -1037,24 +782,6 @@ fn guarded(scenario: &Scenario, v: &Verification) -> bool {
             .iter()
             .all(|w| !w.complete || w.attainment >= t.target + guard)
     })
-}
-
-/// A slot's replay as its bracket reads it: `factor` is the tier's factor
-/// times the slot's own.
-fn slot_reading(
-    factor: f64,
-    attainment: f64,
-    target: f64,
-    margin: f64,
-    loosenable: bool,
-) -> Reading {
-    Reading {
-        factor,
-        attainment,
-        target,
-        margin,
-        loosenable,
-    }
 }
 
 /// Whether two rounds' GPU shares agree within a percentage point in every
