@@ -31,6 +31,7 @@ mod levels;
 pub mod outcome;
 pub mod questions;
 pub mod record;
+mod round_trial;
 pub mod rounds;
 mod slot_loosening;
 mod term;

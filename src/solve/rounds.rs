@@ -6,11 +6,11 @@
 //! round records, per tier, the rule, the factor before and after and the
 //! attainment that caused it; the last round of a candidate records why it
 //! stopped (`Stop`, in [`super::record`]). `docs/model.md` §5 lists the
-//! rules; `factor_steps` holds the moves they make.
+//! rules; `factor_steps` holds the moves they make, `round_trial` the solve
+//! of a round's MILP into its trial.
 
-use super::assemble::{self, assemble, Solved};
 use super::bracket::{far_off, Bracket};
-use super::feasibility::{check_servable, explain_infeasible};
+use super::feasibility::check_servable;
 use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
 use super::record::{Move, Round, Rule, Stop, WithoutApi};
@@ -21,7 +21,7 @@ use crate::capacity::{simulated, CapacityEntry};
 use crate::demand::workload::TraceReplay;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings};
-use crate::money::baselines::{self, Baseline};
+use crate::money::baselines::Baseline;
 use crate::money::growth::TermProjection;
 use crate::plan::file::PlanFile;
 use crate::plan::Plan;
@@ -168,7 +168,7 @@ pub(super) struct Candidate {
     /// Per tier and slot, the factor of the slots whose windows missed
     /// (1 until one does).
     pub(super) window_factors: Vec<Vec<f64>>,
-    capacity: Vec<Vec<CapacityEntry>>,
+    pub(super) capacity: Vec<Vec<CapacityEntry>>,
     pub(super) brackets: Vec<Bracket>,
     /// Per tier, each replayed slot's search for its factor (read as the
     /// tier's factor times the slot's own): the largest that met the
@@ -176,7 +176,7 @@ pub(super) struct Candidate {
     pub(super) slot_brackets: Vec<BTreeMap<usize, Bracket>>,
     /// Per tier and slot, the share of the peak the GPUs served in the last
     /// round (1 until a round sends some of it to the API).
-    gpu_share: Vec<Vec<f64>>,
+    pub(super) gpu_share: Vec<Vec<f64>>,
     /// Per tier, whether the last round answered its miss by resizing.
     resized_last: Vec<bool>,
     pub(super) rounds: Vec<Round>,
@@ -462,12 +462,12 @@ impl Candidate {
     }
 
     /// The name of a stage of the round being run, for its timing.
-    fn stage(&self, what: &str) -> impl FnOnce() -> String {
+    pub(super) fn stage(&self, what: &str) -> impl FnOnce() -> String {
         let name = format!("{} round {}: {what}", self.name, self.rounds.len() + 1);
         move || name
     }
 
-    fn sizing(&self) -> Sizing<'_> {
+    pub(super) fn sizing(&self) -> Sizing<'_> {
         Sizing {
             factors: &self.factors,
             window_factors: &self.window_factors,
@@ -639,92 +639,6 @@ impl Candidate {
             return Ok(Some(Stop::RoundLimit));
         }
         Ok(None)
-    }
-
-    /// The round's MILP solved and assembled into a trial, with the
-    /// alternatives priced on fleets sized for the whole peak.
-    fn solve(&self, shared: Shared<'_>, milp: &RoundMilp) -> Result<Trial, PlannerError> {
-        let (scenario, demand, options) = (&self.scenario, shared.demand, shared.options);
-        // The alternatives serve every request on GPUs (but all-api): they
-        // are priced on fleets sized for the whole peak, not on the
-        // per-replica rates of fleets sized for the share a round's GPUs
-        // carry, which a small share makes low.
-        let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
-        let api_prices = assemble::api_prices(scenario, demand);
-        let started = std::time::Instant::now();
-        let baselines = if self.gpu_share == whole {
-            baselines::compute(&milp.problem, &api_prices)
-        } else {
-            let sizing = Sizing {
-                gpu_share: &whole,
-                ..self.sizing()
-            };
-            baselines::compute(
-                &milp_input(scenario, demand, &self.capacity, sizing),
-                &api_prices,
-            )
-        };
-        options.timings.record(
-            self.stage("alternatives priced")(),
-            started.elapsed().as_secs_f64(),
-        );
-        let started = std::time::Instant::now();
-        let spinner = options.progress.spinner(&match &milp.term {
-            None => format!(
-                "solving the MILP ({} slots, time limit {} s)",
-                demand.slots, milp.settings.time_limit_s
-            ),
-            Some(t) => format!(
-                "solving the MILP over the {}-month term ({} slots, time limit {} s)",
-                t.growth.months,
-                t.input.slots(),
-                milp.settings.time_limit_s
-            ),
-        });
-        let solved = match &milp.term {
-            None => milp::solve(&milp.problem, &milp.settings).map(|s| (s, None)),
-            Some(t) => term::solve(&milp.problem, &milp.settings, t, demand.slots)
-                .map(|s| (s.horizon, Some((s.status, s.projection)))),
-        };
-        spinner.finish_and_clear();
-        options
-            .timings
-            .record(self.stage("MILP")(), started.elapsed().as_secs_f64());
-        let (solution, term) = solved.map_err(|e| match e {
-            MilpError::Infeasible => PlannerError::Infeasible(match &milp.term {
-                None => explain_infeasible(scenario, demand),
-                Some(t) => term::infeasible(scenario, t),
-            }),
-            MilpError::Solver(msg) => PlannerError::Solver(msg),
-        })?;
-        let assembled = assemble(
-            scenario,
-            demand,
-            &Solved {
-                problem: &milp.problem,
-                settings: &milp.settings,
-                solution: &solution,
-                capacity: &self.capacity,
-                factors: &self.factors,
-                term: term.as_ref().map(|(status, p)| (*status, p)),
-            },
-        );
-        Ok(Trial {
-            plan: assembled.plan,
-            term: term.map(|(_, p)| p),
-            baselines,
-            capacity: self.capacity.clone(),
-            capacity_basis: assembled.capacity_basis,
-            speedup: assembled.speedup,
-            verification: None,
-            milp: std::sync::Arc::new(milp.clone()),
-            factors: self.factors.clone(),
-            window_factor_min: self
-                .window_factors
-                .iter()
-                .map(|w| w.iter().copied().fold(1.0, f64::min))
-                .collect(),
-        })
     }
 
     /// The rounds this candidate may replay: `simulation.max_rounds`, and
