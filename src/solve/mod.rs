@@ -11,9 +11,10 @@ use crate::capacity::{self, simulated, CapacityEntry};
 use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
 use crate::milp::HandOverAllowance;
+use crate::money::band::BandEdge;
 use crate::money::commitment;
 use crate::money::prices::Prices;
-use crate::money::purchase::{Purchase, SeedBand, SeedRun};
+use crate::money::purchase::{Purchase, ReservationLevels, SeedBand, SeedRun};
 use crate::money::unit_costs;
 use crate::replay;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
@@ -194,18 +195,21 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     } else {
         (Vec::new(), Vec::new())
     };
+    let found = Found {
+        without_api,
+        design_check,
+        held_out,
+        levels,
+        band_edge,
+        speedup,
+        speed_plans,
+    };
     let mut outcome = timings.time(
         || "outcome: money, launch commands, questions".into(),
-        || outcome(scenario, chosen, &demand, speedup, without_api),
+        || outcome(scenario, chosen, &demand, found),
     );
-    outcome.design_check = design_check;
-    match levels {
-        Ok(levels) => outcome.purchase.reservation_levels = levels,
-        Err(why) => outcome.purchase.levels_not_priced = Some(why.to_string()),
-    }
-    outcome.questions.speed_plans = speed_plans;
-    outcome.purchase.band_edge = band_edge;
-    outcome.held_out = held_out;
+    // The seed band is this seed's outcome beside the other seeds': it is
+    // added once the outcome stands.
     if scenario.simulation.seed_band > 0 {
         outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
     }
@@ -256,20 +260,43 @@ fn seed_band(
     Ok(band)
 }
 
-/// The outcome of the chosen candidate: its plan with the money, replay
-/// and questions derived from it.
-fn outcome(
-    stated: &Scenario,
-    chosen: Finished,
-    demand: &Demand,
-    speedup: Vec<Speedup>,
+/// What the solve found of the chosen candidate beside its rounds, all
+/// known before its outcome is built.
+struct Found {
+    /// The comparison with the candidate kept off the API, when there was one.
     without_api: Option<record::WithoutApi>,
-) -> Outcome {
+    design_check: Option<outcome::DesignCheck>,
+    held_out: Option<check::HeldOut>,
+    /// The reservation levels around the chosen counts, or why they were not
+    /// priced.
+    levels: Result<Vec<ReservationLevels>, &'static str>,
+    band_edge: Option<BandEdge>,
+    /// Question 4: the replicas at each speed and the plans re-priced there.
+    speedup: Vec<Speedup>,
+    speed_plans: Vec<SpeedPlan>,
+}
+
+/// The outcome of the chosen candidate: its plan with the money, replay
+/// and questions derived from it, and what the solve `found` beside it.
+fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -> Outcome {
     let Finished {
         scenario,
         trial,
         rounds,
     } = chosen;
+    let Found {
+        without_api,
+        design_check,
+        held_out,
+        levels,
+        band_edge,
+        speedup,
+        speed_plans,
+    } = found;
+    let (reservation_levels, levels_not_priced) = match levels {
+        Ok(levels) => (levels, None),
+        Err(why) => (Vec::new(), Some(why.to_string())),
+    };
     let prices = Prices::of(&scenario);
     let demand_summary: std::collections::BTreeMap<String, DemandSummary> = demand
         .tiers
@@ -284,16 +311,21 @@ fn outcome(
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     Outcome {
         milp,
-        purchase: Purchase::of(
-            &plan,
-            &commitment,
-            (scenario.simulation.seed, scenario.simulation.capacity_seed),
-            &scenario
-                .gpus
-                .iter()
-                .map(|g| (g.id.clone(), g.profile.calibration))
-                .collect(),
-        ),
+        purchase: Purchase {
+            reservation_levels,
+            levels_not_priced,
+            band_edge,
+            ..Purchase::of(
+                &plan,
+                &commitment,
+                (scenario.simulation.seed, scenario.simulation.capacity_seed),
+                &scenario
+                    .gpus
+                    .iter()
+                    .map(|g| (g.id.clone(), g.profile.calibration))
+                    .collect(),
+            )
+        },
         how_to_run,
         unit_costs: unit_costs::of(&plan, &demand_summary, &prices),
         commitment,
@@ -319,11 +351,11 @@ fn outcome(
         questions: Questions {
             capacity_basis: trial.capacity_basis,
             speedup,
-            speed_plans: Vec::new(),
+            speed_plans,
         },
         verification: trial.verification,
-        design_check: None,
-        held_out: None,
+        design_check,
+        held_out,
         rounds,
         without_api,
         plan,
