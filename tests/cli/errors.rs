@@ -509,3 +509,35 @@ fn trace_shape_refuses_to_write_into_the_folder_it_sums() {
     assert_eq!(entries(&dir), vec!["a.csv".to_string()]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// An `aggregate` that names a file (a per-request trace, say) is located
+/// and called a file, not a folder that does not exist.
+#[test]
+fn an_aggregate_that_names_a_file_is_located_and_called_a_file() {
+    let dir = temp_dir("aggregate-file");
+    let scenario = dir.join("s.toml");
+    let trace = std::fs::canonicalize("tests/fixtures/traces/tiny.csv").unwrap();
+    let text = std::fs::read_to_string("tests/fixtures/ok/tiny.toml")
+        .unwrap()
+        .replace(
+            "profiles_dir = \"../../../profiles\"",
+            &format!(
+                "profiles_dir = \"{}\"",
+                std::fs::canonicalize("profiles").unwrap().display()
+            ),
+        )
+        .replace(
+            "trace = \"../traces/tiny.csv\"",
+            &format!("aggregate = \"{}\"", trace.display()),
+        );
+    std::fs::write(&scenario, text).unwrap();
+    let out = planner(&["solve", scenario.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("s.toml:37:13: aggregate ")
+            && err.contains("tiny.csv is a file; `aggregate` names the folder"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

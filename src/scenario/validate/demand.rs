@@ -44,7 +44,12 @@ impl Validator {
                     (None, Some(a)) => {
                         let dir = self.dir.join(a.get_ref());
                         if !dir.is_dir() {
-                            self.at_span(a, format!("aggregate folder {} does not exist (paths are relative to the scenario file; make one with `planner trace aggregate` or sql/aggregate.sql)", dir.display()));
+                            let what = if dir.is_file() {
+                                format!("aggregate {} is a file; `aggregate` names the folder of aggregate tables that `planner trace aggregate --out` or sql/aggregate.sql made (a per-request file goes in `trace`)", dir.display())
+                            } else {
+                                format!("aggregate folder {} does not exist (paths are relative to the scenario file; make one with `planner trace aggregate` or sql/aggregate.sql)", dir.display())
+                            };
+                            self.at_span(a, what);
                         }
                         if let Some(f) = &d.format {
                             self.at_span(f, "`format` names a trace format; an aggregate's tables are CSV or Parquet by their file names".to_string());
