@@ -74,7 +74,7 @@ pub(super) fn goodput(args: &GoodputArgs) -> Result<(), PlannerError> {
         }),
         Some(tiers) => LimitSource::Tiers(tiers),
     };
-    limits.check(&log).map_err(|m| {
+    limits.check(&log, &args.log).map_err(|m| {
         PlannerError::Usage(match &args.scenario {
             Some(path) => format!("{}: {m}", path.display()),
             None => m,

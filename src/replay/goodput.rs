@@ -37,6 +37,9 @@ pub(crate) struct ResultLog {
     pub requests: Vec<RequestResult>,
     /// The benchmark's own duration, when the log states it.
     pub duration_s: Option<f64>,
+    /// Where each request's `tier` sits in a CSV log: (line, column), both
+    /// from 1; empty for a vLLM JSON log.
+    pub tier_at: Vec<(usize, usize)>,
 }
 
 /// The limits requests are judged against.
@@ -97,7 +100,7 @@ impl LimitSource {
 
     /// Problems with the log's tiers: with scenario tiers, every request must
     /// name one of them.
-    pub(crate) fn check(&self, log: &ResultLog) -> Result<(), String> {
+    pub(crate) fn check(&self, log: &ResultLog, log_path: &Path) -> Result<(), String> {
         let LimitSource::Tiers(tiers) = self else {
             return Ok(());
         };
@@ -110,13 +113,23 @@ impl LimitSource {
         if log.requests.iter().all(|r| r.tier.is_some()) && unknown.is_empty() {
             return Ok(());
         }
+        // The first request whose tier is not the scenario's, where the log
+        // says where it is.
+        let first = log
+            .requests
+            .iter()
+            .position(|r| r.tier.as_deref().is_some_and(|t| unknown.contains(t)))
+            .and_then(|i| log.tier_at.get(i))
+            .map_or_else(String::new, |(line, column)| {
+                format!(" (the first at {}:{line}:{column})", log_path.display())
+            });
         Err(format!(
             "with --scenario every request needs a `tier` column naming one of the scenario's tiers ({}){}",
             tiers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
             if unknown.is_empty() {
                 String::new()
             } else {
-                format!("; unknown: {}", unknown.into_iter().collect::<Vec<_>>().join(", "))
+                format!("; unknown: {}{first}", unknown.into_iter().collect::<Vec<_>>().join(", "))
             }
         ))
     }
@@ -218,6 +231,7 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let [arrival, ttft, e2e, out] = required.map(|c| column(c).unwrap_or(0));
     let tier_col = column("tier");
     let mut requests = Vec::new();
+    let mut tier_at = Vec::new();
     for (i, line) in lines {
         let n = i + 1;
         if line.trim().is_empty() {
@@ -263,7 +277,15 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
             })
         })();
         match parsed.and_then(|r| check(&r).map(|()| r)) {
-            Ok(r) => requests.push(r),
+            Ok(r) => {
+                if let Some(c) = tier_col {
+                    let before: usize =
+                        line.split(',').take(c).map(|f| f.chars().count() + 1).sum();
+                    let column = before + 1;
+                    tier_at.push((n, column));
+                }
+                requests.push(r);
+            }
             Err(message) => problems.push(at(n, message)),
         }
     }
@@ -275,6 +297,7 @@ fn read_csv(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
         ResultLog {
             requests,
             duration_s: None,
+            tier_at,
         },
     )
 }
@@ -408,6 +431,7 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
         ResultLog {
             requests,
             duration_s: parsed.duration,
+            tier_at: Vec::new(),
         },
     )
 }

@@ -125,6 +125,29 @@ fn goodput_reads_vllm_results_and_tiers_from_a_scenario() {
     ]));
     assert_eq!(j["tiers"]["chat"]["met_both"], 1);
     assert_eq!(j["tiers"]["chat"]["met_ttft"], 1);
+    // A tier the scenario does not define is named with where it first
+    // appears.
+    let stray = dir.join("stray.csv");
+    std::fs::write(
+        &stray,
+        "arrival_s,ttft_ms,e2e_ms,output_tokens,tier\n0,300,2300,41,chat\n1,250,2500,41,batch\n",
+    )
+    .unwrap();
+    let o = planner(&[
+        "goodput",
+        stray.to_str().unwrap(),
+        "--scenario",
+        "tests/fixtures/ok/tiny.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "unknown: batch (the first at {}:3:15)",
+            stray.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn bad_log(name: &str, text: &str) -> String {
