@@ -268,7 +268,7 @@ impl Validator {
                 .filter(|(_, t)| t.percentile >= 100.0)
             {
                 self.at_key(
-                    &format!("tiers[{i}].percentile"),
+                    format!("tiers[{i}].percentile"),
                     format!("tier `{}` asks for its 100th percentile, which the queueing model (`simulation.capacity = \"analytic\"`) does not bound: random arrivals queue without limit at any load; use a percentile below 100 (e.g. 99.9), or the simulated capacity (`simulation.capacity = \"simulated\"`), which replays the requests", t.name),
                 );
             }
