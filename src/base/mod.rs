@@ -17,6 +17,7 @@ pub(crate) mod stats;
 pub(crate) mod testing;
 pub(crate) mod text;
 pub(crate) mod timings;
+pub(crate) mod toml_collect;
 pub(crate) mod toml_file;
 pub(crate) mod toml_syntax;
 pub(crate) mod units;

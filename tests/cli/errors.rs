@@ -41,6 +41,15 @@ fn every_problem_is_reported_at_once() {
     insta::assert_snapshot!("many_problems", bad("many-problems", 2));
 }
 
+/// An unknown key, a wrong type, an unknown profile and an unknown tier:
+/// all four in one run, the near key suggested.
+#[test]
+fn four_kinds_of_mistake_are_reported_in_one_run() {
+    let err = bad("four-kinds", 2);
+    assert!(err.contains("did you mean `slot_minutes`?"), "{err}");
+    insta::assert_snapshot!("four_kinds", err);
+}
+
 #[test]
 fn purchase_and_tier_rules_are_checked() {
     insta::assert_snapshot!("purchase_rules", bad("purchase-rules", 2));

@@ -10,7 +10,8 @@ use super::{ApiOffer, CapacitySource, Scenario};
 use crate::base::bounds::{self, Bound};
 use crate::base::error::{PlannerError, Problem};
 use crate::base::located::line_col;
-use crate::base::toml_file::{parse_toml, read_toml_file, read_toml_text};
+use crate::base::toml_collect::collect;
+use crate::base::toml_file::{read_toml_file, read_toml_text};
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
 use std::collections::BTreeSet;
@@ -125,21 +126,39 @@ pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
 /// the parsed document, then resolves and checks it like a file: a problem
 /// on a line an override wrote names its `--set` key.
 pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
-    if overrides.is_empty() {
-        let (raw, text) = read_toml_file::<RawScenario>(path).map_err(PlannerError::Scenario)?;
-        return validate(path, &raw, text);
-    }
     let text = read_toml_text(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
-    let edited = overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
-    let locate = |p: Problem| edited.locate(p, overrides);
-    let raw = parse_toml::<RawScenario>(path, &edited.text)
-        .map_err(|ps| PlannerError::Scenario(ps.into_iter().map(locate).collect()))?;
-    validate(path, &raw, edited.text.clone()).map_err(|e| match e {
-        PlannerError::Scenario(problems) => {
-            PlannerError::Scenario(problems.into_iter().map(locate).collect())
+    let edited = if overrides.is_empty() {
+        None
+    } else {
+        Some(overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?)
+    };
+    let locate = |problems: Vec<Problem>| {
+        PlannerError::Scenario(match &edited {
+            Some(e) => problems
+                .into_iter()
+                .map(|p| e.locate(p, overrides))
+                .collect(),
+            None => problems,
+        })
+    };
+    // Every unknown key and wrong type at once; the rest of the checks then
+    // run on the document patched past them, and report what the patches
+    // did not touch.
+    let source = edited.as_ref().map_or(text.as_str(), |e| e.text.as_str());
+    let collected = collect::<RawScenario>(path, source);
+    let Some(raw) = &collected.value else {
+        return Err(locate(collected.problems));
+    };
+    let mut problems = collected.problems.clone();
+    match validate(path, raw, collected.text.clone()) {
+        Ok(scenario) if problems.is_empty() => Ok(scenario),
+        Err(PlannerError::Scenario(more)) => {
+            problems.extend(more.into_iter().filter(|p| !collected.at_a_patch(p)));
+            Err(locate(problems))
         }
-        other => other,
-    })
+        Err(other) if problems.is_empty() => Err(other),
+        Ok(_) | Err(_) => Err(locate(problems)),
+    }
 }
 
 fn validate(path: &Path, raw: &RawScenario, text: String) -> Result<Scenario, PlannerError> {
