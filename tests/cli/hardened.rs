@@ -457,7 +457,17 @@ fn messages_say_what_is_wrong() {
     std::fs::write(&cr, "TIMESTAMP,ContextTokens,GeneratedTokens\r1,2,3\r").unwrap();
     refused(
         &["trace", "stats", cr.to_str().unwrap(), "--quiet"],
-        &["carriage return"],
+        &["cr.csv:1", "carriage return"],
+    );
+    // Located too when a scenario's demand reads it.
+    refused(
+        &[
+            "solve",
+            "tests/fixtures/ok/tiny.toml",
+            "--set",
+            &format!("demand[0].trace=\"{}\"", cr.display()),
+        ],
+        &["cr.csv:1", "carriage return"],
     );
     // A trace path that is a folder or a device says which.
     refused(
