@@ -3,7 +3,9 @@
 //! configuration's TP, batch cap, token budget and precision), and the
 //! `vllm bench serve` command that checks one replica's capacity figure on
 //! real hardware: the tier's mean lengths, the plan's requests/s per
-//! replica, and the limits it must meet at the tier's percentile.
+//! replica with the tier's burstiness, and the limits it must meet at the
+//! tier's percentile, saving every request (`--save-result --save-detailed`)
+//! for `planner goodput`.
 
 use crate::capacity::Config;
 use crate::demand::TierDemand;
@@ -48,9 +50,33 @@ fn fp8_kv(config: &Config, e: &crate::profiles::EngineProfile, model: &ServedMod
 /// `precision` already (gpt-oss-120b's MXFP4 experts, DeepSeek-V3's FP8):
 /// then it is served as published, with no quantisation step.
 fn published_at(model: &ServedModel, precision: Precision) -> bool {
-    match &model.profile.weights {
-        Some(w) => w.experts == precision,
-        None => model.profile.bytes_per_weight == precision.bytes_per_weight(),
+    model.profile.published_precision() == precision
+}
+
+/// The checkpoint a replica at `precision` loads, when it is not the
+/// published one and no engine flag makes it from the published one: an
+/// engine quantises a BF16 checkpoint to FP8 as it loads it (`--quantization
+/// fp8`), but it does not convert a checkpoint published quantised
+/// (gpt-oss-120b's MXFP4 is refused with `--quantization fp8`), and FP4 is
+/// always a checkpoint of its own.
+fn converted_checkpoint(model: &ServedModel, precision: Precision) -> Option<String> {
+    let published = model.profile.published_precision();
+    let name = model_name(model);
+    match (published, precision) {
+        (p, q) if p == q => None,
+        (Precision::Bf16, Precision::Fp8) => None,
+        (_, Precision::Fp4) => Some(format!(
+            "{name}-FP4 (an NVFP4 checkpoint quantised with TensorRT Model Optimizer)"
+        )),
+        (p, q) => {
+            let (p, q) = (
+                p.as_str().to_ascii_uppercase(),
+                q.as_str().to_ascii_uppercase(),
+            );
+            Some(format!(
+                "{name}-{q} (a checkpoint converted to {q} from the published {p} one: the engines do not convert a quantised checkpoint as they load it)"
+            ))
+        }
     }
 }
 
@@ -71,15 +97,10 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
 
 /// [`launch_command`] without the multi-node note.
 fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
-    let published = published_at(model, config.precision);
-    let name = if config.precision == Precision::Fp4 && !published {
-        format!(
-            "{}-FP4 (an NVFP4 checkpoint quantised with TensorRT Model Optimizer)",
-            model_name(model)
-        )
-    } else {
-        model_name(model)
-    };
+    let converted = converted_checkpoint(model, config.precision);
+    // A checkpoint already at the precision needs no quantisation flag.
+    let published = published_at(model, config.precision) || converted.is_some();
+    let name = converted.unwrap_or_else(|| model_name(model));
     let tp = config.tensor_parallel;
     let (ep, dp) = (config.expert_parallel, config.attention_dp);
     let fp8 = config.precision == Precision::Fp8;
@@ -89,7 +110,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {}",
             config.max_batch, config.max_batched_tokens
         );
-        if fp8 {
+        if fp8 && !published {
             c.push_str(" --quantization fp8");
         }
         return c;
@@ -169,6 +190,35 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
     }
 }
 
+/// vLLM's `--burstiness` for arrivals whose interarrival CV is `cv`: its
+/// client draws gaps from a gamma distribution of shape `burstiness`, whose
+/// CV is 1/√shape, so shape = 1/CV²; nothing for Poisson arrivals (CV 1,
+/// its default) or a CV the flag cannot state.
+fn burstiness_flag(cv: f64) -> String {
+    if !(cv.is_finite() && cv > 0.0) || (cv - 1.0).abs() < 0.05 {
+        return String::new();
+    }
+    format!(" --burstiness {:.3}", 1.0 / (cv * cv))
+}
+
+/// The result file of a tier's benchmark of a configuration: the tier's
+/// name and the configuration's label, with any character a shell or a
+/// file system would trip on made `-`.
+fn result_file(tier: &str, config: &str) -> String {
+    let safe = |t: &str| -> String {
+        t.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    format!("{}-{}.json", safe(tier), safe(config))
+}
+
 /// The commands for one configuration of `tier`, sized at `rps_per_replica`.
 pub(crate) fn commands(
     config: &Config,
@@ -183,17 +233,21 @@ pub(crate) fn commands(
     // Ten minutes of requests at the planned rate, at least 200.
     let prompts = (rps_per_replica * 600.0).ceil().max(200.0);
     let p = tier.percentile;
+    let result = result_file(&tier.name, &config.label());
     let benchmark = format!(
-        "vllm bench serve --model {} --dataset-name random --random-input-len {input} --random-output-len {output} --request-rate {rps_per_replica:.3} --num-prompts {prompts} --ignore-eos --percentile-metrics ttft,tpot,e2el --metric-percentiles {p} --goodput ttft:{} tpot:{}",
+        "vllm bench serve --model {} --dataset-name random --random-input-len {input} --random-output-len {output} --request-rate {rps_per_replica:.3}{} --num-prompts {prompts} --ignore-eos --percentile-metrics ttft,tpot,e2el --metric-percentiles {p} --goodput ttft:{} tpot:{} --save-result --save-detailed --result-filename {result}",
         model_name(model),
+        burstiness_flag(demand.within_minute_cv),
         tier.ttft_ms,
         tier.tpot_ms
     );
     let passes_if = format!(
-        "p{p} TTFT <= {} ms and p{p} TPOT <= {} ms, and request goodput >= {:.3} req/s ({p}% of the {rps_per_replica:.3} req/s sent); lengths are the tier's trace means ({input} in, {output} out), so a run of the trace itself (`planner predict --dataset`) is the closer check",
+        "p{p} TTFT <= {} ms and p{p} TPOT <= {} ms, and request goodput >= {:.3} req/s ({p}% of the {rps_per_replica:.3} req/s sent); `planner goodput {result} --ttft-ms {} --tpot-ms {}` reads the result; lengths are the tier's trace means ({input} in, {output} out), so a run of the trace itself (`planner predict --dataset`) is the closer check",
         tier.ttft_ms,
         tier.tpot_ms,
-        rps_per_replica * p / 100.0
+        rps_per_replica * p / 100.0,
+        tier.ttft_ms,
+        tier.tpot_ms
     );
     RunCommands {
         tier: tier.name.clone(),

@@ -3,6 +3,7 @@
 use super::check_bound;
 use crate::base::bounds::Bound;
 use crate::base::error::Problem;
+use crate::profiles::precision::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -184,6 +185,20 @@ fn default_kv_bytes_per_element() -> f64 {
 }
 
 impl ModelProfile {
+    /// The precision of the published checkpoint's weights: its routed
+    /// experts' format where `[weights]` states one (gpt-oss-120b's MXFP4,
+    /// DeepSeek-V3's FP8), else what `bytes_per_weight` says (2: BF16).
+    /// Serving it at this precision needs no quantisation step.
+    pub fn published_precision(&self) -> Precision {
+        if let Some(w) = &self.weights {
+            return w.experts;
+        }
+        Precision::EVERY
+            .into_iter()
+            .find(|p| (p.bytes_per_weight() - self.bytes_per_weight).abs() < 0.1)
+            .unwrap_or(Precision::Bf16)
+    }
+
     /// KV-cache bytes per token of context that grows with the context: 2 x
     /// layers x KV heads x head dim x bytes per element for grouped-query
     /// attention over every layer; latent attention keeps layers x

@@ -363,7 +363,7 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let parsed: VllmResult = serde_json::from_str(text).map_err(|e| {
         PlannerError::Log(vec![problem(
             format!("{}:{}", e.line(), e.column()),
-            format!("{e}; vLLM benchmark-serving JSON needs `ttfts`, `itls` and `output_lens` (save it with --save-result)"),
+            format!("{e}; vLLM benchmark-serving JSON needs the per-request `ttfts`, `itls` and `output_lens`, which `vllm bench serve` writes only with --save-result --save-detailed"),
         )])
     })?;
     let n = parsed.ttfts.len();
@@ -392,6 +392,16 @@ fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
             continue;
         }
         let ttft_ms = parsed.ttfts[i] * 1e3;
+        let (gaps, tokens) = (parsed.itls[i].len(), parsed.output_lens[i]);
+        if (gaps as u64) + 1 < u64::from(tokens) {
+            problems.push(problem(
+                format!("itls[{i}]"),
+                format!(
+                    "{gaps} inter-token gaps for {tokens} output tokens: a request of n tokens streamed one at a time has n − 1, so its end and its TPOT cannot be read from them; save the run with `vllm bench serve --save-result --save-detailed` against a server that streams every token"
+                ),
+            ));
+            continue;
+        }
         if let Some(bad) = parsed.itls[i]
             .iter()
             .position(|g| !(g.is_finite() && *g >= 0.0))

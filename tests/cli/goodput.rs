@@ -181,3 +181,75 @@ fn bad_logs_name_the_line_and_the_fix() {
         )
     );
 }
+
+/// A result file as `vllm bench serve --save-result --save-detailed` writes
+/// it (its summary keys beside the per-request lists) is read; one saved
+/// without `--save-detailed` (no per-request lists) is refused naming the
+/// flag; a request with fewer inter-token gaps than its tokens less one is
+/// refused at its place.
+#[test]
+fn a_vllm_result_file_saved_in_detail_reads_and_one_without_is_refused() {
+    let dir = temp_dir("goodput-vllm-detailed");
+    let summary = r#""date": "20261206-041500", "endpoint_type": "vllm", "backend": "vllm", "label": null, "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": 3, "request_rate": 2.0, "burstiness": 0.5, "max_concurrency": null, "duration": 4.0, "completed": 3, "total_input_tokens": 300, "total_output_tokens": 9, "request_throughput": 0.75, "request_goodput": 0.5, "output_throughput": 2.25, "total_token_throughput": 77.25, "mean_ttft_ms": 400.0, "median_ttft_ms": 200.0, "std_ttft_ms": 1.0, "p99_ttft_ms": 796.0, "mean_tpot_ms": 30.0, "median_tpot_ms": 20.0, "std_tpot_ms": 1.0, "p99_tpot_ms": 50.0"#;
+    let detailed = dir.join("detailed.json");
+    std::fs::write(
+        &detailed,
+        format!(
+            r#"{{{summary}, "input_lens": [100, 100, 100], "output_lens": [3, 3, 3], "ttfts": [0.1, 0.2, 0.9], "itls": [[0.02, 0.02], [0.05, 0.03], [0.01, 0.01]], "generated_texts": ["a", "b", "c"], "errors": ["", "", ""]}}"#
+        ),
+    )
+    .unwrap();
+    let j = json(&planner(&[
+        "goodput",
+        detailed.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "30",
+        "--format",
+        "json",
+    ]));
+    // Request 2: TPOT (0.05 + 0.03) / 2 = 40 ms misses; request 3 misses
+    // TTFT.
+    assert_eq!(j["total"]["requests"], 3);
+    assert_eq!(j["total"]["met_both"], 1);
+    assert_eq!(j["total"]["duration_s"], 4.0);
+    let plain = dir.join("plain.json");
+    std::fs::write(&plain, format!("{{{summary}}}")).unwrap();
+    let o = planner(&[
+        "goodput",
+        plain.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "30",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--save-result --save-detailed"),
+        "{}",
+        stderr(&o)
+    );
+    let short = dir.join("short.json");
+    std::fs::write(
+        &short,
+        format!(
+            r#"{{{summary}, "output_lens": [3, 3, 3], "ttfts": [0.1, 0.2, 0.9], "itls": [[0.02, 0.02], [0.05], [0.01, 0.01]], "errors": ["", "", ""]}}"#
+        ),
+    )
+    .unwrap();
+    let o = planner(&[
+        "goodput",
+        short.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "30",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("itls[1]: 1 inter-token gaps for 3 output tokens"),
+        "{}",
+        stderr(&o)
+    );
+}

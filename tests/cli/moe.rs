@@ -229,3 +229,61 @@ fn a_purchase_unit_is_checked_even_when_the_model_cannot_be_read() {
         "{err}"
     );
 }
+
+/// gpt-oss-120b's checkpoint is published in MXFP4: a scenario that pins no
+/// precision searches that one (not BF16 and FP8, which its checkpoint does
+/// not hold), and a configuration pinned to FP8 names the FP8 checkpoint it
+/// needs instead of a `--quantization fp8` the engine would refuse.
+#[test]
+fn gpt_oss_is_planned_in_its_published_format_and_no_launch_fights_its_checkpoint() {
+    let unpinned = moe_edited(
+        "unpinned",
+        &[
+            ("precision = [\"fp4\"]", ""),
+            ("precision = [\"fp4\"]", ""),
+            ("precision = [\"fp4\"]", ""),
+        ],
+    );
+    let plan = |path: &str, extra: &[&str]| {
+        let mut args = vec!["solve", path, "--set", "simulation.verify=\"off\""];
+        args.extend_from_slice(extra);
+        args.extend(["--format", "json", "--quiet"]);
+        let out = planner(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    let searched = plan(unpinned.to_str().unwrap(), &[]);
+    let runs = searched["how_to_run"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    for run in runs {
+        assert!(run["config"].as_str().unwrap().contains(" fp4"), "{run}");
+        assert!(
+            !run["launch_command"]
+                .as_str()
+                .unwrap()
+                .contains("--quantization"),
+            "{run}"
+        );
+    }
+    let fp8 = plan(
+        "scenarios/moe.toml",
+        &["--set", "gpus[*].precision=[\"fp8\"]"],
+    );
+    for run in fp8["how_to_run"].as_array().unwrap() {
+        let launch = run["launch_command"].as_str().unwrap();
+        assert!(!launch.contains("--quantization"), "{launch}");
+        assert!(
+            launch.contains(
+                "openai/gpt-oss-120b-FP8 (a checkpoint converted to FP8 from the published FP4 one"
+            ),
+            "{launch}"
+        );
+        assert!(
+            run["benchmark_command"]
+                .as_str()
+                .unwrap()
+                .contains("--save-result --save-detailed --result-filename"),
+            "{run}"
+        );
+    }
+}

@@ -493,7 +493,10 @@ impl Validator {
     }
 
     /// The precisions an offer tries: its own list, else the model's pin,
-    /// else BF16 plus FP8 where the GPU has FP8 units.
+    /// else the published checkpoint's: BF16 plus FP8 where the GPU has FP8
+    /// units for a BF16 checkpoint, the checkpoint's own format for one
+    /// published quantised (gpt-oss-120b's MXFP4, DeepSeek-V3's FP8), which
+    /// the engines serve as it is and do not quantise again.
     fn precisions(
         &mut self,
         i: usize,
@@ -536,8 +539,15 @@ impl Validator {
                 Vec::new()
             }
             (None, Some(pinned)) => vec![pinned],
-            (None, None) if has_fp8 => Precision::ALL.to_vec(),
-            (None, None) => vec![Precision::Bf16],
+            (None, None) => match pins
+                .model
+                .map(crate::profiles::ModelProfile::published_precision)
+            {
+                Some(Precision::Fp4) => vec![Precision::Fp4],
+                Some(Precision::Fp8) if has_fp8 => vec![Precision::Fp8],
+                _ if has_fp8 => Precision::ALL.to_vec(),
+                _ => vec![Precision::Bf16],
+            },
         }
     }
 }
