@@ -38,6 +38,31 @@ fn sweep_rows_and_a_break_even_from_a_bisection() {
         let yearly = reserved(r) as f64 * price * 8760.0;
         assert!((f["commitment_usd_per_year"].as_f64().unwrap() - yearly).abs() < 1e-6);
     }
+    // HTML: every solve drawn, the bisection's as probes, and the
+    // break-even as an established interval.
+    let html = planner(&[
+        "sweep",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "gpus[0].reserved_usd_per_gpu_hour=0.5,1,2",
+        "--set",
+        "gpus[1].on_demand_usd_per_gpu_hour=1",
+        "--format",
+        "html",
+        "--quiet",
+    ]);
+    let page = stdout(&html);
+    assert_eq!(
+        page.matches("class=\"probe dot\"").count(),
+        3,
+        "three bisection solves"
+    );
+    assert_eq!(
+        page.matches("class=\"series0 dot\"").count(),
+        6,
+        "three swept values and three probes"
+    );
+    assert!(page.contains("class=\"breakeven\"") && !page.contains("breakeven unsettled"));
     // CSV: a header and one line per variant.
     let csv = planner(&[
         "sweep",

@@ -53,6 +53,9 @@ svg .bar-label { fill:#1d2733; font-size:12px; }
 .target { stroke:#7b8a99; stroke-width:1; stroke-dasharray:2 3; fill:none; }
 .breakeven { fill:#8c8c8c; fill-opacity:.14; stroke:#6b6b6b; stroke-width:1; stroke-dasharray:4 3; }
 .breakeven.swatch { fill-opacity:.45; stroke-dasharray:none; }
+.breakeven.unsettled { fill:#c0392b; fill-opacity:.05; stroke:#c0392b; stroke-dasharray:2 3; }
+.breakeven.unsettled.swatch { fill-opacity:.3; }
+.probe { stroke:none; fill:none; } .probe.dot, .probe.swatch { fill:#fff; stroke:#1d2733; stroke-width:1.2; }
 .idle { fill:var(--reserved); fill-opacity:.22; stroke:none; }
 .in-use { fill:none; stroke:#1d2733; stroke-width:1.6; }
 .in-use.swatch { fill:#1d2733; }

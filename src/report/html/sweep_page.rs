@@ -46,6 +46,63 @@ pub(crate) fn axis_title(key: &str) -> String {
     format!("{words} ({key})")
 }
 
+/// The chart class of a break-even: established, or flagged by the
+/// direction check.
+fn break_even_class(b: &crate::sweep::breakeven::BreakEven) -> &'static str {
+    if b.direction_check_broken {
+        "breakeven unsettled"
+    } else {
+        "breakeven"
+    }
+}
+
+/// The break-evens as a list: one bullet per decision, its break-evens
+/// (one per line of the other keys' values) under it; one not established
+/// marked as a miss.
+fn break_even_list(breaks: &[crate::sweep::breakeven::BreakEven]) -> String {
+    let mut o = String::from("<ul>");
+    let mut decisions: Vec<(&str, &crate::sweep::row::Decision)> = Vec::new();
+    for b in breaks {
+        if !decisions.contains(&(b.key.as_str(), &b.decision)) {
+            decisions.push((b.key.as_str(), &b.decision));
+        }
+    }
+    for (key, decision) in decisions {
+        let these: Vec<&crate::sweep::breakeven::BreakEven> = breaks
+            .iter()
+            .filter(|b| b.key == key && &b.decision == decision)
+            .collect();
+        let sentences: Vec<String> = these
+            .iter()
+            .map(|b| {
+                let class = if b.direction_check_broken {
+                    " class=\"miss\""
+                } else {
+                    ""
+                };
+                format!(
+                    "<li{class}>{}</li>",
+                    esc(&crate::report::sweep_text::sentence(b))
+                )
+            })
+            .collect();
+        if let [one] = sentences.as_slice() {
+            o.push_str(one);
+        } else {
+            let _ = write!(
+                o,
+                "<li>{} along {} ({} lines of the other keys)<ul>{}</ul></li>",
+                esc(&decision.describe(true)),
+                esc(key),
+                these.len(),
+                sentences.join("")
+            );
+        }
+    }
+    o.push_str("</ul>");
+    o
+}
+
 fn axis_chart(s: &Sweep, a: usize) -> String {
     let axis = &s.axes[a];
     let value = |v: &str| v.parse::<f64>().unwrap_or(f64::NAN);
@@ -69,6 +126,30 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
         match series.iter_mut().find(|(n, _)| *n == name) {
             Some((_, points)) => points.push(point),
             None => series.push((name, vec![point])),
+        }
+    }
+    // Every solve is drawn: the bisection's too, on the line of the other
+    // keys' values it held (where the cost may step the wrong way).
+    let mut probes: Vec<(f64, f64)> = Vec::new();
+    for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
+        let name = if b.with.is_empty() {
+            "total cost".to_string()
+        } else {
+            b.with
+                .iter()
+                .map(|x| format!("{}={}", x.key, x.value))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for probe in &b.probes {
+            let Some(cost) = probe.total_cost_usd else {
+                continue;
+            };
+            let point = (value(&probe.value), cost);
+            probes.push(point);
+            if let Some((_, points)) = series.iter_mut().find(|(n, _)| *n == name) {
+                points.push(point);
+            }
         }
     }
     let drawn = series.len().min(MAX_SERIES);
@@ -103,10 +184,14 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
         "total cost over the horizon, USD",
     ));
     for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
-        o.push_str(&frame.band(b.low, b.high, "breakeven"));
+        o.push_str(&frame.band(b.low, b.high, break_even_class(b)));
     }
     for (i, (_, points)) in series.iter().take(drawn).enumerate() {
         o.push_str(&frame.line(points, &format!("series{i}"), true));
+    }
+    if !probes.is_empty() {
+        probes.sort_by(|p, q| p.0.total_cmp(&q.0));
+        o.push_str(&frame.line(&probes, "probe", true));
     }
     let mut labelled = Vec::new();
     for b in s.break_evens.iter().filter(|b| b.key == axis.key) {
@@ -115,10 +200,15 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
             .iter()
             .any(|&m: &f64| (m - mid).abs() < (x_hi - x_lo) * 0.08)
         {
+            let what = if b.direction_check_broken {
+                "not established"
+            } else {
+                "break-even"
+            };
             o.push_str(&frame.vertical(
                 mid,
-                "breakeven",
-                &format!("break-even {}–{}", tick_label(b.low), tick_label(b.high)),
+                break_even_class(b),
+                &format!("{what} {}–{}", tick_label(b.low), tick_label(b.high)),
                 false,
             ));
             labelled.push(mid);
@@ -132,10 +222,22 @@ fn axis_chart(s: &Sweep, a: usize) -> String {
         .zip(&classes)
         .map(|((name, _), class)| (class.as_str(), name.as_str()))
         .collect();
-    entries.push((
-        "breakeven",
-        "break-even interval (a decision changes inside it)",
-    ));
+    let on_axis = || s.break_evens.iter().filter(|b| b.key == axis.key);
+    if on_axis().any(|b| !b.direction_check_broken) {
+        entries.push((
+            "breakeven",
+            "break-even interval (a decision changes inside it)",
+        ));
+    }
+    if on_axis().any(|b| b.direction_check_broken) {
+        entries.push((
+            "breakeven unsettled",
+            "not established: the direction check flags a cost near it",
+        ));
+    }
+    if !probes.is_empty() {
+        entries.push(("probe", "bisection solve"));
+    }
     o.push_str(&legend(&entries));
     if series.len() > drawn {
         let _ = write!(o, "<p class=\"lead\">{} of {} combinations of the other keys drawn; the table lists all.</p>", drawn, series.len());
@@ -255,15 +357,7 @@ pub fn render(s: &Sweep) -> String {
     if s.break_evens.is_empty() {
         body.push_str("<p class=\"lead\">Between neighbouring swept values no tier starts or stops using the API (1%) or sending it most (50%) of its requests, and no GPU type starts or stops being reserved (counts may still change: see the variants).</p>");
     } else {
-        body.push_str("<ul>");
-        for b in &s.break_evens {
-            let _ = write!(
-                body,
-                "<li>{}</li>",
-                esc(&crate::report::sweep_text::sentence(b))
-            );
-        }
-        body.push_str("</ul>");
+        body.push_str(&break_even_list(&s.break_evens));
     }
     body.push_str("</section>");
     if !s.directions.is_empty() {
@@ -305,4 +399,50 @@ pub fn render(s: &Sweep) -> String {
         &format!("{} variants of {}", s.rows.len(), keys.join(" × ")),
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::breakeven::BreakEven;
+    use crate::sweep::row::{Decision, Setting};
+
+    fn break_even(with: &str, broken: bool) -> BreakEven {
+        BreakEven {
+            key: "api.usd_per_million_input_tokens".into(),
+            with: vec![Setting {
+                key: "demand[1].scale".into(),
+                value: with.into(),
+            }],
+            decision: Decision::ApiAny("standard".into()),
+            below: "`standard` sends 1% or more of its requests to the API".into(),
+            above: "`standard` sends less than 1% of its requests to the API".into(),
+            low: 0.7,
+            high: 0.8,
+            swept_low: 0.6,
+            swept_high: 1.0,
+            low_cost_usd: 100.0,
+            high_cost_usd: 101.0,
+            low_meets_targets: true,
+            high_meets_targets: true,
+            probes: Vec::new(),
+            direction_check_broken: broken,
+        }
+    }
+
+    #[test]
+    fn one_bullet_per_decision_with_a_break_even_not_established_marked() {
+        let list = break_even_list(&[break_even("2", false), break_even("3", true)]);
+        assert_eq!(list.matches("<li>").count(), 2, "{list}");
+        assert!(list.contains("(2 lines of the other keys)"), "{list}");
+        assert_eq!(list.matches("<li class=\"miss\">").count(), 1, "{list}");
+        assert!(list.contains("NOT ESTABLISHED"), "{list}");
+        let single = break_even_list(&[break_even("2", false)]);
+        assert_eq!(single.matches("<li").count(), 1, "{single}");
+        assert_eq!(
+            break_even_class(&break_even("2", true)),
+            "breakeven unsettled"
+        );
+        assert_eq!(break_even_class(&break_even("2", false)), "breakeven");
+    }
 }
