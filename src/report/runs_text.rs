@@ -63,6 +63,27 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
             c.runs.len() - drawn
         );
     }
+    let launched: Vec<u32> = c
+        .runs
+        .iter()
+        .map(|r| r.run.recv_interval_steps)
+        .filter(|&n| n > 1)
+        .collect();
+    if !launched.is_empty() {
+        let mut intervals = launched.clone();
+        intervals.sort_unstable();
+        intervals.dedup();
+        let _ = writeln!(
+            o,
+            "{} SGLang runs replayed with the scheduler's receive interval their launch set (--scheduler-recv-interval {}: new requests taken every that many decode steps; InferenceX's B200 and B300 scripts, docs/model.md §6.5)",
+            launched.len(),
+            intervals
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
+    }
     for e in &c.engines {
         let _ = writeln!(o);
         let _ = writeln!(

@@ -381,3 +381,54 @@ fn calibration_leaves_each_model_out_lists_what_it_cannot_predict_and_writes_the
     assert!(written.contains("[errors.\"h100-sxm bf16\"]"), "{written}");
     assert!(written.contains("model_out_ttft = "), "{written}");
 }
+
+/// InferenceX's SGLang runs on B200 are replayed with the receive interval
+/// its scripts launched them with, and the report says how many.
+#[test]
+fn inferencex_sglang_blackwell_runs_are_replayed_with_their_receive_interval() {
+    let dir = temp_dir("engine-runs-recv-interval");
+    let runs = runs_subset(
+        &dir,
+        "data/engine-runs/moe.csv",
+        |l| l.starts_with("dsr1_b200_sglang_fp8_agg_1024x1024_c"),
+        4,
+    );
+    let out = planner(&[
+        "calibrate",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--fit",
+        "moe_eager_expert_us",
+        "--max-evaluations",
+        "2",
+        "--no-held-out",
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in v["runs"].as_array().unwrap() {
+        let c = r["run"]["concurrency"].as_u64().unwrap();
+        let expected = if c < 16 { 10 } else { 30 };
+        assert_eq!(r["run"]["recv_interval_steps"], expected, "{r}");
+    }
+    let text = planner(&[
+        "calibrate",
+        "--runs",
+        runs.to_str().unwrap(),
+        "--fit",
+        "moe_eager_expert_us",
+        "--max-evaluations",
+        "2",
+        "--no-held-out",
+        "--quiet",
+    ]);
+    assert!(
+        stdout(&text).contains(
+            "4 SGLang runs replayed with the scheduler's receive interval their launch set"
+        ),
+        "{}",
+        stdout(&text)
+    );
+}
