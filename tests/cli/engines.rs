@@ -393,19 +393,22 @@ fn inferencex_sglang_blackwell_runs_are_replayed_with_their_receive_interval() {
         |l| l.starts_with("dsr1_b200_sglang_fp8_agg_1024x1024_c"),
         4,
     );
-    let out = planner(&[
-        "calibrate",
-        "--runs",
-        runs.to_str().unwrap(),
-        "--fit",
-        "moe_eager_expert_us",
-        "--max-evaluations",
-        "2",
-        "--no-held-out",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
+    let calibrate = |format: &str| {
+        planner(&[
+            "calibrate",
+            "--runs",
+            runs.to_str().unwrap(),
+            "--fit",
+            "moe_eager_expert_us",
+            "--max-evaluations",
+            "2",
+            "--no-held-out",
+            "--format",
+            format,
+            "--quiet",
+        ])
+    };
+    let out = calibrate("json");
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in v["runs"].as_array().unwrap() {
@@ -413,17 +416,7 @@ fn inferencex_sglang_blackwell_runs_are_replayed_with_their_receive_interval() {
         let expected = if c < 16 { 10 } else { 30 };
         assert_eq!(r["run"]["recv_interval_steps"], expected, "{r}");
     }
-    let text = planner(&[
-        "calibrate",
-        "--runs",
-        runs.to_str().unwrap(),
-        "--fit",
-        "moe_eager_expert_us",
-        "--max-evaluations",
-        "2",
-        "--no-held-out",
-        "--quiet",
-    ]);
+    let text = calibrate("text");
     assert!(
         stdout(&text).contains(
             "4 SGLang runs replayed with the scheduler's receive interval their launch set"
