@@ -9,6 +9,7 @@ pub(crate) mod disk_cache;
 pub(crate) mod error;
 pub(crate) mod finite;
 pub(crate) mod located;
+pub(crate) mod nearest;
 pub(crate) mod numbers;
 pub(crate) mod parallel;
 pub(crate) mod progress;

@@ -200,52 +200,13 @@ fn expected_names(raw: &str) -> Vec<&str> {
 }
 
 /// The expected name nearest the unknown one in serde's message ("unknown
-/// field `x`, expected one of …"), when one is fewer edits away than a third
-/// of its length, or begins with it (`size` for `size_ms`) or it with one.
+/// field `x`, expected one of …"): [`super::nearest::nearest`].
 fn nearest_expected(raw: &str) -> Option<String> {
     let given = raw.split('`').nth(1)?;
     if !(raw.starts_with("unknown field") || raw.starts_with("unknown variant")) {
         return None;
     }
-    let names = expected_names(raw);
-    let (best, d) = names
-        .iter()
-        .map(|&n| (n, edit_distance(given, n)))
-        .min_by_key(|&(n, d)| (d, n.len()))?;
-    if d > 0 && d * 3 < given.chars().count() {
-        return Some(best.to_string());
-    }
-    let prefix = |a: &str, b: &str| a.len() >= 3 && b.starts_with(a);
-    names
-        .into_iter()
-        .find(|&n| n != given && (prefix(given, n) || prefix(n, given)))
-        .map(str::to_string)
-}
-
-/// Edits (insertions, deletions, substitutions and swaps of two neighbours)
-/// from `a` to `b`, by characters: the optimal string alignment distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
+    super::nearest::nearest(given, expected_names(raw)).map(str::to_string)
 }
 
 #[cfg(test)]
@@ -347,13 +308,17 @@ mod tests {
     }
 
     #[test]
-    fn edits_are_counted_by_character() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("cuont", "count"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("slot_minute", "slot_minutes"), 1);
+    fn only_an_unknown_name_gets_a_suggestion() {
+        assert_eq!(
+            nearest_expected("unknown field `cuont`, expected one of `count`, `name`").as_deref(),
+            Some("count")
+        );
         assert_eq!(
             nearest_expected("unknown field `zzz`, expected one of `count`, `name`"),
+            None
+        );
+        assert_eq!(
+            nearest_expected("invalid type: string \"a\", expected `count`"),
             None
         );
     }

@@ -17,7 +17,9 @@ impl Validator {
                 let tier = tiers.iter().position(|t| &t.name == d.tier.get_ref());
                 if tier.is_none() {
                     let names: Vec<_> = tiers.iter().map(|t| t.name.as_str()).collect();
-                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; defined tiers: {}", d.tier.get_ref(), names.join(", ")));
+                    let near = crate::base::nearest::nearest(d.tier.get_ref(), names.iter().copied())
+                        .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; {near}defined tiers: {}", d.tier.get_ref(), names.join(", ")));
                 }
                 let (trace, aggregate_tier) = match (&d.trace, &d.aggregate) {
                     (Some(t), None) => {

@@ -381,9 +381,11 @@ impl Validator {
             self.at_span(
                 id,
                 format!(
-                    "unknown {kind} profile `{}` (no file {}); known: {}",
+                    "unknown {kind} profile `{}` (no file {}); {}known: {}",
                     id.get_ref(),
                     file.display(),
+                    crate::base::nearest::nearest(id.get_ref(), known.iter().map(String::as_str))
+                        .map_or_else(String::new, |n| format!("did you mean `{n}`? ")),
                     if known.is_empty() {
                         "none".to_string()
                     } else {
