@@ -167,6 +167,11 @@ pub(crate) fn read_source(
     )
     .map_err(|mut e| {
         e.skippable = false;
+        let context = scenario.model.profile.max_context_tokens;
+        if e.message.contains("does not fit the model's context") {
+            e.message
+                .push_str(&over_context(&source.trace, options, context));
+        }
         PlannerError::Trace(named(e))
     })?;
     if acc.input_tokens().mean + acc.output_tokens().mean <= 0.0 {
@@ -206,4 +211,38 @@ pub(crate) fn read_source(
         KeptSource::Nothing
     };
     Ok((figures, kept))
+}
+
+/// How much of the trace at `path` does not fit a context of `context`
+/// tokens, in words for the refusal that named its first such row: the
+/// rows and their share of the prompt tokens, read in a second pass that
+/// skips nothing it can read (the first pass stopped at that row).
+fn over_context(path: &std::path::Path, options: ReaderOptions, context: u32) -> String {
+    let options = ReaderOptions {
+        max_context_tokens: None,
+        skip_bad_rows: true,
+        ..options
+    };
+    let (mut rows, mut over, mut tokens, mut over_tokens) = (0u64, 0u64, 0u64, 0u64);
+    let counted = crate::traces::read_trace(
+        path,
+        options,
+        |r: Request| {
+            let input = u64::from(r.input_tokens);
+            rows += 1;
+            tokens += input;
+            if input + u64::from(r.output_tokens) > u64::from(context) {
+                over += 1;
+                over_tokens += input;
+            }
+        },
+        |_| {},
+    );
+    if counted.is_err() || rows == 0 {
+        return String::new();
+    }
+    format!(
+        "; in all, {over} of its {rows} requests ({:.1}% of its prompt tokens) do not fit",
+        100.0 * over_tokens as f64 / tokens.max(1) as f64
+    )
 }

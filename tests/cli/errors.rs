@@ -550,3 +550,36 @@ fn an_aggregate_that_names_a_file_is_located_and_called_a_file() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A trace whose requests exceed the model's context is refused at the first
+/// such row, with how many there are and their share of the prompt tokens.
+#[test]
+fn a_trace_over_the_models_context_is_refused_with_how_much_of_it_is_over() {
+    let dir = temp_dir("over-context");
+    let trace = dir.join("long.csv");
+    std::fs::write(
+        &trace,
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n\
+         2024-05-10 00:00:01+00:00,1000,100\n\
+         2024-05-10 00:00:02+00:00,140000,100\n\
+         2024-05-10 00:00:03+00:00,2000,100\n\
+         2024-05-10 00:00:04+00:00,150000,100\n\
+         2024-05-10 00:00:05+00:00,7000,100\n",
+    )
+    .unwrap();
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        &format!("demand[0].trace=\"{}\"", trace.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("long.csv:3"), "the first such row: {err}");
+    // 290,000 of the 300,000 prompt tokens.
+    assert!(
+        err.contains("in all, 2 of its 5 requests (96.7% of its prompt tokens) do not fit"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
