@@ -98,8 +98,9 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
 /// [`launch_command`] without the multi-node note.
 fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
     let converted = converted_checkpoint(model, config.precision);
-    // A checkpoint already at the precision needs no quantisation flag.
-    let published = published_at(model, config.precision) || converted.is_some();
+    // A checkpoint already at the precision (the published one, or the
+    // converted one named) needs no quantisation flag.
+    let at_precision = published_at(model, config.precision) || converted.is_some();
     let name = converted.unwrap_or_else(|| model_name(model));
     let tp = config.tensor_parallel;
     let (ep, dp) = (config.expert_parallel, config.attention_dp);
@@ -110,7 +111,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {}",
             config.max_batch, config.max_batched_tokens
         );
-        if fp8 && !published {
+        if fp8 && !at_precision {
             c.push_str(" --quantization fp8");
         }
         return c;
@@ -122,7 +123,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 "vllm serve {name} --tensor-parallel-size {tp} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
                 config.max_batch, config.max_batched_tokens, e.memory_utilization
             );
-            if fp8 && !published {
+            if fp8 && !at_precision {
                 c.push_str(" --quantization fp8");
             }
             if fp8_kv(config, e, model) {
@@ -148,7 +149,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 config.max_batched_tokens,
                 e.memory_utilization
             );
-            if fp8 && !published {
+            if fp8 && !at_precision {
                 c.push_str(" --quantization fp8");
             }
             if fp8_kv(config, e, model) {
@@ -167,7 +168,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             c
         }
         EngineFamily::Trtllm => {
-            let checkpoint = if fp8 && !published {
+            let checkpoint = if fp8 && !at_precision {
                 format!("{name}-FP8 (an FP8 checkpoint quantised with TensorRT Model Optimizer)")
             } else {
                 name

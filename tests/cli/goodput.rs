@@ -190,6 +190,16 @@ fn bad_logs_name_the_line_and_the_fix() {
 #[test]
 fn a_vllm_result_file_saved_in_detail_reads_and_one_without_is_refused() {
     let dir = temp_dir("goodput-vllm-detailed");
+    let judged = |path: &std::path::Path| {
+        planner(&[
+            "goodput",
+            path.to_str().unwrap(),
+            "--ttft-ms",
+            "500",
+            "--tpot-ms",
+            "30",
+        ])
+    };
     let summary = r#""date": "20261206-041500", "endpoint_type": "vllm", "backend": "vllm", "label": null, "model_id": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": 3, "request_rate": 2.0, "burstiness": 0.5, "max_concurrency": null, "duration": 4.0, "completed": 3, "total_input_tokens": 300, "total_output_tokens": 9, "request_throughput": 0.75, "request_goodput": 0.5, "output_throughput": 2.25, "total_token_throughput": 77.25, "mean_ttft_ms": 400.0, "median_ttft_ms": 200.0, "std_ttft_ms": 1.0, "p99_ttft_ms": 796.0, "mean_tpot_ms": 30.0, "median_tpot_ms": 20.0, "std_tpot_ms": 1.0, "p99_tpot_ms": 50.0"#;
     let detailed = dir.join("detailed.json");
     std::fs::write(
@@ -216,14 +226,7 @@ fn a_vllm_result_file_saved_in_detail_reads_and_one_without_is_refused() {
     assert_eq!(j["total"]["duration_s"], 4.0);
     let plain = dir.join("plain.json");
     std::fs::write(&plain, format!("{{{summary}}}")).unwrap();
-    let o = planner(&[
-        "goodput",
-        plain.to_str().unwrap(),
-        "--ttft-ms",
-        "500",
-        "--tpot-ms",
-        "30",
-    ]);
+    let o = judged(&plain);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("--save-result --save-detailed"),
@@ -238,14 +241,7 @@ fn a_vllm_result_file_saved_in_detail_reads_and_one_without_is_refused() {
         ),
     )
     .unwrap();
-    let o = planner(&[
-        "goodput",
-        short.to_str().unwrap(),
-        "--ttft-ms",
-        "500",
-        "--tpot-ms",
-        "30",
-    ]);
+    let o = judged(&short);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("itls[1]: 1 inter-token gaps for 3 output tokens"),

@@ -5,18 +5,20 @@ use crate::{json, planner, stderr, stdout};
 
 #[test]
 fn sweep_rows_and_a_break_even_from_a_bisection() {
-    let out = planner(&[
-        "sweep",
-        "tests/fixtures/ok/tiny.toml",
-        "--set",
-        "gpus[0].reserved_usd_per_gpu_hour=0.5,1,2",
-        "--set",
-        "gpus[1].on_demand_usd_per_gpu_hour=1",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
-    let s = json(&out);
+    let sweep = |format: &str| {
+        planner(&[
+            "sweep",
+            "tests/fixtures/ok/tiny.toml",
+            "--set",
+            "gpus[0].reserved_usd_per_gpu_hour=0.5,1,2",
+            "--set",
+            "gpus[1].on_demand_usd_per_gpu_hour=1",
+            "--format",
+            format,
+            "--quiet",
+        ])
+    };
+    let s = json(&sweep("json"));
     let rows = s["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     assert_eq!(s["fixed"][0]["key"], "gpus[1].on_demand_usd_per_gpu_hour");
@@ -40,17 +42,7 @@ fn sweep_rows_and_a_break_even_from_a_bisection() {
     }
     // HTML: every solve drawn, the bisection's as probes, and the
     // break-even as an established interval.
-    let html = planner(&[
-        "sweep",
-        "tests/fixtures/ok/tiny.toml",
-        "--set",
-        "gpus[0].reserved_usd_per_gpu_hour=0.5,1,2",
-        "--set",
-        "gpus[1].on_demand_usd_per_gpu_hour=1",
-        "--format",
-        "html",
-        "--quiet",
-    ]);
+    let html = sweep("html");
     let page = stdout(&html);
     assert_eq!(
         page.matches("class=\"probe dot\"").count(),
