@@ -44,6 +44,7 @@ pub(crate) use problem::{ApiTerms, ConfigOption, Problem, TierInput, TierRules};
 pub(crate) use problem::{GpuType, Purchase, SpotTerms};
 pub(crate) use solution::{cost_usd, spot_usd, total};
 pub(crate) use solution::{MilpError, Solution, SolveStatus};
+pub(crate) use vars::arrivals_in;
 
 /// The cheapest plan of `input` with the reserved counts fixed to
 /// `reserved` (chosen for something larger, such as a whole term), by the

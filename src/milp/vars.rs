@@ -26,7 +26,7 @@ pub(super) fn serves_in(tier: &TierInput, t: usize) -> bool {
 
 /// What arrives in slot `t`: the busiest-minute rate that sizes an ordinary
 /// tier, the mean rate (the volume) of a deadline tier.
-pub(super) fn arrivals_in(tier: &TierInput, t: usize) -> f64 {
+pub(crate) fn arrivals_in(tier: &TierInput, t: usize) -> f64 {
     let rates = if tier.rules.deadline_slots.is_some() {
         &tier.mean_rps
     } else {

@@ -1,8 +1,13 @@
-//! Simple alternatives to the optimised plan, priced on the same demand and
-//! capacity figures, so the savings show: everything to the API, everything
-//! on demand, everything reserved for the peak, and the best single GPU type.
+//! Simple alternatives to the optimised plan, each the same MILP under the
+//! same rules (purchase units, minimum rentals, quotas, tier rules, the
+//! tiers' API permission and the API's rate limit) with one choice taken
+//! away: everything to the API, no reservation, reservations only, or one
+//! GPU type. They are priced once per solve on the capacity search's own
+//! figures (before the replay's corrections), so that they depend on the
+//! demand and the offers alone, not on the path the plan's rounds took.
 
-use crate::milp::Problem;
+use crate::base::numbers::usd;
+use crate::milp::{self, ApiTerms, MilpError, Problem, Settings, Solution, SolveStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -11,180 +16,276 @@ use std::collections::BTreeMap;
 pub struct Baseline {
     /// `None` when the alternative cannot serve the demand.
     pub total_cost_usd: Option<f64>,
-    /// What the alternative is, and its GPU type when it has one.
+    /// What the alternative is and what it buys (or why it cannot serve).
     pub description: String,
 }
 
-/// GPUs of type `g` needed in slot `t`, each tier on its own replicas of its
-/// best option on `g`; `None` when some tier with demand has no option on `g`.
-fn gpus_needed(input: &Problem, g: usize, t: usize) -> Option<u32> {
-    input.tiers.iter().try_fold(0u32, |sum, tier| {
-        let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
-        if peak <= 0.0 {
-            return Some(sum);
-        }
-        let best = tier
-            .options
-            .iter()
-            .filter(|o| o.gpu == g)
-            .map(|o| (peak / o.rps(t) - 1e-9).ceil() as u32 * o.gpus_per_replica)
-            .min()?;
-        Some(sum + best)
-    })
+/// Seconds each alternative's MILP may take: they are comparisons, so one
+/// that stops early says at what proven gap.
+pub(crate) const TIME_LIMIT_S: f64 = 10.0;
+
+/// One alternative: its name, what it is, and the problem it solves.
+struct Restricted {
+    name: String,
+    what: String,
+    problem: Problem,
 }
 
-/// All baselines, keyed by name. `api_usd_per_request[k]` is the API price of
-/// tier `k`'s mean request (whether or not the tier may use the API).
+/// All baselines, keyed by name: the GPU alternatives as restrictions of
+/// `input` (the plan's problem), everything to the API on `api[k]`, tier
+/// `k`'s API terms where the scenario lets it use the API.
 pub(crate) fn compute(
     input: &Problem,
-    api_usd_per_request: &[Option<f64>],
+    api: &[Option<ApiTerms>],
+    settings: &Settings,
 ) -> BTreeMap<String, Baseline> {
-    let slots = input
-        .tiers
-        .iter()
-        .map(|t| t.peak_rps.len())
-        .max()
-        .unwrap_or(0);
-    let horizon = slots as f64 * input.slot_hours;
+    let settings = Settings {
+        time_limit_s: settings.time_limit_s.min(TIME_LIMIT_S),
+        log_file: None,
+        hand_over: milp::HandOverAllowance::of(0.0),
+        ..settings.clone()
+    };
     let mut out = BTreeMap::new();
-
-    let api_total: Option<f64> =
-        input
-            .tiers
-            .iter()
-            .zip(api_usd_per_request)
-            .try_fold(0.0, |sum, (tier, price)| {
-                Some(
-                    sum + tier.mean_rps.iter().sum::<f64>() * input.slot_hours * 3600.0 * (*price)?,
-                )
-            });
-    out.insert(
-        "all-api".into(),
-        Baseline {
-            total_cost_usd: api_total,
-            description: "every request sent to the per-token API at its list price (ignores its rate limit and the tiers' API permission)".into(),
-        },
-    );
-
-    let on_demand: Option<f64> = (0..slots).try_fold(0.0, |sum, t| {
-        let slot: Option<f64> = input.tiers.iter().try_fold(0.0, |s, tier| {
-            let peak = tier.peak_rps.get(t).copied().unwrap_or(0.0);
-            if peak <= 0.0 {
-                return Some(s);
-            }
-            let best = tier
-                .options
-                .iter()
-                .filter_map(|o| {
-                    let price = input.gpus[o.gpu].on_demand_usd_per_gpu_hour?;
-                    Some((peak / o.rps(t) - 1e-9).ceil() * f64::from(o.gpus_per_replica) * price)
-                })
-                .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.min(c))))?;
-            Some(s + best)
-        });
-        Some(sum + slot? * input.slot_hours)
-    });
-    out.insert(
-        "all-on-demand".into(),
-        Baseline {
-            total_cost_usd: on_demand,
-            description:
-                "no reservation: each slot rents the cheapest on-demand GPUs that cover it".into(),
-        },
-    );
-
-    let mut best_reserved: Option<(f64, String, u32)> = None;
-    let mut best_single: Option<(f64, String, u32)> = None;
-    for (g, gpu) in input.gpus.iter().enumerate() {
-        let Some(needs) = (0..slots)
-            .map(|t| gpus_needed(input, g, t))
-            .collect::<Option<Vec<u32>>>()
-        else {
-            continue;
-        };
-        let peak = needs.iter().copied().max().unwrap_or(0);
-        if gpu.max_gpus.is_some_and(|m| peak > m) {
-            continue;
-        }
-        if let Some(price) = gpu.reserved_usd_per_gpu_hour {
-            let cost = f64::from(peak) * price * horizon;
-            if best_reserved.as_ref().is_none_or(|b| cost < b.0) {
-                best_reserved = Some((cost, gpu.id.clone(), peak));
-            }
-        }
-        // Reserve R, rent the rest: the optimum R is one of the slot needs.
-        let mut candidates: Vec<u32> = needs.clone();
-        candidates.push(0);
-        for r in candidates {
-            let reserved_cost = match gpu.reserved_usd_per_gpu_hour {
-                Some(price) => f64::from(r) * price * horizon,
-                None if r == 0 => 0.0,
-                None => continue,
-            };
-            let rented: Option<f64> = needs.iter().try_fold(0.0, |s, &n| {
-                let extra = n.saturating_sub(r);
-                if extra == 0 {
-                    Some(s)
-                } else {
-                    Some(s + f64::from(extra) * gpu.on_demand_usd_per_gpu_hour? * input.slot_hours)
-                }
-            });
-            if let Some(rented) = rented {
-                let cost = reserved_cost + rented;
-                if best_single.as_ref().is_none_or(|b| cost < b.0) {
-                    best_single = Some((cost, gpu.id.clone(), r));
-                }
-            }
-        }
+    let mut stated = input.clone();
+    for (tier, terms) in stated.tiers.iter_mut().zip(api) {
+        tier.api = *terms;
     }
-    out.insert(
-        "all-reserved-for-peak".into(),
-        Baseline {
-            total_cost_usd: best_reserved.as_ref().map(|b| b.0),
-            description: match &best_reserved {
-                Some((_, id, n)) => format!("{n} reserved {id} GPUs, enough for the busiest slot, the cheapest such type; nothing rented"),
-                None => "no single reservable GPU type covers every slot".into(),
+    out.insert("all-api".to_string(), all_api(&stated));
+
+    let mut restricted = vec![
+        Restricted {
+            name: "all-on-demand".into(),
+            what: "no reservation".into(),
+            problem: without(input, |g| g.reserved_usd_per_gpu_hour = None),
+        },
+        Restricted {
+            name: "all-reserved-for-peak".into(),
+            what: "reserved GPUs for every slot's peak, nothing rented, nothing to the API".into(),
+            problem: {
+                let mut p = without(input, |g| {
+                    g.on_demand_usd_per_gpu_hour = None;
+                    g.spot = None;
+                });
+                for tier in &mut p.tiers {
+                    tier.api = None;
+                }
+                p
             },
         },
-    );
+    ];
+    for (g, gpu) in input.gpus.iter().enumerate() {
+        let mut p = input.clone();
+        for (h, other) in p.gpus.iter_mut().enumerate() {
+            if h != g {
+                other.reserved_usd_per_gpu_hour = None;
+                other.on_demand_usd_per_gpu_hour = None;
+                other.spot = None;
+            }
+        }
+        for tier in &mut p.tiers {
+            tier.options.retain(|o| o.gpu == g);
+        }
+        restricted.push(Restricted {
+            name: gpu.id.clone(),
+            what: format!("only {}", gpu.id),
+            problem: p,
+        });
+    }
+    let solved =
+        crate::base::parallel::map_in_order(&restricted, |r| milp::solve(&r.problem, &settings));
+    let mut best_single: Option<Baseline> = None;
+    let mut none_single = Vec::new();
+    for (r, solved) in restricted.iter().zip(solved) {
+        let baseline = match solved {
+            Some(Ok(s)) => priced(r, &s, settings.mip_gap),
+            Some(Err(MilpError::Infeasible)) => Baseline {
+                total_cost_usd: None,
+                description: format!(
+                    "{}: cannot cover every slot under the plan's rules (purchase units, quotas, tier rules)",
+                    r.what
+                ),
+            },
+            Some(Err(MilpError::Solver(msg))) => Baseline {
+                total_cost_usd: None,
+                description: format!("{}: the solver failed ({msg})", r.what),
+            },
+            None => Baseline {
+                total_cost_usd: None,
+                description: format!("{}: the solver failed", r.what),
+            },
+        };
+        if r.name == "all-on-demand" || r.name == "all-reserved-for-peak" {
+            out.insert(r.name.clone(), baseline);
+        } else if baseline.total_cost_usd.is_none() {
+            none_single.push(r.name.clone());
+        } else if best_single.as_ref().is_none_or(|b| {
+            baseline.total_cost_usd.unwrap_or(f64::INFINITY)
+                < b.total_cost_usd.unwrap_or(f64::INFINITY)
+        }) {
+            best_single = Some(baseline);
+        }
+    }
     out.insert(
         "best-single-gpu-type".into(),
-        Baseline {
-            total_cost_usd: best_single.as_ref().map(|b| b.0),
-            description: match &best_single {
-                Some((_, id, r)) => format!("only {id}: {r} reserved, the rest rented per slot (best reservation level for that type)"),
-                None => "no single GPU type covers every slot".into(),
-            },
-        },
+        best_single.unwrap_or_else(|| Baseline {
+            total_cost_usd: None,
+            description: format!(
+                "no single GPU type covers every slot under the plan's rules ({} tried)",
+                none_single.join(", ")
+            ),
+        }),
     );
-    if input.has_purchase_rules() {
-        for name in [
-            "all-on-demand",
-            "all-reserved-for-peak",
-            "best-single-gpu-type",
-        ] {
-            if let Some(b) = out.get_mut(name) {
-                b.description.push_str(UNRULED);
-            }
-        }
-    }
     out
 }
 
-/// Appended to the GPU alternatives' descriptions when the scenario has
-/// purchase units, minimum rentals or tier rules, which they do not follow
-/// (so they may cost less than a plan that does).
-pub(crate) const UNRULED: &str =
-    "; priced without the purchase units, minimum rentals and tier rules the plan follows";
+/// `input` with every GPU type changed by `change`.
+fn without(input: &Problem, change: impl Fn(&mut milp::GpuType)) -> Problem {
+    let mut p = input.clone();
+    p.gpus.iter_mut().for_each(change);
+    p
+}
+
+/// Everything to the API at its list price: only when every tier with
+/// demand may use it and the busiest slot stays within its rate limit.
+fn all_api(input: &Problem) -> Baseline {
+    let what = "every request sent to the per-token API at its list price";
+    let refused: Vec<&str> = input
+        .tiers
+        .iter()
+        .filter(|t| t.api.is_none() && t.peak_rps.iter().any(|&r| r > 0.0))
+        .map(|t| t.name.as_str())
+        .collect();
+    if !refused.is_empty() {
+        return Baseline {
+            total_cost_usd: None,
+            description: format!(
+                "{what}: cannot, as tier{} {} may not use the API (api_allowed = false)",
+                if refused.len() > 1 { "s" } else { "" },
+                refused.join(", ")
+            ),
+        };
+    }
+    if let Some(limit) = input.api_max_tokens_per_minute {
+        let busiest = (0..input.slots())
+            .map(|t| {
+                input
+                    .tiers
+                    .iter()
+                    .filter_map(|tier| {
+                        Some(milp::arrivals_in(tier, t) * tier.api?.tokens_per_request * 60.0)
+                    })
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max);
+        if busiest > limit * (1.0 + 1e-9) {
+            return Baseline {
+                total_cost_usd: None,
+                description: format!(
+                    "{what}: its rate limit of {limit:.0} tokens a minute is below the busiest slot's {busiest:.0}"
+                ),
+            };
+        }
+    }
+    let cost: f64 = input
+        .tiers
+        .iter()
+        .filter_map(|tier| {
+            let terms = tier.api?;
+            Some(
+                tier.mean_rps.iter().sum::<f64>()
+                    * input.slot_hours
+                    * 3600.0
+                    * terms.usd_per_request,
+            )
+        })
+        .sum();
+    Baseline {
+        total_cost_usd: Some(cost),
+        description: what.into(),
+    }
+}
+
+/// A solved alternative: its cost and what it buys.
+fn priced(r: &Restricted, s: &Solution, mip_gap: f64) -> Baseline {
+    let p = &r.problem;
+    let cost = milp::total(p, s);
+    let mut bought: Vec<String> = Vec::new();
+    for (g, gpu) in p.gpus.iter().enumerate() {
+        let reserved = s.reserved.get(g).copied().unwrap_or(0);
+        let rented = s
+            .on_demand
+            .iter()
+            .map(|slot| slot.get(g).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        match (reserved, rented) {
+            (0, 0) => {}
+            (n, 0) => bought.push(format!("{n} {} reserved", gpu.id)),
+            (0, m) => bought.push(format!("up to {m} {} rented", gpu.id)),
+            (n, m) => bought.push(format!("{n} {} reserved and up to {m} rented", gpu.id)),
+        }
+    }
+    let spot: u32 = (0..p.slots())
+        .map(|t| {
+            s.spot
+                .iter()
+                .zip(&p.tiers)
+                .flat_map(|(by_option, tier)| {
+                    by_option
+                        .iter()
+                        .zip(&tier.options)
+                        .map(move |(n, o)| n.get(t).copied().unwrap_or(0) * o.gpus_per_replica)
+                })
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0);
+    if spot > 0 {
+        bought.push(format!("up to {spot} spot GPUs requested"));
+    }
+    let (mut api_requests, mut requests) = (0.0, 0.0);
+    for (tier, shares) in p.tiers.iter().zip(&s.api) {
+        for (share, mean) in shares.iter().zip(&tier.mean_rps) {
+            api_requests += share * mean;
+            requests += mean;
+        }
+    }
+    if api_requests > 0.0 {
+        let share = api_requests / requests * 100.0;
+        bought.push(if share < 0.05 {
+            "under 0.1% of requests to the API".to_string()
+        } else {
+            format!("{share:.1}% of requests to the API")
+        });
+    }
+    let mut description = format!("{}: {}", r.what, bought.join(", "));
+    let gap = if cost > 0.0 {
+        (cost - s.lower_bound_usd) / cost
+    } else {
+        0.0
+    };
+    if s.status != SolveStatus::Optimal && gap > mip_gap + 1e-9 {
+        description.push_str(&format!(
+            " (the solver stopped within {:.1}% of the optimum, {} at most lower)",
+            gap * 100.0,
+            usd(cost - s.lower_bound_usd)
+        ));
+    }
+    Baseline {
+        total_cost_usd: Some(cost),
+        description,
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::milp::{ConfigOption, GpuType, Purchase, TierInput, TierRules};
 
-    #[test]
-    fn single_type_reserves_the_best_level() {
-        let input = Problem {
+    /// One GPU type (reserved 1, on demand 3 USD an hour) and one tier
+    /// needing 1, 1, 1 and 4 replicas of one GPU over four one-hour slots.
+    fn one_type() -> Problem {
+        Problem {
             slot_hours: 1.0,
             gpus: vec![GpuType {
                 id: "a".into(),
@@ -204,12 +305,106 @@ mod tests {
             }],
             api_max_tokens_per_minute: None,
             block_slots: None,
-        };
-        let b = compute(&input, &[Some(0.5)]);
+        }
+    }
+
+    /// Each tier's API terms as the problem states them.
+    fn api_of(input: &Problem) -> Vec<Option<ApiTerms>> {
+        input.tiers.iter().map(|t| t.api).collect()
+    }
+
+    fn settings() -> Settings {
+        Settings::exact(10.0)
+    }
+
+    #[test]
+    fn single_type_reserves_the_best_level() {
+        let b = compute(&one_type(), &[None], &settings());
         // Needs 1,1,1,4: reserve 1 (4 $) + rent 3 for one hour (9 $) = 13 $.
         assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(13.0));
         assert_eq!(b["all-reserved-for-peak"].total_cost_usd, Some(16.0));
         assert_eq!(b["all-on-demand"].total_cost_usd, Some(21.0));
-        assert_eq!(b["all-api"].total_cost_usd, Some(4.0 * 3600.0 * 0.5));
+        // The tier may not use the API: the all-API alternative says so.
+        assert_eq!(b["all-api"].total_cost_usd, None);
+        assert!(b["all-api"]
+            .description
+            .contains("tier t may not use the API"));
+    }
+
+    #[test]
+    fn purchase_units_apply_to_every_alternative() {
+        let mut input = one_type();
+        input.gpus[0].purchase.unit_gpus = 2;
+        let b = compute(&input, &api_of(&input), &settings());
+        // Whole pairs: reserve 2 (8 $) and rent a pair for the last hour
+        // (6 $); renting only: pairs of 2, 2, 2, 4 GPUs (30 $).
+        assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(14.0));
+        assert_eq!(b["all-reserved-for-peak"].total_cost_usd, Some(16.0));
+        assert_eq!(b["all-on-demand"].total_cost_usd, Some(30.0));
+        // A quota below the peak leaves the reservation-only alternative
+        // without a fleet, with the reason.
+        input.gpus[0].max_gpus = Some(2);
+        let b = compute(&input, &api_of(&input), &settings());
+        assert_eq!(b["all-reserved-for-peak"].total_cost_usd, None);
+        assert!(b["all-reserved-for-peak"]
+            .description
+            .contains("cannot cover"));
+    }
+
+    #[test]
+    fn the_api_is_used_where_the_tier_may_and_its_rate_limit_holds() {
+        let mut input = one_type();
+        // 0.0001 USD a request: 0.36 USD an hour at 1 request/s, cheaper
+        // than any GPU.
+        input.tiers[0].api = Some(ApiTerms {
+            usd_per_request: 0.0001,
+            tokens_per_request: 1_000.0,
+        });
+        let b = compute(&input, &api_of(&input), &settings());
+        let api = 4.0 * 0.36;
+        let close = |x: Option<f64>| (x.unwrap() - api).abs() < 1e-9;
+        assert!(close(b["all-api"].total_cost_usd), "{b:?}");
+        assert!(close(b["best-single-gpu-type"].total_cost_usd), "{b:?}");
+        assert!(close(b["all-on-demand"].total_cost_usd), "{b:?}");
+        // Reservations only: nothing to the API.
+        assert_eq!(b["all-reserved-for-peak"].total_cost_usd, Some(16.0));
+        // A rate limit below the busiest slot (4 requests/s × 1,000 tokens
+        // × 60) refuses the all-API alternative, naming both figures.
+        input.api_max_tokens_per_minute = Some(100_000.0);
+        let b = compute(&input, &api_of(&input), &settings());
+        assert_eq!(b["all-api"].total_cost_usd, None);
+        assert!(
+            b["all-api"].description.contains("100000")
+                && b["all-api"].description.contains("240000"),
+            "{}",
+            b["all-api"].description
+        );
+    }
+
+    #[test]
+    fn no_alternative_costs_less_than_the_unrestricted_optimum() {
+        let mut input = one_type();
+        input.gpus.push(GpuType {
+            id: "b".into(),
+            reserved_usd_per_gpu_hour: Some(1.5),
+            on_demand_usd_per_gpu_hour: Some(2.0),
+            max_gpus: Some(3),
+            purchase: Purchase {
+                unit_gpus: 1,
+                min_rental_slots: 2,
+            },
+            spot: None,
+        });
+        input.tiers[0]
+            .options
+            .push(ConfigOption::uniform(1, 1, 1.5, 4));
+        let optimum = milp::total(&input, &milp::solve(&input, &settings()).unwrap());
+        let b = compute(&input, &api_of(&input), &settings());
+        for (name, alternative) in &b {
+            if let Some(cost) = alternative.total_cost_usd {
+                assert!(cost >= optimum - 1e-9, "{name}: {cost} < {optimum}");
+            }
+        }
+        assert!(b["best-single-gpu-type"].total_cost_usd.unwrap() > optimum);
     }
 }

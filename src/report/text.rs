@@ -334,7 +334,7 @@ pub fn render(outcome: &Outcome) -> String {
     }
     how_to_run(o, outcome);
     let _ = writeln!(o);
-    let _ = writeln!(o, "ALTERNATIVES (same demand, same capacity figures)");
+    let _ = writeln!(o, "ALTERNATIVES (the plan's MILP on the same demand, capacity figures and rules, one choice taken away)");
     if outcome.commitment.growth.is_some() {
         let _ = writeln!(
             o,

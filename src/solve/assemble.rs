@@ -1,7 +1,6 @@
 //! A solved MILP turned into the plan: costs, shares, utilisation, and the
 //! facts the capacity questions are answered from.
 
-use super::input::api_usd_per_request;
 use super::questions::{CapacityBasis, SpeedupCase};
 use crate::capacity::CapacityEntry;
 use crate::demand::summary::total_output_tokens;
@@ -13,16 +12,6 @@ use crate::plan::{
 };
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
-
-/// The API price of each tier's mean request (whether or not the tier may
-/// use the API).
-pub(super) fn api_prices(scenario: &Scenario, demand: &Demand) -> Vec<Option<f64>> {
-    demand
-        .tiers
-        .iter()
-        .map(|d| api_usd_per_request(scenario, d))
-        .collect()
-}
 
 /// One solved MILP: the problem, its settings and solution, the capacity
 /// table and factors it was built from, and with growth the term's status

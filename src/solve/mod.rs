@@ -12,12 +12,14 @@ use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
 use crate::milp::HandOverAllowance;
 use crate::money::band::BandEdge;
+use crate::money::baselines::Baseline;
 use crate::money::commitment;
 use crate::money::prices::Prices;
 use crate::money::purchase::{Purchase, ReservationLevels, SeedBand, SeedRun};
 use crate::money::unit_costs;
 use crate::replay;
 use crate::scenario::{self, CapacitySource, Scenario, VerifySlots};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod assemble;
@@ -195,8 +197,10 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     } else {
         (Vec::new(), Vec::new())
     };
+    let baselines = round_trial::alternatives(scenario, &demand, options, &chosen.trial);
     let found = Found {
         without_api,
+        baselines,
         design_check,
         held_out,
         levels,
@@ -265,6 +269,8 @@ fn seed_band(
 struct Found {
     /// The comparison with the candidate kept off the API, when there was one.
     without_api: Option<record::WithoutApi>,
+    /// The alternatives to the plan, priced once.
+    baselines: BTreeMap<String, Baseline>,
     design_check: Option<outcome::DesignCheck>,
     held_out: Option<check::HeldOut>,
     /// The reservation levels around the chosen counts, or why they were not
@@ -286,6 +292,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
     } = chosen;
     let Found {
         without_api,
+        baselines,
         design_check,
         held_out,
         levels,
@@ -338,7 +345,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
             .iter()
             .map(|t| (t.name.clone(), t.clone()))
             .collect(),
-        baselines: trial.baselines,
+        baselines,
         demand_method: demand.method.clone(),
         demand: demand_summary,
         capacity: scenario

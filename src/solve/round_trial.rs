@@ -1,49 +1,28 @@
 //! A round's trial: its MILP solved (the horizon's, or with growth the
-//! term's and the horizon with its reservations) and assembled into a plan,
-//! with the alternatives priced beside it on fleets sized for the whole
-//! peak.
+//! term's and the horizon with its reservations) and assembled into a plan;
+//! and the alternatives, priced once per solve.
 
-use super::assemble::{self, assemble, Solved};
+use super::assemble::{assemble, Solved};
 use super::feasibility::explain_infeasible;
 use super::input::{milp_input, Sizing};
 use super::rounds::{Candidate, RoundMilp, Shared, Trial};
 use super::term;
+use super::SolveOptions;
 use crate::base::error::PlannerError;
+use crate::demand::Demand;
 use crate::milp::{self, MilpError};
-use crate::money::baselines;
+use crate::money::baselines::{self, Baseline};
+use crate::scenario::Scenario;
+use std::collections::BTreeMap;
 
 impl Candidate {
-    /// The round's MILP solved and assembled into a trial, with the
-    /// alternatives priced on fleets sized for the whole peak.
+    /// The round's MILP solved and assembled into a trial.
     pub(super) fn solve(
         &self,
         shared: Shared<'_>,
         milp: &RoundMilp,
     ) -> Result<Trial, PlannerError> {
         let (scenario, demand, options) = (&self.scenario, shared.demand, shared.options);
-        // The alternatives serve every request on GPUs (but all-api): they
-        // are priced on fleets sized for the whole peak, not on the
-        // per-replica rates of fleets sized for the share a round's GPUs
-        // carry, which a small share makes low.
-        let whole = vec![vec![1.0; demand.slots]; scenario.tiers.len()];
-        let api_prices = assemble::api_prices(scenario, demand);
-        let started = std::time::Instant::now();
-        let baselines = if self.gpu_share == whole {
-            baselines::compute(&milp.problem, &api_prices)
-        } else {
-            let sizing = Sizing {
-                gpu_share: &whole,
-                ..self.sizing()
-            };
-            baselines::compute(
-                &milp_input(scenario, demand, &self.capacity, sizing),
-                &api_prices,
-            )
-        };
-        options.timings.record(
-            self.stage("alternatives priced")(),
-            started.elapsed().as_secs_f64(),
-        );
         let started = std::time::Instant::now();
         let spinner = options.progress.spinner(&match &milp.term {
             None => format!(
@@ -88,13 +67,14 @@ impl Candidate {
         Ok(Trial {
             plan: assembled.plan,
             term: term.map(|(_, p)| p),
-            baselines,
             capacity: self.capacity.clone(),
             capacity_basis: assembled.capacity_basis,
             speedup: assembled.speedup,
             verification: None,
             milp: std::sync::Arc::new(milp.clone()),
             factors: self.factors.clone(),
+            window_factors: self.window_factors.clone(),
+            gpu_share: self.gpu_share.clone(),
             window_factor_min: self
                 .window_factors
                 .iter()
@@ -102,4 +82,35 @@ impl Candidate {
                 .collect(),
         })
     }
+}
+
+/// The alternatives to the plan, each the plan's own MILP with one choice
+/// taken away ([`baselines`]), priced once per solve on the chosen trial's
+/// problem: its capacity table, factors, window factors and GPU shares, and
+/// its tiers' access to the API (a tier the rounds kept off the API stays
+/// off it, as in the plan). Being restrictions of the plan's problem, none
+/// costs less than the plan beyond the MILP's gap. Everything to the API is
+/// priced on the API terms the stated scenario gives each tier.
+pub(super) fn alternatives(
+    stated: &Scenario,
+    demand: &Demand,
+    options: &SolveOptions,
+    trial: &Trial,
+) -> BTreeMap<String, Baseline> {
+    let sizing = Sizing {
+        factors: &trial.factors,
+        window_factors: &trial.window_factors,
+        gpu_share: &trial.gpu_share,
+    };
+    options.timings.time(
+        || "alternatives priced".into(),
+        || {
+            let stated_api: Vec<_> = milp_input(stated, demand, &trial.capacity, sizing)
+                .tiers
+                .iter()
+                .map(|t| t.api)
+                .collect();
+            baselines::compute(&trial.milp.problem, &stated_api, &trial.milp.settings)
+        },
+    )
 }

@@ -21,7 +21,6 @@ use crate::capacity::{simulated, CapacityEntry};
 use crate::demand::workload::TraceReplay;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings};
-use crate::money::baselines::Baseline;
 use crate::money::growth::TermProjection;
 use crate::plan::file::PlanFile;
 use crate::plan::Plan;
@@ -77,7 +76,6 @@ pub(super) struct Shared<'a> {
 pub(super) struct Trial {
     pub plan: Plan,
     pub term: Option<TermProjection>,
-    pub baselines: BTreeMap<String, Baseline>,
     pub capacity: Vec<Vec<CapacityEntry>>,
     pub capacity_basis: Vec<CapacityBasis>,
     pub speedup: Vec<SpeedupCase>,
@@ -86,6 +84,10 @@ pub(super) struct Trial {
     pub milp: std::sync::Arc<RoundMilp>,
     /// Per tier, the capacity factor its figures were read with.
     pub factors: Vec<f64>,
+    /// Per tier and slot, the factor of its windows on top.
+    pub window_factors: Vec<Vec<f64>>,
+    /// Per tier and slot, the share of the peak its fleets were sized for.
+    pub gpu_share: Vec<Vec<f64>>,
     /// Per tier, the smallest factor any of its windows' slots were sized
     /// with on top (1 when no window was tightened).
     pub window_factor_min: Vec<f64>,

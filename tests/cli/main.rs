@@ -228,13 +228,6 @@ fn check_shipped_with(scenario: &str, extra: &[&str]) -> serde_json::Value {
         "best-single-gpu-type",
     ] {
         let b = &plan["baselines"][name];
-        if b["description"]
-            .as_str()
-            .unwrap()
-            .contains("without the purchase units")
-        {
-            continue;
-        }
         if let Some(cost) = b["total_cost_usd"].as_f64() {
             assert!(
                 total <= cost * (1.0 + gap) + 1e-6,

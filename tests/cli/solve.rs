@@ -162,6 +162,57 @@ fn the_alternatives_are_priced_on_fleets_sized_for_all_of_the_traffic() {
     );
 }
 
+/// The alternatives follow the plan's rules: purchase units (every count a
+/// whole 8-GPU node), and the API where the tiers may use it (a cheap API
+/// with room in its rate limit carries the single-type alternative too);
+/// none costs less than the plan.
+#[test]
+fn alternatives_follow_the_plans_purchase_units_and_api() {
+    let plan = solve_json(
+        "scenarios/api-vs-reserved.toml",
+        &["gpus[*].purchase_unit_gpus=8"],
+    );
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    for (name, b) in plan["baselines"].as_object().unwrap() {
+        let description = b["description"].as_str().unwrap();
+        if let Some(cost) = b["total_cost_usd"].as_f64() {
+            assert!(
+                total <= cost + 1e-6,
+                "{name}: {cost} below the plan's {total}"
+            );
+        }
+        // Every GPU count a GPU alternative names is a whole number of nodes.
+        if name == "all-api" {
+            continue;
+        }
+        for word in description.split_whitespace() {
+            if let Ok(n) = word.parse::<u32>() {
+                assert_eq!(n % 8, 0, "{name}: {description}");
+            }
+        }
+    }
+    let cheap = solve_json(
+        "scenarios/api-vs-reserved.toml",
+        &[
+            "api.usd_per_million_input_tokens=0.001",
+            "api.usd_per_million_output_tokens=0.001",
+            "api.max_tokens_per_minute=1e9",
+        ],
+    );
+    let single = &cheap["baselines"]["best-single-gpu-type"];
+    assert!(
+        single["description"]
+            .as_str()
+            .unwrap()
+            .contains("to the API"),
+        "{single}"
+    );
+    let all_api = cheap["baselines"]["all-api"]["total_cost_usd"]
+        .as_f64()
+        .unwrap();
+    assert!(cheap["total_cost_usd"].as_f64().unwrap() <= all_api + 1e-6);
+}
+
 #[test]
 fn api_versus_reserved_scenario_solves() {
     let plan = check_shipped("scenarios/api-vs-reserved.toml");
