@@ -10,6 +10,7 @@ use crate::base::numbers::usd;
 use crate::milp::{self, ApiTerms, MilpError, Problem, Settings, Solution, SolveStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// The cost of one alternative.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -265,11 +266,12 @@ fn priced(r: &Restricted, s: &Solution, mip_gap: f64) -> Baseline {
         0.0
     };
     if s.status != SolveStatus::Optimal && gap > mip_gap + 1e-9 {
-        description.push_str(&format!(
+        let _ = write!(
+            description,
             " (the solver stopped within {:.1}% of the optimum, {} at most lower)",
             gap * 100.0,
             usd(cost - s.lower_bound_usd)
-        ));
+        );
     }
     Baseline {
         total_cost_usd: Some(cost),
