@@ -483,6 +483,7 @@ mod tests {
             profile: crate::perf::step::tests::llama8b(),
             precision: None,
             kv_cache: None,
+            context: None,
         };
         let (_, config) = Config::candidates(std::slice::from_ref(&offer)).remove(0);
         let e = evaluate(0, &offer, &model, &config, &t, &d);

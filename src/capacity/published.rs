@@ -419,6 +419,7 @@ fn server_throughput(
         profile: model,
         precision: Some(Precision::Fp8),
         kv_cache: None,
+        context: None,
     };
     let offer = GpuOffer {
         id: system.gpu.into(),

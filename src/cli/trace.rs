@@ -115,6 +115,7 @@ pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
         max_context_tokens: None,
+        drop_over_context: false,
     };
     let (_, summary, acc) =
         accumulate(&args.file, options, Progress::new(args.quiet)).map_err(PlannerError::Trace)?;

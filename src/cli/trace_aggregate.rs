@@ -127,6 +127,7 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
         format: args.trace_format.to_format(),
         skip_bad_rows: args.skip_bad_rows,
         max_context_tokens: None,
+        drop_over_context: false,
     };
     let (agg, summary) = aggregate_traces(&traces, options, Progress::new(args.quiet))?;
     for (name, option) in TABLES.iter().zip(OPTIONS) {

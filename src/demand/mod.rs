@@ -10,7 +10,7 @@ use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
 use crate::base::stats::percentile_sorted;
 use crate::demand::source::{
-    read_source, AggregateCache, CapacityLengths, KeptSource, SourceFigures,
+    read_source, AggregateCache, CapacityLengths, DroppedOverContext, KeptSource, SourceFigures,
 };
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
 use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
@@ -114,6 +114,9 @@ pub struct SourceSummary {
     pub requests: u64,
     pub span_s: f64,
     pub scale: f64,
+    /// Requests over the model's context left out (`over_context = "drop"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_over_context: Option<DroppedOverContext>,
 }
 
 /// A trace's per-minute arrivals, aligned to the start of its first slot.
@@ -184,6 +187,7 @@ pub(crate) fn build_keeping(
                 requests: figures.requests,
                 span_s: figures.span_s,
                 scale: source.scale,
+                dropped_over_context: figures.dropped_over_context,
             });
             accs.push((figures, source.scale));
         }

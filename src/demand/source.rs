@@ -5,13 +5,14 @@
 
 use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
-use crate::scenario::{DemandSource, Scenario};
+use crate::scenario::{DemandSource, OverContext, Scenario};
 use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
 use crate::traces::stats::{accumulate_keeping, LengthStats};
-use crate::traces::{ReaderOptions, Request};
+use crate::traces::{Dropped, ReaderOptions, Request};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -51,6 +52,24 @@ pub(crate) struct SourceFigures {
     pub lengths: Vec<(u32, u32)>,
     /// Where `lengths` come from.
     pub capacity_lengths: CapacityLengths,
+    /// The requests over the model's context that `over_context = "drop"`
+    /// left out (`None`: none dropped, or refusing).
+    pub dropped_over_context: Option<DroppedOverContext>,
+}
+
+/// The requests of a trace left out for being longer than the model's
+/// context, against the whole trace.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DroppedOverContext {
+    /// The context they exceed, in tokens.
+    pub context_tokens: u32,
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Their share of the trace's requests.
+    pub share_of_requests: f64,
+    /// Their share of the trace's prompt tokens.
+    pub share_of_input_tokens: f64,
 }
 
 /// Where a source's capacity lengths come from.
@@ -133,6 +152,7 @@ pub(crate) fn read_source(
             } else {
                 CapacityLengths::AggregateBins
             },
+            dropped_over_context: None,
         };
         let kept = if keep {
             KeptSource::Aggregate(t)
@@ -145,6 +165,7 @@ pub(crate) fn read_source(
         format: source.format,
         skip_bad_rows: false,
         max_context_tokens: Some(scenario.model.profile.max_context_tokens),
+        drop_over_context: source.over_context == OverContext::Drop,
     };
     let mut requests = Vec::new();
     // A problem of the whole file names the scenario's key that reads it.
@@ -171,6 +192,17 @@ pub(crate) fn read_source(
         if e.message.contains("does not fit the model's context") {
             e.message
                 .push_str(&over_context(&source.trace, options, context));
+            let longer = match (&scenario.model.profile.extended_context, scenario.model.context) {
+                (Some(x), _) if x.max_context_tokens > context => format!(
+                    ", or serve a longer context with [model] max_context_tokens (up to {} for {}, by YaRN)",
+                    x.max_context_tokens, scenario.model.id
+                ),
+                _ => ", or plan for a model with a longer context".to_string(),
+            };
+            let _ = write!(
+                e.message,
+                ". Set `demand[{index}].over_context = \"drop\"` to plan without them (the report counts what was dropped){longer}"
+            );
         }
         PlannerError::Trace(named(e))
     })?;
@@ -204,6 +236,12 @@ pub(crate) fn read_source(
         output_tokens: acc.output_tokens(),
         lengths: acc.length_sample(),
         capacity_lengths: CapacityLengths::TraceSample,
+        dropped_over_context: dropped_share(
+            summary.dropped_over_context,
+            summary.requests,
+            acc.input_tokens().mean * summary.requests as f64,
+            scenario.model.profile.max_context_tokens,
+        ),
     };
     let kept = if keep {
         KeptSource::Requests(requests)
@@ -211,6 +249,25 @@ pub(crate) fn read_source(
         KeptSource::Nothing
     };
     Ok((figures, kept))
+}
+
+/// The requests dropped against the whole trace: `kept` requests holding
+/// `kept_input_tokens` prompt tokens were read besides them.
+fn dropped_share(
+    dropped: Dropped,
+    kept: u64,
+    kept_input_tokens: f64,
+    context_tokens: u32,
+) -> Option<DroppedOverContext> {
+    (dropped.requests > 0).then(|| DroppedOverContext {
+        context_tokens,
+        requests: dropped.requests,
+        input_tokens: dropped.input_tokens,
+        output_tokens: dropped.output_tokens,
+        share_of_requests: dropped.requests as f64 / (kept + dropped.requests) as f64,
+        share_of_input_tokens: dropped.input_tokens as f64
+            / (kept_input_tokens + dropped.input_tokens as f64).max(1.0),
+    })
 }
 
 /// How much of the trace at `path` does not fit a context of `context`
@@ -221,6 +278,7 @@ fn over_context(path: &std::path::Path, options: ReaderOptions, context: u32) ->
     let options = ReaderOptions {
         max_context_tokens: None,
         skip_bad_rows: true,
+        drop_over_context: false,
         ..options
     };
     let (mut rows, mut over, mut tokens, mut over_tokens) = (0u64, 0u64, 0u64, 0u64);

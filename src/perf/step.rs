@@ -549,6 +549,7 @@ pub(crate) mod tests {
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
             max_context_tokens: 131_072,
+            extended_context: None,
             moe: None,
             attention: crate::profiles::Attention::default(),
             weights: None,

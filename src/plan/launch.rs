@@ -95,6 +95,48 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
     c
 }
 
+/// The flags that serve the context the scenario states
+/// (`model.max_context_tokens`): the engine's limit, and past the published
+/// context the YaRN RoPE scaling that reaches it, in each engine's form
+/// (vLLM's `--hf-overrides` `rope_parameters`, SGLang's
+/// `--json-model-override-args` `rope_scaling`; TensorRT-LLM reads it from
+/// the checkpoint's config.json). Nothing when the scenario states none.
+fn context_flags(model: &ServedModel, family: EngineFamily) -> String {
+    let Some(context) = model.context else {
+        return String::new();
+    };
+    let tokens = context.max_context_tokens;
+    let rope = |key: &str, theta: bool| {
+        context.yarn.map(|y| {
+            let theta = if theta {
+                format!(", \"rope_theta\": {}", y.rope_theta)
+            } else {
+                String::new()
+            };
+            format!(
+                "{{\"{key}\": {{\"rope_type\": \"yarn\", \"factor\": {}, \"original_max_position_embeddings\": {}{theta}}}}}",
+                y.factor, y.original_max_position_embeddings
+            )
+        })
+    };
+    match family {
+        EngineFamily::Vllm => match rope("rope_parameters", true) {
+            Some(r) => format!(" --max-model-len {tokens} --hf-overrides '{r}'"),
+            None => format!(" --max-model-len {tokens}"),
+        },
+        EngineFamily::Sglang => match rope("rope_scaling", false) {
+            Some(r) => format!(" --context-length {tokens} --json-model-override-args '{r}'"),
+            None => format!(" --context-length {tokens}"),
+        },
+        EngineFamily::Trtllm => match rope("rope_scaling", false) {
+            Some(r) => {
+                format!(" --max_seq_len {tokens}  # with {r} added to the checkpoint's config.json")
+            }
+            None => format!(" --max_seq_len {tokens}"),
+        },
+    }
+}
+
 /// [`launch_command`] without the multi-node note.
 fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
     let converted = converted_checkpoint(model, config.precision);
@@ -114,6 +156,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
         if fp8 && !at_precision {
             c.push_str(" --quantization fp8");
         }
+        c.push_str(&context_flags(model, EngineFamily::Vllm));
         return c;
     };
     let e = &engine.profile;
@@ -139,6 +182,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 c.push_str(" --async-scheduling");
             }
             c.push_str(" --no-enable-prefix-caching");
+            c.push_str(&context_flags(model, EngineFamily::Vllm));
             c
         }
         EngineFamily::Sglang => {
@@ -165,6 +209,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 c.push_str(" --disable-overlap-schedule");
             }
             c.push_str(" --disable-radix-cache");
+            c.push_str(&context_flags(model, EngineFamily::Sglang));
             c
         }
         EngineFamily::Trtllm => {
@@ -186,6 +231,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             if dp > 1 {
                 c.push_str(" --extra_llm_api_options llm_api_options.yaml (a YAML file holding `enable_attention_dp: true`)");
             }
+            c.push_str(&context_flags(model, EngineFamily::Trtllm));
             c
         }
     }

@@ -20,6 +20,19 @@ pub(crate) const MODEL_BOUNDS: &[Bound] = &[
     Bound::positive("bytes_per_weight", 8.0, "bytes"),
     Bound::positive("kv_bytes_per_element", 8.0, "bytes"),
     Bound::closed("max_context_tokens", 1.0, 10_000_000.0, "tokens"),
+    Bound::closed(
+        "extended_context.max_context_tokens",
+        1.0,
+        10_000_000.0,
+        "tokens",
+    ),
+    Bound::closed(
+        "extended_context.original_max_position_embeddings",
+        1.0,
+        10_000_000.0,
+        "tokens",
+    ),
+    Bound::positive("extended_context.rope_theta", 1e12, ""),
     Bound::closed("moe.experts", 1.0, 65_536.0, "experts"),
     Bound::closed("moe.experts_per_token", 1.0, 65_536.0, "experts"),
     Bound::closed("moe.shared_experts", 0.0, 64.0, "experts"),
@@ -37,6 +50,23 @@ pub(crate) const MODEL_BOUNDS: &[Bound] = &[
 /// shape may leave unexplained (routers, biases, a published count's
 /// rounding) before a profile is refused.
 const MOE_PARAMS_TOLERANCE: f64 = 0.03;
+
+/// A context longer than the published configuration's, reached by YaRN
+/// RoPE scaling as the model's publisher documents it: the engines are
+/// launched with the scaling (factor = served context / the original
+/// positions) and the longer limit.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendedContext {
+    /// The longest context documented, in tokens.
+    pub max_context_tokens: u32,
+    /// The positions the model was trained on (`original_max_position_embeddings`).
+    pub original_max_position_embeddings: u32,
+    /// The model's RoPE base (config.json `rope_theta`).
+    pub rope_theta: f64,
+    /// Where the limit is documented.
+    pub source: String,
+}
 
 /// The routed experts of a mixture-of-experts model: every MoE layer holds
 /// `experts` gated MLPs of `expert_ffn` (3 × hidden × expert_ffn weights
@@ -155,8 +185,14 @@ pub struct ModelProfile {
     /// Bytes per KV-cache element (2 for BF16).
     #[serde(default = "default_kv_bytes_per_element")]
     pub kv_bytes_per_element: f64,
-    /// Longest context the model accepts, in tokens.
+    /// Longest context the model accepts as published, in tokens
+    /// (config.json `max_position_embeddings`).
     pub max_context_tokens: u32,
+    /// A longer context the model's publisher documents by RoPE scaling
+    /// (Qwen3's YaRN to 131,072 tokens); a scenario may serve up to it
+    /// (`model.max_context_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_context: Option<ExtendedContext>,
     /// The routed experts of a mixture of experts; absent for a dense model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe: Option<Moe>,
@@ -405,6 +441,27 @@ impl ModelProfile {
         bound("bytes_per_weight", self.bytes_per_weight);
         bound("kv_bytes_per_element", self.kv_bytes_per_element);
         bound("max_context_tokens", f64::from(self.max_context_tokens));
+        if let Some(x) = &self.extended_context {
+            bound(
+                "extended_context.max_context_tokens",
+                f64::from(x.max_context_tokens),
+            );
+            bound(
+                "extended_context.original_max_position_embeddings",
+                f64::from(x.original_max_position_embeddings),
+            );
+            bound("extended_context.rope_theta", x.rope_theta);
+            if x.max_context_tokens <= self.max_context_tokens {
+                problems.push(Problem::new(
+                    file.to_path_buf(),
+                    "extended_context.max_context_tokens",
+                    format!(
+                        "the extended context ({}) must be longer than `max_context_tokens` ({})",
+                        x.max_context_tokens, self.max_context_tokens
+                    ),
+                ));
+            }
+        }
         if self.kv_heads > self.heads {
             problems.push(Problem::new(file.to_path_buf(), "kv_heads", format!(
                     "`kv_heads` ({}) cannot exceed `heads` ({}): grouped-query attention shares each KV head among query heads",
@@ -562,6 +619,7 @@ mod tests {
             bytes_per_weight: 2.0,
             kv_bytes_per_element: 2.0,
             max_context_tokens: 131_072,
+            extended_context: None,
             moe: None,
             attention: Attention::default(),
             weights: None,
@@ -572,5 +630,19 @@ mod tests {
         // 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 320 KiB.
         assert_eq!(m.kv_bytes_per_token(), 327_680.0);
         assert!(m.check(Path::new("m.toml")).is_empty());
+        // An extended context no longer than the model's own is refused.
+        let extended = |tokens| ModelProfile {
+            extended_context: Some(ExtendedContext {
+                max_context_tokens: tokens,
+                original_max_position_embeddings: 32_768,
+                rope_theta: 500_000.0,
+                source: "test".into(),
+            }),
+            ..m.clone()
+        };
+        assert!(extended(262_144).check(Path::new("m.toml")).is_empty());
+        let problems = extended(131_072).check(Path::new("m.toml"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].location, "extended_context.max_context_tokens");
     }
 }

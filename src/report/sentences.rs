@@ -412,3 +412,35 @@ mod speedup_tests {
         assert!(more.ends_with("needs 7 replicas (28 GPUs)"), "{more}");
     }
 }
+
+/// One sentence per trace whose requests over the model's context were
+/// left out (`over_context = "drop"`): how many, and their share of the
+/// trace's requests and prompt tokens.
+pub fn dropped_over_context(outcome: &crate::solve::Outcome) -> Vec<String> {
+    let mut out = Vec::new();
+    for (tier, d) in &outcome.demand {
+        for s in &d.tier.sources {
+            let Some(x) = &s.dropped_over_context else {
+                continue;
+            };
+            let total = s.requests + x.requests;
+            let (is, was) = if x.requests == 1 {
+                ("is", "was")
+            } else {
+                ("are", "were")
+            };
+            out.push(format!(
+                "tier `{tier}`: {} of the {} requests of {} ({:.1}%; {:.1}% of its prompt tokens, {} prompt and {} output tokens) {is} over the model's context of {} tokens and {was} dropped (over_context = \"drop\"); the plan serves the rest",
+                x.requests,
+                total,
+                s.trace,
+                x.share_of_requests * 100.0,
+                x.share_of_input_tokens * 100.0,
+                x.input_tokens,
+                x.output_tokens,
+                x.context_tokens
+            ));
+        }
+    }
+    out
+}

@@ -174,6 +174,9 @@ pub fn render(outcome: &Outcome) -> String {
             );
         }
     }
+    for dropped in super::sentences::dropped_over_context(outcome) {
+        let _ = writeln!(o, "DEMAND LEFT OUT — {dropped}");
+    }
     let _ = writeln!(o);
     o.push_str(&super::purchase_text::render(
         &outcome.purchase,

@@ -56,6 +56,27 @@ pub struct ServedModel {
     /// byte per element, whatever the weights; BF16: two, the engines' FP8
     /// recipes off); `None` keeps each engine's recipe.
     pub kv_cache: Option<Precision>,
+    /// `Some` when `model.max_context_tokens` states the context to serve
+    /// (the profile's `max_context_tokens` is then that figure).
+    pub context: Option<ServedContext>,
+}
+
+/// The context a scenario serves the model at, when it states one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServedContext {
+    pub max_context_tokens: u32,
+    /// With a context over the published one: the YaRN scaling that reaches
+    /// it (the profile's `[extended_context]`).
+    pub yarn: Option<Yarn>,
+}
+
+/// YaRN RoPE scaling as the launch commands state it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Yarn {
+    /// Served context over the original positions.
+    pub factor: f64,
+    pub original_max_position_embeddings: u32,
+    pub rope_theta: f64,
 }
 
 /// How demand is cut into slots and how the solver runs.
@@ -333,6 +354,20 @@ pub struct DemandSource {
     pub within_minute_cv: Option<f64>,
     /// Multiplies the arrival rate.
     pub scale: f64,
+    /// What to do with requests longer than the model's context.
+    pub over_context: OverContext,
+}
+
+/// What a demand entry does with requests whose prompt and output exceed
+/// the model's context (`demand[i].over_context`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverContext {
+    /// Refuse the trace at the first such request, counting them all.
+    #[default]
+    Refuse,
+    /// Plan without them; the report states how many were dropped.
+    Drop,
 }
 
 /// A rate curve that shapes demand over days.

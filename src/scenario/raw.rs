@@ -56,6 +56,8 @@ pub struct RawModel {
     pub precision: Option<Spanned<String>>,
     #[serde(default)]
     pub kv_cache: Option<Spanned<String>>,
+    #[serde(default)]
+    pub max_context_tokens: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -172,6 +174,8 @@ pub struct RawDemand {
     pub format: Option<Spanned<String>>,
     #[serde(default)]
     pub scale: Option<f64>,
+    #[serde(default)]
+    pub over_context: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -16,7 +16,7 @@ pub mod timestamp;
 
 pub use read::{read_all, read_trace};
 pub(crate) use reader::not_a_file;
-pub use reader::{ReadSummary, ReaderOptions, RowError};
+pub use reader::{Dropped, ReadSummary, ReaderOptions, RowError};
 
 use serde::Serialize;
 

@@ -183,6 +183,46 @@ mod tests {
         }
     }
 
+    /// With `drop_over_context`, the requests over the context are left out
+    /// and counted (their tokens too), read whole or in two parts alike;
+    /// without it, the first is refused at its line.
+    #[test]
+    fn requests_over_the_context_are_dropped_and_counted_in_either_read() {
+        let mut lines = vec!["TIMESTAMP,ContextTokens,GeneratedTokens".to_string()];
+        lines.extend((0..200).map(|i| {
+            let input = if i % 10 == 7 { 5_000 } else { 10 + i };
+            row(f64::from(i), input, 5)
+        }));
+        let text = lines.join("\n") + "\n";
+        let dir = std::env::temp_dir().join(format!("planner-drop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("long.csv");
+        std::fs::write(&path, &text).unwrap();
+        for min in [0, u64::MAX] {
+            let read = |drop_over_context| {
+                let options = ReaderOptions {
+                    max_context_tokens: Some(4_096),
+                    drop_over_context,
+                    ..ReaderOptions::default()
+                };
+                let mut kept = 0u64;
+                let r = read_trace_split_from(&path, options, min, |_| kept += 1, |_| {});
+                (kept, r)
+            };
+            let (kept, dropped) = read(true);
+            let (_, summary) = dropped.unwrap();
+            assert_eq!((kept, summary.requests), (180, 180));
+            let d = summary.dropped_over_context;
+            assert_eq!(
+                (d.requests, d.input_tokens, d.output_tokens),
+                (20, 100_000, 100)
+            );
+            let refused = read(false).1.unwrap_err();
+            assert_eq!(refused.location, "9");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// How a row of a generated trace goes wrong, if it does.
     #[derive(Debug, Clone, Copy)]
     enum Row {

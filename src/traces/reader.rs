@@ -22,6 +22,9 @@ pub struct ReaderOptions {
     /// Refuse (or skip) a request whose input plus output tokens exceed
     /// this context, as a server running the model would.
     pub max_context_tokens: Option<u32>,
+    /// Drop and count the requests over `max_context_tokens` instead of
+    /// refusing the trace at the first.
+    pub drop_over_context: bool,
 }
 
 /// What a read went through.
@@ -35,6 +38,29 @@ pub struct ReadSummary {
     pub bytes: u64,
     /// The first skipped row's line and reason, to show the user.
     pub first_skipped: Option<(u64, String)>,
+    /// Requests over the model's context dropped (only with
+    /// `drop_over_context`), and their prompt and output tokens.
+    pub dropped_over_context: Dropped,
+}
+
+/// Requests a read dropped, and their tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dropped {
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Dropped {
+    /// The two counts together (two parts of one trace).
+    #[must_use]
+    pub fn plus(self, other: Dropped) -> Dropped {
+        Dropped {
+            requests: self.requests + other.requests,
+            input_tokens: self.input_tokens + other.input_tokens,
+            output_tokens: self.output_tokens + other.output_tokens,
+        }
+    }
 }
 
 /// What reading a part of a trace (or the whole) found.
@@ -105,7 +131,12 @@ pub(super) fn read_part<R: BufRead>(
                         parse_burstgpt_row(row)
                     }
                 };
-                let checked = parsed.and_then(|r| check_row(r, options, last_arrival));
+                let checked = parsed.and_then(|r| {
+                    if options.drop_over_context && over_context(&r, options) {
+                        return Ok(Err(r));
+                    }
+                    check_row(r, options, last_arrival).map(Ok)
+                });
                 (
                     line_no,
                     checked.map_err(|e| Problem::at_line(path, Some(line_no), e.column, e.message)),
@@ -122,7 +153,13 @@ pub(super) fn read_part<R: BufRead>(
             next_progress = lines.bytes_read() + (8 << 20);
         }
         match parsed {
-            Ok(request) => {
+            Ok(Err(dropped)) => {
+                let d = &mut out.summary.dropped_over_context;
+                d.requests += 1;
+                d.input_tokens += u64::from(dropped.input_tokens);
+                d.output_tokens += u64::from(dropped.output_tokens);
+            }
+            Ok(Ok(request)) => {
                 last_arrival = request.arrival_s;
                 out.last_arrival = Some(request.arrival_s);
                 out.summary.requests += 1;
@@ -178,6 +215,14 @@ impl From<String> for RowError {
     }
 }
 
+/// Whether `request`'s input plus output tokens exceed the context the
+/// options give.
+fn over_context(request: &Request, options: &ReaderOptions) -> bool {
+    options.max_context_tokens.is_some_and(|c| {
+        u64::from(request.input_tokens) + u64::from(request.output_tokens) > u64::from(c)
+    })
+}
+
 /// The checks every parsed request passes, whatever its format: a finite
 /// arrival in time order, lengths within [`super::MAX_TOKENS_PER_REQUEST`]
 /// and within the model's context when one is given.
@@ -194,11 +239,12 @@ fn check_row(
             "a request of {} input and {} output tokens is longer than the {most} tokens a trace row may hold",
             request.input_tokens, request.output_tokens
         )
-    } else if let Some(context) = options.max_context_tokens.filter(|&c| {
-        u64::from(request.input_tokens) + u64::from(request.output_tokens) > u64::from(c)
-    }) {
+    } else if let Some(context) = options
+        .max_context_tokens
+        .filter(|_| over_context(&request, options))
+    {
         format!(
-            "a request of {} input + {} output tokens does not fit the model's context of {context} tokens; a server running the model would refuse it. Drop such rows from the trace, or plan for a model with a longer context",
+            "a request of {} input + {} output tokens does not fit the model's context of {context} tokens; a server running the model would refuse it",
             request.input_tokens, request.output_tokens
         )
     } else if request.arrival_s < last_arrival {

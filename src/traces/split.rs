@@ -190,6 +190,7 @@ fn joined(first: PartRead, second: PartRead) -> PartRead {
             skipped_rows: a.skipped_rows + b.skipped_rows,
             bytes: a.bytes + b.bytes,
             first_skipped: a.first_skipped.or(b.first_skipped),
+            dropped_over_context: a.dropped_over_context.plus(b.dropped_over_context),
         },
         last_arrival: second.last_arrival.or(first.last_arrival),
         last_line: second.last_line,

@@ -583,3 +583,60 @@ fn a_trace_over_the_models_context_is_refused_with_how_much_of_it_is_over() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A trace over the model's context names both ways out; a stated context
+/// past the documented limit, a context no chat fits, an unknown choice
+/// and a drop on an aggregate are each located, all in one run.
+#[test]
+fn a_context_too_short_for_the_trace_names_both_ways_out_and_bad_choices_are_located() {
+    let scenario = "tests/fixtures/ok/long-context.toml";
+    refused(
+        &["solve", scenario, "--quiet"],
+        &[
+            "long-prompts.jsonl:4:",
+            "3 of its 24 requests (87.5% of its prompt tokens) do not fit",
+            "`demand[0].over_context = \"drop\"`",
+            "[model] max_context_tokens (up to 131072 for qwen3-32b, by YaRN)",
+        ],
+    );
+    refused(
+        &[
+            "solve",
+            scenario,
+            "--quiet",
+            "--set",
+            "model.max_context_tokens=200000",
+            "--set",
+            "demand[0].over_context=keep",
+        ],
+        &[
+            "--set model.max_context_tokens: `max_context_tokens` = 200000 is over the 131072 tokens qwen3-32b is documented to reach with YaRN",
+            "--set demand[0].over_context: unknown `over_context` choice `keep`",
+        ],
+    );
+    refused(
+        &[
+            "solve",
+            scenario,
+            "--quiet",
+            "--set",
+            "model.max_context_tokens=500",
+        ],
+        &["`max_context_tokens` = 500 is under 1,024 tokens"],
+    );
+    refused(
+        &[
+            "solve",
+            "tests/fixtures/ok/tiny-aggregate.toml",
+            "--quiet",
+            "--set",
+            "demand[0].over_context=drop",
+            "--set",
+            "model.max_context_tokens=200000",
+        ],
+        &[
+            "llama-3.1-8b's context of 131072 tokens, and its profile documents no longer one",
+            "`over_context = \"drop\"` reads a trace's rows",
+        ],
+    );
+}

@@ -563,3 +563,52 @@ fn a_solve_that_reads_its_slot_replays_from_the_cache_gives_the_same_plan() {
     assert_eq!(run(&["--no-cache"]), fresh);
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// Qwen3-32B past its published 40,960 tokens: served at the documented
+/// YaRN context, the launch commands carry the limit and the scaling; with
+/// the long requests dropped instead, the report says how many and what
+/// share of the prompt tokens, and the plan serves the rest.
+#[test]
+fn a_long_context_is_served_by_yarn_or_its_requests_dropped_and_counted() {
+    let scenario = "tests/fixtures/ok/long-context.toml";
+    let served = solve_json(scenario, &["model.max_context_tokens=131072"]);
+    let launch = served["how_to_run"][0]["launch_command"].as_str().unwrap();
+    assert!(
+        launch.contains(
+            "--max-model-len 131072 --hf-overrides '{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4, \"original_max_position_embeddings\": 32768"
+        ),
+        "{launch}"
+    );
+    assert!(served["demand"]["chat"]["sources"][0]
+        .get("dropped_over_context")
+        .is_none());
+    let dropped = solve_json(scenario, &["demand[0].over_context=drop"]);
+    let source = &dropped["demand"]["chat"]["sources"][0];
+    let d = &source["dropped_over_context"];
+    assert_eq!(d["requests"], 3);
+    assert_eq!(d["input_tokens"], 180_000);
+    assert_eq!(d["context_tokens"], 40_960);
+    assert_eq!(source["requests"], 21);
+    assert!((d["share_of_requests"].as_f64().unwrap() - 0.125).abs() < 1e-12);
+    // 180,000 of the trace's 180,000 + the 21 short prompts' tokens.
+    let short: f64 = (0..24)
+        .filter(|i| i % 8 != 3)
+        .map(|i| f64::from(800 + 37 * i))
+        .sum();
+    let share = 180_000.0 / (180_000.0 + short);
+    assert!((d["share_of_input_tokens"].as_f64().unwrap() - share).abs() < 1e-9);
+    // A launch line without a stated context carries no context flag.
+    let launch = dropped["how_to_run"][0]["launch_command"].as_str().unwrap();
+    assert!(!launch.contains("--max-model-len"), "{launch}");
+    let text = stdout(&planner(&[
+        "solve",
+        scenario,
+        "--quiet",
+        "--set",
+        "demand[0].over_context=drop",
+    ]));
+    assert!(
+        text.contains("DEMAND LEFT OUT — tier `chat`: 3 of the 24 requests"),
+        "{text}"
+    );
+}

@@ -464,6 +464,13 @@ pub fn render(outcome: &Outcome) -> String {
             esc(&misses.join("; "))
         );
     }
+    for dropped in crate::report::sentences::dropped_over_context(outcome) {
+        let _ = write!(
+            body,
+            "<div class=\"warn\"><strong>Demand left out</strong> — {}</div>",
+            esc(&dropped)
+        );
+    }
     if let Some(w) = &outcome.commitment.short_horizon_warning {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
     }

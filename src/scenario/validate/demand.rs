@@ -2,7 +2,7 @@
 
 use super::Validator;
 use crate::scenario::raw::RawDemand;
-use crate::scenario::{DemandSource, Tier};
+use crate::scenario::{DemandSource, OverContext, Tier};
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -85,7 +85,23 @@ impl Validator {
                         self.at_key(format!("demand[{i}].within_minute_cv"), format!("`within_minute_cv` must be in [0, 100] (1 = Poisson); got {cv}"));
                     }
                 }
-                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv })
+                let over_context = match d.over_context.as_ref() {
+                    None => OverContext::Refuse,
+                    Some(o) => match o.get_ref().as_str() {
+                        "refuse" => OverContext::Refuse,
+                        "drop" => OverContext::Drop,
+                        other => {
+                            self.at_span(o, format!("unknown `over_context` choice `{other}`; accepted: \"refuse\" (stop at the first request over the model's context, counting them all), \"drop\" (plan without them; the report says how many)"));
+                            OverContext::Refuse
+                        }
+                    },
+                };
+                if over_context == OverContext::Drop && aggregate_tier.is_some() {
+                    if let Some(o) = &d.over_context {
+                        self.at_span(o, "`over_context = \"drop\"` reads a trace's rows; an aggregate's requests are counted in its tables: filter them in the query that made it".to_string());
+                    }
+                }
+                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context })
             })
             .collect();
         // By name: a tier defined twice (its own problem) is fed when either is.
