@@ -72,6 +72,23 @@ impl Config {
         label
     }
 
+    /// The deployment the configuration is: its label without the batch
+    /// cap (configurations that differ only in it are one deployment).
+    pub fn deployment_label(&self) -> String {
+        let mut label = format!(
+            "{} {} c{} {}",
+            self.gpu_type,
+            self.layout().label(),
+            self.max_batched_tokens,
+            self.precision
+        );
+        if self.engine != ROOFLINE {
+            label.push(' ');
+            label.push_str(&self.engine);
+        }
+        label
+    }
+
     /// The replica's parallel layout.
     pub fn layout(&self) -> Layout {
         Layout {

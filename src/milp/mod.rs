@@ -19,6 +19,7 @@
 //! mean[k,t] × slot seconds × API price per request.
 
 pub(crate) mod decomposed;
+pub(crate) mod deployments;
 mod heuristic;
 mod lagrangian;
 mod links;

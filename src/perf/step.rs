@@ -511,6 +511,7 @@ pub(crate) mod tests {
     pub(crate) fn h100() -> GpuProfile {
         GpuProfile {
             name: "H100".into(),
+            vendor: None,
             memory_gb: 80.0,
             memory_bandwidth_tb_s: 3.35,
             bf16_tflops: 989.0,

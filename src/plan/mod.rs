@@ -7,6 +7,9 @@
 
 pub(crate) mod file;
 pub(crate) mod launch;
+mod operations;
+
+pub(crate) use operations::{DeploymentRun, Operations};
 
 use crate::capacity::Config;
 use crate::milp::{Method, SolveStatus};
@@ -44,6 +47,9 @@ pub struct Plan {
     /// deadline tiers' replicas (present when a tier has a deadline).
     pub idle_reserved: Option<IdleReserved>,
     pub solver: SolverSummary,
+    /// The deployments and vendors under the scenario's price for
+    /// complexity (`None` until a round prices them).
+    pub operations: Option<Operations>,
 }
 
 impl Plan {

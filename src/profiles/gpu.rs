@@ -36,6 +36,10 @@ pub(crate) const GPU_BOUNDS: &[Bound] = &[
 pub struct GpuProfile {
     /// Human-readable name, e.g. "H100 SXM5 80GB".
     pub name: String,
+    /// Who makes it (`nvidia`, `amd`): each vendor a plan runs on is a
+    /// software stack to operate; absent: the profile counts as its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
     /// Memory per GPU in GB (10^9 bytes).
     pub memory_gb: f64,
     /// Memory bandwidth in TB/s (10^12 bytes/s).

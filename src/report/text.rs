@@ -118,6 +118,46 @@ fn commitment_lines(o: &mut String, outcome: &Outcome) {
     }
 }
 
+/// The deployments the plan runs under the price for complexity, with the
+/// saving each buys, and what the price took out.
+fn operations_lines(o: &mut String, ops: &crate::plan::Operations) {
+    let _ = writeln!(
+        o,
+        "OPERATIONS (a price for complexity: {} USD per deployment and {} per GPU vendor over the horizon, [planning] usd_per_deployment_month and usd_per_gpu_vendor_month; it decides what runs and is not in the totals)",
+        usd(ops.usd_per_deployment),
+        usd(ops.usd_per_vendor)
+    );
+    let _ = writeln!(
+        o,
+        "  {} deployment{} on {} vendor{} ({}): {} USD to operate",
+        ops.deployments.len(),
+        if ops.deployments.len() == 1 { "" } else { "s" },
+        ops.vendors.len(),
+        if ops.vendors.len() == 1 { "" } else { "s" },
+        ops.vendors.join(", "),
+        usd(ops.operating_usd)
+    );
+    for d in &ops.deployments {
+        let why = match d.saving_usd {
+            Some(saving) => format!("running without it costs {} USD more", usd(saving)),
+            None => "the tier's only way to be served".to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<12} {:<34} {:>5.1}% of its requests; {why}",
+            d.tier,
+            d.deployment,
+            d.share * 100.0
+        );
+    }
+    for d in &ops.dropped {
+        let _ = writeln!(
+            o,
+            "  left out: {d} (it saved less than it costs to operate)"
+        );
+    }
+}
+
 /// The plan as aligned text.
 pub fn render(outcome: &Outcome) -> String {
     let plan = &outcome.plan;
@@ -370,6 +410,10 @@ pub fn render(outcome: &Outcome) -> String {
         }
     }
     let _ = writeln!(o);
+    if let Some(ops) = &plan.operations {
+        operations_lines(o, ops);
+        let _ = writeln!(o);
+    }
     if let Some(v) = &outcome.verification {
         o.push_str(&super::verification_text::render(
             v,

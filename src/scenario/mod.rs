@@ -94,7 +94,22 @@ pub struct Planning {
     pub threads: u32,
     /// How the MILP is solved.
     pub milp_method: crate::milp::Method,
+    /// The price for complexity: USD a month each deployment a tier runs
+    /// (a configuration, whatever its batch cap) costs to operate.
+    pub usd_per_deployment_month: f64,
+    /// USD a month each GPU vendor the plan runs on costs to operate.
+    pub usd_per_gpu_vendor_month: f64,
 }
+
+/// A deployment's operating cost a month by default: about two
+/// engineer-hours at 75 USD (its dashboards and alerts, an engine upgrade,
+/// a benchmark run again), `docs/scenario-format.md`.
+pub const USD_PER_DEPLOYMENT_MONTH: f64 = 150.0;
+
+/// A GPU vendor's operating cost a month by default: about ten
+/// engineer-hours at 75 USD (its driver and engine images, its failure
+/// modes on call).
+pub const USD_PER_GPU_VENDOR_MONTH: f64 = 750.0;
 
 /// The per-slot arrival-rate statistic that sizes capacity.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

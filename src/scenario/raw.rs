@@ -70,6 +70,8 @@ pub struct RawPlanning {
     pub time_limit_s: Option<f64>,
     pub threads: Option<u32>,
     pub milp_method: Option<Spanned<String>>,
+    pub usd_per_deployment_month: Option<f64>,
+    pub usd_per_gpu_vendor_month: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

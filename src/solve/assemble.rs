@@ -295,6 +295,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
             slots: demand.slots,
             term_months,
         },
+        operations: None,
     };
     Assembled {
         plan,

@@ -31,6 +31,7 @@ mod factor_steps;
 mod feasibility;
 mod input;
 mod levels;
+mod operations;
 pub mod outcome;
 pub mod questions;
 pub mod record;

@@ -165,6 +165,9 @@ impl Serialize for Outcome {
         if let Some(idle) = &p.idle_reserved {
             m.serialize_entry("idle_reserved", idle)?;
         }
+        if let Some(ops) = &p.operations {
+            m.serialize_entry("operations", ops)?;
+        }
         m.serialize_entry("baselines", &self.baselines)?;
         m.serialize_entry("solver", &p.solver)?;
         m.serialize_entry("demand_method", &self.demand_method)?;

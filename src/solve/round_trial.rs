@@ -5,6 +5,7 @@
 use super::assemble::{assemble, Solved};
 use super::feasibility::explain_infeasible;
 use super::input::{milp_input, Sizing};
+use super::operations;
 use super::rounds::{Candidate, RoundMilp, Shared, Trial};
 use super::term;
 use super::SolveOptions;
@@ -52,7 +53,46 @@ impl Candidate {
             }),
             MilpError::Solver(msg) => PlannerError::Solver(msg),
         })?;
-        let assembled = assemble(
+        // The price for complexity, on the horizon's MILP (with growth the
+        // term's reservations hold, and the solution stands as solved).
+        let started = std::time::Instant::now();
+        let (deployments, labels) =
+            operations::deployments_of(scenario, &self.capacity, &milp.problem);
+        let start: Vec<Vec<bool>> = milp
+            .problem
+            .tiers
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                t.options
+                    .iter()
+                    .map(|o| !self.ruled_out.contains(&(k, o.entry)))
+                    .collect()
+            })
+            .collect();
+        let (solution, pruned) = if term.is_none() {
+            let (s, p) = milp::deployments::prune(
+                &milp.problem,
+                &milp.settings,
+                solution,
+                &deployments,
+                &start,
+            )
+            .map_err(|e| match e {
+                MilpError::Infeasible => {
+                    PlannerError::Infeasible(explain_infeasible(scenario, demand))
+                }
+                MilpError::Solver(msg) => PlannerError::Solver(msg),
+            })?;
+            (s, Some(p))
+        } else {
+            (solution, None)
+        };
+        options.timings.record(
+            self.stage("deployments priced")(),
+            started.elapsed().as_secs_f64(),
+        );
+        let mut assembled = assemble(
             scenario,
             demand,
             &Solved {
@@ -64,7 +104,31 @@ impl Candidate {
                 term: term.as_ref().map(|(status, p)| (*status, p)),
             },
         );
+        if let Some(pruned) = &pruned {
+            assembled.plan.operations = Some(operations::operations(
+                scenario,
+                &assembled.plan,
+                &deployments,
+                &labels,
+                pruned,
+            ));
+        }
+        let ruled_out = pruned.as_ref().map_or_else(Default::default, |p| {
+            milp.problem
+                .tiers
+                .iter()
+                .enumerate()
+                .flat_map(|(k, t)| {
+                    t.options
+                        .iter()
+                        .zip(&p.allowed[k])
+                        .filter(|(_, &ok)| !ok)
+                        .map(move |(o, _)| (k, o.entry))
+                })
+                .collect()
+        });
         Ok(Trial {
+            ruled_out,
             plan: assembled.plan,
             term: term.map(|(_, p)| p),
             capacity: self.capacity.clone(),

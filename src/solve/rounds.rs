@@ -88,6 +88,9 @@ pub(super) struct Trial {
     pub window_factors: Vec<Vec<f64>>,
     /// Per tier and slot, the share of the peak its fleets were sized for.
     pub gpu_share: Vec<Vec<f64>>,
+    /// `(tier, capacity entry)` of the options the price for complexity
+    /// ruled out of this trial (the next round starts without them).
+    pub ruled_out: std::collections::BTreeSet<(usize, usize)>,
     /// Per tier, the smallest factor any of its windows' slots were sized
     /// with on top (1 when no window was tightened).
     pub window_factor_min: Vec<f64>,
@@ -181,6 +184,9 @@ pub(super) struct Candidate {
     pub(super) gpu_share: Vec<Vec<f64>>,
     /// Per tier, whether the last round answered its miss by resizing.
     resized_last: Vec<bool>,
+    /// `(tier, capacity entry)` of the options the price for complexity
+    /// ruled out in the last round solved.
+    pub(super) ruled_out: std::collections::BTreeSet<(usize, usize)>,
     pub(super) rounds: Vec<Round>,
     best: Option<Trial>,
     /// The cheapest trial whose every complete window also kept the guard
@@ -385,6 +391,7 @@ impl Candidate {
             slot_brackets: vec![BTreeMap::new(); tiers],
             gpu_share: vec![vec![1.0; demand.slots]; tiers],
             resized_last: vec![false; tiers],
+            ruled_out: std::collections::BTreeSet::new(),
             rounds: Vec::new(),
             best: None,
             best_guarded: None,
@@ -490,6 +497,7 @@ impl Candidate {
         } else {
             self.with_term(shared, &mut milp);
             let trial = self.solve(shared, &milp)?;
+            self.ruled_out.clone_from(&trial.ruled_out);
             #[cfg(test)]
             self.solved.push(milp);
             Some(trial)

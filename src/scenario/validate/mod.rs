@@ -44,6 +44,18 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::half_open("planning.mip_gap", 0.0, 1.0),
     Bound::positive("planning.time_limit_s", 86_400.0, "s"),
     Bound::closed("planning.threads", 1.0, 64.0, "threads"),
+    Bound::closed(
+        "planning.usd_per_deployment_month",
+        0.0,
+        1_000_000.0,
+        "USD a month",
+    ),
+    Bound::closed(
+        "planning.usd_per_gpu_vendor_month",
+        0.0,
+        1_000_000.0,
+        "USD a month",
+    ),
     Bound::positive(
         "gpus[].on_demand_usd_per_gpu_hour",
         1_000.0,

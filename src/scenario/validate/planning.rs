@@ -52,6 +52,20 @@ impl Validator {
                 }
             },
         };
+        let usd_per_deployment_month = p
+            .and_then(|p| p.usd_per_deployment_month)
+            .unwrap_or(crate::scenario::USD_PER_DEPLOYMENT_MONTH);
+        self.bounded(
+            "planning.usd_per_deployment_month",
+            usd_per_deployment_month,
+        );
+        let usd_per_gpu_vendor_month = p
+            .and_then(|p| p.usd_per_gpu_vendor_month)
+            .unwrap_or(crate::scenario::USD_PER_GPU_VENDOR_MONTH);
+        self.bounded(
+            "planning.usd_per_gpu_vendor_month",
+            usd_per_gpu_vendor_month,
+        );
         Planning {
             slot_minutes,
             peak_statistic,
@@ -59,6 +73,8 @@ impl Validator {
             time_limit_s,
             threads,
             milp_method,
+            usd_per_deployment_month,
+            usd_per_gpu_vendor_month,
         }
     }
 }
