@@ -54,7 +54,7 @@ pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, Mi
         if closed(lower, &search) {
             break;
         }
-        search.relevel(start, RELEVEL_ROUNDS, |s| !closed(lower, s));
+        search.relevel(&start, RELEVEL_ROUNDS, |s| !closed(lower, s));
     }
     let mut lambda = lagrangian::initial(input, &lp);
     let mut theta = 1.0;
@@ -79,7 +79,7 @@ pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, Mi
             }
             let suggested =
                 super::heuristic::levels_for_usage(input, |t, g| dual.slots[t].gpus_used[g]);
-            search.relevel(suggested, 2, |s| !closed(lower, s));
+            search.relevel(&suggested, 2, |s| !closed(lower, s));
             let target = search.best_usd();
             let target = if target.is_finite() {
                 target
@@ -141,13 +141,18 @@ fn assemble(
     status: SolveStatus,
     lower_bound_usd: f64,
 ) -> Solution {
+    // GPUs used beyond the reserved ones, in whole purchase units.
     let on_demand = slots
         .iter()
         .map(|p| {
             p.gpus_used
                 .iter()
                 .zip(&reserved)
-                .map(|(&u, &r)| u.saturating_sub(r))
+                .zip(&input.gpus)
+                .map(|((&u, &r), g)| {
+                    let unit = g.purchase.unit_gpus.max(1);
+                    u.saturating_sub(r).div_ceil(unit) * unit
+                })
                 .collect()
         })
         .collect();

@@ -296,6 +296,8 @@ pub(crate) fn prune(
         break;
     }
     pruned.allowed = allowed;
+    // A re-solve's status and bound are those of the problem without the
+    // options ruled out (the plan the price chose among); the report says so.
     Ok((best, pruned))
 }
 
@@ -433,6 +435,9 @@ mod tests {
         let used = d.used(&input, &s);
         assert_eq!(used[0], vec![0], "{pruned:?}");
         assert_eq!(pruned.dropped, vec![(0, 1)]);
+        // The bound is the narrower problem's: no plan without `b` costs
+        // less.
+        assert!(s.lower_bound_usd <= total(&input, &s) + 1e-9);
         // 0.5 USD dearer in GPUs, 25 USD cheaper to run.
         assert!((total(&input, &s) - plain_usd - 0.5).abs() < 1e-9);
         for kept in &pruned.kept {

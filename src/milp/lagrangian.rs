@@ -102,8 +102,21 @@ pub(super) fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<D
                 let rent = gpu.on_demand_usd_per_gpu_hour.map(|p| p * input.slot_hours);
                 let reserves =
                     gpu.reserved_usd_per_gpu_hour.is_some() && rent.is_none_or(|r| usd[g] < r);
+                let unit = gpu.purchase.unit_gpus.max(1);
                 if reserves {
                     plan.gpus_used[g]
+                } else if let (true, Some(q)) =
+                    (gpu.reserved_usd_per_gpu_hour.is_some() && unit > 1, rent)
+                {
+                    // Whole units rented; the GPUs that do not fill one
+                    // reserved where that is cheaper than one unit more
+                    // (`GpuCurve::usd` under a priced reservation).
+                    let rest = plan.gpus_used[g] % unit;
+                    if usd[g] * f64::from(rest) < q * f64::from(unit) {
+                        rest
+                    } else {
+                        0
+                    }
                 } else {
                     0
                 }

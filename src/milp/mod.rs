@@ -455,8 +455,13 @@ pub(super) mod tests {
             with_api in proptest::bool::ANY,
             quota in proptest::bool::ANY,
             small_prices in 0u8..3,
+            unit in proptest::prop_oneof![2 => proptest::strategy::Just(1u32), 1 => proptest::strategy::Just(2u32), 1 => proptest::strategy::Just(4u32)],
         ) {
             let mut base = two_tiers(&peaks, with_api, quota);
+            // Bought in whole units of `unit` GPUs (nodes), both ways.
+            for g in &mut base.gpus {
+                g.purchase.unit_gpus = unit;
+            }
             // The small type bought both ways, only reserved, or only rented.
             match small_prices {
                 1 => base.gpus[1].on_demand_usd_per_gpu_hour = None,

@@ -45,6 +45,7 @@ impl<'a> OuterSearch<'a> {
     /// `F(reserved)`, each slot solved on the available cores (once per
     /// candidate); `None` when a slot cannot be covered.
     pub(super) fn price(&mut self, reserved: &[u32]) -> Option<f64> {
+        let reserved = &self.in_units(reserved);
         if let Some(&known) = self.priced.get(reserved) {
             return known;
         }
@@ -80,11 +81,28 @@ impl<'a> OuterSearch<'a> {
         let usd = cost.as_ref().map(|c| c.cost_usd);
         if let Some(c) = cost {
             if c.cost_usd < self.best_usd() - 1e-9 {
-                self.best = Some((reserved.to_vec(), c));
+                self.best = Some((reserved.clone(), c));
             }
         }
-        self.priced.insert(reserved.to_vec(), usd);
+        self.priced.insert(reserved.clone(), usd);
         usd
+    }
+
+    /// `reserved` in whole purchase units of each type: rounded up, or down
+    /// where up would pass the type's quota.
+    fn in_units(&self, reserved: &[u32]) -> Vec<u32> {
+        reserved
+            .iter()
+            .zip(&self.input.gpus)
+            .map(|(&n, g)| {
+                let unit = g.purchase.unit_gpus.max(1);
+                let up = n.div_ceil(unit) * unit;
+                match g.max_gpus {
+                    Some(max) if up > max => max / unit * unit,
+                    _ => up,
+                }
+            })
+            .collect()
     }
 
     /// Prices `reserved`, then the levels its slot plans suggest
@@ -92,10 +110,11 @@ impl<'a> OuterSearch<'a> {
     /// until `keep_going` says stop.
     pub(super) fn relevel(
         &mut self,
-        mut reserved: Vec<u32>,
+        reserved: &[u32],
         rounds: usize,
         keep_going: impl Fn(&Self) -> bool,
     ) {
+        let mut reserved = self.in_units(reserved);
         for _ in 0..rounds {
             if !keep_going(self) {
                 return;
@@ -106,7 +125,9 @@ impl<'a> OuterSearch<'a> {
             let Some(plans) = self.slots_of(&reserved) else {
                 return;
             };
-            let next = levels_for_usage(self.input, |t, g| plans[t].gpus_used[g].max(reserved[g]));
+            let next = self.in_units(&levels_for_usage(self.input, |t, g| {
+                plans[t].gpus_used[g].max(reserved[g])
+            }));
             if next == reserved {
                 return;
             }
@@ -147,11 +168,12 @@ impl<'a> OuterSearch<'a> {
                 if gpu.reserved_usd_per_gpu_hour.is_none() {
                     continue;
                 }
+                let unit = i64::from(gpu.purchase.unit_gpus.max(1));
                 for delta in [1i64, -1, i64::from(wide), -i64::from(wide)] {
                     if !keep_going(self) {
                         return;
                     }
-                    let n = i64::from(start[g]) + delta;
+                    let n = i64::from(start[g]) + delta * unit;
                     let max = gpu.max_gpus.map_or(i64::MAX, i64::from);
                     if n < 0 || n > max {
                         continue;

@@ -215,9 +215,16 @@ impl Problem {
     }
 
     /// Whether the decomposed method applies: nothing links the slots but
-    /// the reserved counts ([`Self::links_slots`]), and no purchase unit or
-    /// tier rule is in force (the slot search models neither).
+    /// the reserved counts ([`Self::links_slots`]), no minimum rental and
+    /// no tier rule is in force (the slot search models neither); purchase
+    /// units it does.
     pub fn decomposable(&self) -> bool {
-        !self.links_slots() && !self.has_purchase_rules()
+        // Purchase units are whole numbers of GPUs per slot and in the
+        // reserved counts, which the slot search and the outer search
+        // price; minimum rentals link slots, and the tier rules are the
+        // whole model's.
+        !self.links_slots()
+            && self.gpus.iter().all(|g| g.purchase.min_rental_slots <= 1)
+            && self.tiers.iter().all(|t| t.rules == TierRules::default())
     }
 }

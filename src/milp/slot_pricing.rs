@@ -16,16 +16,54 @@ pub(crate) struct GpuCurve {
     pub usd_beyond: Option<f64>,
     /// Most GPUs of this type in the slot (`max_gpus`).
     pub cap: Option<u32>,
+    /// GPUs beyond `cheap_gpus` are bought in whole units of this many
+    /// (a node's GPUs; 1: one at a time): `usd` charges the unit's GPUs
+    /// whether the replicas fill it or not.
+    pub unit: u32,
+    /// Under a priced reservation whose price per GPU (`Some`, this) is
+    /// above renting: GPUs come in whole rented units at `cheap_usd` a GPU,
+    /// and the GPUs that do not fill a unit at this price each (or a whole
+    /// unit more, whichever is less; `f64::INFINITY` when the type cannot
+    /// be reserved). `None`: `cheap_usd` a GPU, one at a time.
+    pub partial_unit_usd: Option<f64>,
 }
 
 impl GpuCurve {
-    /// USD for `used` GPUs (`None` beyond what may be held).
+    /// USD for `used` GPUs (`None` beyond what may be held), the GPUs
+    /// beyond `cheap_gpus` rounded up to whole units.
     pub(crate) fn usd(&self, used: u32) -> Option<f64> {
+        if used > self.limit() {
+            return None;
+        }
+        if let Some(partial) = self.partial_unit_usd {
+            let unit = self.unit.max(1);
+            let (whole, rest) = (used / unit, used % unit);
+            let unit_usd = self.cheap_usd * f64::from(unit);
+            let rest_usd = if rest == 0 {
+                0.0
+            } else {
+                (partial * f64::from(rest)).min(unit_usd)
+            };
+            return Some(f64::from(whole) * unit_usd + rest_usd);
+        }
+        let cheap = used.min(self.cheap_gpus);
+        let beyond = (used - cheap).div_ceil(self.unit.max(1)) * self.unit.max(1);
+        self.priced(cheap, beyond)
+    }
+
+    /// USD for `used` GPUs as if they came one at a time: a lower bound of
+    /// [`Self::usd`], which the search prunes with (a unit part-filled so
+    /// far may take more replicas at no cost).
+    pub(crate) fn usd_at_least(&self, used: u32) -> Option<f64> {
         if self.cap.is_some_and(|c| used > c) {
             return None;
         }
         let cheap = used.min(self.cheap_gpus);
-        let beyond = used - cheap;
+        self.priced(cheap, used - cheap)
+    }
+
+    /// `cheap` GPUs at the first price and `beyond` at the second.
+    fn priced(&self, cheap: u32, beyond: u32) -> Option<f64> {
         let beyond_usd = match (beyond, self.usd_beyond) {
             (0, _) => 0.0,
             (_, Some(price)) => f64::from(beyond) * price,
@@ -34,14 +72,24 @@ impl GpuCurve {
         Some(f64::from(cheap) * self.cheap_usd + beyond_usd)
     }
 
-    /// Most GPUs that may be held.
+    /// Most GPUs the replicas may use: the cap (`max_gpus` counts every
+    /// GPU held, so beyond `cheap_gpus` only whole units under it), and
+    /// without a price beyond `cheap_gpus`, those.
     pub(super) fn limit(&self) -> u32 {
         let by_price = if self.usd_beyond.is_some() {
             u32::MAX
         } else {
             self.cheap_gpus
         };
-        self.cap.map_or(by_price, |c| c.min(by_price))
+        let unit = self.unit.max(1);
+        let cap = self.cap.map(|c| {
+            if c > self.cheap_gpus && unit > 1 {
+                self.cheap_gpus + (c - self.cheap_gpus) / unit * unit
+            } else {
+                c
+            }
+        });
+        cap.map_or(by_price, |c| c.min(by_price))
     }
 }
 
@@ -74,6 +122,8 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                     },
                     usd_beyond: rent,
                     cap: gpu.max_gpus,
+                    unit: gpu.purchase.unit_gpus,
+                    partial_unit_usd: None,
                 },
                 Pricing::Priced(usd) => {
                     let reserve = gpu.reserved_usd_per_gpu_hour.map(|_| usd[g]);
@@ -81,11 +131,23 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                         (Some(a), Some(b)) => Some(a.min(b)),
                         (a, b) => a.or(b),
                     };
+                    // Rented GPUs come in whole units: where renting is the
+                    // cheaper way, a part-filled unit costs the whole unit
+                    // or the reservation's price for its GPUs.
+                    let unit = gpu.purchase.unit_gpus.max(1);
+                    let partial_unit_usd = match (reserve, rent) {
+                        (r, Some(q)) if unit > 1 && r.is_none_or(|p| q < p) => {
+                            Some(r.unwrap_or(f64::INFINITY))
+                        }
+                        _ => None,
+                    };
                     GpuCurve {
                         cheap_usd: price.unwrap_or(0.0),
                         cheap_gpus: if price.is_some() { u32::MAX } else { 0 },
                         usd_beyond: None,
                         cap: gpu.max_gpus,
+                        unit,
+                        partial_unit_usd,
                     }
                 }
             }

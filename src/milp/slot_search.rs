@@ -58,7 +58,7 @@ fn solve_searched(
         .collect();
     let linear = curves
         .iter()
-        .all(|c| c.usd_beyond.is_none() || c.cheap_gpus == 0);
+        .all(|c| c.unit <= 1 && (c.usd_beyond.is_none() || c.cheap_gpus == 0));
     if linear && input.api_max_tokens_per_minute.is_none() && tiers.len() > 1 {
         let mut whole = SlotPlan {
             replicas: Vec::with_capacity(tiers.len()),
@@ -312,6 +312,7 @@ mod tests {
             limit in proptest::option::of(10_000.0f64..200_000.0),
             reserved in proptest::collection::vec(0u32..10, 2),
             priced in proptest::bool::ANY,
+            unit in proptest::prop_oneof![3 => proptest::strategy::Just(1u32), 1 => proptest::strategy::Just(2u32), 1 => proptest::strategy::Just(4u32)],
         ) {
             let input = input(&peaks, api, limit);
             let curves: Vec<GpuCurve> = input
@@ -319,10 +320,13 @@ mod tests {
                 .iter()
                 .zip(&reserved)
                 .map(|(g, &r)| if priced {
-                    let price = (f64::from(r) * 0.3).min(g.on_demand_usd_per_gpu_hour.unwrap());
-                    GpuCurve { cheap_usd: price, cheap_gpus: u32::MAX, usd_beyond: None, cap: g.max_gpus }
+                    // A reservation priced at 0.3 × r a GPU against renting
+                    // in whole units (the Lagrangian's curve).
+                    let (p, q) = (f64::from(r) * 0.3, g.on_demand_usd_per_gpu_hour.unwrap());
+                    let partial = (unit > 1 && q < p).then_some(p);
+                    GpuCurve { cheap_usd: p.min(q), cheap_gpus: u32::MAX, usd_beyond: None, cap: g.max_gpus, unit, partial_unit_usd: partial }
                 } else {
-                    GpuCurve { cheap_usd: 0.0, cheap_gpus: r, usd_beyond: g.on_demand_usd_per_gpu_hour, cap: g.max_gpus }
+                    GpuCurve { cheap_usd: 0.0, cheap_gpus: r, usd_beyond: g.on_demand_usd_per_gpu_hour, cap: g.max_gpus, unit, partial_unit_usd: None }
                 })
                 .collect();
             let expected = brute(&input, &curves);

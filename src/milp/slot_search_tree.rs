@@ -224,6 +224,16 @@ impl Search<'_> {
             .sum()
     }
 
+    /// A lower bound of what the GPUs used so far cost in any plan that
+    /// holds them ([`GpuCurve::usd_at_least`]).
+    fn gpu_usd_at_least(&self) -> Option<f64> {
+        self.curves
+            .iter()
+            .zip(&self.used)
+            .map(|(c, &u)| c.usd_at_least(u))
+            .sum()
+    }
+
     /// Starts tier `k` (all earlier tiers are decided); `api_usd` is what
     /// they send to the API.
     fn tier(&mut self, k: usize, api_usd: f64) -> Result<(), SlotOutcome> {
@@ -273,7 +283,7 @@ impl Search<'_> {
             }
             return result;
         }
-        let Some(so_far) = self.gpu_usd() else {
+        let Some(so_far) = self.gpu_usd_at_least() else {
             return Ok(());
         };
         if so_far + api_usd + self.rest_bound(k, i, residual) >= self.best_usd() - 1e-9 {

@@ -156,6 +156,12 @@ fn operations_lines(o: &mut String, ops: &crate::plan::Operations) {
             "  left out: {d} (it saved less than it costs to operate)"
         );
     }
+    if !ops.dropped.is_empty() {
+        let _ = writeln!(
+            o,
+            "  the solver line's bound and gap are those of the plans without what was left out"
+        );
+    }
 }
 
 /// The plan as aligned text.
