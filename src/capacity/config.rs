@@ -57,26 +57,25 @@ impl Config {
     /// unless it is the roofline model, e.g. `h100-sxm tp2 b64 c2048 fp8
     /// vllm`.
     pub fn label(&self) -> String {
-        let mut label = format!(
-            "{} {} b{} c{} {}",
-            self.gpu_type,
-            self.layout().label(),
-            self.max_batch,
-            self.max_batched_tokens,
-            self.precision
-        );
-        if self.engine != ROOFLINE {
-            label.push(' ');
-            label.push_str(&self.engine);
-        }
-        label
+        self.describe(true)
     }
 
     /// The deployment the configuration is: its label without the batch
     /// cap (configurations that differ only in it are one deployment).
     pub fn deployment_label(&self) -> String {
+        self.describe(false)
+    }
+
+    /// GPU, layout, batch cap (when `with_batch`), chunk, precision and
+    /// engine, in words.
+    fn describe(&self, with_batch: bool) -> String {
+        let batch = if with_batch {
+            format!(" b{}", self.max_batch)
+        } else {
+            String::new()
+        };
         let mut label = format!(
-            "{} {} c{} {}",
+            "{} {}{batch} c{} {}",
             self.gpu_type,
             self.layout().label(),
             self.max_batched_tokens,
