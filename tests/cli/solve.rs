@@ -612,3 +612,49 @@ fn a_long_context_is_served_by_yarn_or_its_requests_dropped_and_counted() {
         "{text}"
     );
 }
+
+/// The price for complexity on Qwen3-32B (tests/fixtures/ok/
+/// qwen3-32b-deployments.toml): priced, no tier runs more deployments than
+/// unpriced, at least one is left out, and each deployment kept where the
+/// tier has another way saves at least its operating price.
+#[test]
+fn the_price_for_complexity_keeps_only_deployments_that_pay() {
+    let scenario = "tests/fixtures/ok/qwen3-32b-deployments.toml";
+    let deployments = |plan: &serde_json::Value, tier: &str| {
+        plan["operations"]["deployments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["tier"] == tier)
+            .count()
+    };
+    let free = solve_json(
+        scenario,
+        &[
+            "planning.usd_per_deployment_month=0",
+            "planning.usd_per_gpu_vendor_month=0",
+        ],
+    );
+    let priced = solve_json(scenario, &[]);
+    for tier in ["interactive", "standard"] {
+        assert!(
+            deployments(&priced, tier) <= deployments(&free, tier),
+            "{tier}"
+        );
+    }
+    let ops = &priced["operations"];
+    assert!(!ops["dropped"].as_array().unwrap().is_empty(), "{ops}");
+    let price = ops["usd_per_deployment"].as_f64().unwrap();
+    assert!(price > 0.0);
+    for d in ops["deployments"].as_array().unwrap() {
+        if let Some(saving) = d["saving_usd"].as_f64() {
+            assert!(saving + 1e-6 >= price, "{d}");
+        }
+    }
+    let text = stdout(&planner(&["solve", scenario, "--quiet"]));
+    assert!(
+        text.contains("OPERATIONS (a price for complexity"),
+        "{text}"
+    );
+    assert!(text.contains("left out: interactive:"), "{text}");
+}
