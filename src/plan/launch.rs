@@ -9,6 +9,7 @@
 
 use crate::capacity::Config;
 use crate::demand::TierDemand;
+use crate::perf::StepTime;
 use crate::profiles::precision::Precision;
 use crate::profiles::EngineFamily;
 use crate::scenario::{GpuOffer, ServedModel, Tier};
@@ -100,12 +101,26 @@ pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedMo
 /// context the YaRN RoPE scaling that reaches it, in each engine's form
 /// (vLLM's `--hf-overrides` `rope_parameters`, SGLang's
 /// `--json-model-override-args` `rope_scaling`; TensorRT-LLM reads it from
-/// the checkpoint's config.json). Nothing when the scenario states none.
-fn context_flags(model: &ServedModel, family: EngineFamily) -> String {
-    let Some(context) = model.context else {
+/// the checkpoint's config.json). Nothing when the scenario states none,
+/// but for vLLM a limit of what the replica's KV cache holds
+/// (`kv_tokens`, rounded down to its 16-token blocks) where that is under
+/// the model's context, as vLLM will not start otherwise.
+fn context_flags(model: &ServedModel, family: EngineFamily, kv_tokens: Option<u32>) -> String {
+    // vLLM refuses to start when its KV cache holds fewer tokens than the
+    // model's context: the limit is then what the cache holds.
+    let kv_limited = kv_tokens
+        .filter(|&kv| family == EngineFamily::Vllm && kv < model.profile.max_context_tokens);
+    let Some(context) = model.context.or_else(|| {
+        kv_limited.map(|_| crate::scenario::ServedContext {
+            max_context_tokens: model.profile.max_context_tokens,
+            yarn: None,
+        })
+    }) else {
         return String::new();
     };
-    let tokens = context.max_context_tokens;
+    let tokens = kv_limited.map_or(context.max_context_tokens, |kv| {
+        kv.min(context.max_context_tokens)
+    });
     let rope = |key: &str, theta: bool| {
         context.yarn.map(|y| {
             let theta = if theta {
@@ -146,6 +161,8 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
     let name = converted.unwrap_or_else(|| model_name(model));
     let tp = config.tensor_parallel;
     let (ep, dp) = (config.expert_parallel, config.attention_dp);
+    let kv_blocks = config.perf(offer, model).kv_capacity_tokens().max(0.0) / 16.0;
+    let kv_tokens = Some((kv_blocks.floor() * 16.0).min(f64::from(u32::MAX)) as u32);
     let fp8 = config.precision == Precision::Fp8;
     let Some(engine) = &offer.engine else {
         // The roofline model stands for an eager engine: vLLM's command.
@@ -156,7 +173,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
         if fp8 && !at_precision {
             c.push_str(" --quantization fp8");
         }
-        c.push_str(&context_flags(model, EngineFamily::Vllm));
+        c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
         return c;
     };
     let e = &engine.profile;
@@ -182,7 +199,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 c.push_str(" --async-scheduling");
             }
             c.push_str(" --no-enable-prefix-caching");
-            c.push_str(&context_flags(model, EngineFamily::Vllm));
+            c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
             c
         }
         EngineFamily::Sglang => {
@@ -209,7 +226,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
                 c.push_str(" --disable-overlap-schedule");
             }
             c.push_str(" --disable-radix-cache");
-            c.push_str(&context_flags(model, EngineFamily::Sglang));
+            c.push_str(&context_flags(model, EngineFamily::Sglang, kv_tokens));
             c
         }
         EngineFamily::Trtllm => {
@@ -231,7 +248,7 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             if dp > 1 {
                 c.push_str(" --extra_llm_api_options llm_api_options.yaml (a YAML file holding `enable_attention_dp: true`)");
             }
-            c.push_str(&context_flags(model, EngineFamily::Trtllm));
+            c.push_str(&context_flags(model, EngineFamily::Trtllm, kv_tokens));
             c
         }
     }

@@ -611,6 +611,28 @@ fn a_long_context_is_served_by_yarn_or_its_requests_dropped_and_counted() {
         text.contains("DEMAND LEFT OUT — tier `chat`: 3 of the 24 requests"),
         "{text}"
     );
+    // BF16 on one H100 leaves KV for fewer tokens than the 40,960 of the
+    // context, which vLLM refuses to start with: the launch line limits the
+    // context to what the cache holds, in whole 16-token blocks.
+    let small = solve_json(
+        scenario,
+        &[
+            "demand[0].over_context=drop",
+            "gpus[0].tensor_parallel=[1]",
+            "gpus[0].precision=[\"bf16\"]",
+        ],
+    );
+    let launch = small["how_to_run"][0]["launch_command"].as_str().unwrap();
+    let limit: u32 = launch
+        .split("--max-model-len ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no --max-model-len in {launch}"));
+    assert!(
+        limit < 40_960 && limit > 4_096 && limit.is_multiple_of(16),
+        "{launch}"
+    );
 }
 
 /// The price for complexity on Qwen3-32B (tests/fixtures/ok/
