@@ -168,14 +168,12 @@ pub(crate) fn prune(
         .collect();
     let free = d.usd_per_deployment <= 0.0 && d.usd_per_vendor <= 0.0;
     if free && !runs_two_caps(input, &solution, d) {
-        return Ok((
-            solution.clone(),
-            Pruned {
-                kept: kept_unpriced(input, &solution, d),
-                allowed: everything,
-                ..Pruned::default()
-            },
-        ));
+        let pruned = Pruned {
+            kept: kept_unpriced(input, &solution, d),
+            allowed: everything,
+            ..Pruned::default()
+        };
+        return Ok((solution, pruned));
     }
     // What an earlier round ruled out stays out, unless the problem cannot
     // be served without it.
@@ -194,8 +192,9 @@ pub(crate) fn prune(
     // with that cap alone that costs least.
     loop {
         let mut merges: Vec<Move> = Vec::new();
+        let used = d.used(input, &best);
         for (k, tier) in input.tiers.iter().enumerate() {
-            for g in d.used(input, &best)[k].iter().copied() {
+            for g in used[k].iter().copied() {
                 let caps: Vec<usize> = (0..tier.options.len())
                     .filter(|&c| d.group[k][c] == g && option_used(&best, k, c))
                     .collect();

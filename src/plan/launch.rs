@@ -110,19 +110,14 @@ fn context_flags(model: &ServedModel, family: EngineFamily, kv_tokens: Option<u3
     // model's context: the limit is then what the cache holds.
     let kv_limited = kv_tokens
         .filter(|&kv| family == EngineFamily::Vllm && kv < model.profile.max_context_tokens);
-    let Some(context) = model.context.or_else(|| {
-        kv_limited.map(|_| crate::scenario::ServedContext {
-            max_context_tokens: model.profile.max_context_tokens,
-            yarn: None,
-        })
-    }) else {
+    if model.context.is_none() && kv_limited.is_none() {
         return String::new();
-    };
-    let tokens = kv_limited.map_or(context.max_context_tokens, |kv| {
-        kv.min(context.max_context_tokens)
-    });
+    }
+    // The profile holds the served context (the stated one, when stated).
+    let tokens = kv_limited.unwrap_or(model.profile.max_context_tokens);
+    let yarn = model.context.and_then(|c| c.yarn);
     let rope = |key: &str, theta: bool| {
-        context.yarn.map(|y| {
+        yarn.map(|y| {
             let theta = if theta {
                 format!(", \"rope_theta\": {}", y.rope_theta)
             } else {

@@ -9,6 +9,17 @@ use crate::milp::Problem;
 use crate::plan::{DeploymentRun, Operations, Plan};
 use crate::scenario::Scenario;
 
+/// The vendor of the GPU type `gpu_id` offers: its profile's, else the
+/// type itself.
+fn vendor_of(scenario: &Scenario, gpu_id: &str) -> String {
+    scenario
+        .gpus
+        .iter()
+        .find(|o| o.id == gpu_id)
+        .and_then(|o| o.profile.vendor.clone())
+        .unwrap_or_else(|| gpu_id.to_string())
+}
+
 /// The deployments and vendors of `problem`'s options, and the scenario's
 /// operating prices over its horizon; each deployment's label beside it.
 pub(super) fn deployments_of(
@@ -44,12 +55,7 @@ pub(super) fn deployments_of(
         .gpus
         .iter()
         .map(|g| {
-            let name = scenario
-                .gpus
-                .iter()
-                .find(|o| o.id == g.id)
-                .and_then(|o| o.profile.vendor.clone())
-                .unwrap_or_else(|| g.id.clone());
+            let name = vendor_of(scenario, &g.id);
             vendors.iter().position(|v| *v == name).unwrap_or_else(|| {
                 vendors.push(name);
                 vendors.len() - 1
@@ -102,14 +108,7 @@ pub(super) fn operations(
         .tiers
         .values()
         .flat_map(|t| &t.configurations)
-        .map(|c| {
-            scenario
-                .gpus
-                .iter()
-                .find(|o| o.id == c.config.gpu_type)
-                .and_then(|o| o.profile.vendor.clone())
-                .unwrap_or_else(|| c.config.gpu_type.clone())
-        })
+        .map(|c| vendor_of(scenario, &c.config.gpu_type))
         .collect();
     vendors.sort();
     vendors.dedup();
