@@ -117,17 +117,20 @@ pub(crate) fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<Term
 }
 
 /// What `plan`'s reservations commit to at `prices`: per year, over the
-/// scenario's term when it states one, and with the term's growth projected
-/// when the MILP was solved over it.
+/// scenario's term when it states one (over its first reservation of
+/// `reservation_months` when it is renewed within the term), and with the
+/// term's growth projected when the MILP was solved over it.
 pub(crate) fn of_plan(
     plan: &Plan,
     prices: &Prices,
-    term_months: Option<u32>,
+    (term_months, reservation_months): (Option<u32>, Option<u32>),
     growth: Option<TermProjection>,
 ) -> Commitment {
     let mut c = of(&plan.reserved, &prices.gpus, plan.horizon_hours);
     c.term_months = term_months;
-    c.term = term_months.and_then(|months| over_term(plan, &c, months));
+    c.term = reservation_months
+        .or(term_months)
+        .and_then(|months| over_term(plan, &c, months));
     c.growth = growth;
     c
 }

@@ -20,7 +20,7 @@
 
 use crate::demand::Demand;
 use crate::milp::{self, Problem, Solution};
-use crate::scenario::Scenario;
+use crate::money::stages::{self, StageCost, YearCost};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -56,46 +56,49 @@ pub(crate) struct TermGrowth {
 }
 
 impl TermGrowth {
-    /// The term of `scenario` split into periods of a horizon of `slots`
-    /// slots, at most `max_slots` slots in all; `None` without a term or
-    /// growth (the horizon alone is then the term's pattern).
-    pub(crate) fn of(scenario: &Scenario, slots: usize, max_slots: usize) -> Option<Self> {
-        Self::split(
-            scenario.commitment_term_months?,
-            scenario.commitment_monthly_growth,
-            slots,
-            max_slots,
-        )
-    }
-
-    /// [`Self::of`] for a term of `months` growing by `growth` a month.
+    /// A term of `months` growing by `growth` a month, split into periods of
+    /// a horizon of `slots` slots, at most `max_slots` slots in all; `None`
+    /// without growth (the horizon alone is then the term's pattern).
     pub(crate) fn split(months: u32, growth: f64, slots: usize, max_slots: usize) -> Option<Self> {
         if growth == 0.0 || months < 2 || slots == 0 {
             return None;
         }
+        Some(Self::stage(0, months, growth, slots, max_slots))
+    }
+
+    /// The `months` months of a term from month `first` (counted from 0):
+    /// month `m` of the term carries the pattern × (1 + `growth`)^m; its
+    /// periods as [`Self::split`] forms them.
+    pub(crate) fn stage(
+        first: u32,
+        months: u32,
+        growth: f64,
+        slots: usize,
+        max_slots: usize,
+    ) -> Self {
         let count = (1..=months)
             .rev()
-            .find(|&p| months.is_multiple_of(p) && p as usize * slots <= max_slots)
+            .find(|&p| months.is_multiple_of(p) && p as usize * slots.max(1) <= max_slots)
             .unwrap_or(1);
         let per = months / count;
         let periods = (0..count)
             .map(|p| {
-                let factors: Vec<f64> = (p * per..(p + 1) * per)
+                let factors: Vec<f64> = (first + p * per..first + (p + 1) * per)
                     .map(|m| (1.0 + growth).powi(m as i32))
                     .collect();
                 Period {
-                    first_month: p * per + 1,
+                    first_month: first + p * per + 1,
                     months: per,
                     peak_factor: factors.iter().copied().fold(0.0, f64::max),
                     mean_factor: factors.iter().sum::<f64>() / f64::from(per),
                 }
             })
             .collect();
-        Some(TermGrowth {
+        TermGrowth {
             months,
             monthly_growth: growth,
             periods,
-        })
+        }
     }
 
     /// The largest peak factor of the term (fleets are sized up to it).
@@ -189,7 +192,10 @@ impl TermGrowth {
         let total_usd = over_term(|p| p.usd_per_month);
         let scale = self.horizons_per_period(input.horizon_hours() / self.periods.len() as f64);
         let lower_bound_usd = (lower_bound_usd * scale).min(total_usd).max(0.0);
+        let years = stages::years(&periods);
         TermProjection {
+            average_usd_per_year: stages::average_usd_per_year(&years),
+            years,
             months: self.months,
             monthly_growth: self.monthly_growth,
             reserved_usd: over_term(|p| p.reserved_usd_per_month),
@@ -204,6 +210,7 @@ impl TermGrowth {
                 0.0
             },
             periods,
+            stages: Vec::new(),
             horizon_only: None,
             factors: BTreeMap::new(),
         }
@@ -245,6 +252,14 @@ pub struct TermProjection {
     pub months: u32,
     pub monthly_growth: f64,
     pub periods: Vec<ProjectedPeriod>,
+    /// With `[commitment] renewal_months`, each reservation period: what it
+    /// reserves and costs ([`crate::money::stages`]); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageCost>,
+    /// The term's cost year by year (12 months each; the last may be shorter).
+    pub years: Vec<YearCost>,
+    /// The term's cost per year on average (its total over its months × 12).
+    pub average_usd_per_year: f64,
     /// Reservations over the term (730 h a month, at the plan's prices).
     pub reserved_usd: f64,
     pub on_demand_usd: f64,

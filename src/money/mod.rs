@@ -11,4 +11,5 @@ pub(crate) mod growth;
 pub(crate) mod prices;
 pub(crate) mod purchase;
 pub(crate) mod schedule;
+pub(crate) mod stages;
 pub(crate) mod unit_costs;

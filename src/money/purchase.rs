@@ -183,6 +183,12 @@ pub struct Purchase {
     pub term_months: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_usd: Option<f64>,
+    /// With growth or renewals, the term's cost year by year (the
+    /// projection's, `commitment.growth.years`) and per year on average.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub term_years: Vec<crate::money::stages::YearCost>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_usd_per_year: Option<f64>,
     /// Tier → its deployments, by share.
     pub deployment: BTreeMap<String, Vec<Deployment>>,
     /// The seed of the replay that checked the plan (`simulation.seed`).
@@ -313,6 +319,11 @@ impl Purchase {
             api_usd_per_year,
             term_months,
             term_usd,
+            term_years: commitment
+                .growth
+                .as_ref()
+                .map_or_else(Vec::new, |g| g.years.clone()),
+            term_usd_per_year: commitment.growth.as_ref().map(|g| g.average_usd_per_year),
             deployment,
             seed,
             capacity_seed,

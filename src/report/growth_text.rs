@@ -8,8 +8,13 @@ use std::fmt::Write as _;
 
 /// The solver line when the MILP was solved over the term.
 pub fn solver_line(t: &TermProjection, method: &str) -> String {
+    let how = match (t.stages.len(), t.monthly_growth == 0.0) {
+        (0 | 1, _) => " with growth".to_string(),
+        (n, true) => format!(" in {n} reservations"),
+        (n, false) => format!(" in {n} reservations, with growth"),
+    };
     format!(
-        "  {method} method over the {}-month term with growth: proven within {}% of the optimum (no plan for the term costs less than {} USD)",
+        "  {method} method over the {}-month term{how}: proven within {}% of the optimum (no plan for the term costs less than {} USD)",
         t.months,
         // Rounded toward what is proven: the gap up, the bound down.
         super::gap_percent_up(t.proven_gap),
@@ -75,9 +80,101 @@ pub fn rows(t: &TermProjection) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The term's cost year by year, as a header and rows (one per year, then
+/// the average year).
+pub fn year_rows(t: &TermProjection) -> (Vec<String>, Vec<Vec<String>>) {
+    let spot = t.spot_usd > 0.0;
+    let mut header: Vec<String> = ["year", "months", "reserved", "on demand", "API"]
+        .map(String::from)
+        .to_vec();
+    if spot {
+        header.push("spot".into());
+    }
+    header.push("USD".into());
+    let mut rows: Vec<Vec<String>> = t
+        .years
+        .iter()
+        .map(|y| {
+            let mut cells = vec![
+                format!("year {}", y.year),
+                y.months.to_string(),
+                usd(y.reserved_usd),
+                usd(y.on_demand_usd),
+                usd(y.api_usd),
+            ];
+            if spot {
+                cells.push(usd(y.spot_usd));
+            }
+            cells.push(usd(y.usd));
+            cells
+        })
+        .collect();
+    let mut average = vec!["average year".to_string(), "12".into()];
+    average.extend(std::iter::repeat_n(String::new(), header.len() - 3));
+    average.push(usd(t.average_usd_per_year));
+    rows.push(average);
+    (header, rows)
+}
+
+/// What each reservation period reserves, and where one is renewed larger,
+/// smaller or let lapse; empty without renewals.
+fn stage_notes(t: &TermProjection) -> Vec<String> {
+    let counts = |r: &std::collections::BTreeMap<String, u32>| -> String {
+        let held: Vec<String> = r
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(g, n)| format!("{n} {g}"))
+            .collect();
+        if held.is_empty() {
+            "nothing".into()
+        } else {
+            held.join(", ")
+        }
+    };
+    let mut notes = Vec::new();
+    let mut before: Option<&std::collections::BTreeMap<String, u32>> = None;
+    for s in &t.stages {
+        let months = format!("months {}-{}", s.first_month, s.first_month + s.months - 1);
+        let held: u32 = s.reserved.values().sum();
+        let change = match before {
+            None => "reserve",
+            Some(b) if b == &s.reserved => "renew",
+            Some(b) => {
+                let was: u32 = b.values().sum();
+                if held == 0 {
+                    "let every reservation lapse:"
+                } else if held > was {
+                    "renew larger:"
+                } else if held < was {
+                    "renew smaller:"
+                } else {
+                    "renew changed:"
+                }
+            }
+        };
+        let prices = if (s.price_factor - 1.0).abs() > 1e-12 {
+            format!(" at {:.1}% of the list prices", s.price_factor * 100.0)
+        } else {
+            String::new()
+        };
+        let tail = if held == 0 {
+            "; these months run on demand (and the API where allowed)"
+        } else {
+            ""
+        };
+        notes.push(format!(
+            "{months}: {change} {}{prices}, {} USD{tail}",
+            counts(&s.reserved),
+            usd(s.usd)
+        ));
+        before = Some(&s.reserved);
+    }
+    notes
+}
+
 /// What the notes under the projection say, one sentence each.
 pub fn notes(t: &TermProjection) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes = stage_notes(t);
     if t.periods.iter().any(|p| p.period.months > 1) {
         notes.push("months are grouped so the term's MILP fits its slot limit: a group is covered at its busiest month's demand (× shown) and pays its months' mean volume to the API".to_string());
     }
@@ -101,7 +198,8 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
             notes.push("the growth does not change what to reserve: the term's reservations are the horizon's own".into());
         } else {
             notes.push(format!(
-                "those reservations would cost {} USD over the term: {} USD ({:+.1}%) more than reserving for the growth",
+                "those reservations{} would cost {} USD over the term: {} USD ({:+.1}%) more than the plan's",
+                if t.stages.is_empty() { "" } else { ", renewed unchanged," },
                 usd(h.term_usd),
                 usd(h.term_usd - t.total_usd),
                 (h.term_usd / t.total_usd - 1.0) * 100.0
@@ -140,10 +238,29 @@ fn percent_a_month(growth: f64) -> String {
 
 /// The section's title.
 pub fn title(t: &TermProjection) -> String {
+    let Some(every) = t.stages.first().map(|s| s.months) else {
+        return format!(
+            "TERM WITH GROWTH ({} months, demand {}% a month; the planned pattern repeated, reservations chosen for the whole term)",
+            t.months,
+            percent_a_month(t.monthly_growth)
+        );
+    };
+    let decline = t
+        .stages
+        .get(1)
+        .map(|s| 1.0 - s.price_factor.powf(12.0 / f64::from(every)))
+        .filter(|d| *d > 1e-9)
+        .map_or_else(String::new, |d| {
+            format!(", GPU prices {:.1}% lower each year", d * 100.0)
+        });
+    let growth = if t.monthly_growth == 0.0 {
+        String::new()
+    } else {
+        format!(", demand {}% a month", percent_a_month(t.monthly_growth))
+    };
     format!(
-        "TERM WITH GROWTH ({} months, demand {}% a month; the planned pattern repeated, reservations chosen for the whole term)",
+        "TERM IN RESERVATIONS ({} months in reservations of {every} months{growth}{decline}; the planned pattern repeated, reservations chosen at each renewal)",
         t.months,
-        percent_a_month(t.monthly_growth)
     )
 }
 
@@ -153,21 +270,22 @@ pub fn section(o: &mut String, outcome: &Outcome) {
         return;
     };
     let _ = writeln!(o, "{}", title(t));
-    let (header, rows) = rows(t);
-    let _ = write!(o, "  {:<12}", header[0]);
-    for h in &header[1..] {
-        let _ = write!(o, " {h:>13}");
+    print_table(o, &rows(t));
+    let _ = writeln!(o, "  by year:");
+    print_table(o, &year_rows(t));
+    for note in notes(t) {
+        let _ = writeln!(o, "  {note}");
     }
     let _ = writeln!(o);
-    for row in &rows {
+}
+
+/// A header and rows as fixed-width text.
+fn print_table(o: &mut String, (header, rows): &(Vec<String>, Vec<Vec<String>>)) {
+    for row in std::iter::once(header).chain(rows) {
         let _ = write!(o, "  {:<12}", row[0]);
         for cell in &row[1..] {
             let _ = write!(o, " {cell:>13}");
         }
         let _ = writeln!(o);
     }
-    for note in notes(t) {
-        let _ = writeln!(o, "  {note}");
-    }
-    let _ = writeln!(o);
 }

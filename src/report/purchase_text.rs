@@ -302,7 +302,32 @@ pub(crate) fn render(
         usd(p.api_usd_per_year)
     );
     if let (Some(m), Some(t)) = (p.term_months, p.term_usd) {
-        let _ = writeln!(o, "  term       {m} months: {} USD", usd(t));
+        let years: Vec<String> = p
+            .term_years
+            .iter()
+            .map(|y| {
+                let short = if y.months < 12 {
+                    format!(" ({} months)", y.months)
+                } else {
+                    String::new()
+                };
+                format!("year {} {}{short}", y.year, usd(y.usd))
+            })
+            .collect();
+        match p.term_usd_per_year {
+            Some(average) if !years.is_empty() => {
+                let _ = writeln!(
+                    o,
+                    "  term       {m} months: {} USD ({}; {} USD a year on average)",
+                    usd(t),
+                    years.join(", "),
+                    usd(average)
+                );
+            }
+            _ => {
+                let _ = writeln!(o, "  term       {m} months: {} USD", usd(t));
+            }
+        }
     }
     for (i, name) in tier_order.iter().enumerate() {
         let Some(d) = p.deployment.get(name) else {

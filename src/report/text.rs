@@ -95,9 +95,14 @@ fn commitment_lines(o: &mut String, outcome: &Outcome) {
         );
     }
     if let Some(term) = &c.term {
+        let what = if c.growth.as_ref().is_some_and(|g| !g.stages.is_empty()) {
+            "first reservation"
+        } else {
+            "term"
+        };
         let _ = writeln!(
             o,
-            "  over the {}-month term   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated unchanged, occupies {:.1}% of them",
+            "  over the {}-month {what}   {:>14}   buys {} reserved GPU-hours; the planned pattern, repeated unchanged, occupies {:.1}% of them",
             term.months,
             usd(term.usd),
             crate::base::numbers::group_thousands(term.reserved_gpu_hours.round() as i64),
@@ -107,7 +112,7 @@ fn commitment_lines(o: &mut String, outcome: &Outcome) {
             if let Some(offer) = line.offer_term_months.filter(|&t| t > term.months) {
                 let _ = writeln!(
                     o,
-                    "    {gpu}: its {offer}-month offer is paid for all {offer} months, past the {}-month term",
+                    "    {gpu}: its {offer}-month offer is paid for all {offer} months, past the {}-month {what}",
                     term.months
                 );
             }

@@ -37,6 +37,13 @@ pub struct Scenario {
     /// Demand growth per month over the term (`[commitment]
     /// monthly_growth`, a share: 0.03 = +3% a month); 0 when not stated.
     pub commitment_monthly_growth: f64,
+    /// Months one reservation runs before it is renewed (`[commitment]
+    /// renewal_months`), when below the term: the term is planned in stages
+    /// of that many months ([`crate::money::growth`]).
+    pub commitment_renewal_months: Option<u32>,
+    /// Share by which GPU prices fall each year, taken at each renewal
+    /// (`[commitment] price_decline_per_year`; 0 unless staged).
+    pub commitment_price_decline_per_year: f64,
     /// Days at the end of the horizon set aside (`[check] days`): the plan
     /// is made on the days before them and replayed on them.
     pub check_days: Option<u32>,

@@ -46,6 +46,10 @@ pub struct RawCommitment {
     pub term_months: Option<u32>,
     #[serde(default)]
     pub monthly_growth: Option<f64>,
+    #[serde(default)]
+    pub renewal_months: Option<u32>,
+    #[serde(default)]
+    pub price_decline_per_year: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

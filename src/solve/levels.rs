@@ -61,6 +61,14 @@ pub(super) fn what_if(
     Some((reserved, crate::milp::total(problem, &s)))
 }
 
+/// What the levels are priced over when the MILP runs over the term.
+fn term_basis(milp: &RoundMilp) -> &'static str {
+    match &milp.term {
+        Some(t) if t.stages.len() > 1 => "over the term's first reservation",
+        _ => "over the term, with growth",
+    }
+}
+
 /// Why levels are not priced for a model only HiGHS solves whole.
 const WHOLE_MODEL: &str = "the model links its slots (deadlines, minimum rentals, purchase units or configuration limits), so each level would be a whole MILP taking seconds";
 
@@ -68,7 +76,7 @@ const WHOLE_MODEL: &str = "the model links its slots (deadlines, minimum rentals
 /// `Err` with the reason when each level would be a whole-model solve.
 pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Result<Vec<ReservationLevels>, &'static str> {
     let (problem, basis) = match milp.term() {
-        Some(term) => (term, "over the term, with growth"),
+        Some(term) => (term, term_basis(milp)),
         None => (&milp.problem, "over the horizon"),
     };
     if !problem.decomposable() {
@@ -151,7 +159,7 @@ fn reserved(problem: &Problem, plan: &Plan) -> Vec<u32> {
 pub(super) fn common(milps: &[Arc<RoundMilp>], runs: &[SeedRun]) -> Option<CommonReservation> {
     let first = milps.first()?;
     let basis = if first.term().is_some() {
-        "over the term, with growth"
+        term_basis(first)
     } else {
         "over the horizon"
     };

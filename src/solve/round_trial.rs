@@ -32,8 +32,8 @@ impl Candidate {
             ),
             Some(t) => format!(
                 "solving the MILP over the {}-month term ({} slots, time limit {} s)",
-                t.growth.months,
-                t.input.slots(),
+                t.months(),
+                t.slots(),
                 milp.settings.time_limit_s
             ),
         });

@@ -127,7 +127,7 @@ pub struct RoundMilp {
 impl RoundMilp {
     /// With growth, the term's MILP.
     pub(super) fn term(&self) -> Option<&Problem> {
-        self.term.as_ref().map(|t| &t.input)
+        self.term.as_ref().map(term::Term::first)
     }
 
     /// Solves it as the round does: the horizon's MILP, or with growth the

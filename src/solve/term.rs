@@ -6,10 +6,11 @@ use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings, Solution, SolveStatus};
 use crate::money::growth::{
-    HorizonOnly, TermFactor, TermGrowth, TermProjection, MAX_TERM_SLOTS_DECOMPOSED,
-    MAX_TERM_SLOTS_WHOLE,
+    HorizonOnly, TermFactor, TermProjection, MAX_TERM_SLOTS_DECOMPOSED, MAX_TERM_SLOTS_WHOLE,
 };
+use crate::money::stages::{self, Stage};
 use crate::scenario::Scenario;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Share of `planning.time_limit_s` the horizon's MILP alone may use, solved
@@ -19,11 +20,17 @@ const ALONE_SHARE: f64 = 1.0 / 6.0;
 /// solves that follow share what is left.
 const TERM_MILP_SHARE: f64 = 0.5;
 
-/// The term's growth and its MILP input.
+/// One stage of the term ([`crate::money::stages`]) and its MILP input.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StageInput {
+    pub stage: Stage,
+    pub input: Problem,
+}
+
+/// The term's stages (one without renewals) and their MILP inputs.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Term {
-    pub growth: TermGrowth,
-    pub input: Problem,
+    pub stages: Vec<StageInput>,
     /// Per tier, the factor the rounds reached and the one the term's
     /// months are sized with (`input::least_equivalent_shares`).
     pub factors: Vec<(f64, f64)>,
@@ -32,26 +39,70 @@ pub(super) struct Term {
     pub alone: Option<Solution>,
 }
 
+impl Term {
+    /// The first stage's MILP: the reservations the horizon's plan holds.
+    pub(super) fn first(&self) -> &Problem {
+        &self.stages[0].input
+    }
+
+    /// The term's months.
+    pub(super) fn months(&self) -> u32 {
+        self.stages.iter().map(|s| s.stage.growth.months).sum()
+    }
+
+    /// Slots of every stage's MILP together.
+    pub(super) fn slots(&self) -> usize {
+        self.stages.iter().map(|s| s.input.slots()).sum()
+    }
+}
+
 /// The demand capacity is sized for: with growth, the horizon's peaks × the
 /// term's busiest month's factor, so the fleets reach that month's peak.
 pub(super) fn sizing_demand(scenario: &Scenario, demand: &Demand) -> Option<Demand> {
-    let growth = TermGrowth::of(scenario, demand.slots, MAX_TERM_SLOTS_DECOMPOSED)?;
+    let stages = Stage::all(scenario, demand.slots, MAX_TERM_SLOTS_DECOMPOSED)?;
+    let factor = Stage::peak_factor(&stages);
+    if factor == 1.0 {
+        return None;
+    }
     let mut sizing = demand.clone();
     for tier in &mut sizing.tiers {
         for rps in &mut tier.peak_rps {
-            *rps *= growth.peak_factor();
+            *rps *= factor;
         }
     }
     Some(sizing)
 }
 
-/// The term's MILP beside the horizon's `horizon` (the MILP of `sizing`,
-/// from the same capacity and GPU shares); `None` without growth. Each
-/// period is a block no minimum rental or deadline crosses. The horizon is
-/// solved alone first, and the months are sized at each tier's least
-/// equivalent factor (`input::least_equivalent_shares`): the factor that
-/// keeps that plan, without the part of the rounds' factor the replay could
-/// not tell from it (the rounds' own where the horizon has no plan).
+/// The stage's GPU prices: the yearly decline, and a short last stage
+/// paying for a whole reservation (`Stage::reserved_factor`).
+fn priced(scenario: &Scenario, stage: &Stage, input: &mut Problem) {
+    for g in &mut input.gpus {
+        let offer_months = scenario
+            .gpus
+            .iter()
+            .find(|o| o.id == g.id)
+            .and_then(|o| o.reserved_offer.as_ref().map(|c| c.term_months));
+        let reserved = stage.reserved_factor(offer_months);
+        if let Some(usd) = g.reserved_usd_per_gpu_hour.as_mut() {
+            *usd *= reserved;
+        }
+        if let Some(usd) = g.on_demand_usd_per_gpu_hour.as_mut() {
+            *usd *= stage.price_factor;
+        }
+        if let Some(spot) = g.spot.as_mut() {
+            spot.usd_per_gpu_hour *= stage.price_factor;
+        }
+    }
+}
+
+/// The term's MILPs beside the horizon's `horizon` (the MILP of `sizing`,
+/// from the same capacity and GPU shares), one per stage; `None` without
+/// growth or renewals. Each period is a block no minimum rental or deadline
+/// crosses. The horizon is solved alone first, and the months are sized at
+/// each tier's least equivalent factor (`input::least_equivalent_shares`):
+/// the factor that keeps that plan, without the part of the rounds' factor
+/// the replay could not tell from it (the rounds' own where the horizon has
+/// no plan).
 pub(super) fn term_input(
     scenario: &Scenario,
     demand: &Demand,
@@ -64,7 +115,7 @@ pub(super) fn term_input(
         milp::Method::Decomposed => MAX_TERM_SLOTS_DECOMPOSED,
         _ => MAX_TERM_SLOTS_WHOLE,
     };
-    let growth = TermGrowth::of(scenario, demand.slots, max_slots)?;
+    let stages = Stage::all(scenario, demand.slots, max_slots)?;
     let alone = milp::solve(
         horizon,
         &settings.within(settings.time_limit_s * ALONE_SHARE),
@@ -78,23 +129,29 @@ pub(super) fn term_input(
             .collect(),
         None => sizing.factors.to_vec(),
     };
-    let term_demand = growth.expand(demand);
-    let shares = growth.repeat(sizing.gpu_share);
-    let window_factors = growth.repeat(sizing.window_factors);
-    let mut input = milp_input(
-        scenario,
-        &term_demand,
-        capacity,
-        Sizing {
-            factors: &months,
-            window_factors: &window_factors,
-            gpu_share: &shares,
-        },
-    );
-    input.block_slots = Some(demand.slots);
+    let stages = stages
+        .into_iter()
+        .map(|stage| {
+            let growth = &stage.growth;
+            let shares = growth.repeat(sizing.gpu_share);
+            let window_factors = growth.repeat(sizing.window_factors);
+            let mut input = milp_input(
+                scenario,
+                &growth.expand(demand),
+                capacity,
+                Sizing {
+                    factors: &months,
+                    window_factors: &window_factors,
+                    gpu_share: &shares,
+                },
+            );
+            input.block_slots = Some(demand.slots);
+            priced(scenario, &stage, &mut input);
+            StageInput { stage, input }
+        })
+        .collect();
     Some(Term {
-        growth,
-        input,
+        stages,
         factors: sizing.factors.iter().copied().zip(months).collect(),
         alone,
     })
@@ -102,19 +159,28 @@ pub(super) fn term_input(
 
 /// The solve over the term, as the plan reports it.
 pub(super) struct TermSolved {
-    /// The horizon (month 1) with the term's reserved counts.
+    /// The horizon (month 1) with the first stage's reserved counts.
     pub horizon: Solution,
     pub projection: TermProjection,
     /// The term's status: what its lower bound proves of its cost.
     pub status: SolveStatus,
 }
 
-/// The term's MILP; the horizon alone (solved when the term's MILP was
-/// built), and the term priced with the reserved counts it would choose;
-/// the cheaper of the two reservations over the term is kept, and the
-/// horizon (month 1) is solved again with it. `planning.time_limit_s`
-/// bounds the four solves together: a sixth for the horizon alone, half for
-/// the term's MILP, the rest shared by the other two.
+/// One stage solved: the reservation kept and its projection, and the
+/// cost of the horizon alone's reservation over the stage.
+struct StageSolved {
+    chosen: Solution,
+    projection: TermProjection,
+    alone_usd: f64,
+    timed_out: bool,
+}
+
+/// Each stage's MILP; the horizon alone (solved when the term's MILP was
+/// built), and each stage priced with the reserved counts it would choose;
+/// per stage the cheaper of the two reservations is kept, and the horizon
+/// (month 1) is solved again with the first stage's. `planning.time_limit_s`
+/// bounds the solves together: a sixth for the horizon alone, half for the
+/// stages' MILPs, the rest shared by the others.
 pub(super) fn solve(
     horizon: &Problem,
     settings: &Settings,
@@ -124,51 +190,87 @@ pub(super) fn solve(
     let clock = Instant::now();
     let limit_s = settings.time_limit_s * (1.0 - ALONE_SHARE);
     let left_s = |share: f64| (limit_s - clock.elapsed().as_secs_f64()) * share;
-    let over_term = milp::solve(
-        &term.input,
-        &settings.within(settings.time_limit_s * TERM_MILP_SHARE),
-    )?;
     let alone = match &term.alone {
         Some(alone) => alone.clone(),
-        None => milp::solve(horizon, &settings.within(left_s(1.0 / 3.0)))?,
+        None => milp::solve(horizon, &settings.within(left_s(1.0 / 4.0)))?,
     };
-    let same = alone.reserved == over_term.reserved;
-    let alone_over_term = if same {
-        None
-    } else {
-        milp::solve_with_reserved(&term.input, &settings.within(left_s(0.5)), &alone.reserved).ok()
-    };
-    let cost = |s: &Solution| milp::total(&term.input, s);
-    let chosen = match &alone_over_term {
-        Some(a) if cost(a) < cost(&over_term) - 1e-9 => a,
-        _ => &over_term,
-    };
-    let plan = milp::solve_with_reserved(horizon, &settings.within(left_s(1.0)), &chosen.reserved)?;
-    let mut projection = term.growth.project(
-        (&term.input, chosen),
-        slots,
-        Some((horizon, &plan)),
-        over_term.lower_bound_usd,
-    );
-    projection.horizon_only = Some(HorizonOnly {
-        reserved: horizon
+    let count = term.stages.len() as f64;
+    let mut solved = Vec::with_capacity(term.stages.len());
+    for (s, st) in term.stages.iter().enumerate() {
+        let over_stage = milp::solve(
+            &st.input,
+            &settings.within(settings.time_limit_s * TERM_MILP_SHARE / count),
+        )?;
+        let alone_over_stage = if alone.reserved == over_stage.reserved {
+            None
+        } else {
+            milp::solve_with_reserved(
+                &st.input,
+                &settings.within(left_s(0.5 / (count - s as f64))),
+                &alone.reserved,
+            )
+            .ok()
+        };
+        let cost = |sol: &Solution| milp::total(&st.input, sol);
+        let chosen = match &alone_over_stage {
+            Some(a) if cost(a) < cost(&over_stage) - 1e-9 => a.clone(),
+            _ => over_stage.clone(),
+        };
+        let projection = |sol: &Solution, bound: f64| {
+            st.stage
+                .growth
+                .project((&st.input, sol), slots, None, bound)
+        };
+        let alone_usd = match &alone_over_stage {
+            Some(a) => projection(a, f64::NEG_INFINITY).total_usd,
+            None => projection(&chosen, f64::NEG_INFINITY).total_usd,
+        };
+        solved.push(StageSolved {
+            projection: projection(&chosen, over_stage.lower_bound_usd),
+            chosen,
+            alone_usd,
+            timed_out: over_stage.status == SolveStatus::TimeLimit,
+        });
+    }
+    let plan = milp::solve_with_reserved(
+        horizon,
+        &settings.within(left_s(1.0)),
+        &solved[0].chosen.reserved,
+    )?;
+    // Month 1 alone in the first period: the horizon's own plan prices it.
+    let first = &term.stages[0];
+    if first.stage.growth.periods[0].months == 1 {
+        solved[0].projection = first.stage.growth.project(
+            (&first.input, &solved[0].chosen),
+            slots,
+            Some((horizon, &plan)),
+            solved[0].projection.lower_bound_usd,
+        );
+    }
+    let counts = |sol: &Solution| -> BTreeMap<String, u32> {
+        horizon
             .gpus
             .iter()
-            .zip(&alone.reserved)
+            .zip(&sol.reserved)
             .map(|(g, &n)| (g.id.clone(), n))
+            .collect()
+    };
+    let staged = term.stages.len() > 1;
+    let mut projection = stages::combine(
+        term.stages
+            .iter()
+            .zip(&solved)
+            .map(|(st, s)| (&st.stage, s.projection.clone(), counts(&s.chosen)))
             .collect(),
-        same_reservations: alone.reserved == chosen.reserved,
+        staged,
+    );
+    projection.horizon_only = Some(HorizonOnly {
+        reserved: counts(&alone),
+        same_reservations: solved.iter().all(|s| s.chosen.reserved == alone.reserved),
         horizon_usd: milp::total(horizon, &alone),
-        term_usd: match &alone_over_term {
-            Some(a) => {
-                term.growth
-                    .project((&term.input, a), slots, None, f64::NEG_INFINITY)
-                    .total_usd
-            }
-            None => projection.total_usd,
-        },
+        term_usd: solved.iter().map(|s| s.alone_usd).sum(),
     });
-    projection.factors = term
+    projection.factors = first
         .input
         .tiers
         .iter()
@@ -180,7 +282,7 @@ pub(super) fn solve(
         SolveStatus::Optimal
     } else if gap <= settings.mip_gap + 1e-9 {
         SolveStatus::GapLimit
-    } else if over_term.status == SolveStatus::TimeLimit {
+    } else if solved.iter().any(|s| s.timed_out) {
         SolveStatus::TimeLimit
     } else {
         SolveStatus::Unproven
@@ -196,9 +298,9 @@ pub(super) fn solve(
 pub(super) fn infeasible(scenario: &Scenario, t: &Term) -> String {
     format!(
         "over the {}-month term growing {} a month, the busiest month carries {:.2} × the planned demand, more than the GPU quotas ({}) and the API rate limit can cover; raise `max_gpus`, add a GPU type, lower `commitment.monthly_growth` or shorten `commitment.term_months`",
-        t.growth.months,
-        t.growth.monthly_growth,
-        t.growth.peak_factor(),
+        t.months(),
+        scenario.commitment_monthly_growth,
+        Stage::peak_factor(t.stages.iter().map(|s| &s.stage)),
         scenario
             .gpus
             .iter()
@@ -243,7 +345,7 @@ mod tests {
             // configuration the plan runs in a slot keeps its replicas there
             // (the same rate per replica); any other needs as many or more.
             for (c, option) in tier.options.iter().enumerate() {
-                let month_one = &term.input.tiers[k].options[c].rps_by_slot[..horizon.slots()];
+                let month_one = &term.first().tiers[k].options[c].rps_by_slot[..horizon.slots()];
                 for (t, (&at_months, &at_rounds)) in
                     month_one.iter().zip(&option.rps_by_slot).enumerate()
                 {

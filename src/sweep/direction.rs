@@ -34,7 +34,8 @@ impl Direction {
             || leaf == "max_gpus"
             || leaf == "max_tokens_per_minute"
             || leaf == "max_configurations"
-            || leaf == "deadline_hours";
+            || leaf == "deadline_hours"
+            || leaf == "price_decline_per_year";
         match (up, down) {
             (true, false) => Some(Direction::NotDown),
             (false, true) => Some(Direction::NotUp),
@@ -242,6 +243,10 @@ mod tests {
         assert_eq!(
             Direction::of("commitment.monthly_growth"),
             Some(Direction::NotDown)
+        );
+        assert_eq!(
+            Direction::of("commitment.price_decline_per_year"),
+            Some(Direction::NotUp)
         );
         assert_eq!(Direction::of("simulation.seed"), None);
         assert_eq!(Direction::of("shape.scale"), None);

@@ -413,3 +413,161 @@ fn reservations_on_a_horizon_shorter_than_a_day_are_warned_about() {
     assert_eq!(plan["reserved"]["h100-sxm"], 1);
     assert!(plan["commitment"]["short_horizon_warning"].is_string());
 }
+
+/// `scenarios/api-vs-reserved.toml` over a term, with `sets` added.
+fn over_a_term(sets: &[&str]) -> serde_json::Value {
+    let mut args = vec!["solve", "scenarios/api-vs-reserved.toml"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    args.extend(["--format", "json", "--quiet"]);
+    json(&planner(&args))
+}
+
+#[test]
+fn a_term_longer_than_a_reservation_is_planned_reservation_by_reservation() {
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let grows = [
+        "commitment.term_months=36",
+        "commitment.monthly_growth=0.03",
+    ];
+    let held = over_a_term(&grows);
+    let renewed = over_a_term(&[grows[0], grows[1], "commitment.renewal_months=12"]);
+    let (h, r) = (
+        &held["commitment"]["growth"],
+        &renewed["commitment"]["growth"],
+    );
+    assert!(h.get("stages").is_none(), "{h}");
+    let stages = r["stages"].as_array().unwrap();
+    assert_eq!(
+        stages
+            .iter()
+            .map(|s| f(&s["first_month"]))
+            .collect::<Vec<_>>(),
+        [1.0, 13.0, 25.0]
+    );
+    // Demand grows: each renewal reserves at least as many; the first
+    // reservation is the plan's.
+    let count = |s: &serde_json::Value| f(&s["reserved"]["h100-sxm"]);
+    assert!(stages.windows(2).all(|w| count(&w[1]) >= count(&w[0])));
+    assert!(count(&stages[2]) > count(&stages[0]), "{r}");
+    assert_eq!(
+        stages[0]["reserved"]["h100-sxm"],
+        renewed["reserved"]["h100-sxm"]
+    );
+    // Renewing may keep the one reservation: never dearer beyond the gap.
+    assert!(f(&r["total_usd"]) <= f(&h["total_usd"]) * (1.0 + f(&r["proven_gap"])));
+    // The term, its stages, its years and the purchase add up alike.
+    for g in [h, r] {
+        let years = g["years"].as_array().unwrap();
+        assert_eq!(years.len(), 3);
+        assert!(years.iter().all(|y| y["months"] == 12));
+        let by_year: f64 = years.iter().map(|y| f(&y["usd"])).sum();
+        assert!((by_year - f(&g["total_usd"])).abs() < 1e-6 * by_year);
+        assert!((f(&g["average_usd_per_year"]) - by_year / 3.0).abs() < 1e-6 * by_year);
+    }
+    let by_stage: f64 = stages.iter().map(|s| f(&s["usd"])).sum();
+    assert!((by_stage - f(&r["total_usd"])).abs() < 1e-6 * by_stage);
+    assert_eq!(renewed["purchase"]["term_years"], r["years"]);
+    assert_eq!(renewed["purchase"]["term_usd"], r["total_usd"]);
+    // One reservation for the term leaves year 3's growth to on-demand.
+    assert!(f(&h["years"][2]["on_demand_usd"]) > f(&r["years"][2]["on_demand_usd"]));
+
+    // A yearly price decline is taken at each renewal, never dearer.
+    let falling = over_a_term(&[
+        grows[0],
+        grows[1],
+        "commitment.renewal_months=12",
+        "commitment.price_decline_per_year=0.1",
+    ]);
+    let d = &falling["commitment"]["growth"];
+    let factors: Vec<f64> = d["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| f(&s["price_factor"]))
+        .collect();
+    assert!((factors[1] - 0.9).abs() < 1e-12 && (factors[2] - 0.81).abs() < 1e-12);
+    assert!(f(&d["total_usd"]) < f(&r["total_usd"]));
+    assert_eq!(d["years"][0], r["years"][0], "year 1 is at list prices");
+}
+
+#[test]
+fn a_short_last_reservation_period_runs_on_demand_and_the_report_says_so() {
+    let sets = [
+        "--set",
+        "commitment.term_months=30",
+        "--set",
+        "commitment.renewal_months=12",
+    ];
+    let mut args = vec!["solve", "scenarios/api-vs-reserved.toml", "--quiet"];
+    args.extend(sets);
+    let text = stdout(&planner(&args));
+    args.extend(["--format", "json"]);
+    let plan = json(&planner(&args));
+    let g = &plan["commitment"]["growth"];
+    // Six months left would pay a whole 12-month reservation: renting wins.
+    let last = &g["stages"][2];
+    assert_eq!(
+        (last["first_month"].as_u64(), last["months"].as_u64()),
+        (Some(25), Some(6))
+    );
+    assert!(
+        last["reserved"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|n| n == 0),
+        "{g}"
+    );
+    assert_eq!(g["years"][2]["months"], 6);
+    assert_eq!(g["years"][2]["reserved_usd"], 0.0);
+    for says in [
+        "TERM IN RESERVATIONS (30 months in reservations of 12 months;",
+        "months 25-30: let every reservation lapse: nothing",
+        "these months run on demand",
+        "over the 30-month term in 3 reservations: proven within",
+        "term       30 months:",
+        "year 3 ",
+        "(6 months)",
+        "over the 12-month first reservation",
+    ] {
+        assert!(text.contains(says), "{says}\n{text}");
+    }
+    // The horizon's reservations renewed unchanged cost more.
+    assert!(g["horizon_only"]["term_usd"].as_f64() > g["total_usd"].as_f64());
+}
+
+#[test]
+fn a_price_decline_without_renewals_is_refused_at_its_key() {
+    for (sets, says) in [
+        (
+            vec![
+                "commitment.term_months=36",
+                "commitment.price_decline_per_year=0.1",
+            ],
+            "state `renewal_months` below `term_months`",
+        ),
+        (
+            vec![
+                "commitment.term_months=36",
+                "commitment.renewal_months=12",
+                "commitment.price_decline_per_year=0.7",
+            ],
+            "commitment.price_decline_per_year",
+        ),
+        (
+            vec!["commitment.term_months=36", "commitment.renewal_months=0"],
+            "commitment.renewal_months",
+        ),
+    ] {
+        let mut args = vec!["solve", "scenarios/api-vs-reserved.toml", "--quiet"];
+        for s in &sets {
+            args.extend(["--set", s]);
+        }
+        let o = planner(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty());
+    }
+}

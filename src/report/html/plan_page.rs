@@ -562,12 +562,14 @@ pub fn render(outcome: &Outcome) -> String {
                 let _ = write!(s, "<p class=\"lead\">{}</p>", esc(n));
                 s
             });
+        let (year_header, year_rows) = growth_text::year_rows(t);
         let _ = write!(
             body,
-            "<section><h2>{}</h2>{}{}{notes}</section>",
+            "<section><h2>{}</h2>{}{}<h3>By year</h3>{}{notes}</section>",
             esc(&growth_text::title(t)),
             growth_chart(t),
-            table(&header, &rows, Some("whole term"))
+            table(&header, &rows, Some("whole term")),
+            table(&year_header, &year_rows, Some("average year"))
         );
     }
     let _ = write!(

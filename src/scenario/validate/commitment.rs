@@ -42,3 +42,35 @@ impl Validator {
         growth
     }
 }
+
+impl Validator {
+    /// `commitment.renewal_months` (kept only when below the term: the
+    /// term is then planned in stages of that many months) and
+    /// `commitment.price_decline_per_year` (taken at each renewal, so only
+    /// with stages).
+    pub(super) fn renewals(&mut self, commitment: Option<&RawCommitment>) -> (Option<u32>, f64) {
+        let Some(c) = commitment else {
+            return (None, 0.0);
+        };
+        let renewal = c.renewal_months.filter(|&m| {
+            self.bounded("commitment.renewal_months", f64::from(m))
+                && c.term_months.is_some_and(|term| m < term)
+        });
+        let Some(decline) = c.price_decline_per_year else {
+            return (renewal, 0.0);
+        };
+        if !self.bounded("commitment.price_decline_per_year", decline) {
+            return (renewal, 0.0);
+        }
+        if decline > 0.0 && renewal.is_none() {
+            self.at_key(
+                "commitment.price_decline_per_year",
+                format!(
+                    "a price decline of {decline} a year is taken when reservations are renewed, and this term has no renewal: state `renewal_months` below `term_months` (e.g. `renewal_months = 12` in a 36-month term), or remove `price_decline_per_year`"
+                ),
+            );
+            return (renewal, 0.0);
+        }
+        (renewal, decline)
+    }
+}

@@ -93,6 +93,13 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
     Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),
+    Bound::closed("commitment.renewal_months", 1.0, 120.0, "months"),
+    Bound::closed(
+        "commitment.price_decline_per_year",
+        0.0,
+        0.5,
+        "share per year",
+    ),
     Bound::closed("check.days", 1.0, 365.0, "days"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
@@ -325,6 +332,8 @@ impl Validator {
             Some(months)
         });
         let commitment_monthly_growth = self.monthly_growth(raw.commitment.as_ref());
+        let (commitment_renewal_months, commitment_price_decline_per_year) =
+            self.renewals(raw.commitment.as_ref());
         let check_days = raw.check.as_ref().and_then(|c| {
             let Some(days) = c.days else {
                 self.at_key(
@@ -351,7 +360,9 @@ impl Validator {
         let kv_cache = model.as_ref().and_then(|m| m.kv_cache);
         let gpus = gpus
             .into_iter()
-            .map(|g| choose_reserved_offer(g, commitment_term_months))
+            // Offers are compared over one reservation's months: the
+            // renewal period when the term is staged, else the term.
+            .map(|g| choose_reserved_offer(g, commitment_renewal_months.or(commitment_term_months)))
             .map(|mut g: crate::scenario::GpuOffer| {
                 // A pinned KV-cache precision replaces the engines' recipes.
                 if let (Some(kv), Some(engine)) = (kv_cache, g.engine.as_mut()) {
@@ -374,6 +385,8 @@ impl Validator {
             simulation,
             commitment_term_months,
             commitment_monthly_growth,
+            commitment_renewal_months,
+            commitment_price_decline_per_year,
             check_days,
         })
     }

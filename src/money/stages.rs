@@ -1,0 +1,289 @@
+//! A term longer than one reservation: stages, and the term's cost year by
+//! year.
+//!
+//! With `[commitment] renewal_months = L` below `term_months = M`, a
+//! reservation runs `L` months and is renewed, enlarged, shrunk or let
+//! lapse at each renewal. Stage `s` covers months `s·L … min((s+1)·L, M) − 1`
+//! (from 0). Nothing links two stages (a GPU reserved in one is paid for in
+//! that one alone), so the cheapest staged term is the sum of each stage's
+//! cheapest plan: each stage is its own term MILP ([`crate::money::growth`])
+//! over its months, with its growth factors.
+//!
+//! Prices: with `price_decline_per_year = d`, every GPU price of stage `s`
+//! (reserved, on-demand, spot; not the API's) is the list price ×
+//! (1 − d)^(s·L / 12), the price at the stage's first month. A last stage
+//! shorter than a reservation pays for the whole reservation: its reserved
+//! price × max(T, Lₛ)/Lₛ ÷ max(T, L)/L, with `T` the type's offer term
+//! (`L` without offers) and `Lₛ` the stage's months, so that a reservation
+//! longer than the months left is bought only where it still pays.
+
+use super::growth::{ProjectedPeriod, TermGrowth, TermProjection};
+use crate::scenario::Scenario;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Months in a year, for the year-by-year cost and the yearly decline.
+const MONTHS_PER_YEAR: u32 = 12;
+
+/// One reservation period of the term.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stage {
+    pub growth: TermGrowth,
+    /// Factor on every GPU list price in the stage (the yearly decline).
+    pub price_factor: f64,
+    /// Months a full stage has (`renewal_months`, or the term).
+    pub full_months: u32,
+}
+
+impl Stage {
+    /// The stages of `scenario`'s term for a horizon of `slots` slots, each
+    /// MILP at most `max_slots` slots; `None` when the term is one
+    /// reservation without growth (the horizon alone is then the term's
+    /// pattern).
+    pub(crate) fn all(scenario: &Scenario, slots: usize, max_slots: usize) -> Option<Vec<Stage>> {
+        let term = scenario.commitment_term_months?;
+        let growth = scenario.commitment_monthly_growth;
+        let Some(every) = scenario.commitment_renewal_months.filter(|&l| l < term) else {
+            return TermGrowth::split(term, growth, slots, max_slots).map(|growth| {
+                vec![Stage {
+                    growth,
+                    price_factor: 1.0,
+                    full_months: term,
+                }]
+            });
+        };
+        if slots == 0 {
+            return None;
+        }
+        let decline = scenario.commitment_price_decline_per_year;
+        Some(
+            (0..term.div_ceil(every))
+                .map(|s| {
+                    let first = s * every;
+                    Stage {
+                        growth: TermGrowth::stage(
+                            first,
+                            every.min(term - first),
+                            growth,
+                            slots,
+                            max_slots,
+                        ),
+                        price_factor: (1.0 - decline)
+                            .powf(f64::from(first) / f64::from(MONTHS_PER_YEAR)),
+                        full_months: every,
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// The factor on a reserved price (already the effective price of a
+    /// full stage) for this stage: the decline, and a short last stage
+    /// paying for a whole reservation of `offer_months` (the full stage's
+    /// months when the type lists no offers).
+    pub(crate) fn reserved_factor(&self, offer_months: Option<u32>) -> f64 {
+        let t = f64::from(offer_months.unwrap_or(self.full_months));
+        let (short, full) = (f64::from(self.growth.months), f64::from(self.full_months));
+        self.price_factor * (t.max(short) / short) / (t.max(full) / full)
+    }
+
+    /// The largest demand factor of any month of the stages.
+    pub(crate) fn peak_factor<'a>(stages: impl IntoIterator<Item = &'a Stage>) -> f64 {
+        stages
+            .into_iter()
+            .map(|s| s.growth.peak_factor())
+            .fold(1.0, f64::max)
+    }
+}
+
+/// One stage of the term, as planned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageCost {
+    /// First month of the stage, counted from 1.
+    pub first_month: u32,
+    pub months: u32,
+    /// Factor on the GPU list prices in the stage.
+    pub price_factor: f64,
+    /// GPU type → GPUs reserved for the stage.
+    pub reserved: BTreeMap<String, u32>,
+    /// The stage's cost, USD.
+    pub usd: f64,
+}
+
+/// The term's cost over one year of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct YearCost {
+    /// The year, counted from 1.
+    pub year: u32,
+    /// Months of the term in it (12, or fewer in a short last year).
+    pub months: u32,
+    pub reserved_usd: f64,
+    pub on_demand_usd: f64,
+    pub api_usd: f64,
+    pub spot_usd: f64,
+    pub usd: f64,
+}
+
+/// The term's projection from its stages' (each a term of its own, with
+/// the GPUs it reserves); `staged` keeps each stage's line.
+pub(crate) fn combine(
+    stages: Vec<(&Stage, TermProjection, BTreeMap<String, u32>)>,
+    staged: bool,
+) -> TermProjection {
+    let mut parts = stages.into_iter();
+    let (first_stage, mut term, first_reserved) = parts.next().expect("a term has a stage");
+    let line = |stage: &Stage, p: &TermProjection, reserved: BTreeMap<String, u32>| StageCost {
+        first_month: stage.growth.periods[0].first_month,
+        months: stage.growth.months,
+        price_factor: stage.price_factor,
+        reserved,
+        usd: p.total_usd,
+    };
+    let mut lines = vec![line(first_stage, &term, first_reserved)];
+    for (stage, p, reserved) in parts {
+        lines.push(line(stage, &p, reserved));
+        term.months += p.months;
+        term.periods.extend(p.periods);
+        term.reserved_usd += p.reserved_usd;
+        term.on_demand_usd += p.on_demand_usd;
+        term.api_usd += p.api_usd;
+        term.spot_usd += p.spot_usd;
+        term.total_usd += p.total_usd;
+        // Nothing links two stages: the term's bound is the sum of theirs.
+        term.lower_bound_usd += p.lower_bound_usd;
+    }
+    term.proven_gap = if term.total_usd > 0.0 {
+        ((term.total_usd - term.lower_bound_usd) / term.total_usd).max(0.0)
+    } else {
+        0.0
+    };
+    term.years = years(&term.periods);
+    term.average_usd_per_year = average_usd_per_year(&term.years);
+    if staged {
+        term.stages = lines;
+    }
+    term
+}
+
+/// The cost of `periods` year by year: each month is charged its
+/// period's monthly cost.
+pub(crate) fn years(periods: &[ProjectedPeriod]) -> Vec<YearCost> {
+    let mut out: Vec<YearCost> = Vec::new();
+    for p in periods {
+        for month in p.period.first_month..p.period.first_month + p.period.months {
+            let year = (month - 1) / MONTHS_PER_YEAR + 1;
+            if out.last().is_none_or(|y| y.year != year) {
+                out.push(YearCost {
+                    year,
+                    months: 0,
+                    reserved_usd: 0.0,
+                    on_demand_usd: 0.0,
+                    api_usd: 0.0,
+                    spot_usd: 0.0,
+                    usd: 0.0,
+                });
+            }
+            let y = out.last_mut().expect("pushed above");
+            y.months += 1;
+            y.reserved_usd += p.reserved_usd_per_month;
+            y.on_demand_usd += p.on_demand_usd_per_month;
+            y.api_usd += p.api_usd_per_month;
+            y.spot_usd += p.spot_usd_per_month;
+            y.usd += p.usd_per_month;
+        }
+    }
+    out
+}
+
+/// The average cost of a year of the term, USD (the total over the term's
+/// months × 12).
+pub(crate) fn average_usd_per_year(years: &[YearCost]) -> f64 {
+    let months: u32 = years.iter().map(|y| y.months).sum();
+    if months == 0 {
+        return 0.0;
+    }
+    years.iter().map(|y| y.usd).sum::<f64>() / f64::from(months) * f64::from(MONTHS_PER_YEAR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::money::growth::Period;
+
+    fn stages(term: u32, every: Option<u32>, growth: f64, decline: f64) -> Option<Vec<Stage>> {
+        let mut scenario = crate::scenario::tiny_fixture();
+        scenario.commitment_term_months = Some(term);
+        scenario.commitment_monthly_growth = growth;
+        scenario.commitment_renewal_months = every;
+        scenario.commitment_price_decline_per_year = decline;
+        Stage::all(&scenario, 24, 2_000)
+    }
+
+    #[test]
+    fn a_term_is_cut_at_each_renewal_and_its_prices_fall_by_the_year() {
+        let s = stages(30, Some(12), 0.02, 0.1).expect("stages");
+        assert_eq!(s.len(), 3);
+        assert_eq!(
+            s.iter().map(|s| s.growth.months).collect::<Vec<_>>(),
+            [12, 12, 6]
+        );
+        // Month 13 (from 0: 12) carries 1.02^12, and its prices 0.9 of the list.
+        assert_eq!(s[1].growth.periods[0].first_month, 13);
+        assert!((s[1].growth.periods[0].peak_factor - 1.02f64.powi(12)).abs() < 1e-12);
+        assert!((s[1].price_factor - 0.9).abs() < 1e-12);
+        assert!((s[2].price_factor - 0.81).abs() < 1e-12);
+        assert!((Stage::peak_factor(&s) - 1.02f64.powi(29)).abs() < 1e-12);
+        // A full stage pays its reservation at the stage's price; the 6-month
+        // last stage pays a whole 12-month one (twice the price per month
+        // used), and a 3-month offer as listed.
+        assert!((s[1].reserved_factor(None) - 0.9).abs() < 1e-12);
+        assert!((s[2].reserved_factor(None) - 0.81 * 2.0).abs() < 1e-12);
+        assert!((s[2].reserved_factor(Some(3)) - 0.81).abs() < 1e-12);
+        // A 36-month offer costs 36/12 of its list price in a full stage,
+        // 36/6 in the short one: twice the full stage's effective price.
+        assert!((s[2].reserved_factor(Some(36)) - 0.81 * 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn without_renewals_the_term_is_one_stage_and_only_growth_makes_one() {
+        assert!(stages(36, None, 0.0, 0.0).is_none());
+        let one = stages(36, None, 0.03, 0.0).expect("growth");
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].price_factor, 1.0);
+        assert_eq!(one[0].reserved_factor(Some(12)), 1.0);
+        // Renewals without growth still stage the term (a short last stage).
+        assert_eq!(stages(30, Some(12), 0.0, 0.0).expect("stages").len(), 3);
+    }
+
+    #[test]
+    fn years_charge_every_month_its_periods_cost() {
+        let period = |first_month, months, usd_per_month| ProjectedPeriod {
+            period: Period {
+                first_month,
+                months,
+                peak_factor: 1.0,
+                mean_factor: 1.0,
+            },
+            reserved_usd_per_month: usd_per_month,
+            on_demand_usd_per_month: 0.0,
+            api_usd_per_month: 0.0,
+            spot_usd_per_month: 0.0,
+            usd_per_month,
+        };
+        // Periods of 5 months straddle the years: 1-5, 6-10, 11-15, 16-20.
+        let y = years(&[
+            period(1, 5, 1.0),
+            period(6, 5, 2.0),
+            period(11, 5, 3.0),
+            period(16, 5, 4.0),
+        ]);
+        assert_eq!(y.len(), 2);
+        assert_eq!((y[0].year, y[0].months), (1, 12));
+        assert_eq!(y[0].usd, 5.0 + 10.0 + 2.0 * 3.0);
+        assert_eq!((y[1].year, y[1].months), (2, 8));
+        assert_eq!(y[1].usd, 3.0 * 3.0 + 20.0);
+        assert_eq!(y[0].reserved_usd, y[0].usd);
+        // 50 USD over 20 months: 30 USD a year on average.
+        assert!((average_usd_per_year(&y) - 30.0).abs() < 1e-12);
+    }
+}
