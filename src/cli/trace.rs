@@ -10,7 +10,7 @@ use crate::report::{self, Format};
 use crate::traces::shape::read_rate_curve;
 use crate::traces::stats::accumulate;
 use crate::traces::synth::{weekly_curve, write_trace, SynthSpec};
-use crate::traces::{read_all, ReaderOptions};
+use crate::traces::{read_all, ReaderOptions, TraceFormat};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -117,7 +117,7 @@ pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
         max_context_tokens: None,
         drop_over_context: false,
     };
-    let (_, summary, acc) =
+    let (format, summary, acc) =
         accumulate(&args.file, options, Progress::new(args.quiet)).map_err(PlannerError::Trace)?;
     if let Some((line, why)) = &summary.first_skipped {
         note!(
@@ -125,7 +125,11 @@ pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
             summary.skipped_rows
         );
     }
-    let s = acc.summary(summary.skipped_rows);
+    let mut s = acc.summary(summary.skipped_rows);
+    if format == TraceFormat::Mooncake {
+        s.prefix =
+            crate::traces::prefix::of_mooncake_file(&args.file).map_err(PlannerError::Trace)?;
+    }
     finite(&s)?;
     let text = match args.format {
         Format::Text => report::trace_text::render(&args.file.display().to_string(), &s),

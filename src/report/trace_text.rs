@@ -71,6 +71,27 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
         group_thousands(s.output_tokens_per_minute.mean.round() as i64),
         group_thousands(s.output_tokens_per_minute.max as i64)
     );
+    if let Some(p) = &s.prefix {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "prefix share (an unbounded cache, requests in arrival order, {}-token blocks)",
+            p.block_tokens
+        );
+        let _ = writeln!(
+            out,
+            "  {:.1}% of prompt tokens and {:.1}% of prompt blocks were computed by an earlier request; {:.1}% of the {} requests with block hashes find some",
+            p.token_hit_share * 100.0,
+            p.block_hit_share * 100.0,
+            p.requests_with_hit_share * 100.0,
+            group_thousands(p.requests_with_hashes as i64)
+        );
+        let _ = writeln!(
+            out,
+            "tokens per request        mean     p50     p90     p99     max"
+        );
+        length_row(&mut out, "shared prefix", &p.shared_prefix_tokens);
+    }
     out
 }
 

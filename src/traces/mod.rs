@@ -5,6 +5,8 @@ pub mod aggregate;
 pub mod length_sample;
 pub mod lines;
 pub mod micros;
+pub(crate) mod mooncake;
+pub mod prefix;
 pub mod quantised;
 mod read;
 mod reader;

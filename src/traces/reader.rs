@@ -8,7 +8,6 @@ use super::timestamp::parse_timestamp_checked;
 use super::{Request, TraceFormat};
 use crate::base::located::Problem;
 use crate::base::text::excerpt;
-use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -112,7 +111,7 @@ pub(super) fn read_part<R: BufRead>(
                         }
                         parse_azure_row(row)
                     }
-                    TraceFormat::Mooncake => parse_mooncake_row(row),
+                    TraceFormat::Mooncake => super::mooncake::parse_row(row),
                     TraceFormat::Burstgpt => {
                         if line_no == 1 && row.starts_with(b"Timestamp") {
                             if row != super::BURSTGPT_HEADER.as_bytes() {
@@ -370,50 +369,6 @@ pub(super) fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
     })
 }
 
-#[derive(Deserialize)]
-struct MooncakeRow {
-    timestamp: serde_json::Number,
-    input_length: serde_json::Number,
-    output_length: serde_json::Number,
-}
-
-fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
-    n.as_u64()
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("`{key}` must be a non-negative integer, got {n}"))
-}
-
-/// Parses one Mooncake JSON line (timestamp in milliseconds).
-pub(super) fn parse_mooncake_row(row: &[u8]) -> Result<Request, RowError> {
-    let parsed: MooncakeRow = serde_json::from_slice(row).map_err(|e| {
-        // The row's own line and column locate it: the message without
-        // serde's "at line 1 column N".
-        let what = e.to_string();
-        let what = crate::base::toml_file::plain_type_names(
-            what.split(" at line ").next().unwrap_or_default(),
-        );
-        RowError {
-            column: Some(e.column() as u64),
-            message: format!("not a Mooncake JSON line ({what}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
-        }
-    })?;
-    let ms = parsed
-        .timestamp
-        .as_f64()
-        .filter(|t| *t >= 0.0)
-        .ok_or_else(|| {
-            format!(
-                "`timestamp` must be non-negative milliseconds, got {}",
-                parsed.timestamp
-            )
-        })?;
-    Ok(Request {
-        arrival_s: ms / 1000.0,
-        input_tokens: json_count(&parsed.input_length, "input_length")?,
-        output_tokens: json_count(&parsed.output_length, "output_length")?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,17 +397,6 @@ mod tests {
             .unwrap_err()
             .message
             .contains("bad timestamp"));
-    }
-
-    #[test]
-    fn mooncake_row_parses() {
-        let r = parse_mooncake_row(br#"{"timestamp": 3000, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}"#).unwrap();
-        assert_eq!(r.arrival_s, 3.0);
-        assert_eq!((r.input_tokens, r.output_tokens), (6758, 500));
-        assert!(
-            parse_mooncake_row(br#"{"timestamp": 1, "input_length": -5, "output_length": 1}"#)
-                .is_err()
-        );
     }
 
     #[test]

@@ -319,6 +319,7 @@ impl TraceAccumulator {
             output_tokens: self.output_tokens(),
             input_tokens_per_minute: TokenRate::of(&self.per_minute_input),
             output_tokens_per_minute: TokenRate::of(&self.per_minute_output),
+            prefix: None,
         }
     }
 
@@ -452,6 +453,10 @@ pub struct TraceSummary {
     pub output_tokens: LengthStats,
     pub input_tokens_per_minute: TokenRate,
     pub output_tokens_per_minute: TokenRate,
+    /// With block hashes (Mooncake's `hash_ids`), the prompts' prefix share
+    /// ([`super::prefix`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<super::prefix::PrefixSummary>,
 }
 
 /// Arrival counts per clock-aligned window (empty windows count as zero).

@@ -42,6 +42,80 @@ fn trace_stats_reads_mooncake_with_relative_times() {
 }
 
 #[test]
+fn mooncake_block_hashes_give_the_traces_prefix_share() {
+    let s = json(&planner(&[
+        "trace",
+        "stats",
+        "data/mooncake/conversation_trace.jsonl",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    let p = &s["prefix"];
+    assert_eq!(p["block_tokens"], 512);
+    assert_eq!(p["requests_with_hashes"], 12_031);
+    let share = |k: &str| p[k].as_f64().unwrap();
+    // An unbounded cache finds about 37% of the conversation's prompts.
+    assert!((0.36..0.37).contains(&share("block_hit_share")), "{p}");
+    assert!((0.37..0.38).contains(&share("token_hit_share")), "{p}");
+    let shared = &p["shared_prefix_tokens"];
+    assert!(
+        shared["max"].as_u64() <= s["input_tokens"]["max"].as_u64(),
+        "{p}"
+    );
+    let text = stdout(&planner(&[
+        "trace",
+        "stats",
+        "data/mooncake/conversation_trace.jsonl",
+        "--quiet",
+    ]));
+    assert!(
+        text.contains(
+            "37.4% of prompt tokens and 36.6% of prompt blocks were computed by an earlier request"
+        ),
+        "{text}"
+    );
+    // A trace without hashes says nothing of prefixes: none is invented.
+    let azure = json(&planner(&[
+        "trace",
+        "stats",
+        "tests/fixtures/traces/tiny.csv",
+        "--format",
+        "json",
+    ]));
+    assert!(azure.get("prefix").is_none());
+}
+
+#[test]
+fn block_hashes_that_contradict_the_prompt_are_refused_with_their_line() {
+    let dir = temp_dir("bad-hashes");
+    let path = dir.join("bad.jsonl");
+    for (row, says) in [
+        (
+            r#"{"timestamp": 5, "input_length": 600, "output_length": 1, "hash_ids": [0, 1, 2]}"#,
+            "`hash_ids` names 3 blocks, but a prompt of 600 tokens makes 2 blocks of 512 tokens",
+        ),
+        (
+            r#"{"timestamp": 5, "input_length": 600, "output_length": 1, "hash_ids": ["a"]}"#,
+            "`hash_ids` must be a list of non-negative integers",
+        ),
+    ] {
+        std::fs::write(
+            &path,
+            format!("{{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [7]}}\n{row}\n"),
+        )
+        .unwrap();
+        let out = planner(&["trace", "stats", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let e = stderr(&out);
+        assert!(e.contains(says), "{e}");
+        assert!(e.contains("bad.jsonl:2:59"), "{e}");
+        assert!(stdout(&out).is_empty());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn bad_trace_rows_fail_with_their_line() {
     let out = planner(&["trace", "stats", "tests/fixtures/traces/bad-rows.csv"]);
     assert_eq!(out.status.code(), Some(2));

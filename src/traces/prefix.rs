@@ -1,0 +1,191 @@
+//! The prefix share of a trace: how much of its prompts an unbounded
+//! prefix cache would find already computed.
+//!
+//! Requests are taken in file order (arrival order). A request's hit is the
+//! longest run of its leading blocks whose hashes all appeared in an
+//! earlier request (any position of it: a block's hash names the block and
+//! every block before it, so a hash seen anywhere is a prefix seen); every
+//! block of the request is then cached. Its hit tokens are those blocks'
+//! tokens, the last block counting only the prompt's tokens in it. Nothing
+//! is evicted and generated tokens are not hashed (the traces hash prompts
+//! only), so this is the most any cache could reuse on the trace: the
+//! simulator's cache, bounded by memory, finds at most this.
+
+use super::mooncake::{parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use super::stats::LengthStats;
+use crate::base::located::Problem;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// What `planner trace stats` says of a trace's prefixes (JSON `prefix`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PrefixSummary {
+    /// Tokens per hashed block.
+    pub block_tokens: u32,
+    /// Requests that carry block hashes.
+    pub requests_with_hashes: u64,
+    /// Share of requests whose first block was seen before (any hit).
+    pub requests_with_hit_share: f64,
+    /// Share of the prompts' hashed blocks an unbounded cache holds already.
+    pub block_hit_share: f64,
+    /// Share of all prompt tokens in those blocks.
+    pub token_hit_share: f64,
+    /// Per request, the prompt tokens found cached (the shared prefix).
+    pub shared_prefix_tokens: LengthStats,
+}
+
+/// The unbounded cache, fed one request at a time.
+#[derive(Debug, Default)]
+pub struct PrefixAccumulator {
+    seen: HashSet<u64>,
+    requests: u64,
+    requests_with_hashes: u64,
+    requests_with_hit: u64,
+    blocks: u64,
+    blocks_hit: u64,
+    prompt_tokens: u64,
+    hit_tokens_by_request: Vec<u32>,
+}
+
+impl PrefixAccumulator {
+    /// Adds a request of `input_tokens` whose prompt blocks hash to
+    /// `blocks` (empty when the trace gives none); returns its hit tokens.
+    pub fn push(&mut self, input_tokens: u32, blocks: &[u64]) -> u32 {
+        self.requests += 1;
+        self.prompt_tokens += u64::from(input_tokens);
+        let hit_blocks = blocks.iter().take_while(|h| self.seen.contains(h)).count();
+        let hit_tokens = (hit_blocks as u64 * u64::from(MOONCAKE_BLOCK_TOKENS))
+            .min(u64::from(input_tokens)) as u32;
+        if !blocks.is_empty() {
+            self.requests_with_hashes += 1;
+            self.requests_with_hit += u64::from(hit_blocks > 0);
+        }
+        self.blocks += blocks.len() as u64;
+        self.blocks_hit += hit_blocks as u64;
+        self.seen.extend(blocks.iter().copied());
+        self.hit_tokens_by_request.push(hit_tokens);
+        hit_tokens
+    }
+
+    /// The summary; `None` when no request carried hashes.
+    pub fn summary(&self) -> Option<PrefixSummary> {
+        if self.requests_with_hashes == 0 {
+            return None;
+        }
+        let share = |part: u64, whole: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                part as f64 / whole as f64
+            }
+        };
+        let mut sorted = self.hit_tokens_by_request.clone();
+        sorted.sort_unstable();
+        // Nearest rank, as the length statistics.
+        let at = |q: f64| -> u64 {
+            let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            u64::from(sorted[rank - 1])
+        };
+        let hit_tokens: u64 = sorted.iter().map(|&t| u64::from(t)).sum();
+        Some(PrefixSummary {
+            block_tokens: MOONCAKE_BLOCK_TOKENS,
+            requests_with_hashes: self.requests_with_hashes,
+            requests_with_hit_share: share(self.requests_with_hit, self.requests_with_hashes),
+            block_hit_share: share(self.blocks_hit, self.blocks),
+            token_hit_share: share(hit_tokens, self.prompt_tokens),
+            shared_prefix_tokens: LengthStats {
+                mean: hit_tokens as f64 / sorted.len() as f64,
+                p50: at(0.5),
+                p90: at(0.9),
+                p99: at(0.99),
+                max: at(1.0),
+            },
+        })
+    }
+}
+
+/// The prefix share of the Mooncake trace at `path`, read in file order;
+/// rows that do not parse are passed over (the trace's own read has
+/// refused or counted them already).
+pub fn of_mooncake_file(path: &Path) -> Result<Option<PrefixSummary>, Problem> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
+    let mut acc = PrefixAccumulator::default();
+    for row in BufReader::with_capacity(1 << 20, file).split(b'\n') {
+        let row = row.map_err(|e| Problem::new(path, "", format!("cannot read the trace: {e}")))?;
+        let row = row.strip_suffix(b"\r").unwrap_or(&row);
+        if let Ok((request, blocks)) = parse_row_with_blocks(row) {
+            acc.push(request.input_tokens, &blocks);
+        }
+    }
+    Ok(acc.summary())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_is_the_run_of_leading_blocks_seen_before() {
+        let mut acc = PrefixAccumulator::default();
+        // First request: nothing cached.
+        assert_eq!(acc.push(1_500, &[1, 2, 3]), 0);
+        // Shares blocks 1 and 2, then diverges: two blocks, 1,024 tokens.
+        assert_eq!(acc.push(2_000, &[1, 2, 7, 8]), 1_024);
+        // Block 3 was seen, but its first block was not: no hit.
+        assert_eq!(acc.push(1_000, &[9, 3]), 0);
+        // The whole prompt cached, its last block part-filled: its tokens.
+        assert_eq!(acc.push(1_500, &[1, 2, 3]), 1_500);
+        // A request without hashes finds nothing.
+        assert_eq!(acc.push(800, &[]), 0);
+        let s = acc.summary().unwrap();
+        assert_eq!(s.requests_with_hashes, 4);
+        assert!((s.requests_with_hit_share - 0.5).abs() < 1e-12);
+        assert!((s.block_hit_share - 5.0 / 12.0).abs() < 1e-12);
+        assert!((s.token_hit_share - 2_524.0 / 6_800.0).abs() < 1e-12);
+        assert_eq!(s.shared_prefix_tokens.max, 1_500);
+        assert_eq!(s.shared_prefix_tokens.p50, 0);
+        assert!((s.shared_prefix_tokens.mean - 2_524.0 / 5.0).abs() < 1e-9);
+        // No hashes at all: nothing to say.
+        let mut none = PrefixAccumulator::default();
+        none.push(100, &[]);
+        assert!(none.summary().is_none());
+    }
+
+    /// An independent count over the shipped conversation trace: a
+    /// request's hit blocks by scanning every earlier request's blocks.
+    #[test]
+    fn the_conversation_traces_share_matches_a_count_by_earlier_requests() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mooncake/conversation_trace.jsonl");
+        let s = of_mooncake_file(&path)
+            .unwrap()
+            .expect("the trace has hashes");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows: Vec<(u32, Vec<u64>)> = text
+            .lines()
+            .take(2_000)
+            .map(|l| {
+                let (r, b) = parse_row_with_blocks(l.as_bytes()).unwrap();
+                (r.input_tokens, b)
+            })
+            .collect();
+        let (mut hit, mut all) = (0usize, 0usize);
+        for (i, (_, blocks)) in rows.iter().enumerate() {
+            let earlier = |h: &u64| rows[..i].iter().any(|(_, b)| b.contains(h));
+            hit += blocks.iter().take_while(|h| earlier(h)).count();
+            all += blocks.len();
+        }
+        let mut acc = PrefixAccumulator::default();
+        for (n, b) in &rows {
+            acc.push(*n, b);
+        }
+        let first = acc.summary().unwrap();
+        assert!((first.block_hit_share - hit as f64 / all as f64).abs() < 1e-12);
+        // The whole trace: 12,031 requests, about 37% of prompt tokens.
+        assert_eq!(s.requests_with_hashes, 12_031);
+        assert!((0.36..0.38).contains(&s.token_hit_share), "{s:?}");
+    }
+}
