@@ -20,7 +20,6 @@
 
 use crate::demand::Demand;
 use crate::milp::{self, Problem, Solution};
-use crate::money::stages::{self, StageCost, YearCost};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -192,9 +191,9 @@ impl TermGrowth {
         let total_usd = over_term(|p| p.usd_per_month);
         let scale = self.horizons_per_period(input.horizon_hours() / self.periods.len() as f64);
         let lower_bound_usd = (lower_bound_usd * scale).min(total_usd).max(0.0);
-        let years = stages::years(&periods);
+        let years = years(&periods);
         TermProjection {
-            average_usd_per_year: stages::average_usd_per_year(&years),
+            average_usd_per_year: average_usd_per_year(&years),
             years,
             months: self.months,
             monthly_growth: self.monthly_growth,
@@ -306,6 +305,77 @@ pub struct HorizonOnly {
     pub term_usd: f64,
 }
 
+/// One stage of the term, as planned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageCost {
+    /// First month of the stage, counted from 1.
+    pub first_month: u32,
+    pub months: u32,
+    /// Factor on the GPU list prices in the stage.
+    pub price_factor: f64,
+    /// GPU type → GPUs reserved for the stage.
+    pub reserved: BTreeMap<String, u32>,
+    /// The stage's cost, USD.
+    pub usd: f64,
+}
+
+/// The term's cost over one year of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct YearCost {
+    /// The year, counted from 1.
+    pub year: u32,
+    /// Months of the term in it (12, or fewer in a short last year).
+    pub months: u32,
+    pub reserved_usd: f64,
+    pub on_demand_usd: f64,
+    pub api_usd: f64,
+    pub spot_usd: f64,
+    pub usd: f64,
+}
+
+/// Months in a year, for the year-by-year cost.
+pub(crate) const MONTHS_PER_YEAR: u32 = 12;
+
+/// The cost of `periods` year by year: each month is charged its
+/// period's monthly cost.
+pub(crate) fn years(periods: &[ProjectedPeriod]) -> Vec<YearCost> {
+    let mut out: Vec<YearCost> = Vec::new();
+    for p in periods {
+        for month in p.period.first_month..p.period.first_month + p.period.months {
+            let year = (month - 1) / MONTHS_PER_YEAR + 1;
+            if out.last().is_none_or(|y| y.year != year) {
+                out.push(YearCost {
+                    year,
+                    months: 0,
+                    reserved_usd: 0.0,
+                    on_demand_usd: 0.0,
+                    api_usd: 0.0,
+                    spot_usd: 0.0,
+                    usd: 0.0,
+                });
+            }
+            let y = out.last_mut().expect("pushed above");
+            y.months += 1;
+            y.reserved_usd += p.reserved_usd_per_month;
+            y.on_demand_usd += p.on_demand_usd_per_month;
+            y.api_usd += p.api_usd_per_month;
+            y.spot_usd += p.spot_usd_per_month;
+            y.usd += p.usd_per_month;
+        }
+    }
+    out
+}
+
+/// The average cost of a year of the term, USD (the total over the term's
+/// months × 12).
+pub(crate) fn average_usd_per_year(years: &[YearCost]) -> f64 {
+    let months: u32 = years.iter().map(|y| y.months).sum();
+    if months == 0 {
+        return 0.0;
+    }
+    years.iter().map(|y| y.usd).sum::<f64>() / f64::from(months) * f64::from(MONTHS_PER_YEAR)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +453,37 @@ mod tests {
             g.repeat(&[vec![1.0, 0.5]]),
             vec![vec![1.0, 0.5, 1.0, 0.5, 1.0, 0.5]]
         );
+    }
+
+    #[test]
+    fn years_charge_every_month_its_periods_cost() {
+        let period = |first_month, months, usd_per_month| ProjectedPeriod {
+            period: Period {
+                first_month,
+                months,
+                peak_factor: 1.0,
+                mean_factor: 1.0,
+            },
+            reserved_usd_per_month: usd_per_month,
+            on_demand_usd_per_month: 0.0,
+            api_usd_per_month: 0.0,
+            spot_usd_per_month: 0.0,
+            usd_per_month,
+        };
+        // Periods of 5 months straddle the years: 1-5, 6-10, 11-15, 16-20.
+        let y = years(&[
+            period(1, 5, 1.0),
+            period(6, 5, 2.0),
+            period(11, 5, 3.0),
+            period(16, 5, 4.0),
+        ]);
+        assert_eq!(y.len(), 2);
+        assert_eq!((y[0].year, y[0].months), (1, 12));
+        assert_eq!(y[0].usd, 5.0 + 10.0 + 2.0 * 3.0);
+        assert_eq!((y[1].year, y[1].months), (2, 8));
+        assert_eq!(y[1].usd, 3.0 * 3.0 + 20.0);
+        assert_eq!(y[0].reserved_usd, y[0].usd);
+        // 50 USD over 20 months: 30 USD a year on average.
+        assert!((average_usd_per_year(&y) - 30.0).abs() < 1e-12);
     }
 }

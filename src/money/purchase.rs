@@ -186,7 +186,7 @@ pub struct Purchase {
     /// With growth or renewals, the term's cost year by year (the
     /// projection's, `commitment.growth.years`) and per year on average.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub term_years: Vec<crate::money::stages::YearCost>,
+    pub term_years: Vec<crate::money::growth::YearCost>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_usd_per_year: Option<f64>,
     /// Tier → its deployments, by share.

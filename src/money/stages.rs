@@ -17,13 +17,11 @@
 //! (`L` without offers) and `Lₛ` the stage's months, so that a reservation
 //! longer than the months left is bought only where it still pays.
 
-use super::growth::{ProjectedPeriod, TermGrowth, TermProjection};
+use super::growth::{
+    average_usd_per_year, years, StageCost, TermGrowth, TermProjection, MONTHS_PER_YEAR,
+};
 use crate::scenario::Scenario;
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Months in a year, for the year-by-year cost and the yearly decline.
-const MONTHS_PER_YEAR: u32 = 12;
 
 /// One reservation period of the term.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,34 +94,6 @@ impl Stage {
     }
 }
 
-/// One stage of the term, as planned.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StageCost {
-    /// First month of the stage, counted from 1.
-    pub first_month: u32,
-    pub months: u32,
-    /// Factor on the GPU list prices in the stage.
-    pub price_factor: f64,
-    /// GPU type → GPUs reserved for the stage.
-    pub reserved: BTreeMap<String, u32>,
-    /// The stage's cost, USD.
-    pub usd: f64,
-}
-
-/// The term's cost over one year of it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct YearCost {
-    /// The year, counted from 1.
-    pub year: u32,
-    /// Months of the term in it (12, or fewer in a short last year).
-    pub months: u32,
-    pub reserved_usd: f64,
-    pub on_demand_usd: f64,
-    pub api_usd: f64,
-    pub spot_usd: f64,
-    pub usd: f64,
-}
-
 /// The term's projection from its stages' (each a term of its own, with
 /// the GPUs it reserves); `staged` keeps each stage's line.
 pub(crate) fn combine(
@@ -165,50 +135,9 @@ pub(crate) fn combine(
     term
 }
 
-/// The cost of `periods` year by year: each month is charged its
-/// period's monthly cost.
-pub(crate) fn years(periods: &[ProjectedPeriod]) -> Vec<YearCost> {
-    let mut out: Vec<YearCost> = Vec::new();
-    for p in periods {
-        for month in p.period.first_month..p.period.first_month + p.period.months {
-            let year = (month - 1) / MONTHS_PER_YEAR + 1;
-            if out.last().is_none_or(|y| y.year != year) {
-                out.push(YearCost {
-                    year,
-                    months: 0,
-                    reserved_usd: 0.0,
-                    on_demand_usd: 0.0,
-                    api_usd: 0.0,
-                    spot_usd: 0.0,
-                    usd: 0.0,
-                });
-            }
-            let y = out.last_mut().expect("pushed above");
-            y.months += 1;
-            y.reserved_usd += p.reserved_usd_per_month;
-            y.on_demand_usd += p.on_demand_usd_per_month;
-            y.api_usd += p.api_usd_per_month;
-            y.spot_usd += p.spot_usd_per_month;
-            y.usd += p.usd_per_month;
-        }
-    }
-    out
-}
-
-/// The average cost of a year of the term, USD (the total over the term's
-/// months × 12).
-pub(crate) fn average_usd_per_year(years: &[YearCost]) -> f64 {
-    let months: u32 = years.iter().map(|y| y.months).sum();
-    if months == 0 {
-        return 0.0;
-    }
-    years.iter().map(|y| y.usd).sum::<f64>() / f64::from(months) * f64::from(MONTHS_PER_YEAR)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::money::growth::Period;
 
     fn stages(term: u32, every: Option<u32>, growth: f64, decline: f64) -> Option<Vec<Stage>> {
         let mut scenario = crate::scenario::tiny_fixture();
@@ -253,37 +182,5 @@ mod tests {
         assert_eq!(one[0].reserved_factor(Some(12)), 1.0);
         // Renewals without growth still stage the term (a short last stage).
         assert_eq!(stages(30, Some(12), 0.0, 0.0).expect("stages").len(), 3);
-    }
-
-    #[test]
-    fn years_charge_every_month_its_periods_cost() {
-        let period = |first_month, months, usd_per_month| ProjectedPeriod {
-            period: Period {
-                first_month,
-                months,
-                peak_factor: 1.0,
-                mean_factor: 1.0,
-            },
-            reserved_usd_per_month: usd_per_month,
-            on_demand_usd_per_month: 0.0,
-            api_usd_per_month: 0.0,
-            spot_usd_per_month: 0.0,
-            usd_per_month,
-        };
-        // Periods of 5 months straddle the years: 1-5, 6-10, 11-15, 16-20.
-        let y = years(&[
-            period(1, 5, 1.0),
-            period(6, 5, 2.0),
-            period(11, 5, 3.0),
-            period(16, 5, 4.0),
-        ]);
-        assert_eq!(y.len(), 2);
-        assert_eq!((y[0].year, y[0].months), (1, 12));
-        assert_eq!(y[0].usd, 5.0 + 10.0 + 2.0 * 3.0);
-        assert_eq!((y[1].year, y[1].months), (2, 8));
-        assert_eq!(y[1].usd, 3.0 * 3.0 + 20.0);
-        assert_eq!(y[0].reserved_usd, y[0].usd);
-        // 50 USD over 20 months: 30 USD a year on average.
-        assert!((average_usd_per_year(&y) - 30.0).abs() < 1e-12);
     }
 }

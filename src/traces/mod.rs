@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod length_sample;
+mod length_stats;
 pub mod lines;
 pub mod micros;
 pub(crate) mod mooncake;
@@ -10,6 +11,7 @@ pub mod prefix;
 pub mod quantised;
 mod read;
 mod reader;
+mod row_error;
 pub mod shape;
 mod split;
 pub mod stats;

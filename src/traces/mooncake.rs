@@ -12,7 +12,7 @@
 //! hashes for a prompt of `n` tokens. A row naming more hashes than that
 //! contradicts its own length.
 
-use super::reader::RowError;
+use super::row_error::RowError;
 use super::Request;
 use serde::Deserialize;
 

@@ -11,8 +11,8 @@
 //! only), so this is the most any cache could reuse on the trace: the
 //! simulator's cache, bounded by memory, finds at most this.
 
+use super::length_stats::LengthStats;
 use super::mooncake::{parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
-use super::stats::LengthStats;
 use crate::base::located::Problem;
 use serde::Serialize;
 use std::collections::HashSet;

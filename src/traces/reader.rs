@@ -4,6 +4,7 @@
 //! request. Bad rows fail with their line number, or are skipped and counted.
 
 use super::lines::Lines;
+pub use super::row_error::RowError;
 use super::timestamp::parse_timestamp_checked;
 use super::{Request, TraceFormat};
 use crate::base::located::Problem;
@@ -195,22 +196,6 @@ pub(crate) fn not_a_file(kind: std::fs::FileType) -> &'static str {
         "is a socket"
     } else {
         "is not a regular file"
-    }
-}
-
-/// What is wrong with one row, and at which column when known.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RowError {
-    pub column: Option<u64>,
-    pub message: String,
-}
-
-impl From<String> for RowError {
-    fn from(message: String) -> Self {
-        RowError {
-            column: None,
-            message,
-        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! (input, output) pairs for the capacity model ([`super::length_sample`]).
 
 use super::length_sample::BottomK;
+pub use super::length_stats::LengthStats;
 use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
 use super::timestamp::format_utc;
@@ -470,16 +471,6 @@ pub struct WindowStats {
     pub max: f64,
     pub peak_to_mean: f64,
     pub busiest_start: String,
-}
-
-/// A token-length distribution.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct LengthStats {
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub max: u64,
 }
 
 impl LengthStats {
