@@ -1,6 +1,6 @@
 //! The replay simulator: a discrete-event model of a fleet of replicas, each
 //! running continuous batching ([`replica`]) under a step scheduler
-//! ([`crate::profiles::Scheduler`]),
+//! ([`crate::profiles::Scheduler`]) over its KV cache ([`kv_cache`]),
 //! behind a [`router`] ([`fleet`]), fed by arrivals (the scenario's traces,
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
@@ -9,6 +9,7 @@ pub(crate) mod bench;
 pub(crate) mod events;
 pub(crate) mod fleet;
 pub(crate) mod histogram;
+pub(crate) mod kv_cache;
 pub(crate) mod metrics;
 pub(crate) mod renewal;
 pub(crate) mod replica;

@@ -22,6 +22,7 @@
 //! to the next finish (or KV limit) in closed form ([`DecodeRun`]); an arrival
 //! that could be admitted cuts the run at the step in flight.
 
+use super::kv_cache::KvCache;
 use super::request::Slab;
 use crate::perf::{DecodeRun, StepModel, StepTime, StepWork};
 use crate::profiles::Scheduler;
@@ -139,10 +140,9 @@ pub(crate) struct Replica {
     clock: u64,
     /// When each decoding sequence finishes, earliest first.
     finishes: BinaryHeap<Reverse<FinishAt>>,
-    kv_used: u64,
-    /// KV-cache tokens reserved for whole requests (prompt + output) under
-    /// [`ReplicaSpec::reserve_output_kv`].
-    kv_reserved: u64,
+    /// The KV cache, of the spec's [`ReplicaSpec::kv_capacity_tokens`],
+    /// reserving outputs under [`ReplicaSpec::reserve_output_kv`].
+    kv: KvCache,
     /// Σ context (prompt + generated) of the decoding sequences.
     context_sum: u64,
     step: Option<Step>,
@@ -173,7 +173,9 @@ pub(crate) struct Replica {
 }
 
 impl Replica {
-    pub(crate) fn new(spec: usize, rank: usize) -> Self {
+    /// Replica `rank` of group `spec`, running `runs` (the group's spec,
+    /// which sizes its KV cache), empty.
+    pub(crate) fn new(spec: usize, rank: usize, runs: &ReplicaSpec) -> Self {
         Replica {
             spec,
             waiting: VecDeque::new(),
@@ -185,8 +187,7 @@ impl Replica {
             chunks: Vec::new(),
             clock: 0,
             finishes: BinaryHeap::new(),
-            kv_used: 0,
-            kv_reserved: 0,
+            kv: KvCache::new(runs.kv_capacity_tokens, runs.reserve_output_kv),
             context_sum: 0,
             step: None,
             generation: 0,
@@ -230,8 +231,7 @@ impl Replica {
         dropped.append(&mut self.decoding);
         self.chunks.clear();
         self.finishes.clear();
-        self.kv_used = 0;
-        self.kv_reserved = 0;
+        self.kv.clear();
         self.context_sum = 0;
         self.step = None;
         self.generation = self.generation.wrapping_add(1);
@@ -312,10 +312,11 @@ impl Replica {
             // The request can join at `next` if the batch has room and the
             // KV cache then holds its prompt (it only fills during the run).
             let running = (self.prefilling.len() + self.decoding.len()) as u32;
-            let kv_then = self.kv_used + step.batch * next;
             if running >= spec.max_batch
                 || next >= step.steps
-                || kv_then + u64::from(r.prefill_target) + 1 > spec.kv_capacity_tokens
+                || !self
+                    .kv
+                    .holds_prompt(u64::from(r.prefill_target), step.batch * next)
             {
                 return None;
             }
@@ -336,7 +337,7 @@ impl Replica {
     ) -> Option<f64> {
         debug_assert!(self.step.is_none());
         self.receive(spec);
-        self.preempt_to_fit(reqs, spec);
+        self.preempt_to_fit(reqs);
         self.chunks.clear();
         let batch = match spec.scheduler {
             Scheduler::DecodeFirstChunked => self.schedule_decode_first_chunked(now, reqs, spec),
@@ -350,7 +351,7 @@ impl Replica {
         let (duration_s, steps, run) = if self.chunks.is_empty() {
             let run = self.decode_run(perf, batch as u32, self.context_sum as f64);
             let to_finish = self.steps_to_next_finish(reqs);
-            let to_kv_limit = (spec.kv_capacity_tokens - self.kv_used) / batch;
+            let to_kv_limit = self.kv.decode_steps_until_full(batch);
             // Requests not yet received end the run at the next receipt.
             let to_receipt = if self.inbox.is_empty() {
                 u64::MAX
@@ -420,7 +421,7 @@ impl Replica {
         }
         self.count_towards_receipt(&step);
         self.context_sum += step.batch * step.steps;
-        self.kv_used += step.batch * step.steps;
+        self.kv.grow(step.batch * step.steps);
         for i in 0..self.chunks.len() {
             let (id, chunk) = self.chunks[i];
             self.outstanding_prompt_tokens -= u64::from(chunk);
@@ -438,8 +439,8 @@ impl Replica {
                 self.prefilling.remove(pos);
             }
             if r.generated_at_join >= r.output_tokens {
-                self.kv_used -= u64::from(r.prefill_target);
-                self.kv_reserved -= u64::from(r.kv_reserved);
+                self.kv
+                    .release(u64::from(r.prefill_target), u64::from(r.kv_reserved));
                 self.in_system -= 1;
                 finished.push(Finished { id, finish_s: now });
             } else {
@@ -465,8 +466,7 @@ impl Replica {
                 continue;
             }
             let kv = r.kv_tokens(self.clock);
-            self.kv_used -= kv;
-            self.kv_reserved -= u64::from(r.kv_reserved);
+            self.kv.release(kv, u64::from(r.kv_reserved));
             self.context_sum -= kv + 1;
             self.in_system -= 1;
             let pos = r.decode_pos as usize;
@@ -602,11 +602,9 @@ impl Replica {
         let running = (self.prefilling.len() + self.decoding.len()) as u32;
         let head = reqs.get(id);
         let target = u64::from(head.prefill_target);
-        let reserve = if spec.reserve_output_kv {
-            u64::from(head.input_tokens) + u64::from(head.output_tokens)
-        } else {
-            0
-        };
+        let reserve = self
+            .kv
+            .reservation_tokens(head.input_tokens, head.output_tokens);
         // A prefill-first step holds the decoding sequences back: it admits
         // a prompt only while their next tokens still fit after it, so the
         // prompt is not preempted before they move.
@@ -616,8 +614,7 @@ impl Replica {
             0
         };
         if running >= spec.max_batch
-            || self.kv_used + target + 1 + held_back > spec.kv_capacity_tokens
-            || self.kv_reserved + reserve > spec.kv_capacity_tokens
+            || !self.kv.admits(target, held_back, reserve)
             || (!self.chunks.is_empty() && target > budget)
         {
             return None;
@@ -630,8 +627,7 @@ impl Replica {
         r.admit_seq = self.next_admit_seq;
         r.kv_reserved = reserve as u32;
         self.next_admit_seq += 1;
-        self.kv_used += target;
-        self.kv_reserved += reserve;
+        self.kv.admit(target, reserve);
         self.prefilling.push(id);
         Some((id, target))
     }
@@ -659,8 +655,8 @@ impl Replica {
 
     /// Preempts the latest admitted sequences until the next step's decode
     /// tokens fit in the KV cache.
-    fn preempt_to_fit(&mut self, reqs: &mut Slab, spec: &ReplicaSpec) {
-        while self.kv_used + self.decoding.len() as u64 > spec.kv_capacity_tokens {
+    fn preempt_to_fit(&mut self, reqs: &mut Slab) {
+        while self.kv.overflows_with(self.decoding.len() as u64) {
             let latest = |list: &[u32]| {
                 list.iter()
                     .enumerate()
@@ -681,18 +677,18 @@ impl Replica {
                 self.remove_decoding(pos, reqs);
             }
             let r = reqs.get_mut(id);
-            if prefilling {
+            let held = if prefilling {
                 self.prefilling.remove(pos);
-                self.kv_used -= u64::from(r.prefill_target);
                 self.outstanding_prompt_tokens += u64::from(r.prefilled);
+                u64::from(r.prefill_target)
             } else {
                 let kv = r.kv_tokens(clock);
-                self.kv_used -= kv;
                 self.context_sum -= kv + 1;
                 r.prefill_target = r.input_tokens + r.generated(clock);
                 self.outstanding_prompt_tokens += u64::from(r.prefill_target);
-            }
-            self.kv_reserved -= u64::from(r.kv_reserved);
+                kv
+            };
+            self.kv.release(held, u64::from(r.kv_reserved));
             r.kv_reserved = 0;
             r.prefilled = 0;
             r.epoch += 1;
@@ -745,7 +741,7 @@ mod tests {
             recv_interval_steps: 1,
         };
         let mut reqs = Slab::default();
-        let mut rep = Replica::new(0, 0);
+        let mut rep = Replica::new(0, 0, &spec);
         for output_tokens in [50, 5, 60, 70] {
             let id = reqs.insert(InFlight::new(&Arrival {
                 time_s: 0.0,

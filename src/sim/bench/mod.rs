@@ -140,7 +140,7 @@ impl<'a> Bench<'a> {
             prompts,
             cap: max_concurrency.unwrap_or(u32::MAX).max(1),
             max_context_tokens,
-            replica: Replica::new(0, 0),
+            replica: Replica::new(0, 0, spec),
             reqs: Slab::default(),
             queue: EventQueue::default(),
             next: 0,

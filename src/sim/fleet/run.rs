@@ -149,7 +149,7 @@ impl<'a> Run<'a> {
             while state.replicas.len() < up {
                 let rank = state.replicas.len();
                 state.replicas.push(self.replicas.len());
-                self.replicas.push(Replica::new(g, rank));
+                self.replicas.push(Replica::new(g, rank, &group.spec));
             }
             let before = state.up;
             state.up = up;

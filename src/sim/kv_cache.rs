@@ -1,0 +1,209 @@
+//! A replica's KV cache as its scheduler accounts for it, in tokens (vLLM
+//! style: a pool of token slots, no block rounding):
+//!
+//! * an admitted request claims its whole prefill target (prompt, plus the
+//!   tokens it had generated when it was preempted) at once, and the check
+//!   leaves room for its first output token;
+//! * every decode step writes one token per decoding sequence;
+//! * a request that finishes, or is preempted, frees what it held;
+//! * under GUARANTEED_NO_EVICT (TensorRT-LLM, the spec's
+//!   `reserve_output_kv`) a request is also reserved its whole length,
+//!   prompt and output, and admitted only while the reservations fit.
+//!
+//! The replica ([`super::replica`]) decides whom to admit, grow, preempt or
+//! release; this type holds the counts and does the arithmetic.
+
+/// The token counts of one replica's KV cache.
+#[derive(Debug, Clone)]
+pub(crate) struct KvCache {
+    /// Tokens the cache holds (the spec's `kv_capacity_tokens`).
+    capacity_tokens: u64,
+    /// Reserve each request's prompt and whole output at admission.
+    reserve_output: bool,
+    /// Tokens held by the requests on the replica: the prefill targets of
+    /// those admitted, plus the tokens decoded since.
+    used_tokens: u64,
+    /// Tokens reserved for whole requests (prompt + output); 0 unless
+    /// `reserve_output`.
+    reserved_tokens: u64,
+}
+
+impl KvCache {
+    /// An empty cache of `capacity_tokens`; `reserve_output` reserves each
+    /// admitted request's whole length (GUARANTEED_NO_EVICT).
+    pub(crate) fn new(capacity_tokens: u64, reserve_output: bool) -> Self {
+        KvCache {
+            capacity_tokens,
+            reserve_output,
+            used_tokens: 0,
+            reserved_tokens: 0,
+        }
+    }
+
+    /// The tokens a request of `input_tokens` and `output_tokens` is
+    /// reserved at admission: its whole length when the cache reserves
+    /// outputs, else none.
+    pub(crate) fn reservation_tokens(&self, input_tokens: u32, output_tokens: u32) -> u64 {
+        if self.reserve_output {
+            u64::from(input_tokens) + u64::from(output_tokens)
+        } else {
+            0
+        }
+    }
+
+    /// Whether, once `ahead_tokens` more are written (decode tokens that
+    /// come first), the cache still holds a prompt of `prompt_tokens` plus
+    /// its first output token.
+    // `+ 1` is the first token; `<=` is the exact complement of the
+    // replica's `> capacity` refusal.
+    #[allow(clippy::int_plus_one)]
+    pub(crate) fn holds_prompt(&self, prompt_tokens: u64, ahead_tokens: u64) -> bool {
+        self.used_tokens + ahead_tokens + prompt_tokens + 1 <= self.capacity_tokens
+    }
+
+    /// Whether a request can be admitted: the cache holds its prompt of
+    /// `prompt_tokens` plus one token after `ahead_tokens` held back for the
+    /// decoding sequences, and the reservations, `reservation_tokens` more,
+    /// still fit.
+    pub(crate) fn admits(
+        &self,
+        prompt_tokens: u64,
+        ahead_tokens: u64,
+        reservation_tokens: u64,
+    ) -> bool {
+        self.holds_prompt(prompt_tokens, ahead_tokens)
+            && self.reserved_tokens + reservation_tokens <= self.capacity_tokens
+    }
+
+    /// Admits a request: its prompt of `prompt_tokens` is claimed whole (it
+    /// is written over the prefill steps that follow) and its
+    /// `reservation_tokens` reserved.
+    pub(crate) fn admit(&mut self, prompt_tokens: u64, reservation_tokens: u64) {
+        self.used_tokens += prompt_tokens;
+        self.reserved_tokens += reservation_tokens;
+    }
+
+    /// Decode steps write `decoded_tokens` (one per decoding sequence per
+    /// step).
+    pub(crate) fn grow(&mut self, decoded_tokens: u64) {
+        self.used_tokens += decoded_tokens;
+    }
+
+    /// A request leaves (finished or preempted): the `held_tokens` it had
+    /// claimed or written and its `reservation_tokens` are freed.
+    pub(crate) fn release(&mut self, held_tokens: u64, reservation_tokens: u64) {
+        self.used_tokens -= held_tokens;
+        self.reserved_tokens -= reservation_tokens;
+    }
+
+    /// Decode steps a batch of `batch` sequences can run before the cache is
+    /// full (each step writes `batch` tokens); the cache must not be over
+    /// full.
+    pub(crate) fn decode_steps_until_full(&self, batch: u64) -> u64 {
+        (self.capacity_tokens - self.used_tokens) / batch
+    }
+
+    /// Whether writing `next_tokens` more (the next step's decode tokens)
+    /// would overflow the cache: then a sequence must be preempted first.
+    pub(crate) fn overflows_with(&self, next_tokens: u64) -> bool {
+        self.used_tokens + next_tokens > self.capacity_tokens
+    }
+
+    /// Empties the cache (every request dropped at once).
+    pub(crate) fn clear(&mut self) {
+        self.used_tokens = 0;
+        self.reserved_tokens = 0;
+    }
+
+    /// Tokens held by the requests on the replica.
+    #[cfg(test)]
+    pub(crate) fn used_tokens(&self) -> u64 {
+        self.used_tokens
+    }
+
+    /// Tokens reserved for whole requests.
+    #[cfg(test)]
+    pub(crate) fn reserved_tokens(&self) -> u64 {
+        self.reserved_tokens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KvCache;
+
+    #[test]
+    fn admit_grow_then_release_returns_to_empty() {
+        let mut kv = KvCache::new(1_000, true);
+        let reserve = kv.reservation_tokens(100, 50);
+        assert_eq!(reserve, 150);
+        kv.admit(100, reserve);
+        kv.grow(7);
+        assert_eq!((kv.used_tokens(), kv.reserved_tokens()), (107, 150));
+        kv.release(107, reserve);
+        assert_eq!((kv.used_tokens(), kv.reserved_tokens()), (0, 0));
+    }
+
+    #[test]
+    fn a_prompt_fits_with_one_token_to_spare_and_no_more() {
+        let mut kv = KvCache::new(1_000, false);
+        kv.admit(400, 0);
+        // 400 held + 599 + its first token = 1_000.
+        assert!(kv.holds_prompt(599, 0));
+        assert!(kv.admits(599, 0, 0));
+        assert!(!kv.holds_prompt(600, 0));
+        assert!(!kv.admits(600, 0, 0));
+        // Tokens written first (decodes held back) count against it.
+        assert!(kv.holds_prompt(589, 10));
+        assert!(!kv.admits(590, 10, 0));
+    }
+
+    #[test]
+    fn reservations_refuse_what_the_prompts_alone_would_admit() {
+        let mut kv = KvCache::new(1_000, true);
+        let first = kv.reservation_tokens(100, 800);
+        assert!(kv.admits(100, 0, first));
+        kv.admit(100, first);
+        // The prompt fits, but its whole length is not left to reserve.
+        let second = kv.reservation_tokens(100, 1);
+        assert!(kv.holds_prompt(100, 0));
+        assert!(!kv.admits(100, 0, second));
+        assert!(kv.admits(50, 0, kv.reservation_tokens(50, 50)));
+        // Freeing the first makes room again.
+        kv.release(100, first);
+        assert!(kv.admits(100, 0, second));
+    }
+
+    #[test]
+    fn without_reserving_outputs_nothing_is_reserved() {
+        let mut kv = KvCache::new(1_000, false);
+        assert_eq!(kv.reservation_tokens(100, 5_000), 0);
+        kv.admit(100, kv.reservation_tokens(100, 5_000));
+        assert_eq!(kv.reserved_tokens(), 0);
+        assert!(kv.admits(800, 0, 0));
+    }
+
+    #[test]
+    fn a_decode_run_stops_where_the_cache_fills() {
+        let mut kv = KvCache::new(1_000, false);
+        kv.admit(300, 0);
+        assert_eq!(kv.decode_steps_until_full(7), 100);
+        kv.grow(7 * 100);
+        assert!(!kv.overflows_with(0));
+        assert!(kv.overflows_with(1));
+        assert_eq!(kv.decode_steps_until_full(7), 0);
+        kv.release(500, 0);
+        assert!(!kv.overflows_with(7));
+    }
+
+    #[test]
+    fn clearing_empties_the_cache_and_keeps_its_size() {
+        let mut kv = KvCache::new(1_000, true);
+        kv.admit(900, kv.reservation_tokens(900, 100));
+        assert!(!kv.admits(1, 0, kv.reservation_tokens(1, 1)));
+        kv.clear();
+        assert_eq!((kv.used_tokens(), kv.reserved_tokens()), (0, 0));
+        assert!(kv.admits(999, 0, kv.reservation_tokens(900, 100)));
+        assert!(!kv.admits(1_000, 0, 0));
+    }
+}
