@@ -95,6 +95,15 @@ pub(crate) struct PredictArgs {
     /// request that reaches a decoding server waits for the next receipt.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub scheduler_recv_interval: u32,
+    /// Cache the KV blocks of prompts by prefix (vLLM
+    /// --enable-prefix-caching; SGLang's radix cache): a request finds the
+    /// leading blocks that an earlier prompt computed and prefills the
+    /// rest. Hits come from the --dataset trace's block hashes (Mooncake's
+    /// `hash_ids`, 512-token blocks); a dataset without hashes, or the
+    /// random one, finds none (no hit is invented). Off by default, as the
+    /// plans launch their engines (--no-enable-prefix-caching).
+    #[arg(long)]
+    pub enable_prefix_caching: bool,
     /// TTFT limit in ms: with --tpot-ms, prints the SLO attainment and
     /// goodput, and along a --max-concurrency curve the highest concurrency
     /// that still meets both at --percentile.
@@ -284,7 +293,25 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
             args.model
         ));
     }
-    let sent = prompts(&lengths, times, &arrivals, args.seed);
+    let mut sent = prompts(&lengths, times, &arrivals, args.seed);
+    let chains = match &args.dataset {
+        Some(path) if args.enable_prefix_caching => {
+            let chains = crate::traces::block_chains::BlockChains::read_mooncake(path)
+                .map_err(PlannerError::Trace)?;
+            // Request i of the trace is prompt i; a trace without hashes
+            // (not Mooncake's) gives no chain, and no hit.
+            for (i, p) in sent.iter_mut().enumerate().take(chains.len()) {
+                p.chain = i as u32;
+            }
+            Some(std::sync::Arc::new(chains))
+        }
+        None if args.enable_prefix_caching => Some(std::sync::Arc::new(
+            crate::traces::block_chains::BlockChains::new(
+                crate::traces::mooncake::MOONCAKE_BLOCK_TOKENS,
+            ),
+        )),
+        _ => None,
+    };
     let slo = args
         .ttft_ms
         .zip(args.tpot_ms)
@@ -300,7 +327,14 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     };
     let mut points = Vec::new();
     for c in concurrencies {
-        let run = bench::run(&spec, &sent, c, model.max_context_tokens, true);
+        let run = bench::run(
+            &spec,
+            &sent,
+            c,
+            model.max_context_tokens,
+            true,
+            chains.as_ref(),
+        );
         let summary = BenchSummary::of(&run);
         points.push(Point::new(c, run, summary, slo));
     }
@@ -320,6 +354,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         request_rate: args.request_rate.clone(),
         num_prompts: args.num_prompts,
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
+        prefix_caching: args.enable_prefix_caching,
     };
     let curve = Curve::new(points, slo);
     let text = match args.format {

@@ -21,6 +21,7 @@ use crate::base::disk_cache::Fnv;
 use crate::sim::request::Arrival;
 use crate::traces::aggregate::sample::{minute_offsets, LengthSampler};
 use crate::traces::aggregate::{MinuteRow, TierAggregate};
+use crate::traces::block_chains::NO_CHAIN;
 use crate::traces::Request;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -362,6 +363,7 @@ impl TraceReplay {
                             tier: k as u16,
                             input_tokens: input,
                             output_tokens: output,
+                            chain: NO_CHAIN,
                         });
                     }
                 }

@@ -28,6 +28,8 @@ pub(crate) struct Predicted {
     pub request_rate: String,
     pub num_prompts: u32,
     pub dataset: Option<String>,
+    /// `--enable-prefix-caching`.
+    pub prefix_caching: bool,
 }
 
 /// Latency limits and the percentile at which they must hold.
@@ -161,6 +163,9 @@ impl Curve {
             "max_num_batched_tokens": p.max_num_batched_tokens,
             "dataset": p.dataset,
         });
+        if p.prefix_caching {
+            planner["enable_prefix_caching"] = json!(true);
+        }
         if p.ep > 1 || p.attention_dp > 1 {
             planner["expert_parallel"] = json!(p.ep);
             planner["attention_dp"] = json!(p.attention_dp);
@@ -224,6 +229,10 @@ fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>, per_request: bool) -> 
         "total_token_throughput".into(),
         json!(s.total_token_throughput),
     );
+    if p.prefix_caching {
+        m.insert("prefix_cache_hit_rate".into(), json!(s.prefix_hit_share()));
+        m.insert("prefix_cached_tokens".into(), json!(s.cached_prompt_tokens));
+    }
     for (name, stats) in [
         ("ttft", &s.ttft),
         ("tpot", &s.tpot),
@@ -274,7 +283,7 @@ fn run_json(p: &Predicted, pt: &Point, slo: Option<&Slo>, per_request: bool) -> 
 }
 
 /// vLLM's summary lines for one run.
-fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>) {
+fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>, prefix_caching: bool) {
     let s = &pt.summary;
     let line = |o: &mut String, label: &str, value: String| {
         let _ = writeln!(o, "{label:<40}{value:<10}");
@@ -319,6 +328,13 @@ fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>) {
         "Total Token throughput (tok/s):",
         format!("{:.2}", s.total_token_throughput),
     );
+    if prefix_caching {
+        line(
+            o,
+            "Prefix cache hit rate (prompt tokens):",
+            format!("{:.2}%", 100.0 * s.prefix_hit_share()),
+        );
+    }
     for (title, short, stats) in [
         ("Time to First Token", "TTFT", &s.ttft),
         ("Time per Output Token (excl. 1st token)", "TPOT", &s.tpot),
@@ -391,7 +407,12 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
         p.request_rate
     );
     if curve.points.len() == 1 {
-        summary_text(&mut o, &curve.points[0], curve.slo.as_ref());
+        summary_text(
+            &mut o,
+            &curve.points[0],
+            curve.slo.as_ref(),
+            p.prefix_caching,
+        );
         return o;
     }
     let q = curve.slo.map_or(99.0, |s| s.percentile);
@@ -420,6 +441,18 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
                 .map_or_else(|| "-".into(), |a| format!("{:.1}%", 100.0 * a)),
             pt.goodput_rps
                 .map_or_else(|| "-".into(), |g| format!("{g:.2} req/s")),
+        );
+    }
+    if p.prefix_caching {
+        let rates: Vec<String> = curve
+            .points
+            .iter()
+            .map(|pt| format!("{:.1}%", 100.0 * pt.summary.prefix_hit_share()))
+            .collect();
+        let _ = writeln!(
+            o,
+            "Prefix cache hit rate (prompt tokens), by concurrency: {}",
+            rates.join(", ")
         );
     }
     if let Some(s) = &curve.slo {

@@ -13,6 +13,8 @@
 //! The replica ([`super::replica`]) decides whom to admit, grow, preempt or
 //! release; this type holds the counts and does the arithmetic.
 
+use super::prefix_cache::PrefixCache;
+
 /// The token counts of one replica's KV cache.
 #[derive(Debug, Clone)]
 pub(crate) struct KvCache {
@@ -26,6 +28,9 @@ pub(crate) struct KvCache {
     /// Tokens reserved for whole requests (prompt + output); 0 unless
     /// `reserve_output`.
     reserved_tokens: u64,
+    /// The blocks of prompts computed before, when the engine caches
+    /// prefixes and the requests name their blocks.
+    prefix: Option<PrefixCache>,
 }
 
 impl KvCache {
@@ -37,6 +42,33 @@ impl KvCache {
             reserve_output,
             used_tokens: 0,
             reserved_tokens: 0,
+            prefix: None,
+        }
+    }
+
+    /// The cache with a prefix cache of `block_tokens`-token blocks, as
+    /// many as its tokens hold ([`PrefixCache`]).
+    pub(crate) fn with_prefix_cache(mut self, block_tokens: u32) -> Self {
+        let blocks = self.capacity_tokens / u64::from(block_tokens.max(1));
+        self.prefix = Some(PrefixCache::new(
+            block_tokens,
+            usize::try_from(blocks).unwrap_or(usize::MAX),
+        ));
+        self
+    }
+
+    /// Prompt tokens of a request of `input_tokens` whose blocks hash to
+    /// `chain` found computed (0 without a prefix cache).
+    pub(crate) fn cached_prompt_tokens(&self, chain: &[u64], input_tokens: u32) -> u32 {
+        self.prefix
+            .as_ref()
+            .map_or(0, |p| p.cached_tokens(chain, input_tokens))
+    }
+
+    /// An admitted request's prompt blocks `chain` are cached.
+    pub(crate) fn remember(&mut self, chain: &[u64]) {
+        if let Some(p) = self.prefix.as_mut() {
+            p.remember(chain);
         }
     }
 
@@ -113,6 +145,9 @@ impl KvCache {
     pub(crate) fn clear(&mut self) {
         self.used_tokens = 0;
         self.reserved_tokens = 0;
+        if let Some(p) = self.prefix.as_mut() {
+            p.clear();
+        }
     }
 
     /// Tokens held by the requests on the replica.

@@ -1,6 +1,7 @@
 //! The replay simulator: a discrete-event model of a fleet of replicas, each
 //! running continuous batching ([`replica`]) under a step scheduler
-//! ([`crate::profiles::Scheduler`]) over its KV cache ([`kv_cache`]),
+//! ([`crate::profiles::Scheduler`]) over its KV cache ([`kv_cache`]) and, for traces that name their
+//! prompts' blocks, a prefix cache ([`prefix_cache`]),
 //! behind a [`router`] ([`fleet`]), fed by arrivals (the scenario's traces,
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
@@ -11,6 +12,7 @@ pub(crate) mod fleet;
 pub(crate) mod histogram;
 pub(crate) mod kv_cache;
 pub(crate) mod metrics;
+pub(crate) mod prefix_cache;
 pub(crate) mod renewal;
 pub(crate) mod replica;
 pub(crate) mod request;

@@ -3,6 +3,7 @@
 //! search's workload).
 
 use super::request::Arrival;
+use crate::traces::block_chains::NO_CHAIN;
 use rand::distributions::Distribution;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -70,6 +71,7 @@ impl<'a> RenewalStream<'a> {
                     tier: 0,
                     input_tokens: input,
                     output_tokens: output,
+                    chain: NO_CHAIN,
                 }
             })
             .collect()

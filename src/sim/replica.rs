@@ -26,8 +26,10 @@ use super::kv_cache::KvCache;
 use super::request::Slab;
 use crate::perf::{DecodeRun, StepModel, StepTime, StepWork};
 use crate::profiles::Scheduler;
+use crate::traces::block_chains::{BlockChains, NO_CHAIN};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 /// What one replica runs.
 #[derive(Debug, Clone)]
@@ -143,6 +145,9 @@ pub(crate) struct Replica {
     /// The KV cache, of the spec's [`ReplicaSpec::kv_capacity_tokens`],
     /// reserving outputs under [`ReplicaSpec::reserve_output_kv`].
     kv: KvCache,
+    /// The requests' prompt blocks, when the replica caches prefixes
+    /// ([`Self::caching_prefixes`]).
+    chains: Option<Arc<BlockChains>>,
     /// Σ context (prompt + generated) of the decoding sequences.
     context_sum: u64,
     step: Option<Step>,
@@ -188,6 +193,7 @@ impl Replica {
             clock: 0,
             finishes: BinaryHeap::new(),
             kv: KvCache::new(runs.kv_capacity_tokens, runs.reserve_output_kv),
+            chains: None,
             context_sum: 0,
             step: None,
             generation: 0,
@@ -203,6 +209,15 @@ impl Replica {
             down: false,
             decode_runs_by_batch: Vec::new(),
         }
+    }
+
+    /// The replica with a prefix cache over the prompt blocks `chains`
+    /// (`--enable-prefix-caching`): a request finds the leading blocks of
+    /// its chain computed and prefills the rest ([`super::prefix_cache`]).
+    pub(crate) fn caching_prefixes(mut self, chains: Arc<BlockChains>) -> Self {
+        self.kv = self.kv.with_prefix_cache(chains.block_tokens);
+        self.chains = Some(chains);
+        self
     }
 
     /// The step model's decode run of `batch` sequences at `context_tokens`,
@@ -605,6 +620,12 @@ impl Replica {
         let reserve = self
             .kv
             .reservation_tokens(head.input_tokens, head.output_tokens);
+        let chain = match &self.chains {
+            Some(chains) if head.chain != NO_CHAIN => chains.get(head.chain),
+            _ => &[],
+        };
+        // Tokens its prefix cache holds are not computed again.
+        let cached = u64::from(self.kv.cached_prompt_tokens(chain, head.input_tokens));
         // A prefill-first step holds the decoding sequences back: it admits
         // a prompt only while their next tokens still fit after it, so the
         // prompt is not preempted before they move.
@@ -615,12 +636,16 @@ impl Replica {
         };
         if running >= spec.max_batch
             || !self.kv.admits(target, held_back, reserve)
-            || (!self.chunks.is_empty() && target > budget)
+            || (!self.chunks.is_empty() && target - cached > budget)
         {
             return None;
         }
+        self.kv.remember(chain);
         self.waiting.pop_front();
         let r = reqs.get_mut(id);
+        r.cached_tokens = cached as u32;
+        r.prefilled = cached as u32;
+        self.outstanding_prompt_tokens -= cached;
         if r.admitted_s.is_nan() {
             r.admitted_s = now;
         }
@@ -629,7 +654,7 @@ impl Replica {
         self.next_admit_seq += 1;
         self.kv.admit(target, reserve);
         self.prefilling.push(id);
-        Some((id, target))
+        Some((id, target - cached))
     }
 
     /// Steps until the earliest decoding sequence finishes.
@@ -748,6 +773,7 @@ mod tests {
                 tier: 0,
                 input_tokens: 100,
                 output_tokens,
+                chain: crate::traces::block_chains::NO_CHAIN,
             }));
             assert_eq!(rep.enqueue(0.0, id, &reqs, &spec), None);
         }

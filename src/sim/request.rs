@@ -10,6 +10,9 @@ pub(crate) struct Arrival {
     pub tier: u16,
     pub input_tokens: u32,
     pub output_tokens: u32,
+    /// Its prompt's block chain ([`crate::traces::block_chains`]), or
+    /// `NO_CHAIN`.
+    pub chain: u32,
 }
 
 /// A request inside the fleet.
@@ -50,6 +53,11 @@ pub(crate) struct InFlight {
     pub decode_pos: u32,
     /// Order of joining the decoding batch on its replica.
     pub join_seq: u64,
+    /// Its prompt's block chain, or `NO_CHAIN`.
+    pub chain: u32,
+    /// Prompt tokens its replica's prefix cache held at its (last)
+    /// admission: prefilled without computing.
+    pub cached_tokens: u32,
 }
 
 impl InFlight {
@@ -74,6 +82,8 @@ impl InFlight {
             kv_reserved: 0,
             decode_pos: 0,
             join_seq: 0,
+            chain: a.chain,
+            cached_tokens: 0,
         }
     }
 

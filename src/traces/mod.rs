@@ -2,6 +2,7 @@
 //! formats, trace statistics, and a seeded synthetic-trace writer.
 
 pub mod aggregate;
+pub mod block_chains;
 pub mod length_sample;
 mod length_stats;
 pub mod lines;

@@ -423,3 +423,81 @@ fn sglangs_receive_interval_delays_the_first_tokens_of_a_closed_loop() {
     assert_eq!(vllm.status.code(), Some(2));
     assert!(stderr(&vllm).contains("--scheduler-recv-interval is SGLang's flag"));
 }
+
+/// The conversation trace's block hashes through `predict`: with
+/// `--enable-prefix-caching` a request prefills only what no earlier prompt
+/// computed; without it nothing changes; a trace without hashes finds none.
+#[test]
+fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            "--model",
+            "qwen3-32b",
+            "--gpu",
+            "h200",
+            "--tp",
+            "8",
+            "--dataset",
+            "data/mooncake/conversation_trace.jsonl",
+            "--num-prompts",
+            "300",
+            "--max-concurrency",
+            "8",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        json(&planner(&args))
+    };
+    let plain = run(&[]);
+    let cached = run(&["--enable-prefix-caching"]);
+    assert!(plain.get("prefix_cache_hit_rate").is_none());
+    assert!(plain["planner"].get("enable_prefix_caching").is_none());
+    assert_eq!(cached["planner"]["enable_prefix_caching"], true);
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap();
+    let hit = f(&cached, "prefix_cache_hit_rate");
+    // No more than an unbounded cache finds on the same prompts (about 20%
+    // of the first 300 requests' prompt tokens), and some.
+    assert!(hit > 0.05 && hit < 0.25, "{hit}");
+    assert!(
+        (f(&cached, "prefix_cached_tokens") / f(&cached, "total_input_tokens") - hit).abs() < 1e-12
+    );
+    assert!(f(&cached, "mean_ttft_ms") < f(&plain, "mean_ttft_ms"));
+    assert!(f(&cached, "duration") <= f(&plain, "duration"));
+    assert_eq!(cached["completed"], plain["completed"]);
+    // A trace without block hashes: the flag finds nothing.
+    let azure = json(&planner(&[
+        "predict",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--dataset",
+        "tests/fixtures/traces/tiny.csv",
+        "--enable-prefix-caching",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(azure["prefix_cache_hit_rate"], 0.0);
+    let text = stdout(&planner(&[
+        "predict",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h200",
+        "--tp",
+        "8",
+        "--dataset",
+        "data/mooncake/conversation_trace.jsonl",
+        "--num-prompts",
+        "300",
+        "--max-concurrency",
+        "8",
+        "--enable-prefix-caching",
+    ]));
+    assert!(
+        text.contains("Prefix cache hit rate (prompt tokens):"),
+        "{text}"
+    );
+}

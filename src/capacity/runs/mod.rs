@@ -177,6 +177,7 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
             input_tokens,
             output_tokens,
             send_s: 0.0,
+            chain: crate::traces::block_chains::NO_CHAIN,
         })
         .collect();
     Some(bench::run(
@@ -185,6 +186,7 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
         Some(run.concurrency),
         model.max_context_tokens,
         false,
+        None,
     ))
 }
 

@@ -21,7 +21,9 @@ pub(crate) use summary::{BenchSummary, Stats};
 use super::events::{Event, EventQueue};
 use super::replica::{Finished, Replica, ReplicaSpec};
 use super::request::{Arrival, InFlight, Slab};
+use crate::traces::block_chains::BlockChains;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// One prompt of the benchmark.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,6 +33,9 @@ pub(crate) struct Prompt {
     /// Seconds after the start at which the client may send it (0 for
     /// `--request-rate inf`).
     pub send_s: f64,
+    /// Its prompt's block chain (`--dataset` with block hashes), or
+    /// `NO_CHAIN`.
+    pub chain: u32,
 }
 
 /// What one request measured.
@@ -46,6 +51,9 @@ pub(crate) struct RequestRecord {
     pub itls_s: Vec<f64>,
     /// Why the server refused it, or `None` when it was served.
     pub error: Option<String>,
+    /// Prompt tokens the prefix cache held at its admission (not
+    /// computed).
+    pub cached_tokens: u32,
 }
 
 /// A whole benchmark run.
@@ -62,14 +70,20 @@ pub(crate) struct BenchRun {
 /// Runs `prompts` against one replica of `spec`. `max_context_tokens`:
 /// the model's context (a longer request is refused). `itls`: record each
 /// request's inter-token gaps (a fit that needs only means skips them).
+/// `chains`: the prompts' blocks, when the engine caches prefixes
+/// (`--enable-prefix-caching`; [`super::prefix_cache`]).
 pub(crate) fn run(
     spec: &ReplicaSpec,
     prompts: &[Prompt],
     max_concurrency: Option<u32>,
     max_context_tokens: u32,
     itls: bool,
+    chains: Option<&Arc<BlockChains>>,
 ) -> BenchRun {
     let mut bench = Bench::new(spec, prompts, max_concurrency, max_context_tokens);
+    if let Some(chains) = chains {
+        bench.replica = Replica::new(0, 0, spec).caching_prefixes(Arc::clone(chains));
+    }
     bench.record_itls = itls;
     bench.try_send(0.0);
     bench.drain(0.0);
@@ -197,6 +211,7 @@ impl<'a> Bench<'a> {
                     e2e_s: 0.0,
                     itls_s: Vec::new(),
                     error: Some(error),
+                    cached_tokens: 0,
                 });
                 continue;
             }
@@ -227,6 +242,7 @@ impl<'a> Bench<'a> {
                 tier: 0,
                 input_tokens: p.input_tokens,
                 output_tokens: p.output_tokens,
+                chain: p.chain,
             }));
             let slot = id as usize;
             if self.prompt_of.len() <= slot {
@@ -280,6 +296,7 @@ impl<'a> Bench<'a> {
                     Vec::new()
                 },
                 error: None,
+                cached_tokens: q.cached_tokens,
             });
             self.reqs.remove(f.id);
             self.in_flight -= 1;

@@ -6,6 +6,7 @@
 //! trace's own arrivals from its first).
 
 use super::Prompt;
+use crate::traces::block_chains::NO_CHAIN;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -73,6 +74,7 @@ pub(crate) fn prompts(
                 input_tokens,
                 output_tokens,
                 send_s,
+                chain: NO_CHAIN,
             }
         })
         .collect()

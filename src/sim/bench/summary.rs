@@ -74,6 +74,8 @@ pub(crate) struct BenchSummary {
     pub tpot: Stats,
     pub itl: Stats,
     pub e2el: Stats,
+    /// Prompt tokens the prefix cache held, over the served requests.
+    pub cached_prompt_tokens: u64,
 }
 
 impl BenchSummary {
@@ -114,6 +116,17 @@ impl BenchSummary {
                     .collect(),
             ),
             e2el: Stats::of(served.iter().map(|r| r.e2e_s * 1e3).collect()),
+            cached_prompt_tokens: served.iter().map(|r| u64::from(r.cached_tokens)).sum(),
+        }
+    }
+
+    /// The prefix cache's hit rate: the share of the served prompts' tokens
+    /// found computed.
+    pub(crate) fn prefix_hit_share(&self) -> f64 {
+        if self.total_input_tokens == 0 {
+            0.0
+        } else {
+            self.cached_prompt_tokens as f64 / self.total_input_tokens as f64
         }
     }
 }

@@ -59,6 +59,7 @@ fn a_lone_request_takes_one_prefill_and_its_decode_steps() {
         tier: 0,
         input_tokens: 1000,
         output_tokens: 101,
+        chain: crate::traces::block_chains::NO_CHAIN,
     };
     let r = simulate(&f, 0..1, [a], 1, |_| {});
     let perf = &f.groups[0].spec.perf;
@@ -92,6 +93,7 @@ fn a_deadline_tier_waits_for_the_slot_that_serves_it_and_misses_past_its_deadlin
             tier: 0,
             input_tokens: 500,
             output_tokens: 50,
+            chain: crate::traces::block_chains::NO_CHAIN,
         })
         .collect();
     // Without a deadline they find no replica and are lost.
@@ -128,6 +130,7 @@ fn spot_replicas_are_granted_and_interrupted_and_drop_what_they_hold() {
             tier: 0,
             input_tokens: 500,
             output_tokens: 400,
+            chain: crate::traces::block_chains::NO_CHAIN,
         })
         .collect();
     let run = |f: &Fleet| simulate(f, 0..1, arrivals.clone(), 7, |_| {});
@@ -181,6 +184,7 @@ fn prefill_first_prefills_a_prompt_longer_than_the_budget_in_one_step() {
         tier: 0,
         input_tokens: 5000,
         output_tokens: 1,
+        chain: crate::traces::block_chains::NO_CHAIN,
     };
     let whole = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
     let r = simulate(&whole, 0..1, [a], 1, |_| {});
@@ -202,12 +206,14 @@ fn prefill_first_stalls_decodes_while_it_prefills() {
             tier: 0,
             input_tokens: 1000,
             output_tokens: 201,
+            chain: crate::traces::block_chains::NO_CHAIN,
         },
         Arrival {
             time_s: 1.0,
             tier: 0,
             input_tokens: 4000,
             output_tokens: 1,
+            chain: crate::traces::block_chains::NO_CHAIN,
         },
     ];
     let f = fleet(prefill_first(spec(true, 8, 100_000)), 1, 0.0);
@@ -242,6 +248,7 @@ fn spaced(n: u32, input: u32) -> Vec<Arrival> {
             tier: 0,
             input_tokens: input,
             output_tokens: 10,
+            chain: crate::traces::block_chains::NO_CHAIN,
         })
         .collect()
 }
@@ -378,6 +385,7 @@ fn no_replica_up_leaves_requests_unserved() {
         tier: 0,
         input_tokens: 10,
         output_tokens: 10,
+        chain: crate::traces::block_chains::NO_CHAIN,
     };
     let r = simulate(&fleet(spec(true, 8, 100_000), 0, 0.0), 0..1, [a], 1, |_| {});
     assert_eq!(r.tiers[0].unserved_requests, 1);
@@ -439,6 +447,7 @@ fn the_servers_own_time_is_in_the_replays_first_and_last_token() {
             tier: 0,
             input_tokens: 1000,
             output_tokens: 101,
+            chain: crate::traces::block_chains::NO_CHAIN,
         };
         let r = simulate(&fleet(s, 1, 0.0), 0..1, [a], 1, |_| {});
         let t = &r.tiers[0];

@@ -1,0 +1,97 @@
+//! Each request's prompt blocks, by hash (Mooncake's `hash_ids`), in the
+//! trace's order: what a prefix cache matches ([`crate::sim`]'s
+//! `prefix_cache`).
+
+use super::mooncake::{parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use crate::base::located::Problem;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// No chain: a request whose prompt's blocks are not known.
+pub(crate) const NO_CHAIN: u32 = u32::MAX;
+
+/// The block hashes of every request, one flat list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlockChains {
+    /// Tokens per block.
+    pub block_tokens: u32,
+    hashes: Vec<u64>,
+    /// Chain `i` is `hashes[starts[i]..starts[i + 1]]`.
+    starts: Vec<usize>,
+}
+
+impl BlockChains {
+    /// No chain yet, of `block_tokens`-token blocks.
+    pub fn new(block_tokens: u32) -> Self {
+        BlockChains {
+            block_tokens,
+            hashes: Vec::new(),
+            starts: vec![0],
+        }
+    }
+
+    /// Adds the next request's chain; returns its index.
+    pub fn push(&mut self, chain: &[u64]) -> u32 {
+        self.hashes.extend_from_slice(chain);
+        self.starts.push(self.hashes.len());
+        (self.starts.len() - 2) as u32
+    }
+
+    /// Chain `i`.
+    pub fn get(&self, i: u32) -> &[u64] {
+        let i = i as usize;
+        &self.hashes[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// Requests held.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether no request carries a block.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// The chains of the Mooncake trace at `path`, one per row that parses,
+    /// in file order (the order its requests are read in).
+    pub fn read_mooncake(path: &Path) -> Result<Self, Problem> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
+        let mut chains = BlockChains::new(MOONCAKE_BLOCK_TOKENS);
+        for row in BufReader::with_capacity(1 << 20, file).split(b'\n') {
+            let row =
+                row.map_err(|e| Problem::new(path, "", format!("cannot read the trace: {e}")))?;
+            let row = row.strip_suffix(b"\r").unwrap_or(&row);
+            if let Ok((_, blocks)) = parse_row_with_blocks(row) {
+                chains.push(&blocks);
+            }
+        }
+        Ok(chains)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chains_come_back_as_pushed() {
+        let mut c = BlockChains::new(512);
+        assert_eq!(c.push(&[1, 2]), 0);
+        assert_eq!(c.push(&[]), 1);
+        assert_eq!(c.push(&[3]), 2);
+        assert_eq!(
+            (c.get(0), c.get(1), c.get(2)),
+            (&[1, 2][..], &[][..], &[3][..])
+        );
+        assert_eq!(c.len(), 3);
+        let read = BlockChains::read_mooncake(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/tiny.jsonl"),
+        )
+        .unwrap();
+        assert_eq!(read.len(), 3);
+        assert_eq!(read.get(0), &[0, 1]);
+        assert_eq!(read.get(2), &[] as &[u64]);
+    }
+}
