@@ -41,6 +41,11 @@ pub(crate) fn is_one(v: &u32) -> bool {
     *v == 1
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 /// The engine name of an offer that runs none (the roofline model).
 pub(crate) const ROOFLINE: &str = "roofline";
 

@@ -43,6 +43,11 @@ pub(crate) struct PerfArgs {
     /// completes it, so it yields one logit).
     #[arg(long, value_name = "P")]
     pub prefill: Option<u32>,
+    /// Tokens of that prompt found in the prefix cache before the P computed
+    /// ones (vLLM --enable-prefix-caching): the step computes P tokens that
+    /// attend over K + their own (needs --prefill).
+    #[arg(long, value_name = "K", requires = "prefill")]
+    pub cached_tokens: Option<u32>,
     /// Sequences decoding one token each in the step (needs --context).
     #[arg(long, value_name = "B", requires = "context")]
     pub decode: Option<u32>,
@@ -116,6 +121,9 @@ struct PerfReport {
     precision: Precision,
     engine: String,
     prefill_tokens: u32,
+    /// Tokens of the prompt found in the prefix cache (`--cached-tokens`).
+    #[serde(skip_serializing_if = "crate::capacity::config::is_zero")]
+    cached_tokens: u32,
     decode_batch: u32,
     context_tokens: u32,
     /// The captured CUDA graph's batch the step replays (padding included);
@@ -221,7 +229,15 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
         ));
     }
     let limit = u64::from(model.max_context_tokens);
-    for (flag, tokens) in [("--prefill", args.prefill), ("--context", args.context)] {
+    let prompt = args
+        .prefill
+        .map(|p| p.saturating_add(args.cached_tokens.unwrap_or(0)));
+    let prompt_flag = if args.cached_tokens.is_some() {
+        "--prefill + --cached-tokens"
+    } else {
+        "--prefill"
+    };
+    for (flag, tokens) in [(prompt_flag, prompt), ("--context", args.context)] {
         if let Some(t) = tokens.filter(|&t| u64::from(t) > limit) {
             return usage(format!(
                 "{flag} {t} is longer than {}'s context of {limit} tokens",
@@ -230,7 +246,7 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
         }
     }
     let kv_tokens = f64::from(args.decode.unwrap_or(0)) * f64::from(args.context.unwrap_or(0))
-        + f64::from(args.prefill.unwrap_or(0));
+        + f64::from(prompt.unwrap_or(0));
     if kv_tokens > perf.kv_capacity_tokens() {
         return usage(format!(
             "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower --decode or --context, or {}",
@@ -330,10 +346,13 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         f64::from(args.decode.unwrap_or(0)),
         f64::from(args.context.unwrap_or(0)),
     );
+    // A chunk of p tokens after k cached ones: p·k + p²/2 query-key pairs,
+    // the k read from the cache (as the simulator's prefill chunk).
+    let k = f64::from(args.cached_tokens.unwrap_or(0));
     let work = StepWork {
         tokens: p + b,
-        attention_pairs: p * p / 2.0 + b * c,
-        kv_read_tokens: b * c,
+        attention_pairs: p * k + p * p / 2.0 + b * c,
+        kv_read_tokens: k + b * c,
         logit_tokens: if p > 0.0 { 1.0 } else { 0.0 } + b,
         sequences: if p > 0.0 { 1.0 } else { 0.0 } + b,
     };
@@ -360,6 +379,7 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         graph_batch: perf.graph_batch(&work).map(|g| g as u32),
         roofline: perf.engine_id().is_none(),
         prefill_tokens: args.prefill.unwrap_or(0),
+        cached_tokens: args.cached_tokens.unwrap_or(0),
         decode_batch: args.decode.unwrap_or(0),
         context_tokens: args.context.unwrap_or(0),
         step_ms: parts.total_s() * 1e3,
@@ -387,7 +407,12 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
 fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfile) -> String {
     let mut o = String::new();
     let mut work = Vec::new();
-    if r.prefill_tokens > 0 {
+    if r.prefill_tokens > 0 && r.cached_tokens > 0 {
+        work.push(format!(
+            "a {}-token prompt prefilled after {} tokens found in the prefix cache (one new sequence, one logit)",
+            r.prefill_tokens, r.cached_tokens
+        ));
+    } else if r.prefill_tokens > 0 {
         work.push(format!(
             "a {}-token prompt prefilled (one new sequence, one logit)",
             r.prefill_tokens

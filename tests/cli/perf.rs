@@ -184,3 +184,50 @@ fn perf_refuses_what_it_cannot_answer() {
     }
     fails(&["--model", "llama-3.1-8b", "--gpu", "h200"], "no work");
 }
+
+/// A prompt's tokens found in the prefix cache are not computed, but the
+/// computed ones attend over them: the step lies between the computed
+/// part alone and the whole prompt computed.
+#[test]
+fn cached_prompt_tokens_are_attended_to_not_computed() {
+    let base = ["--model", "qwen3-32b", "--gpu", "h100-sxm", "--tp", "2"];
+    let step = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let v = perf_json(&args);
+        (
+            v["step_ms"].as_f64().unwrap(),
+            v["parts"]["attention_ms"].as_f64().unwrap(),
+            v,
+        )
+    };
+    let (alone, alone_attention, _) = step(&["--prefill", "2048"]);
+    let (cached, cached_attention, v) = step(&["--prefill", "2048", "--cached-tokens", "30000"]);
+    let (whole, _, _) = step(&["--prefill", "32048"]);
+    assert_eq!(v["cached_tokens"], 30000);
+    assert!(
+        alone < cached && cached < whole / 4.0,
+        "{alone} {cached} {whole}"
+    );
+    assert!(cached_attention > alone_attention);
+    // The prompt's whole length counts against the context.
+    let o = planner(&[
+        "perf",
+        "--model",
+        "qwen3-32b",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--prefill",
+        "2048",
+        "--cached-tokens",
+        "40000",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--prefill + --cached-tokens 42048 is longer than qwen3-32b's context"),
+        "{}",
+        stderr(&o)
+    );
+}
