@@ -195,6 +195,7 @@ impl TermGrowth {
         TermProjection {
             average_usd_per_year: average_usd_per_year(&years),
             years,
+            renewal: None,
             months: self.months,
             monthly_growth: self.monthly_growth,
             reserved_usd: over_term(|p| p.reserved_usd_per_month),
@@ -257,6 +258,11 @@ pub struct TermProjection {
     pub stages: Vec<StageCost>,
     /// The term's cost year by year (12 months each; the last may be shorter).
     pub years: Vec<YearCost>,
+    /// With `renewal_months`, the two ways to buy the term priced: renewing
+    /// at each renewal, or one reservation held for the whole term; the
+    /// cheaper is the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renewal: Option<Renewal>,
     /// The term's cost per year on average (its total over its months × 12).
     pub average_usd_per_year: f64,
     /// Reservations over the term (730 h a month, at the plan's prices).
@@ -303,6 +309,17 @@ pub struct HorizonOnly {
     /// The term's cost with those counts (on-demand and API covering the
     /// growth), USD.
     pub term_usd: f64,
+}
+
+/// Renewing reservations against holding one for the whole term.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Renewal {
+    /// The term's cost renewing at each renewal, USD.
+    pub renewed_usd: f64,
+    /// The term's cost with one reservation held for all of it, USD.
+    pub held_usd: f64,
+    /// Whether renewing is the plan (else holding is).
+    pub renewed: bool,
 }
 
 /// One stage of the term, as planned.

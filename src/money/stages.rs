@@ -9,19 +9,30 @@
 //! cheapest plan: each stage is its own term MILP ([`crate::money::growth`])
 //! over its months, with its growth factors.
 //!
-//! Prices: with `price_decline_per_year = d`, every GPU price of stage `s`
-//! (reserved, on-demand, spot; not the API's) is the list price ×
-//! (1 − d)^(s·L / 12), the price at the stage's first month. A last stage
-//! shorter than a reservation pays for the whole reservation: its reserved
-//! price × max(T, Lₛ)/Lₛ ÷ max(T, L)/L, with `T` the type's offer term
-//! (`L` without offers) and `Lₛ` the stage's months, so that a reservation
-//! longer than the months left is bought only where it still pays.
+//! Prices: with `price_decline_per_year = d`, on-demand and spot prices of
+//! stage `s` are the list × (1 − d)^(s·L / 12), the price at the stage's
+//! first month (the API's are not declined). Its reserved price is the
+//! offer cheapest over the stage's months, each paid for its whole term
+//! ([`crate::scenario::reserved_offer`]), or without offers the stated price
+//! as a [`DEFAULT_RESERVATION_MONTHS`] commitment, × the same decline: a
+//! stage shorter than the reservation it would buy pays for all of it, so
+//! a reservation is bought there only where it still pays.
+//!
+//! The other way to buy the term, one reservation held for all of it
+//! ([`Stage::held`]), is priced beside the stages, and the cheaper is the
+//! plan (`solve::term`).
 
 use super::growth::{
     average_usd_per_year, years, StageCost, TermGrowth, TermProjection, MONTHS_PER_YEAR,
 };
-use crate::scenario::Scenario;
+use crate::scenario::reserved_offer;
+use crate::scenario::{GpuOffer, Scenario};
 use std::collections::BTreeMap;
+
+/// Months a reserved price without `reserved_offers` commits for when the
+/// term is renewed: the usual shortest commitment (a 1-year term); state
+/// `reserved_offers` to give another.
+pub(crate) const DEFAULT_RESERVATION_MONTHS: u32 = 12;
 
 /// One reservation period of the term.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,8 +40,8 @@ pub(crate) struct Stage {
     pub growth: TermGrowth,
     /// Factor on every GPU list price in the stage (the yearly decline).
     pub price_factor: f64,
-    /// Months a full stage has (`renewal_months`, or the term).
-    pub full_months: u32,
+    /// Whether the term is renewed (else this is the term held whole).
+    pub renewed: bool,
 }
 
 impl Stage {
@@ -46,7 +57,7 @@ impl Stage {
                 vec![Stage {
                     growth,
                     price_factor: 1.0,
-                    full_months: term,
+                    renewed: false,
                 }]
             });
         };
@@ -68,21 +79,50 @@ impl Stage {
                         ),
                         price_factor: (1.0 - decline)
                             .powf(f64::from(first) / f64::from(MONTHS_PER_YEAR)),
-                        full_months: every,
+                        renewed: true,
                     }
                 })
                 .collect(),
         )
     }
 
-    /// The factor on a reserved price (already the effective price of a
-    /// full stage) for this stage: the decline, and a short last stage
-    /// paying for a whole reservation of `offer_months` (the full stage's
-    /// months when the type lists no offers).
-    pub(crate) fn reserved_factor(&self, offer_months: Option<u32>) -> f64 {
-        let t = f64::from(offer_months.unwrap_or(self.full_months));
-        let (short, full) = (f64::from(self.growth.months), f64::from(self.full_months));
-        self.price_factor * (t.max(short) / short) / (t.max(full) / full)
+    /// With renewals, the other way to buy the term: one reservation held
+    /// for all of it (the offers compared over the term, no decline).
+    pub(crate) fn held(scenario: &Scenario, slots: usize, max_slots: usize) -> Option<Stage> {
+        let term = scenario.commitment_term_months?;
+        scenario.commitment_renewal_months.filter(|&l| l < term)?;
+        (slots > 0).then(|| Stage {
+            growth: TermGrowth::stage(
+                0,
+                term,
+                scenario.commitment_monthly_growth,
+                slots,
+                max_slots,
+            ),
+            price_factor: 1.0,
+            renewed: false,
+        })
+    }
+
+    /// The reserved price per GPU-hour of `offer` in this stage: the offer
+    /// cheapest over the stage's months (each paid for its whole term,
+    /// `reserved_offer::cheapest`); without offers, the stated price, as a
+    /// [`DEFAULT_RESERVATION_MONTHS`] commitment when the term is renewed
+    /// (a shorter stage pays for the whole of it); times the decline.
+    pub(crate) fn reserved_usd_per_gpu_hour(&self, offer: &GpuOffer) -> Option<f64> {
+        let months = self.growth.months;
+        let usd =
+            if let Some(chosen) = reserved_offer::cheapest(&offer.reserved_offers, Some(months)) {
+                chosen.effective_usd_per_gpu_hour
+            } else {
+                let list = offer.reserved_usd_per_gpu_hour?;
+                if self.renewed {
+                    list * f64::from(DEFAULT_RESERVATION_MONTHS.max(months)) / f64::from(months)
+                } else {
+                    list
+                }
+            };
+        Some(usd * self.price_factor)
     }
 
     /// The largest demand factor of any month of the stages.
@@ -162,15 +202,36 @@ mod tests {
         assert!((s[1].price_factor - 0.9).abs() < 1e-12);
         assert!((s[2].price_factor - 0.81).abs() < 1e-12);
         assert!((Stage::peak_factor(&s) - 1.02f64.powi(29)).abs() < 1e-12);
-        // A full stage pays its reservation at the stage's price; the 6-month
-        // last stage pays a whole 12-month one (twice the price per month
-        // used), and a 3-month offer as listed.
-        assert!((s[1].reserved_factor(None) - 0.9).abs() < 1e-12);
-        assert!((s[2].reserved_factor(None) - 0.81 * 2.0).abs() < 1e-12);
-        assert!((s[2].reserved_factor(Some(3)) - 0.81).abs() < 1e-12);
-        // A 36-month offer costs 36/12 of its list price in a full stage,
-        // 36/6 in the short one: twice the full stage's effective price.
-        assert!((s[2].reserved_factor(Some(36)) - 0.81 * 2.0).abs() < 1e-12);
+        // Without offers a renewed reservation is a 12-month commitment:
+        // a full stage pays the stage's price, the 6-month last stage a
+        // whole year for its 6 months (twice the price per month used).
+        let mut offer = crate::scenario::tiny_fixture().gpus[0].clone();
+        offer.reserved_offers.clear();
+        offer.reserved_usd_per_gpu_hour = Some(2.0);
+        let usd = |s: &Stage, o: &GpuOffer| s.reserved_usd_per_gpu_hour(o).unwrap();
+        assert!((usd(&s[1], &offer) - 2.0 * 0.9).abs() < 1e-12);
+        assert!((usd(&s[2], &offer) - 2.0 * 0.81 * 2.0).abs() < 1e-12);
+        // Offers are compared over each stage's months: a 3-month offer
+        // as listed, a 36-month one paid for all 36.
+        offer.reserved_offers = vec![
+            crate::scenario::reserved_offer::ReservedOffer {
+                term_months: 3,
+                usd_per_gpu_hour: 3.0,
+            },
+            crate::scenario::reserved_offer::ReservedOffer {
+                term_months: 36,
+                usd_per_gpu_hour: 1.0,
+            },
+        ];
+        assert!((usd(&s[2], &offer) - 3.0 * 0.81).abs() < 1e-12);
+        assert!((usd(&s[0], &offer) - 3.0).abs() < 1e-12);
+        // Held for the whole term: the 36-month offer at its list price.
+        let mut scenario = crate::scenario::tiny_fixture();
+        scenario.commitment_term_months = Some(36);
+        scenario.commitment_renewal_months = Some(12);
+        let held = Stage::held(&scenario, 24, 2_000).expect("renewed, so held is the other way");
+        assert_eq!(held.growth.months, 36);
+        assert!((usd(&held, &offer) - 1.0).abs() < 1e-12);
     }
 
     #[test]
@@ -179,7 +240,7 @@ mod tests {
         let one = stages(36, None, 0.03, 0.0).expect("growth");
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].price_factor, 1.0);
-        assert_eq!(one[0].reserved_factor(Some(12)), 1.0);
+        assert!(!one[0].renewed);
         // Renewals without growth still stage the term (a short last stage).
         assert_eq!(stages(30, Some(12), 0.0, 0.0).expect("stages").len(), 3);
     }

@@ -133,11 +133,18 @@ fn stage_notes(t: &TermProjection) -> Vec<String> {
     };
     let mut notes = Vec::new();
     let mut before: Option<&std::collections::BTreeMap<String, u32>> = None;
+    let full = t.stages.first().map_or(0, |s| s.months);
     for s in &t.stages {
-        let months = format!("months {}-{}", s.first_month, s.first_month + s.months - 1);
+        let months = if s.months == 1 {
+            format!("month {}", s.first_month)
+        } else {
+            format!("months {}-{}", s.first_month, s.first_month + s.months - 1)
+        };
         let held: u32 = s.reserved.values().sum();
         let change = match before {
+            // Nothing held before: a new reservation, or none.
             None => "reserve",
+            Some(b) if b.values().all(|&n| n == 0) => "reserve",
             Some(b) if b == &s.reserved => "renew",
             Some(b) => {
                 let was: u32 = b.values().sum();
@@ -152,15 +159,18 @@ fn stage_notes(t: &TermProjection) -> Vec<String> {
                 }
             }
         };
-        let prices = if (s.price_factor - 1.0).abs() > 1e-12 {
+        let prices = if held > 0 && (s.price_factor - 1.0).abs() > 1e-12 {
             format!(" at {:.1}% of the list prices", s.price_factor * 100.0)
         } else {
             String::new()
         };
-        let tail = if held == 0 {
-            "; these months run on demand (and the API where allowed)"
-        } else {
-            ""
+        let tail = match (held, s.months < full) {
+            (0, true) => format!(
+                "; these months run on demand (and the API where allowed): a reservation bought for {} months would be paid for at least {}",
+                s.months, full
+            ),
+            (0, false) => "; these months run on demand (and the API where allowed)".into(),
+            _ => String::new(),
         };
         notes.push(format!(
             "{months}: {change} {}{prices}, {} USD{tail}",
@@ -175,6 +185,21 @@ fn stage_notes(t: &TermProjection) -> Vec<String> {
 /// What the notes under the projection say, one sentence each.
 pub fn notes(t: &TermProjection) -> Vec<String> {
     let mut notes = stage_notes(t);
+    if let Some(r) = &t.renewal {
+        let (cheaper, dearer) = if r.renewed {
+            (r.renewed_usd, r.held_usd)
+        } else {
+            (r.held_usd, r.renewed_usd)
+        };
+        notes.push(format!(
+            "renewing at each renewal costs {} USD over the term, one reservation held for all {} months {} USD: {} is the plan ({:.1}% less)",
+            usd(r.renewed_usd),
+            t.months,
+            usd(r.held_usd),
+            if r.renewed { "renewing" } else { "holding one reservation" },
+            (1.0 - cheaper / dearer) * 100.0
+        ));
+    }
     if t.periods.iter().any(|p| p.period.months > 1) {
         notes.push("months are grouped so the term's MILP fits its slot limit: a group is covered at its busiest month's demand (× shown) and pays its months' mean volume to the API".to_string());
     }
@@ -212,7 +237,7 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
         .filter(|(_, f)| f.months < f.rounds * (1.0 - 1e-3))
         .map(|(tier, f)| format!("{tier} ×{:.3} (rounds ×{:.3})", f.months, f.rounds))
         .collect();
-    if !lowered.is_empty() {
+    if !lowered.is_empty() && t.monthly_growth != 0.0 {
         notes.push(format!(
             "the grown months are sized at each tier's lowest factor that still gives the horizon's plan, {}: the replay checked the horizon's fleets, and the rest of a factor is where the rounds' last step happened to land",
             lowered.join(", ")
@@ -239,6 +264,12 @@ fn percent_a_month(growth: f64) -> String {
 /// The section's title.
 pub fn title(t: &TermProjection) -> String {
     let Some(every) = t.stages.first().map(|s| s.months) else {
+        if t.monthly_growth == 0.0 {
+            return format!(
+                "TERM ({} months; the planned pattern repeated, one reservation held for the whole term)",
+                t.months
+            );
+        }
         return format!(
             "TERM WITH GROWTH ({} months, demand {}% a month; the planned pattern repeated, reservations chosen for the whole term)",
             t.months,
@@ -259,8 +290,9 @@ pub fn title(t: &TermProjection) -> String {
         format!(", demand {}% a month", percent_a_month(t.monthly_growth))
     };
     format!(
-        "TERM IN RESERVATIONS ({} months in reservations of {every} months{growth}{decline}; the planned pattern repeated, reservations chosen at each renewal)",
+        "TERM IN RESERVATIONS ({} months in reservations of {every} {}{growth}{decline}; the planned pattern repeated, reservations chosen at each renewal)",
         t.months,
+        if every == 1 { "month" } else { "months" },
     )
 }
 

@@ -6,7 +6,8 @@ use crate::capacity::CapacityEntry;
 use crate::demand::Demand;
 use crate::milp::{self, MilpError, Problem, Settings, Solution, SolveStatus};
 use crate::money::growth::{
-    HorizonOnly, TermFactor, TermProjection, MAX_TERM_SLOTS_DECOMPOSED, MAX_TERM_SLOTS_WHOLE,
+    HorizonOnly, Renewal, TermFactor, TermProjection, MAX_TERM_SLOTS_DECOMPOSED,
+    MAX_TERM_SLOTS_WHOLE,
 };
 use crate::money::stages::{self, Stage};
 use crate::scenario::Scenario;
@@ -31,6 +32,9 @@ pub(super) struct StageInput {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Term {
     pub stages: Vec<StageInput>,
+    /// With renewals, one reservation held for the whole term instead: the
+    /// cheaper of the two is kept.
+    pub held: Option<StageInput>,
     /// Per tier, the factor the rounds reached and the one the term's
     /// months are sized with (`input::least_equivalent_shares`).
     pub factors: Vec<(f64, f64)>,
@@ -73,18 +77,16 @@ pub(super) fn sizing_demand(scenario: &Scenario, demand: &Demand) -> Option<Dema
     Some(sizing)
 }
 
-/// The stage's GPU prices: the yearly decline, and a short last stage
-/// paying for a whole reservation (`Stage::reserved_factor`).
+/// The stage's GPU prices: reserved as the stage buys it
+/// (`Stage::reserved_usd_per_gpu_hour`), on-demand and spot with the
+/// yearly decline.
 fn priced(scenario: &Scenario, stage: &Stage, input: &mut Problem) {
     for g in &mut input.gpus {
-        let offer_months = scenario
-            .gpus
-            .iter()
-            .find(|o| o.id == g.id)
-            .and_then(|o| o.reserved_offer.as_ref().map(|c| c.term_months));
-        let reserved = stage.reserved_factor(offer_months);
-        if let Some(usd) = g.reserved_usd_per_gpu_hour.as_mut() {
-            *usd *= reserved;
+        let Some(offer) = scenario.gpus.iter().find(|o| o.id == g.id) else {
+            continue;
+        };
+        if g.reserved_usd_per_gpu_hour.is_some() {
+            g.reserved_usd_per_gpu_hour = stage.reserved_usd_per_gpu_hour(offer);
         }
         if let Some(usd) = g.on_demand_usd_per_gpu_hour.as_mut() {
             *usd *= stage.price_factor;
@@ -129,29 +131,29 @@ pub(super) fn term_input(
             .collect(),
         None => sizing.factors.to_vec(),
     };
-    let stages = stages
-        .into_iter()
-        .map(|stage| {
-            let growth = &stage.growth;
-            let shares = growth.repeat(sizing.gpu_share);
-            let window_factors = growth.repeat(sizing.window_factors);
-            let mut input = milp_input(
-                scenario,
-                &growth.expand(demand),
-                capacity,
-                Sizing {
-                    factors: &months,
-                    window_factors: &window_factors,
-                    gpu_share: &shares,
-                },
-            );
-            input.block_slots = Some(demand.slots);
-            priced(scenario, &stage, &mut input);
-            StageInput { stage, input }
-        })
-        .collect();
+    let input_of = |stage: Stage| {
+        let growth = &stage.growth;
+        let shares = growth.repeat(sizing.gpu_share);
+        let window_factors = growth.repeat(sizing.window_factors);
+        let mut input = milp_input(
+            scenario,
+            &growth.expand(demand),
+            capacity,
+            Sizing {
+                factors: &months,
+                window_factors: &window_factors,
+                gpu_share: &shares,
+            },
+        );
+        input.block_slots = Some(demand.slots);
+        priced(scenario, &stage, &mut input);
+        StageInput { stage, input }
+    };
+    let held = Stage::held(scenario, demand.slots, max_slots).map(input_of);
+    let stages = stages.into_iter().map(input_of).collect();
     Some(Term {
         stages,
+        held,
         factors: sizing.factors.iter().copied().zip(months).collect(),
         alone,
     })
@@ -175,12 +177,51 @@ struct StageSolved {
     timed_out: bool,
 }
 
+/// Stage `st`'s MILP within `limit_s`; the horizon alone's counts `alone`
+/// priced over it within `alone_limit_s`; the cheaper kept.
+fn solve_stage(
+    st: &StageInput,
+    settings: &Settings,
+    (limit_s, alone_limit_s): (f64, f64),
+    alone: &Solution,
+    slots: usize,
+) -> Result<StageSolved, MilpError> {
+    let over_stage = milp::solve(&st.input, &settings.within(limit_s))?;
+    let alone_over_stage = if alone.reserved == over_stage.reserved {
+        None
+    } else {
+        milp::solve_with_reserved(&st.input, &settings.within(alone_limit_s), &alone.reserved).ok()
+    };
+    let cost = |sol: &Solution| milp::total(&st.input, sol);
+    let chosen = match &alone_over_stage {
+        Some(a) if cost(a) < cost(&over_stage) - 1e-9 => a.clone(),
+        _ => over_stage.clone(),
+    };
+    let projection = |sol: &Solution, bound: f64| {
+        st.stage
+            .growth
+            .project((&st.input, sol), slots, None, bound)
+    };
+    let alone_usd = match &alone_over_stage {
+        Some(a) => projection(a, f64::NEG_INFINITY).total_usd,
+        None => projection(&chosen, f64::NEG_INFINITY).total_usd,
+    };
+    Ok(StageSolved {
+        projection: projection(&chosen, over_stage.lower_bound_usd),
+        chosen,
+        alone_usd,
+        timed_out: over_stage.status == SolveStatus::TimeLimit,
+    })
+}
+
 /// Each stage's MILP; the horizon alone (solved when the term's MILP was
 /// built), and each stage priced with the reserved counts it would choose;
-/// per stage the cheaper of the two reservations is kept, and the horizon
-/// (month 1) is solved again with the first stage's. `planning.time_limit_s`
-/// bounds the solves together: a sixth for the horizon alone, half for the
-/// stages' MILPs, the rest shared by the others.
+/// per stage the cheaper of the two reservations is kept. With renewals,
+/// one reservation held for the whole term is solved too, and the cheaper
+/// of renewing and holding is kept. The horizon (month 1) is solved again
+/// with the first reservation's counts. `planning.time_limit_s` bounds the
+/// solves together: a sixth for the horizon alone, half for the stages'
+/// MILPs, the rest shared by the others.
 pub(super) fn solve(
     horizon: &Problem,
     settings: &Settings,
@@ -194,58 +235,12 @@ pub(super) fn solve(
         Some(alone) => alone.clone(),
         None => milp::solve(horizon, &settings.within(left_s(1.0 / 4.0)))?,
     };
-    let count = term.stages.len() as f64;
+    let count = (term.stages.len() + usize::from(term.held.is_some())) as f64;
+    let milp_s = settings.time_limit_s * TERM_MILP_SHARE / count;
     let mut solved = Vec::with_capacity(term.stages.len());
     for (s, st) in term.stages.iter().enumerate() {
-        let over_stage = milp::solve(
-            &st.input,
-            &settings.within(settings.time_limit_s * TERM_MILP_SHARE / count),
-        )?;
-        let alone_over_stage = if alone.reserved == over_stage.reserved {
-            None
-        } else {
-            milp::solve_with_reserved(
-                &st.input,
-                &settings.within(left_s(0.5 / (count - s as f64))),
-                &alone.reserved,
-            )
-            .ok()
-        };
-        let cost = |sol: &Solution| milp::total(&st.input, sol);
-        let chosen = match &alone_over_stage {
-            Some(a) if cost(a) < cost(&over_stage) - 1e-9 => a.clone(),
-            _ => over_stage.clone(),
-        };
-        let projection = |sol: &Solution, bound: f64| {
-            st.stage
-                .growth
-                .project((&st.input, sol), slots, None, bound)
-        };
-        let alone_usd = match &alone_over_stage {
-            Some(a) => projection(a, f64::NEG_INFINITY).total_usd,
-            None => projection(&chosen, f64::NEG_INFINITY).total_usd,
-        };
-        solved.push(StageSolved {
-            projection: projection(&chosen, over_stage.lower_bound_usd),
-            chosen,
-            alone_usd,
-            timed_out: over_stage.status == SolveStatus::TimeLimit,
-        });
-    }
-    let plan = milp::solve_with_reserved(
-        horizon,
-        &settings.within(left_s(1.0)),
-        &solved[0].chosen.reserved,
-    )?;
-    // Month 1 alone in the first period: the horizon's own plan prices it.
-    let first = &term.stages[0];
-    if first.stage.growth.periods[0].months == 1 {
-        solved[0].projection = first.stage.growth.project(
-            (&first.input, &solved[0].chosen),
-            slots,
-            Some((horizon, &plan)),
-            solved[0].projection.lower_bound_usd,
-        );
+        let alone_s = left_s(0.5 / (count - s as f64));
+        solved.push(solve_stage(st, settings, (milp_s, alone_s), &alone, slots)?);
     }
     let counts = |sol: &Solution| -> BTreeMap<String, u32> {
         horizon
@@ -255,15 +250,67 @@ pub(super) fn solve(
             .map(|(g, &n)| (g.id.clone(), n))
             .collect()
     };
-    let staged = term.stages.len() > 1;
+    let renewed_usd: f64 = solved.iter().map(|s| s.projection.total_usd).sum();
+    let renewed_bound: f64 = solved.iter().map(|s| s.projection.lower_bound_usd).sum();
+    let held = match &term.held {
+        Some(h) => Some(solve_stage(
+            h,
+            settings,
+            (milp_s, left_s(0.5)),
+            &alone,
+            slots,
+        )?),
+        None => None,
+    };
+    let held_usd = held.as_ref().map(|h| h.projection.total_usd);
+    let held_bound = held.as_ref().map(|h| h.projection.lower_bound_usd);
+    // Holding one reservation is kept only when it is cheaper.
+    let (stages, solved): (Vec<&StageInput>, Vec<StageSolved>) = match (held, &term.held) {
+        (Some(h), Some(input)) if h.projection.total_usd < renewed_usd - 1e-9 => {
+            (vec![input], vec![h])
+        }
+        _ => (term.stages.iter().collect(), solved),
+    };
+    let mut solved = solved;
+    let plan = milp::solve_with_reserved(
+        horizon,
+        &settings.within(left_s(1.0)),
+        &solved[0].chosen.reserved,
+    )?;
+    // Month 1 alone in the first period: the horizon's own plan prices it.
+    let first = stages[0];
+    if first.stage.growth.periods[0].months == 1 && first.stage.price_factor == 1.0 {
+        solved[0].projection = first.stage.growth.project(
+            (&first.input, &solved[0].chosen),
+            slots,
+            Some((horizon, &plan)),
+            solved[0].projection.lower_bound_usd,
+        );
+    }
     let mut projection = stages::combine(
-        term.stages
+        stages
             .iter()
             .zip(&solved)
             .map(|(st, s)| (&st.stage, s.projection.clone(), counts(&s.chosen)))
             .collect(),
-        staged,
+        stages[0].stage.renewed,
     );
+    projection.renewal = held_usd.map(|held_usd| Renewal {
+        renewed_usd,
+        held_usd,
+        renewed: stages[0].stage.renewed,
+    });
+    // The cheapest term is either way: no plan costs less than the lower
+    // of the two bounds.
+    if let Some(held_bound) = held_bound {
+        let bound = renewed_bound.min(held_bound).min(projection.total_usd);
+        projection.lower_bound_usd = bound;
+        projection.proven_gap = if projection.total_usd > 0.0 {
+            ((projection.total_usd - bound) / projection.total_usd).max(0.0)
+        } else {
+            0.0
+        };
+    }
     projection.horizon_only = Some(HorizonOnly {
         reserved: counts(&alone),
         same_reservations: solved.iter().all(|s| s.chosen.reserved == alone.reserved),

@@ -455,8 +455,10 @@ fn a_term_longer_than_a_reservation_is_planned_reservation_by_reservation() {
         stages[0]["reserved"]["h100-sxm"],
         renewed["reserved"]["h100-sxm"]
     );
-    // Renewing may keep the one reservation: never dearer beyond the gap.
+    // Holding one reservation is weighed too: the plan is never dearer.
     assert!(f(&r["total_usd"]) <= f(&h["total_usd"]) * (1.0 + f(&r["proven_gap"])));
+    assert_eq!(r["renewal"]["renewed"], true);
+    assert!((f(&r["renewal"]["held_usd"]) - f(&h["total_usd"])).abs() <= 0.01 * f(&h["total_usd"]));
     // The term, its stages, its years and the purchase add up alike.
     for g in [h, r] {
         let years = g["years"].as_array().unwrap();
@@ -499,6 +501,10 @@ fn a_short_last_reservation_period_runs_on_demand_and_the_report_says_so() {
         "commitment.term_months=30",
         "--set",
         "commitment.renewal_months=12",
+        "--set",
+        "commitment.monthly_growth=0.03",
+        "--set",
+        "commitment.price_decline_per_year=0.1",
     ];
     let mut args = vec!["solve", "scenarios/api-vs-reserved.toml", "--quiet"];
     args.extend(sets);
@@ -522,11 +528,17 @@ fn a_short_last_reservation_period_runs_on_demand_and_the_report_says_so() {
     );
     assert_eq!(g["years"][2]["months"], 6);
     assert_eq!(g["years"][2]["reserved_usd"], 0.0);
+    // Renewing is the plan here, and the report weighs it against holding.
+    let renewal = &g["renewal"];
+    assert_eq!(renewal["renewed"], true);
+    assert!(renewal["renewed_usd"].as_f64() < renewal["held_usd"].as_f64());
+    assert_eq!(renewal["renewed_usd"], g["total_usd"]);
     for says in [
-        "TERM IN RESERVATIONS (30 months in reservations of 12 months;",
-        "months 25-30: let every reservation lapse: nothing",
-        "these months run on demand",
-        "over the 30-month term in 3 reservations: proven within",
+        "TERM IN RESERVATIONS (30 months in reservations of 12 months, demand +3.0% a month, GPU prices 10.0% lower each year;",
+        "months 25-30: let every reservation lapse: nothing, ",
+        "these months run on demand (and the API where allowed): a reservation bought for 6 months would be paid for at least 12",
+        "over the 30-month term in 3 reservations, with growth: proven within",
+        "renewing is the plan (",
         "term       30 months:",
         "year 3 ",
         "(6 months)",
@@ -536,6 +548,24 @@ fn a_short_last_reservation_period_runs_on_demand_and_the_report_says_so() {
     }
     // The horizon's reservations renewed unchanged cost more.
     assert!(g["horizon_only"]["term_usd"].as_f64() > g["total_usd"].as_f64());
+    // Without growth or a decline, holding one reservation for the 30
+    // months is cheaper than renewing into a short last period: the plan.
+    let held = json(&planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--quiet",
+        "--format",
+        "json",
+        "--set",
+        "commitment.term_months=30",
+        "--set",
+        "commitment.renewal_months=12",
+    ]));
+    let h = &held["commitment"]["growth"];
+    assert_eq!(h["renewal"]["renewed"], false);
+    assert!(h.get("stages").is_none(), "{h}");
+    assert_eq!(h["renewal"]["held_usd"], h["total_usd"]);
+    assert!(h["renewal"]["renewed_usd"].as_f64() > h["total_usd"].as_f64());
 }
 
 #[test]
