@@ -248,10 +248,21 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
     let kv_tokens = f64::from(args.decode.unwrap_or(0)) * f64::from(args.context.unwrap_or(0))
         + f64::from(prompt.unwrap_or(0));
     if kv_tokens > perf.kv_capacity_tokens() {
+        let given: Vec<&str> = [
+            ("--decode", args.decode.is_some()),
+            ("--context", args.context.is_some()),
+            ("--prefill", args.prefill.is_some()),
+            ("--cached-tokens", args.cached_tokens.is_some()),
+        ]
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| *flag)
+        .collect();
         return usage(format!(
-            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower --decode or --context, or {}",
+            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower {}, or {}",
             kv_tokens,
             perf.kv_capacity_tokens(),
+            given.join(" or "),
             if model.kv_replicated_over_tp() {
                 "spread the sequences over --attention-dp ranks (every TP rank holds a latent attention's whole KV cache) or use --kv-cache fp8"
             } else {
@@ -445,6 +456,7 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
         (Some(g), _, b) if g > b => {
             format!("replays the captured CUDA graph of {g} sequences ({b} padded to it)")
         }
+        (Some(1), _, _) => "replays the captured CUDA graph of 1 sequence".into(),
         (Some(g), _, _) => format!("replays the captured CUDA graph of {g} sequences"),
         (None, p, _) if p > 0 => "runs eagerly (a step with a prompt has no captured graph)".into(),
         (None, _, _) if r.roofline => "runs eagerly (the roofline model captures no graphs)".into(),

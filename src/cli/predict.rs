@@ -296,8 +296,11 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let mut sent = prompts(&lengths, times, &arrivals, args.seed);
     let chains = match &args.dataset {
         Some(path) if args.enable_prefix_caching => {
-            let chains = crate::traces::block_chains::BlockChains::read_mooncake(path)
-                .map_err(PlannerError::Trace)?;
+            let chains = crate::traces::block_chains::BlockChains::read_mooncake(
+                path,
+                "fix or remove the row's `hash_ids`, or leave out --enable-prefix-caching to read the trace without them",
+            )
+            .map_err(PlannerError::Trace)?;
             // Request i of the trace is prompt i; a trace without hashes
             // (not Mooncake's) gives no chain, and no hit.
             for (i, p) in sent.iter_mut().enumerate().take(chains.len()) {
@@ -355,6 +358,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         num_prompts: args.num_prompts,
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
         prefix_caching: args.enable_prefix_caching,
+        prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),
     };
     let curve = Curve::new(points, slo);
     let text = match args.format {

@@ -127,8 +127,13 @@ pub(super) fn stats(args: &StatsArgs) -> Result<(), PlannerError> {
     }
     let mut s = acc.summary(summary.skipped_rows);
     if format == TraceFormat::Mooncake {
-        s.prefix =
-            crate::traces::prefix::of_mooncake_file(&args.file).map_err(PlannerError::Trace)?;
+        let (prefix, skipped) =
+            crate::traces::prefix::of_mooncake_file(&args.file, args.skip_bad_rows)
+                .map_err(PlannerError::Trace)?;
+        if skipped > 0 {
+            note!("warning: {skipped} rows' `hash_ids` contradict their prompts; they were read without block hashes (no prefix hit counted for them)");
+        }
+        s.prefix = prefix;
     }
     finite(&s)?;
     let text = match args.format {

@@ -58,6 +58,10 @@ pub struct Commitment {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TermCommitment {
     pub months: u32,
+    /// Whether `months` are the first reservation's, the term being renewed
+    /// (`[commitment] renewal_months`), rather than the whole term's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub first_reservation: bool,
     /// Money the reservations commit to: per GPU type, usd_per_year ×
     /// max(offer term, months) / 12; an offer longer than the term is paid
     /// for its whole term. Types without an offer term: usd_per_year ×
@@ -96,6 +100,7 @@ pub(crate) fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<Term
     let held = f64::from(reserved_gpus) * slots as f64;
     Some(TermCommitment {
         months,
+        first_reservation: false,
         usd: c
             .gpu_types
             .values()
@@ -117,20 +122,27 @@ pub(crate) fn over_term(plan: &Plan, c: &Commitment, months: u32) -> Option<Term
 }
 
 /// What `plan`'s reservations commit to at `prices`: per year, over the
-/// scenario's term when it states one (over its first reservation of
-/// `reservation_months` when it is renewed within the term), and with the
-/// term's growth projected when the MILP was solved over it.
+/// scenario's term when it states one (over its first reservation when the
+/// plan renews within the term), and with the term's growth projected
+/// when the MILP was solved over it.
 pub(crate) fn of_plan(
     plan: &Plan,
     prices: &Prices,
-    (term_months, reservation_months): (Option<u32>, Option<u32>),
+    term_months: Option<u32>,
     growth: Option<TermProjection>,
 ) -> Commitment {
     let mut c = of(&plan.reserved, &prices.gpus, plan.horizon_hours);
     c.term_months = term_months;
-    c.term = reservation_months
-        .or(term_months)
-        .and_then(|months| over_term(plan, &c, months));
+    let first = growth
+        .as_ref()
+        .and_then(|g| g.stages.first())
+        .map(|s| s.months);
+    c.term = first.or(term_months).and_then(|months| {
+        over_term(plan, &c, months).map(|t| TermCommitment {
+            first_reservation: first.is_some(),
+            ..t
+        })
+    });
     c.growth = growth;
     c
 }

@@ -30,6 +30,8 @@ pub(crate) struct Predicted {
     pub dataset: Option<String>,
     /// `--enable-prefix-caching`.
     pub prefix_caching: bool,
+    /// Whether the prompts name their blocks (a dataset with block hashes).
+    pub prompt_blocks: bool,
 }
 
 /// Latency limits and the percentile at which they must hold.
@@ -165,6 +167,7 @@ impl Curve {
         });
         if p.prefix_caching {
             planner["enable_prefix_caching"] = json!(true);
+            planner["dataset_has_block_hashes"] = json!(p.prompt_blocks);
         }
         if p.ep > 1 || p.attention_dp > 1 {
             planner["expert_parallel"] = json!(p.ep);
@@ -406,6 +409,17 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
         p.dataset.as_deref().unwrap_or("the random dataset"),
         p.request_rate
     );
+    if p.prefix_caching {
+        let _ = writeln!(
+            o,
+            "{}",
+            if p.prompt_blocks {
+                "prefix caching on (--enable-prefix-caching): a prompt's leading 512-token blocks that an earlier prompt computed, by the dataset's block hashes, are not prefilled again"
+            } else {
+                "prefix caching on (--enable-prefix-caching), but the dataset names no prompt blocks (only a Mooncake trace's `hash_ids` do): no hit is counted"
+            }
+        );
+    }
     if curve.points.len() == 1 {
         summary_text(
             &mut o,

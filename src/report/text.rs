@@ -95,7 +95,7 @@ fn commitment_lines(o: &mut String, outcome: &Outcome) {
         );
     }
     if let Some(term) = &c.term {
-        let what = if c.growth.as_ref().is_some_and(|g| !g.stages.is_empty()) {
+        let what = if term.first_reservation {
             "first reservation"
         } else {
             "term"

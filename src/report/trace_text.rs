@@ -78,12 +78,21 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
             "prefix share (an unbounded cache, requests in arrival order, {}-token blocks)",
             p.block_tokens
         );
+        let missing = p.requests_with_hashes - p.requests_with_hit;
+        let finding = match missing {
+            0 => "all find some".to_string(),
+            1..=9 => format!("all but {missing} find some"),
+            _ => format!(
+                "{} ({:.1}%) find some",
+                group_thousands(p.requests_with_hit as i64),
+                p.requests_with_hit_share * 100.0
+            ),
+        };
         let _ = writeln!(
             out,
-            "  {:.1}% of prompt tokens and {:.1}% of prompt blocks were computed by an earlier request; {:.1}% of the {} requests with block hashes find some",
+            "  {:.1}% of all prompt tokens ({:.1}% of the hashed 512-token blocks) were computed by an earlier request; of the {} requests with block hashes, {finding}",
             p.token_hit_share * 100.0,
             p.block_hit_share * 100.0,
-            p.requests_with_hit_share * 100.0,
             group_thousands(p.requests_with_hashes as i64)
         );
         let _ = writeln!(

@@ -315,16 +315,8 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
     let plan = trial.plan;
     let missed_targets = outcome::missed_targets(&scenario, trial.verification.as_ref());
     let how_to_run = how_to_run(&scenario, demand, &plan);
-    // With renewals, what is signed for now is the first reservation.
-    let commitment = commitment::of_plan(
-        &plan,
-        &prices,
-        (
-            scenario.commitment_term_months,
-            scenario.commitment_renewal_months,
-        ),
-        trial.term,
-    );
+    let commitment =
+        commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     Outcome {
         milp,
         purchase: Purchase {

@@ -2,7 +2,7 @@
 //! trace's order: what a prefix cache matches ([`crate::sim`]'s
 //! `prefix_cache`).
 
-use super::mooncake::{parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use super::mooncake::{parse_row, parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
 use crate::base::located::Problem;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -53,22 +53,60 @@ impl BlockChains {
         self.hashes.is_empty()
     }
 
-    /// The chains of the Mooncake trace at `path`, one per row that parses,
-    /// in file order (the order its requests are read in).
-    pub fn read_mooncake(path: &Path) -> Result<Self, Problem> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
+    /// The chains of the Mooncake trace at `path`, one per request row, in
+    /// file order (the order its requests are read in); a row whose hashes
+    /// contradict it fails with its line (`fix` says how to go on).
+    pub fn read_mooncake(path: &Path, fix: &str) -> Result<Self, Problem> {
         let mut chains = BlockChains::new(MOONCAKE_BLOCK_TOKENS);
-        for row in BufReader::with_capacity(1 << 20, file).split(b'\n') {
-            let row =
-                row.map_err(|e| Problem::new(path, "", format!("cannot read the trace: {e}")))?;
-            let row = row.strip_suffix(b"\r").unwrap_or(&row);
-            if let Ok((_, blocks)) = parse_row_with_blocks(row) {
-                chains.push(&blocks);
-            }
-        }
+        for_each_mooncake_chain(path, None, fix, |_, blocks| {
+            chains.push(blocks);
+        })?;
         Ok(chains)
     }
+}
+
+/// Calls `f` with the prompt tokens and the block hashes of every request
+/// row of the Mooncake trace at `path`, in file order. Rows that are not
+/// requests are passed over (the trace's own read refuses or counts them).
+/// A row whose hashes are not a list of integers or outnumber its prompt's
+/// blocks fails with its line and column, its message ending in `fix`; with
+/// `skipped` it is read without hashes instead and counted there.
+pub(crate) fn for_each_mooncake_chain(
+    path: &Path,
+    mut skipped: Option<&mut u64>,
+    fix: &str,
+    mut f: impl FnMut(u32, &[u64]),
+) -> Result<(), Problem> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
+    for (line, row) in BufReader::with_capacity(1 << 20, file)
+        .split(b'\n')
+        .enumerate()
+    {
+        let row = row.map_err(|e| Problem::new(path, "", format!("cannot read the trace: {e}")))?;
+        let row = row.strip_suffix(b"\r").unwrap_or(&row);
+        let Ok(request) = parse_row(row) else {
+            continue;
+        };
+        match parse_row_with_blocks(row) {
+            Ok((_, blocks)) => f(request.input_tokens, &blocks),
+            Err(e) => match skipped.as_deref_mut() {
+                Some(count) => {
+                    *count += 1;
+                    f(request.input_tokens, &[]);
+                }
+                None => {
+                    return Err(Problem::at_line(
+                        path,
+                        Some(line as u64 + 1),
+                        e.column,
+                        format!("{} ({fix})", e.message),
+                    ))
+                }
+            },
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -88,6 +126,7 @@ mod tests {
         assert_eq!(c.len(), 3);
         let read = BlockChains::read_mooncake(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/tiny.jsonl"),
+            "",
         )
         .unwrap();
         assert_eq!(read.len(), 3);

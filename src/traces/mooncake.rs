@@ -19,11 +19,20 @@ use serde::Deserialize;
 /// Tokens in one block of a Mooncake trace's `hash_ids`.
 pub(crate) const MOONCAKE_BLOCK_TOKENS: u32 = 512;
 
+/// A row as the request readers take it: its `hash_ids`, if any, are not
+/// read (a prefix cache reads them, [`parse_row_with_blocks`]).
 #[derive(Deserialize)]
 struct Row {
     timestamp: serde_json::Number,
     input_length: serde_json::Number,
     output_length: serde_json::Number,
+}
+
+/// A row with its block hashes.
+#[derive(Deserialize)]
+struct RowWithHashes {
+    #[serde(flatten)]
+    row: Row,
     #[serde(default)]
     hash_ids: Option<serde_json::Value>,
 }
@@ -34,27 +43,44 @@ fn json_count(n: &serde_json::Number, key: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("`{key}` must be a non-negative integer, got {n}"))
 }
 
-/// Parses one Mooncake JSON line (timestamp in milliseconds), checking its
-/// `hash_ids` when it has them.
+/// Parses one Mooncake JSON line (timestamp in milliseconds); its
+/// `hash_ids` are not read.
 pub(super) fn parse_row(row: &[u8]) -> Result<Request, RowError> {
-    parse_row_with_blocks(row).map(|(request, _)| request)
+    let parsed: Row = serde_json::from_slice(row).map_err(|e| not_a_row(&e))?;
+    request_of(&parsed)
 }
 
-/// [`parse_row`], with the prompt's block hashes (empty when the row has
-/// none).
+/// [`parse_row`], with the prompt's block hashes checked (empty when the
+/// row has none).
 pub(crate) fn parse_row_with_blocks(row: &[u8]) -> Result<(Request, Vec<u64>), RowError> {
-    let parsed: Row = serde_json::from_slice(row).map_err(|e| {
-        // The row's own line and column locate it: the message without
-        // serde's "at line 1 column N".
-        let what = e.to_string();
-        let what = crate::base::toml_file::plain_type_names(
-            what.split(" at line ").next().unwrap_or_default(),
-        );
-        RowError {
-            column: Some(e.column() as u64),
-            message: format!("not a Mooncake JSON line ({what}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
-        }
-    })?;
+    let parsed: RowWithHashes = serde_json::from_slice(row).map_err(|e| not_a_row(&e))?;
+    let request = request_of(&parsed.row)?;
+    let blocks = match &parsed.hash_ids {
+        None => Vec::new(),
+        Some(ids) => block_hashes(ids, request.input_tokens).map_err(|message| RowError {
+            column: find(row, b"\"hash_ids\"").map(|at| at as u64 + 1),
+            message,
+        })?,
+    };
+    Ok((request, blocks))
+}
+
+/// The error of a line that is not a Mooncake row.
+fn not_a_row(e: &serde_json::Error) -> RowError {
+    // The row's own line and column locate it: the message without
+    // serde's "at line 1 column N".
+    let what = e.to_string();
+    let what = crate::base::toml_file::plain_type_names(
+        what.split(" at line ").next().unwrap_or_default(),
+    );
+    RowError {
+        column: Some(e.column() as u64),
+        message: format!("not a Mooncake JSON line ({what}); expected {{\"timestamp\": ms, \"input_length\": n, \"output_length\": n}}"),
+    }
+}
+
+/// The request of a parsed row.
+fn request_of(parsed: &Row) -> Result<Request, RowError> {
     let ms = parsed
         .timestamp
         .as_f64()
@@ -65,19 +91,11 @@ pub(crate) fn parse_row_with_blocks(row: &[u8]) -> Result<(Request, Vec<u64>), R
                 parsed.timestamp
             )
         })?;
-    let request = Request {
+    Ok(Request {
         arrival_s: ms / 1000.0,
         input_tokens: json_count(&parsed.input_length, "input_length")?,
         output_tokens: json_count(&parsed.output_length, "output_length")?,
-    };
-    let blocks = match &parsed.hash_ids {
-        None => Vec::new(),
-        Some(ids) => block_hashes(ids, request.input_tokens).map_err(|message| RowError {
-            column: find(row, b"\"hash_ids\"").map(|at| at as u64 + 1),
-            message,
-        })?,
-    };
-    Ok((request, blocks))
+    })
 }
 
 /// The hashes of `ids`, a list of non-negative integers no longer than the
@@ -137,7 +155,10 @@ mod tests {
             br#"{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [0, -1]}"#,
             br#"{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [0, 1.5]}"#,
         ] {
-            let e = parse_row(row).unwrap_err();
+            // The request readers pass over the hashes; a prefix cache
+            // refuses them.
+            assert!(parse_row(row).is_ok());
+            let e = parse_row_with_blocks(row).unwrap_err();
             assert!(
                 e.message.contains("list of non-negative integers"),
                 "{}",
@@ -150,14 +171,14 @@ mod tests {
     #[test]
     fn more_hashes_than_the_prompts_blocks_are_refused() {
         // 600 tokens are two blocks of 512 (the second part-filled).
-        let e = parse_row(
+        let e = parse_row_with_blocks(
             br#"{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [0, 1, 2]}"#,
         )
         .unwrap_err();
         assert!(e.message.contains("names 3 blocks"), "{}", e.message);
         assert!(e.message.contains("makes 2 blocks of 512"), "{}", e.message);
         // Fewer hashes than blocks: a prompt whose tail was not hashed.
-        assert!(parse_row(
+        assert!(parse_row_with_blocks(
             br#"{"timestamp": 1, "input_length": 1025, "output_length": 1, "hash_ids": [0]}"#
         )
         .is_ok());

@@ -11,12 +11,12 @@
 //! only), so this is the most any cache could reuse on the trace: the
 //! simulator's cache, bounded by memory, finds at most this.
 
+use super::block_chains::for_each_mooncake_chain;
 use super::length_stats::LengthStats;
-use super::mooncake::{parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use super::mooncake::MOONCAKE_BLOCK_TOKENS;
 use crate::base::located::Problem;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// What `planner trace stats` says of a trace's prefixes (JSON `prefix`).
@@ -26,7 +26,9 @@ pub struct PrefixSummary {
     pub block_tokens: u32,
     /// Requests that carry block hashes.
     pub requests_with_hashes: u64,
-    /// Share of requests whose first block was seen before (any hit).
+    /// Of those, the requests whose first block was seen before (any hit).
+    pub requests_with_hit: u64,
+    /// Their share of the requests with hashes.
     pub requests_with_hit_share: f64,
     /// Share of the prompts' hashed blocks an unbounded cache holds already.
     pub block_hit_share: f64,
@@ -92,6 +94,7 @@ impl PrefixAccumulator {
         Some(PrefixSummary {
             block_tokens: MOONCAKE_BLOCK_TOKENS,
             requests_with_hashes: self.requests_with_hashes,
+            requests_with_hit: self.requests_with_hit,
             requests_with_hit_share: share(self.requests_with_hit, self.requests_with_hashes),
             block_hit_share: share(self.blocks_hit, self.blocks),
             token_hit_share: share(hit_tokens, self.prompt_tokens),
@@ -106,21 +109,24 @@ impl PrefixAccumulator {
     }
 }
 
-/// The prefix share of the Mooncake trace at `path`, read in file order;
-/// rows that do not parse are passed over (the trace's own read has
-/// refused or counted them already).
-pub fn of_mooncake_file(path: &Path) -> Result<Option<PrefixSummary>, Problem> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
+/// The prefix share of the Mooncake trace at `path`, read in file order.
+/// A row whose hashes contradict it fails with its line, or with
+/// `skip_bad_rows` is read without hashes; returns how many were.
+pub fn of_mooncake_file(
+    path: &Path,
+    skip_bad_rows: bool,
+) -> Result<(Option<PrefixSummary>, u64), Problem> {
     let mut acc = PrefixAccumulator::default();
-    for row in BufReader::with_capacity(1 << 20, file).split(b'\n') {
-        let row = row.map_err(|e| Problem::new(path, "", format!("cannot read the trace: {e}")))?;
-        let row = row.strip_suffix(b"\r").unwrap_or(&row);
-        if let Ok((request, blocks)) = parse_row_with_blocks(row) {
-            acc.push(request.input_tokens, &blocks);
-        }
-    }
-    Ok(acc.summary())
+    let mut skipped = 0;
+    for_each_mooncake_chain(
+        path,
+        skip_bad_rows.then_some(&mut skipped),
+        "fix or remove the row's `hash_ids`, or pass --skip-bad-rows to read such rows without them",
+        |input, blocks| {
+            acc.push(input, blocks);
+        },
+    )?;
+    Ok((acc.summary(), skipped))
 }
 
 #[cfg(test)]
@@ -160,15 +166,15 @@ mod tests {
     fn the_conversation_traces_share_matches_a_count_by_earlier_requests() {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mooncake/conversation_trace.jsonl");
-        let s = of_mooncake_file(&path)
-            .unwrap()
-            .expect("the trace has hashes");
+        let (s, skipped) = of_mooncake_file(&path, false).unwrap();
+        let s = s.expect("the trace has hashes");
+        assert_eq!(skipped, 0);
         let text = std::fs::read_to_string(&path).unwrap();
         let rows: Vec<(u32, Vec<u64>)> = text
             .lines()
             .take(2_000)
             .map(|l| {
-                let (r, b) = parse_row_with_blocks(l.as_bytes()).unwrap();
+                let (r, b) = crate::traces::mooncake::parse_row_with_blocks(l.as_bytes()).unwrap();
                 (r.input_tokens, b)
             })
             .collect();

@@ -480,6 +480,8 @@ fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
         "json",
     ]));
     assert_eq!(azure["prefix_cache_hit_rate"], 0.0);
+    assert_eq!(azure["planner"]["dataset_has_block_hashes"], false);
+    assert_eq!(cached["planner"]["dataset_has_block_hashes"], true);
     let text = stdout(&planner(&[
         "predict",
         "--model",

@@ -71,7 +71,7 @@ fn mooncake_block_hashes_give_the_traces_prefix_share() {
     ]));
     assert!(
         text.contains(
-            "37.4% of prompt tokens and 36.6% of prompt blocks were computed by an earlier request"
+            "37.4% of all prompt tokens (36.6% of the hashed 512-token blocks) were computed by an earlier request; of the 12,031 requests with block hashes, all but 1 find some"
         ),
         "{text}"
     );
@@ -110,7 +110,42 @@ fn block_hashes_that_contradict_the_prompt_are_refused_with_their_line() {
         let e = stderr(&out);
         assert!(e.contains(says), "{e}");
         assert!(e.contains("bad.jsonl:2:59"), "{e}");
+        assert!(e.contains("or pass --skip-bad-rows"), "{e}");
         assert!(stdout(&out).is_empty());
+        // Skipped: the row is read without its hashes, and a warning says so.
+        let skipped = planner(&[
+            "trace",
+            "stats",
+            path.to_str().unwrap(),
+            "--skip-bad-rows",
+            "--format",
+            "json",
+        ]);
+        assert!(skipped.status.success(), "{}", stderr(&skipped));
+        assert!(stderr(&skipped).contains("1 rows' `hash_ids` contradict"));
+        assert_eq!(json(&skipped)["prefix"]["requests_with_hashes"], 1);
+        // Whoever does not read the hashes is not stopped by them.
+        let predict = |extra: &[&str]| {
+            let mut args = vec![
+                "predict",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h100-sxm",
+                "--dataset",
+                path.to_str().unwrap(),
+            ];
+            args.extend_from_slice(extra);
+            planner(&args)
+        };
+        assert!(predict(&[]).status.success());
+        let refused = predict(&["--enable-prefix-caching"]);
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(
+            stderr(&refused).contains("or leave out --enable-prefix-caching"),
+            "{}",
+            stderr(&refused)
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -324,7 +324,7 @@ impl Validator {
             let Some(months) = c.term_months else {
                 self.at_key(
                     "commitment.term_months",
-                    "`[commitment]` needs `term_months`, the months the reservations are committed for (e.g. `term_months = 12`); `monthly_growth` projects demand over them".to_string(),
+                    "`[commitment]` needs `term_months`, the months the reservations are committed for (e.g. `term_months = 12`, or `--set commitment.term_months=36`); `monthly_growth` projects demand over them and `renewal_months` cuts them into reservations".to_string(),
                 );
                 return None;
             };
