@@ -355,7 +355,8 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         max_num_seqs: engine.max_num_seqs,
         max_num_batched_tokens: engine.max_num_batched_tokens,
         request_rate: args.request_rate.clone(),
-        num_prompts: args.num_prompts,
+        // A dataset shorter than --num-prompts sends what it holds.
+        num_prompts: lengths.len() as u32,
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
         prefix_caching: args.enable_prefix_caching,
         prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),

@@ -32,10 +32,16 @@ pub(super) const MIN_BATCHED_TOKENS: u32 = 64;
 pub(super) fn choose_reserved_offer(
     mut g: GpuOffer,
     commitment_term_months: Option<u32>,
+    renewed: bool,
 ) -> GpuOffer {
     if let Some(chosen) = reserved_offer::cheapest(&g.reserved_offers, commitment_term_months) {
         g.reserved_usd_per_gpu_hour = Some(chosen.effective_usd_per_gpu_hour);
-        let over = if chosen.term_stated {
+        let over = if renewed {
+            format!(
+                "the first {}-month reservation period (each period's offer is chosen over its own months)",
+                chosen.planning_term_months
+            )
+        } else if chosen.term_stated {
             format!("the {}-month commitment term", chosen.planning_term_months)
         } else {
             format!(

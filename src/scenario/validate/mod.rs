@@ -362,7 +362,13 @@ impl Validator {
             .into_iter()
             // Offers are compared over one reservation's months: the
             // renewal period when the term is staged, else the term.
-            .map(|g| choose_reserved_offer(g, commitment_renewal_months.or(commitment_term_months)))
+            .map(|g| {
+                choose_reserved_offer(
+                    g,
+                    commitment_renewal_months.or(commitment_term_months),
+                    commitment_renewal_months.is_some(),
+                )
+            })
             .map(|mut g: crate::scenario::GpuOffer| {
                 // A pinned KV-cache precision replaces the engines' recipes.
                 if let (Some(kv), Some(engine)) = (kv_cache, g.engine.as_mut()) {
