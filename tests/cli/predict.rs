@@ -429,7 +429,7 @@ fn sglangs_receive_interval_delays_the_first_tokens_of_a_closed_loop() {
 /// computed; without it nothing changes; a trace without hashes finds none.
 #[test]
 fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
-    let run = |extra: &[&str]| {
+    let conversation = |extra: &[&str]| {
         let mut args = vec![
             "predict",
             "--model",
@@ -444,11 +444,14 @@ fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
             "300",
             "--max-concurrency",
             "8",
-            "--format",
-            "json",
         ];
         args.extend_from_slice(extra);
-        json(&planner(&args))
+        planner(&args)
+    };
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--format", "json"];
+        args.extend_from_slice(extra);
+        json(&conversation(&args))
     };
     let plain = run(&[]);
     let cached = run(&["--enable-prefix-caching"]);
@@ -482,22 +485,7 @@ fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
     assert_eq!(azure["prefix_cache_hit_rate"], 0.0);
     assert_eq!(azure["planner"]["dataset_has_block_hashes"], false);
     assert_eq!(cached["planner"]["dataset_has_block_hashes"], true);
-    let text = stdout(&planner(&[
-        "predict",
-        "--model",
-        "qwen3-32b",
-        "--gpu",
-        "h200",
-        "--tp",
-        "8",
-        "--dataset",
-        "data/mooncake/conversation_trace.jsonl",
-        "--num-prompts",
-        "300",
-        "--max-concurrency",
-        "8",
-        "--enable-prefix-caching",
-    ]));
+    let text = stdout(&conversation(&["--enable-prefix-caching"]));
     assert!(
         text.contains("Prefix cache hit rate (prompt tokens):"),
         "{text}"
