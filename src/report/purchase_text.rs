@@ -245,6 +245,34 @@ pub(crate) fn design_check_sentence(c: &crate::solve::outcome::DesignCheck) -> S
 }
 
 /// The "PURCHASE" block, tiers in `tier_order`.
+/// The term's cost, with its years and average year when the term was
+/// projected (growth or renewals): "36 months: … USD (year 1 …; … a year on
+/// average)".
+pub(crate) fn term_sentence(p: &Purchase) -> Option<String> {
+    let (m, t) = (p.term_months?, p.term_usd?);
+    let years: Vec<String> = p
+        .term_years
+        .iter()
+        .map(|y| {
+            let short = if y.months < 12 {
+                format!(" ({} months)", y.months)
+            } else {
+                String::new()
+            };
+            format!("year {} {}{short}", y.year, usd(y.usd))
+        })
+        .collect();
+    Some(match p.term_usd_per_year {
+        Some(average) if !years.is_empty() => format!(
+            "{m} months: {} USD ({}; {} USD a year on average)",
+            usd(t),
+            years.join(", "),
+            usd(average)
+        ),
+        _ => format!("{m} months: {} USD", usd(t)),
+    })
+}
+
 pub(crate) fn render(
     p: &Purchase,
     design_check: Option<&crate::solve::outcome::DesignCheck>,
@@ -301,33 +329,8 @@ pub(crate) fn render(
         usd(p.rented_usd_per_year),
         usd(p.api_usd_per_year)
     );
-    if let (Some(m), Some(t)) = (p.term_months, p.term_usd) {
-        let years: Vec<String> = p
-            .term_years
-            .iter()
-            .map(|y| {
-                let short = if y.months < 12 {
-                    format!(" ({} months)", y.months)
-                } else {
-                    String::new()
-                };
-                format!("year {} {}{short}", y.year, usd(y.usd))
-            })
-            .collect();
-        match p.term_usd_per_year {
-            Some(average) if !years.is_empty() => {
-                let _ = writeln!(
-                    o,
-                    "  term       {m} months: {} USD ({}; {} USD a year on average)",
-                    usd(t),
-                    years.join(", "),
-                    usd(average)
-                );
-            }
-            _ => {
-                let _ = writeln!(o, "  term       {m} months: {} USD", usd(t));
-            }
-        }
+    if let Some(term) = term_sentence(p) {
+        let _ = writeln!(o, "  term       {term}");
     }
     for (i, name) in tier_order.iter().enumerate() {
         let Some(d) = p.deployment.get(name) else {

@@ -63,8 +63,8 @@ pub(crate) fn section(outcome: &Outcome) -> String {
             usd(p.api_usd_per_year)
         ),
     );
-    if let (Some(m), Some(t)) = (p.term_months, p.term_usd) {
-        row(&mut s, "Term", &format!("{m} months: {} USD", usd(t)));
+    if let Some(term) = crate::report::purchase_text::term_sentence(p) {
+        row(&mut s, "Term", &term);
     }
     s.push_str("</tbody></table>");
     s.push_str("<table><thead><tr><th>tier</th><th>GPU</th><th>TP</th><th>engine</th><th>batch cap</th><th>chunk (tokens)</th><th>precision</th><th>share</th><th>most replicas</th><th>configuration</th></tr></thead><tbody>");
