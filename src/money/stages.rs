@@ -42,6 +42,10 @@ pub(crate) struct Stage {
     pub price_factor: f64,
     /// Whether the term is renewed (else this is the term held whole).
     pub renewed: bool,
+    /// Whether a reserved price without offers is a
+    /// [`DEFAULT_RESERVATION_MONTHS`] commitment (the scenario renews; the
+    /// term held whole is then priced alike).
+    pub default_commitment: bool,
 }
 
 impl Stage {
@@ -58,6 +62,7 @@ impl Stage {
                     growth,
                     price_factor: 1.0,
                     renewed: false,
+                    default_commitment: false,
                 }]
             });
         };
@@ -80,6 +85,7 @@ impl Stage {
                         price_factor: (1.0 - decline)
                             .powf(f64::from(first) / f64::from(MONTHS_PER_YEAR)),
                         renewed: true,
+                        default_commitment: true,
                     }
                 })
                 .collect(),
@@ -101,14 +107,16 @@ impl Stage {
             ),
             price_factor: 1.0,
             renewed: false,
+            default_commitment: true,
         })
     }
 
     /// The reserved price per GPU-hour of `offer` in this stage: the offer
     /// cheapest over the stage's months (each paid for its whole term,
     /// `reserved_offer::cheapest`); without offers, the stated price, as a
-    /// [`DEFAULT_RESERVATION_MONTHS`] commitment when the term is renewed
-    /// (a shorter stage pays for the whole of it); times the decline.
+    /// [`DEFAULT_RESERVATION_MONTHS`] commitment when the scenario renews
+    /// (a shorter stage, or a shorter term held whole, pays for all of it);
+    /// times the decline.
     pub(crate) fn reserved_usd_per_gpu_hour(&self, offer: &GpuOffer) -> Option<f64> {
         let months = self.growth.months;
         let usd =
@@ -116,7 +124,7 @@ impl Stage {
                 chosen.effective_usd_per_gpu_hour
             } else {
                 let list = offer.reserved_usd_per_gpu_hour?;
-                if self.renewed {
+                if self.default_commitment {
                     list * f64::from(DEFAULT_RESERVATION_MONTHS.max(months)) / f64::from(months)
                 } else {
                     list
@@ -232,6 +240,13 @@ mod tests {
         let held = Stage::held(&scenario, 24, 2_000).expect("renewed, so held is the other way");
         assert_eq!(held.growth.months, 36);
         assert!((usd(&held, &offer) - 1.0).abs() < 1e-12);
+        // A stated price held for a 2-month term still pays a 12-month
+        // commitment when the scenario renews.
+        offer.reserved_offers.clear();
+        scenario.commitment_term_months = Some(2);
+        scenario.commitment_renewal_months = Some(1);
+        let short = Stage::held(&scenario, 24, 2_000).unwrap();
+        assert!((usd(&short, &offer) - 2.0 * 6.0).abs() < 1e-12);
     }
 
     #[test]

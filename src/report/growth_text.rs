@@ -191,13 +191,32 @@ pub fn notes(t: &TermProjection) -> Vec<String> {
         } else {
             (r.held_usd, r.renewed_usd)
         };
+        let saving = 1.0 - cheaper / dearer;
+        let verdict = if saving < 5e-4 {
+            format!(
+                "the two cost the same; {} is the plan",
+                if r.renewed {
+                    "renewing"
+                } else {
+                    "holding one reservation"
+                }
+            )
+        } else {
+            format!(
+                "{} is the plan ({:.1}% less)",
+                if r.renewed {
+                    "renewing"
+                } else {
+                    "holding one reservation"
+                },
+                saving * 100.0
+            )
+        };
         notes.push(format!(
-            "renewing at each renewal costs {} USD over the term, one reservation held for all {} months {} USD: {} is the plan ({:.1}% less)",
+            "renewing at each renewal costs {} USD over the term, one reservation held for all {} months {} USD: {verdict}",
             usd(r.renewed_usd),
             t.months,
             usd(r.held_usd),
-            if r.renewed { "renewing" } else { "holding one reservation" },
-            (1.0 - cheaper / dearer) * 100.0
         ));
     }
     if t.periods.iter().any(|p| p.period.months > 1) {

@@ -255,7 +255,11 @@ pub(crate) fn term_sentence(p: &Purchase) -> Option<String> {
         .iter()
         .map(|y| {
             let short = if y.months < 12 {
-                format!(" ({} months)", y.months)
+                format!(
+                    " ({} {})",
+                    y.months,
+                    if y.months == 1 { "month" } else { "months" }
+                )
             } else {
                 String::new()
             };
