@@ -15,6 +15,7 @@ use super::block_chains::for_each_mooncake_chain;
 use super::length_stats::LengthStats;
 use super::mooncake::MOONCAKE_BLOCK_TOKENS;
 use crate::base::located::Problem;
+use crate::base::stats::percentile_sorted;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -83,14 +84,19 @@ impl PrefixAccumulator {
                 part as f64 / whole as f64
             }
         };
-        let mut sorted = self.hit_tokens_by_request.clone();
-        sorted.sort_unstable();
-        // Nearest rank, as the length statistics.
-        let at = |q: f64| -> u64 {
-            let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-            u64::from(sorted[rank - 1])
-        };
-        let hit_tokens: u64 = sorted.iter().map(|&t| u64::from(t)).sum();
+        let mut sorted: Vec<f64> = self
+            .hit_tokens_by_request
+            .iter()
+            .map(|&t| f64::from(t))
+            .collect();
+        sorted.sort_unstable_by(f64::total_cmp);
+        // Nearest rank, as the length statistics; whole tokens, exact in f64.
+        let at = |q: f64| percentile_sorted(&sorted, q) as u64;
+        let hit_tokens: u64 = self
+            .hit_tokens_by_request
+            .iter()
+            .map(|&t| u64::from(t))
+            .sum();
         Some(PrefixSummary {
             block_tokens: MOONCAKE_BLOCK_TOKENS,
             requests_with_hashes: self.requests_with_hashes,
