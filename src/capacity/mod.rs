@@ -392,6 +392,8 @@ mod tests {
             within_minute_cv: cv,
             peak_to_mean_minute: 1.0,
             lengths: vec![(input, output); 16],
+            chains: None,
+            sample_chains: Vec::new(),
             sources: vec![],
         }
     }

@@ -468,6 +468,8 @@ fn server_throughput(
         within_minute_cv: 1.0,
         peak_to_mean_minute: 1.0,
         lengths: vec![(isl, osl)],
+        chains: None,
+        sample_chains: Vec::new(),
         sources: vec![],
     };
     let (mut analytic, mut simulated): (f64, f64) = (0.0, 0.0);

@@ -13,10 +13,12 @@ use crate::demand::source::{
     read_source, AggregateCache, CapacityLengths, DroppedOverContext, KeptSource, SourceFigures,
 };
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
+use crate::traces::block_chains::{BlockChains, NO_CHAIN};
 use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
 use crate::traces::shape::{read_rate_curve, RateCurve};
 use crate::traces::stats::LengthStats;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Demand of every tier over the planning slots.
 #[derive(Debug, Clone, Serialize)]
@@ -81,6 +83,15 @@ pub struct TierDemand {
     /// Fixed-seed sample of (input, output) token pairs.
     #[serde(skip)]
     pub lengths: Vec<(u32, u32)>,
+    /// The prompt blocks of the tier's requests, trace after trace, each
+    /// in its order, when the replicas cache prefixes and a trace names
+    /// them (the capacity search feeds them to a replica's cache).
+    #[serde(skip)]
+    pub chains: Option<Arc<BlockChains>>,
+    /// Beside each of `lengths`, its request's index in `chains`
+    /// (`NO_CHAIN` when it has none); empty without `chains`.
+    #[serde(skip)]
+    pub sample_chains: Vec<u32>,
     pub sources: Vec<SourceSummary>,
 }
 
@@ -215,6 +226,7 @@ pub(crate) fn build_keeping(
             }
         };
         let (lengths, input_tokens, output_tokens, cv) = merge_lengths(&accs);
+        let (chains, sample_chains) = merge_chains(&accs);
         let total_weight: f64 = accs.iter().map(|(a, s)| a.requests as f64 * s).sum();
         let within_minute_cv = accs
             .iter()
@@ -231,6 +243,8 @@ pub(crate) fn build_keeping(
             within_minute_cv,
             peak_to_mean_minute: peak_to_mean,
             lengths,
+            chains,
+            sample_chains,
             sources,
         });
     }
@@ -380,6 +394,51 @@ fn shaped_rates(
         .unzip()
 }
 
+/// The sources' chains in one list, and beside the lengths
+/// [`merge_lengths`] takes, each sampled request's index in it (`NO_CHAIN`
+/// for a source without chains); `None` and empty when no source has any.
+fn merge_chains(accs: &[(SourceFigures, f64)]) -> (Option<Arc<BlockChains>>, Vec<u32>) {
+    let Some(first) = accs.iter().find_map(|(a, _)| a.chains.as_ref()) else {
+        return (None, Vec::new());
+    };
+    if accs.len() == 1 {
+        return (Some(Arc::clone(first)), accs[0].0.sample_chains.clone());
+    }
+    let mut chains = BlockChains::new(first.block_tokens);
+    let mut rows = Vec::new();
+    for ((a, _), take) in accs.iter().zip(sample_shares(accs)) {
+        let n = a.lengths.len().min(take);
+        match &a.chains {
+            None => rows.extend(std::iter::repeat_n(NO_CHAIN, n)),
+            Some(own) => {
+                let offset = chains.append(own);
+                rows.extend(a.sample_chains.iter().take(n).map(|&r| {
+                    if r == NO_CHAIN {
+                        r
+                    } else {
+                        r + offset
+                    }
+                }));
+            }
+        }
+    }
+    (Some(Arc::new(chains)), rows)
+}
+
+/// How many of each source's sampled requests the tier's sample takes: in
+/// proportion to its (scaled) volume, at least one.
+fn sample_shares(accs: &[(SourceFigures, f64)]) -> Vec<usize> {
+    let weight = |a: &SourceFigures, s: f64| a.requests as f64 * s;
+    let total: f64 = accs.iter().map(|(a, s)| weight(a, *s)).sum();
+    accs.iter()
+        .map(|(a, s)| {
+            ((weight(a, *s) / total) * LENGTH_SAMPLE_SIZE as f64)
+                .round()
+                .max(1.0) as usize
+        })
+        .collect()
+}
+
 /// Merges the sources' length samples in proportion to their (scaled) volume.
 fn merge_lengths(
     accs: &[(SourceFigures, f64)],
@@ -387,10 +446,7 @@ fn merge_lengths(
     let weight = |a: &SourceFigures, s: f64| a.requests as f64 * s;
     let total: f64 = accs.iter().map(|(a, s)| weight(a, *s)).sum();
     let mut lengths = Vec::new();
-    for (a, s) in accs {
-        let take = ((weight(a, *s) / total) * LENGTH_SAMPLE_SIZE as f64)
-            .round()
-            .max(1.0) as usize;
+    for ((a, _), take) in accs.iter().zip(sample_shares(accs)) {
         lengths.extend(a.lengths.iter().take(take));
     }
     let (first, _) = &accs[0];

@@ -7,9 +7,12 @@ use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
 use crate::scenario::{DemandSource, OverContext, Scenario};
 use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
+use crate::traces::block_chains::{kept_chains, shared_prefix, BlockChains, NO_CHAIN};
+use crate::traces::length_sample::SampledRequest;
+use crate::traces::micros::arrival_us;
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
 use crate::traces::stats::{accumulate_keeping, LengthStats};
-use crate::traces::{Dropped, ReaderOptions, Request};
+use crate::traces::{Dropped, ReaderOptions, Request, TraceFormat};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -21,8 +24,9 @@ use std::sync::Arc;
 pub(crate) enum KeptSource {
     /// Nothing kept (demand only).
     Nothing,
-    /// A trace's requests.
-    Requests(Vec<Request>),
+    /// A trace's requests, with their prompt blocks (one chain per
+    /// request) when the replicas cache prefixes and the trace names them.
+    Requests(Vec<Request>, Option<Arc<BlockChains>>),
     /// An aggregate's tier, from which requests are sampled.
     Aggregate(Arc<TierAggregate>),
 }
@@ -50,6 +54,12 @@ pub(crate) struct SourceFigures {
     pub output_tokens: LengthStats,
     /// The (input, output) pairs the capacity search runs on.
     pub lengths: Vec<(u32, u32)>,
+    /// The prompt blocks of the trace's requests, in order, when the
+    /// replicas cache prefixes and the trace names them.
+    pub chains: Option<Arc<BlockChains>>,
+    /// Beside each of `lengths`, its request's index in `chains`
+    /// (`NO_CHAIN` when not found); empty without `chains`.
+    pub sample_chains: Vec<u32>,
     /// Where `lengths` come from.
     pub capacity_lengths: CapacityLengths,
     /// The requests over the model's context that `over_context = "drop"`
@@ -132,6 +142,9 @@ pub(crate) fn read_source(
         }
         let t = Arc::new(t.clone());
         let counts = t.minutes.iter().map(|m| m.requests).collect();
+        let lengths = t.capacity_lengths();
+        let (chains, sample_chains) =
+            shared_prefix_of(scenario, index, source, t.input_tokens().p50, lengths.len())?;
         let figures = SourceFigures {
             format: "aggregate".into(),
             aggregate_tier: Some(name.clone()),
@@ -146,7 +159,9 @@ pub(crate) fn read_source(
             quantised_step_s: None,
             input_tokens: t.input_tokens(),
             output_tokens: t.output_tokens(),
-            lengths: t.capacity_lengths(),
+            lengths,
+            chains,
+            sample_chains,
             capacity_lengths: if t.has_length_sample() {
                 CapacityLengths::AggregateSample
             } else {
@@ -168,6 +183,10 @@ pub(crate) fn read_source(
         drop_over_context: source.over_context == OverContext::Drop,
     };
     let mut requests = Vec::new();
+    // Prefix caching reads a Mooncake trace's blocks for the requests kept.
+    let blocks = scenario.simulation.prefix_caching
+        && source.shared_prefix_tokens.is_none()
+        && source.format.is_none_or(|f| f == TraceFormat::Mooncake);
     // A problem of the whole file names the scenario's key that reads it.
     let named = |mut e: Problem| {
         if e.location.is_empty() {
@@ -184,7 +203,7 @@ pub(crate) fn read_source(
         &source.trace,
         options,
         progress,
-        keep.then_some(&mut requests),
+        (keep || blocks).then_some(&mut requests),
     )
     .map_err(|mut e| {
         e.skippable = false;
@@ -214,6 +233,35 @@ pub(crate) fn read_source(
         ))));
     }
     let (first_minute_s, minute_counts) = acc.window_counts(60);
+    let chains = if blocks && format == TraceFormat::Mooncake {
+        let read = kept_chains(
+            &source.trace,
+            &requests,
+            "fix or remove the row's `hash_ids`, or set [simulation] prefix_caching = false",
+        );
+        Some(Arc::new(read.map_err(|e| PlannerError::Trace(named(e)))?))
+    } else {
+        None
+    };
+    let mut sample_chains = match &chains {
+        Some(_) => rows_of(&requests, &acc.length_sample_requests()),
+        None => Vec::new(),
+    };
+    let lengths = acc.length_sample();
+    let (shared, shared_rows) = shared_prefix_of(
+        scenario,
+        index,
+        source,
+        acc.input_tokens().p50,
+        lengths.len(),
+    )?;
+    let chains = match shared {
+        Some(shared) => {
+            sample_chains = shared_rows;
+            Some(shared)
+        }
+        None => chains,
+    };
     let figures = SourceFigures {
         format: serde_json::to_value(format)
             .ok()
@@ -234,7 +282,9 @@ pub(crate) fn read_source(
         quantised_step_s: acc.quantised().map(|q| q.step_s),
         input_tokens: acc.input_tokens(),
         output_tokens: acc.output_tokens(),
-        lengths: acc.length_sample(),
+        lengths,
+        chains: chains.clone(),
+        sample_chains,
         capacity_lengths: CapacityLengths::TraceSample,
         dropped_over_context: dropped_share(
             summary.dropped_over_context,
@@ -244,11 +294,69 @@ pub(crate) fn read_source(
         ),
     };
     let kept = if keep {
-        KeptSource::Requests(requests)
+        // A prefix model's chains are the replay's to number
+        // (`replay::traces`): every request of the source has the same.
+        KeptSource::Requests(
+            requests,
+            chains.filter(|_| source.shared_prefix_tokens.is_none()),
+        )
     } else {
         KeptSource::Nothing
     };
     Ok((figures, kept))
+}
+
+/// The prefix model of `source` (`shared_prefix_tokens`), when the
+/// replicas cache prefixes: its chains ([`shared_prefix`]) and, beside
+/// each of its `sampled` requests, chain 1 (a request after the first).
+/// Refused, at the key, when the system prompt is longer than half the
+/// source's prompts (`median_prompt_tokens`): every request carries it.
+fn shared_prefix_of(
+    scenario: &Scenario,
+    index: usize,
+    source: &DemandSource,
+    median_prompt_tokens: u64,
+    sampled: usize,
+) -> Result<(Option<Arc<BlockChains>>, Vec<u32>), PlannerError> {
+    let Some(tokens) = source.shared_prefix_tokens else {
+        return Ok((None, Vec::new()));
+    };
+    if u64::from(tokens) > median_prompt_tokens {
+        return Err(PlannerError::Scenario(vec![Problem::new(
+            scenario.path.clone(),
+            format!("demand[{index}].shared_prefix_tokens"),
+            format!(
+                "a system prompt of {tokens} tokens is longer than half of the source's prompts (median {median_prompt_tokens} tokens), yet every request would begin with it; state at most {median_prompt_tokens}, or leave it out"
+            ),
+        )]));
+    }
+    if !scenario.simulation.prefix_caching {
+        return Ok((None, Vec::new()));
+    }
+    Ok((
+        Some(Arc::new(shared_prefix(index, tokens))),
+        vec![1; sampled],
+    ))
+}
+
+/// The index in `requests` of each of `sample`'s requests (the first with
+/// its arrival and lengths), `NO_CHAIN` when none has them.
+fn rows_of(requests: &[Request], sample: &[SampledRequest]) -> Vec<u32> {
+    let mut by_request: HashMap<(i64, u32, u32), u32> = HashMap::with_capacity(requests.len());
+    for (i, r) in requests.iter().enumerate() {
+        by_request
+            .entry((arrival_us(r.arrival_s), r.input_tokens, r.output_tokens))
+            .or_insert(i as u32);
+    }
+    sample
+        .iter()
+        .map(|s| {
+            by_request
+                .get(&(s.arrival_us, s.input_tokens, s.output_tokens))
+                .copied()
+                .unwrap_or(NO_CHAIN)
+        })
+        .collect()
 }
 
 /// The requests dropped against the whole trace: `kept` requests holding

@@ -21,10 +21,15 @@ use crate::base::disk_cache::Fnv;
 use crate::sim::request::Arrival;
 use crate::traces::aggregate::sample::{minute_offsets, LengthSampler};
 use crate::traces::aggregate::{MinuteRow, TierAggregate};
-use crate::traces::block_chains::NO_CHAIN;
+use crate::traces::block_chains::{BlockChains, NO_CHAIN};
 use crate::traces::Request;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
+/// A request of a window of a source: (seconds, input tokens, output
+/// tokens, chain index or `NO_CHAIN`).
+type Window = (f64, u32, u32, u32);
 
 /// Seconds within which the copies of a scaled-up request are spread.
 pub(crate) const COPY_SPREAD_S: f64 = 60.0;
@@ -32,8 +37,13 @@ pub(crate) const COPY_SPREAD_S: f64 = 60.0;
 /// Where a source's requests come from.
 #[derive(Debug, Clone)]
 enum Arrivals {
-    /// A trace's requests: (seconds, input tokens, output tokens), sorted.
-    Requests(Vec<(f64, u32, u32)>),
+    /// A trace's requests: (seconds, input tokens, output tokens), sorted,
+    /// and, when the trace names its prompts' blocks, each one's chain
+    /// index (else empty).
+    Requests {
+        requests: Vec<(f64, u32, u32)>,
+        chains: Vec<u32>,
+    },
     /// An aggregate's minutes (the first starting at `first_s`), whose
     /// requests are drawn per minute with a seed of (seed, minute); `seed`
     /// is [`minute_seed`] of the replay's seed and `stream`.
@@ -57,17 +67,55 @@ pub(crate) struct SourceReplay {
     scale: f64,
     /// Requests/s of the trace × scale (its weight within the tier).
     base_rps: f64,
+    /// The chain of every request without one of its own: a prefix model's
+    /// shared system prompt ([`Self::sharing_chain`]).
+    shared_chain: Option<u32>,
 }
 
 impl SourceReplay {
     /// Prepares a trace's requests (any order) for replay in slots of `slot_s`.
     pub(crate) fn new(requests: Vec<Request>, scale: f64, slot_s: f64, shaped: bool) -> Self {
         // Same size and alignment: the collect reuses the allocation.
-        let mut times: Vec<(f64, u32, u32)> = requests
+        let times: Vec<(f64, u32, u32)> = requests
             .into_iter()
             .map(|r| (r.arrival_s, r.input_tokens, r.output_tokens))
             .collect();
-        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Self::sorted(times, Vec::new(), scale, slot_s, shaped)
+    }
+
+    /// [`Self::new`] for a trace whose request `i` (in the order given)
+    /// has prompt blocks chain `first_chain + i` (of the replay's
+    /// [`TraceReplay::chains`]).
+    pub(crate) fn with_chains(
+        requests: Vec<Request>,
+        first_chain: u32,
+        scale: f64,
+        slot_s: f64,
+        shaped: bool,
+    ) -> Self {
+        let mut chained: Vec<(f64, u32, u32, u32)> = requests
+            .into_iter()
+            .zip(first_chain..)
+            .map(|(r, c)| (r.arrival_s, r.input_tokens, r.output_tokens, c))
+            .collect();
+        chained.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let chains = chained.iter().map(|r| r.3).collect();
+        let times = chained.into_iter().map(|(t, i, o, _)| (t, i, o)).collect();
+        Self::sorted(times, chains, scale, slot_s, shaped)
+    }
+
+    /// The source of `times` (sorted here, `chains` beside them already
+    /// in time order or empty).
+    fn sorted(
+        mut times: Vec<(f64, u32, u32)>,
+        chains: Vec<u32>,
+        scale: f64,
+        slot_s: f64,
+        shaped: bool,
+    ) -> Self {
+        if chains.is_empty() {
+            times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
         let first = times.first().map_or(0.0, |r| r.0);
         let last = times.last().map_or(0.0, |r| r.0);
         let n = times.len() as f64;
@@ -87,10 +135,14 @@ impl SourceReplay {
             r.0 -= origin;
         }
         SourceReplay {
-            arrivals: Arrivals::Requests(times),
+            arrivals: Arrivals::Requests {
+                requests: times,
+                chains,
+            },
             span_s,
             scale,
             base_rps: n / span_s * scale,
+            shared_chain: None,
         }
     }
 
@@ -142,16 +194,28 @@ impl SourceReplay {
             span_s,
             scale,
             base_rps: tier.requests() as f64 / span_s * scale,
+            shared_chain: None,
         }
     }
 
-    /// Appends the requests in [start, end), their times moved by `shift`.
-    fn between(&self, start: f64, end: f64, shift: f64, out: &mut Vec<(f64, u32, u32)>) {
+    /// The source whose every request without a chain of its own has chain
+    /// `chain` (a system prompt all its prompts begin with).
+    pub(crate) fn sharing_chain(mut self, chain: u32) -> Self {
+        self.shared_chain = Some(chain);
+        self
+    }
+
+    /// Appends the requests in [start, end), their times moved by `shift`,
+    /// with their chains (`NO_CHAIN` when not known).
+    fn between(&self, start: f64, end: f64, shift: f64, out: &mut Vec<Window>) {
+        let shared = self.shared_chain.unwrap_or(NO_CHAIN);
         match &self.arrivals {
-            Arrivals::Requests(requests) => {
+            Arrivals::Requests { requests, chains } => {
                 let lo = requests.partition_point(|r| r.0 < start);
                 let hi = requests.partition_point(|r| r.0 < end);
-                out.extend(requests[lo..hi].iter().map(|&(t, i, o)| (t + shift, i, o)));
+                out.extend(requests[lo..hi].iter().zip(lo..).map(|(&(t, i, o), at)| {
+                    (t + shift, i, o, chains.get(at).copied().unwrap_or(shared))
+                }));
             }
             Arrivals::Minutes {
                 minutes,
@@ -170,7 +234,7 @@ impl SourceReplay {
                         let (input, output) = sampler.draw(&mut rng);
                         let t = minute_start + offset;
                         if (start..end).contains(&t) {
-                            out.push((t + shift, input, output));
+                            out.push((t + shift, input, output, shared));
                         }
                     }
                 }
@@ -179,12 +243,12 @@ impl SourceReplay {
     }
 
     /// Requests in [from, from + len) of the trace (looped when `looped`).
-    fn window(&self, from_s: f64, len_s: f64, looped: bool, out: &mut Vec<(f64, u32, u32)>) {
+    fn window(&self, from_s: f64, len_s: f64, looped: bool, out: &mut Vec<Window>) {
         out.clear();
         let mut start = from_s;
         let mut emitted_s = 0.0;
         let empty = match &self.arrivals {
-            Arrivals::Requests(r) => r.is_empty(),
+            Arrivals::Requests { requests, .. } => requests.is_empty(),
             Arrivals::Minutes { minutes, .. } => minutes.is_empty(),
         };
         while emitted_s < len_s {
@@ -223,6 +287,11 @@ pub(crate) struct TraceReplay {
     /// day set aside (`[check] days`), whose slots are replayed against a
     /// plan of their own numbered from 0.
     pub first_slot: usize,
+    /// The prompt blocks of every request of the traces that name them
+    /// (Mooncake's `hash_ids`), which the requests' chain indices point
+    /// into; `None` when no trace does or the replicas do not cache
+    /// prefixes.
+    pub chains: Option<Arc<BlockChains>>,
 }
 
 impl TraceReplay {
@@ -251,13 +320,18 @@ impl TraceReplay {
             for source in &tier.sources {
                 h.f64(source.span_s);
                 h.f64(source.scale);
+                h.u64(source.shared_chain.map_or(u64::MAX, u64::from));
                 h.f64(source.base_rps);
                 match &source.arrivals {
-                    Arrivals::Requests(requests) => {
+                    Arrivals::Requests { requests, chains } => {
                         h.u64(requests.len() as u64);
                         for &(t, i, o) in requests {
                             h.f64(t);
                             h.u64(u64::from(i) << 32 | u64::from(o));
+                        }
+                        h.u64(chains.len() as u64);
+                        for &c in chains {
+                            h.u64(u64::from(c));
                         }
                     }
                     Arrivals::Minutes {
@@ -350,20 +424,25 @@ impl TraceReplay {
                     source.window(slot_start, self.slot_s, false, &mut window);
                     source.scale
                 };
-                for &(offset_s, input, output) in &window {
+                for &(offset_s, input, output, chain) in &window {
                     let copies = multiplier.floor() as u64
                         + u64::from(rng.gen::<f64>() < multiplier.fract());
                     for c in 0..copies {
                         let mut at = offset_s;
+                        // A copy is another user's request: its prompt
+                        // shares no block with the original's (no hit is
+                        // invented for scaled-up traffic).
+                        let mut chain = chain;
                         if c > 0 {
                             at = (at + rng.gen::<f64>() * COPY_SPREAD_S) % self.slot_s;
+                            chain = NO_CHAIN;
                         }
                         out.push(Arrival {
                             time_s: at_slot + at,
                             tier: k as u16,
                             input_tokens: input,
                             output_tokens: output,
-                            chain: NO_CHAIN,
+                            chain,
                         });
                     }
                 }
@@ -451,6 +530,7 @@ mod tests {
             shaped: false,
             seed: 1,
             first_slot: 0,
+            chains: None,
         };
         let slot = replay.slot(0);
         assert_eq!(slot.len(), 7200);
@@ -475,6 +555,7 @@ mod tests {
             shaped: false,
             seed: 1,
             first_slot: 0,
+            chains: None,
         };
         let shifted: Vec<f64> = later.slot(1).iter().map(|a| a.time_s - 3600.0).collect();
         let from_one: Vec<f64> = later
@@ -503,6 +584,7 @@ mod tests {
             shaped: true,
             seed: 7,
             first_slot: 0,
+            chains: None,
         };
         let quiet = replay.slot(0).len() as f64;
         let busy = replay.slot(1).len() as f64;
@@ -512,5 +594,36 @@ mod tests {
             .slot(1)
             .iter()
             .all(|a| (1800.0..3600.0).contains(&a.time_s)));
+    }
+
+    #[test]
+    fn a_traces_requests_carry_their_chains_and_their_copies_none() {
+        // Given in reverse: each request keeps the chain of its place in
+        // the order given, whatever the sort does.
+        let requests: Vec<Request> = trace().into_iter().rev().collect();
+        let src = SourceReplay::with_chains(requests, 10, 1.5, 3600.0, false);
+        let replay = TraceReplay {
+            tiers: vec![TierReplay {
+                sources: vec![src],
+                mean_rps: vec![],
+            }],
+            slot_s: 3600.0,
+            shaped: false,
+            seed: 3,
+            first_slot: 0,
+            chains: None,
+        };
+        let slot = replay.slot(0);
+        let (with, without): (Vec<&Arrival>, Vec<&Arrival>) =
+            slot.iter().partition(|a| a.chain != NO_CHAIN);
+        // Every original once with its chain; the copies of a scale of 1.5
+        // (about half the requests) without.
+        assert_eq!(with.len(), 3600);
+        assert!((1_600..2_000).contains(&without.len()), "{}", without.len());
+        for a in with {
+            // Request i (by time) was given at 3599 − i: chain 10 + 3599 − i.
+            let i = (a.time_s - 0.0).round() as u32;
+            assert_eq!(a.chain, 10 + 3599 - i, "{a:?}");
+        }
     }
 }

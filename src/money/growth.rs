@@ -453,6 +453,8 @@ mod tests {
                 within_minute_cv: 1.0,
                 peak_to_mean_minute: 1.0,
                 lengths: Vec::new(),
+                chains: None,
+                sample_chains: Vec::new(),
                 sources: Vec::new(),
             }],
         }

@@ -20,8 +20,10 @@ impl RooflineBound {
     /// Per request of `lengths` (input, output tokens), on `gpus` GPUs of
     /// `gpu` (a replica: TP × attention-DP) running `model` at `precision`,
     /// decoding at most `max_batch` sequences at once:
-    /// * FLOPs = 2 N (in + out) + 4 L H d × (in²/2 + in·out + out²/2), all at
-    ///   the precision's peak (the FP8 or FP4 peak where used: a ceiling);
+    /// * FLOPs = 2 N (in − c + out) + 4 L H d × ((in² − c²)/2 + in·out +
+    ///   out²/2), all at the precision's peak (the FP8 or FP4 peak where
+    ///   used: a ceiling), `c` the request's prompt tokens a prefix cache
+    ///   holds (`cached`, beside `lengths`; 0 when empty);
     /// * bytes = weights read once per decode step, shared by at most
     ///   `max_batch` sequences (weights × out / max_batch), plus the KV cache
     ///   each output token reads (its whole context). A dense model's step
@@ -37,6 +39,7 @@ impl RooflineBound {
         precision: Precision,
         max_batch: u32,
         lengths: &[(u32, u32)],
+        cached: &[u32],
     ) -> Self {
         let tp = f64::from(gpus);
         let peak_flops = match (precision, gpu.fp8_tflops, gpu.fp4_tflops) {
@@ -65,9 +68,13 @@ impl RooflineBound {
         let b = f64::from(max_batch.max(1));
         let n = lengths.len().max(1) as f64;
         let (mut flops, mut bytes) = (0.0, 0.0);
-        for &(i, o) in lengths {
+        for (k, &(i, o)) in lengths.iter().enumerate() {
+            // Prompt tokens a prefix cache holds are not computed: the
+            // prompt's tokens c…i each attend to the context before them.
+            let c = f64::from(cached.get(k).copied().unwrap_or(0).min(i));
             let (i, o) = (f64::from(i), f64::from(o));
-            flops += 2.0 * params * (i + o) + attention * (i * i / 2.0 + i * o + o * o / 2.0);
+            flops += 2.0 * params * (i - c + o)
+                + attention * ((i * i - c * c) / 2.0 + i * o + o * o / 2.0);
             // Output token j (1…o) reads i + j − 1 tokens of context.
             let context_read = o * i + o * (o - 1.0) / 2.0;
             bytes += weight_bytes * o / b + kv_per_token * context_read;
@@ -95,7 +102,15 @@ mod tests {
         // 3.53e13 FLOPs of weights plus 4 × 32 × 32 × 128 × (2e6 + 4e5 + 2e4)
         // = 1.27e12 of attention, at 989 TFLOP/s: 36.9 ms, so at most 27.1
         // requests/s, whatever the batch.
-        let b = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Bf16, 256, &[(2000, 200)]);
+        let b = RooflineBound::new(
+            &h100(),
+            &llama8b(),
+            1,
+            Precision::Bf16,
+            256,
+            &[(2000, 200)],
+            &[],
+        );
         let expected_s = (2.0 * 8.03e9 * 2200.0 + 4.0 * 32.0 * 32.0 * 128.0 * 2.42e6) / 989e12;
         assert!((b.compute_s_per_request - expected_s).abs() < 1e-9);
         assert!((b.max_rps() - 1.0 / expected_s).abs() < 1e-6);
@@ -105,7 +120,15 @@ mod tests {
     #[test]
     fn small_batches_are_bound_by_reading_the_weights() {
         // Batch 1: every output token reads all 16.06 GB of weights.
-        let b = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Bf16, 1, &[(10, 100)]);
+        let b = RooflineBound::new(
+            &h100(),
+            &llama8b(),
+            1,
+            Precision::Bf16,
+            1,
+            &[(10, 100)],
+            &[],
+        );
         let weights_s = 16.06e9 * 100.0 / 3.35e12;
         assert!(b.memory_s_per_request > weights_s);
         assert!(b.memory_s_per_request < weights_s * 1.01);
@@ -115,8 +138,8 @@ mod tests {
     #[test]
     fn fp8_raises_the_ceiling_by_at_most_its_peak_ratio() {
         let lengths = [(2000, 200), (500, 20)];
-        let bf16 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Bf16, 256, &lengths);
-        let fp8 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Fp8, 256, &lengths);
+        let bf16 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Bf16, 256, &lengths, &[]);
+        let fp8 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Fp8, 256, &lengths, &[]);
         assert!(fp8.max_rps() > bf16.max_rps());
         // H100: 1,979 / 989 TFLOP/s; bytes at most halve.
         let ratio = (1979.0f64 / 989.0).max(2.0);

@@ -82,9 +82,16 @@ fn converted_checkpoint(model: &ServedModel, precision: Precision) -> Option<Str
 }
 
 /// The launch command of one replica of `config` on `offer`, with a note
-/// when the replica spans more than one node.
-pub(crate) fn launch_command(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
-    let mut c = launch_command_alone(config, offer, model);
+/// when the replica spans more than one node; `prefix_caching` when the
+/// plan counts on the engine's prefix cache (else it is turned off, so that
+/// the engine runs as planned).
+pub(crate) fn launch_command(
+    config: &Config,
+    offer: &GpuOffer,
+    model: &ServedModel,
+    prefix_caching: bool,
+) -> String {
+    let mut c = launch_command_alone(config, offer, model, prefix_caching);
     let (gpus, node) = (config.gpus_per_replica(), offer.profile.gpus_per_node);
     if gpus > node {
         let _ = write!(
@@ -148,7 +155,12 @@ fn context_flags(model: &ServedModel, family: EngineFamily, kv_tokens: Option<u3
 }
 
 /// [`launch_command`] without the multi-node note.
-fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) -> String {
+fn launch_command_alone(
+    config: &Config,
+    offer: &GpuOffer,
+    model: &ServedModel,
+    prefix_caching: bool,
+) -> String {
     let converted = converted_checkpoint(model, config.precision);
     // A checkpoint already at the precision (the published one, or the
     // converted one named) needs no quantisation flag.
@@ -167,6 +179,9 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
         );
         if fp8 && !at_precision {
             c.push_str(" --quantization fp8");
+        }
+        if prefix_caching {
+            c.push_str(" --enable-prefix-caching");
         }
         c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
         return c;
@@ -193,7 +208,11 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             if e.cpu_overlaps_gpu {
                 c.push_str(" --async-scheduling");
             }
-            c.push_str(" --no-enable-prefix-caching");
+            c.push_str(if prefix_caching {
+                " --enable-prefix-caching"
+            } else {
+                " --no-enable-prefix-caching"
+            });
             c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
             c
         }
@@ -220,7 +239,9 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             if !e.cpu_overlaps_gpu {
                 c.push_str(" --disable-overlap-schedule");
             }
-            c.push_str(" --disable-radix-cache");
+            if !prefix_caching {
+                c.push_str(" --disable-radix-cache");
+            }
             c.push_str(&context_flags(model, EngineFamily::Sglang, kv_tokens));
             c
         }
@@ -240,8 +261,20 @@ fn launch_command_alone(config: &Config, offer: &GpuOffer, model: &ServedModel) 
             if ep > 1 {
                 let _ = write!(c, " --ep_size {ep}");
             }
-            if dp > 1 {
-                c.push_str(" --extra_llm_api_options llm_api_options.yaml (a YAML file holding `enable_attention_dp: true`)");
+            // Block reuse (its prefix cache) is on by default.
+            let options: Vec<&str> = [
+                (dp > 1).then_some("`enable_attention_dp: true`"),
+                (!prefix_caching).then_some("`kv_cache_config: {enable_block_reuse: false}`"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !options.is_empty() {
+                let _ = write!(
+                    c,
+                    " --extra_llm_api_options llm_api_options.yaml (a YAML file holding {})",
+                    options.join(" and ")
+                );
             }
             c.push_str(&context_flags(model, EngineFamily::Trtllm, kv_tokens));
             c
@@ -289,6 +322,8 @@ pub(crate) fn commands(
 ) -> RunCommands {
     let input = demand.input_tokens.mean.round().max(1.0);
     let output = demand.output_tokens.mean.round().max(1.0);
+    // The plan counts on prefix caching where its traces name their blocks.
+    let caching = demand.chains.is_some();
     // Ten minutes of requests at the planned rate, at least 200.
     let prompts = (rps_per_replica * 600.0).ceil().max(200.0);
     let p = tier.percentile;
@@ -307,7 +342,11 @@ pub(crate) fn commands(
         rps_per_replica * p / 100.0,
         tier.ttft_ms,
         tier.tpot_ms
-    );
+    ) + if caching {
+        "; its random prompts share no prefix, so it measures the replica without the cache hits the plan counts on: `planner predict --dataset TRACE --enable-prefix-caching` replays the trace's own prompts"
+    } else {
+        ""
+    };
     RunCommands {
         tier: tier.name.clone(),
         config: config.label(),
@@ -315,7 +354,7 @@ pub(crate) fn commands(
             || "roofline model, an eager engine: vLLM's command shown".to_string(),
             |e| format!("{} {}", e.profile.name, e.profile.version),
         ),
-        launch_command: launch_command(config, offer, model),
+        launch_command: launch_command(config, offer, model, caching),
         benchmark_command: benchmark,
         passes_if,
     }

@@ -44,6 +44,7 @@ pub(super) fn simulate_apart(
             tiers: fleet.tiers.clone(),
             groups: groups.iter().map(|&g| fleet.groups[g].clone()).collect(),
             router: fleet.router,
+            prefixes: fleet.prefixes.clone(),
         };
         let r = replay.with_arrivals_of_ahead(range.clone(), Some(k), |arrivals| {
             simulate(&own, range.clone(), arrivals, seed, |s| {

@@ -14,13 +14,18 @@ use crate::demand::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::demand::Demand;
 use crate::plan::file::{PlanFile, PlannedConfig};
 use crate::replay::slots::{Reuse, SlotReplays};
-use crate::replay::verification::{ConfigUtilisation, TierVerification, Verification};
+use crate::replay::verification::{
+    ConfigUtilisation, PrefixCacheUse, TierVerification, Verification,
+};
 use crate::scenario::{Scenario, VerifySlots};
+use crate::sim::kv_cache::PrefixSource;
 use crate::sim::metrics::{GroupTally, SlotTally};
 use crate::sim::{
     simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec, SimResult, Spot,
     TierTally,
 };
+use crate::traces::block_chains::{shared_prefix, BlockChains};
+use std::sync::Arc;
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
 /// the busiest slot: this many, evenly spaced.
@@ -34,7 +39,12 @@ pub(crate) fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<Rep
 }
 
 /// The fleet of a checked plan: a group per (tier, configuration).
-pub(crate) fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fleet {
+pub(crate) fn fleet(
+    scenario: &Scenario,
+    demand: &Demand,
+    plan: &PlanFile,
+    replay: &TraceReplay,
+) -> Fleet {
     let mut groups = Vec::new();
     let mut tiers = Vec::new();
     for (k, tier) in scenario.tiers.iter().enumerate() {
@@ -91,6 +101,10 @@ pub(crate) fn fleet(scenario: &Scenario, demand: &Demand, plan: &PlanFile) -> Fl
         tiers,
         groups,
         router: scenario.simulation.router,
+        prefixes: replay
+            .chains
+            .as_ref()
+            .map(|c| PrefixSource::Chains(Arc::clone(c))),
     }
 }
 
@@ -102,9 +116,16 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
     let shaped = scenario.shape.is_some();
     let seed = scenario.simulation.seed;
     let mut sources: Vec<Vec<SourceReplay>> = vec![Vec::new(); scenario.tiers.len()];
+    // Every trace's chains in one list, each trace's from its own offset.
+    let mut chains: Option<BlockChains> = None;
     for (j, (source, kept)) in scenario.demand.iter().zip(kept).enumerate() {
         let replay = match kept {
-            KeptSource::Requests(r) => SourceReplay::new(r, source.scale, slot_s, shaped),
+            KeptSource::Requests(r, None) => SourceReplay::new(r, source.scale, slot_s, shaped),
+            KeptSource::Requests(r, Some(own)) => {
+                let all = chains.get_or_insert_with(|| BlockChains::new(own.block_tokens));
+                let first = all.append(own.as_ref());
+                SourceReplay::with_chains(r, first, source.scale, slot_s, shaped)
+            }
             KeptSource::Nothing => SourceReplay::new(Vec::new(), source.scale, slot_s, shaped),
             KeptSource::Aggregate(t) => SourceReplay::from_aggregate(
                 &t,
@@ -113,6 +134,16 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
                 shaped,
                 (seed, (source.tier as u64, j as u64)),
             ),
+        };
+        // A prefix model: every request of the source begins with the same
+        // system prompt (its chain 1, a request after the first).
+        let replay = match source.shared_prefix_tokens {
+            Some(tokens) if scenario.simulation.prefix_caching => {
+                let own = shared_prefix(j, tokens);
+                let all = chains.get_or_insert_with(|| BlockChains::new(own.block_tokens));
+                replay.sharing_chain(all.append(&own) + 1)
+            }
+            _ => replay,
         };
         sources[source.tier].push(replay);
     }
@@ -130,6 +161,7 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
         shaped,
         seed: scenario.simulation.seed,
         first_slot: 0,
+        chains: chains.map(Arc::new),
     }
 }
 
@@ -299,7 +331,7 @@ fn verify_alone(
     cache: &SlotReplays,
     progress: Progress,
 ) -> (Verification, Reuse) {
-    let fleet = fleet(scenario, demand, plan);
+    let fleet = fleet(scenario, demand, plan, replay);
     let (result, reuse) = cache.replay(&fleet, &slots, replay, scenario.simulation.seed, progress);
     (
         report(scenario, plan, &fleet, slots, &result, method),
@@ -321,7 +353,7 @@ pub(crate) fn verify_range(
     progress: Progress,
     on_completed: Option<&mut dyn FnMut(&Completed)>,
 ) -> Verification {
-    let fleet = fleet(scenario, demand, plan);
+    let fleet = fleet(scenario, demand, plan, replay);
     let bar = progress.steps("replaying slots", range.len() as u64);
     let start = range.start;
     let seed = scenario.simulation.seed;
@@ -556,6 +588,10 @@ fn report(
                     .iter()
                     .any(|c| !c.spot_replicas_by_slot.is_empty())
                     .then_some(t.interrupted),
+                prefix_cache: fleet
+                    .prefixes
+                    .is_some()
+                    .then(|| PrefixCacheUse::of(t.served_input_tokens, t.cached_input_tokens)),
                 met_ttft: t.met_ttft,
                 met_tpot: t.met_tpot,
                 met_both: t.met_both,

@@ -330,6 +330,9 @@ fn key(fleet: &Fleet, specs: &[String], u: Unit, seed: u64) -> String {
     use std::fmt::Write;
     let t = u.slot;
     let mut k = format!("{t}|{seed}|{:?}|{:?}", fleet.slot_s, fleet.router);
+    if fleet.prefixes.is_some() {
+        k.push_str("|prefix caching");
+    }
     if let Some(only) = u.tier {
         let _ = write!(k, "|tier {only}");
     }
@@ -397,6 +400,7 @@ fn unit_fleet(fleet: &Fleet, u: Unit) -> Fleet {
             .map(|g| fleet.groups[g].clone())
             .collect(),
         router: fleet.router,
+        prefixes: fleet.prefixes.clone(),
     }
 }
 
@@ -447,6 +451,7 @@ mod tests {
             }],
             groups: vec![group("a", 1), group("b", 2)],
             router: Router::LeastWork,
+            prefixes: None,
         };
         (fleet, traces, scenario.simulation.seed, slots)
     }

@@ -44,6 +44,10 @@ pub struct TierVerification {
     /// unserved; absent when the plan runs no spot replica for the tier).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_requests: Option<u64>,
+    /// What the replicas' prefix caches saved the tier (absent unless the
+    /// replicas cache prefixes and a trace of the tier names its blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<PrefixCacheUse>,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,
@@ -84,6 +88,34 @@ pub struct TierVerification {
     /// The window of lowest attainment (among the complete ones when any
     /// is).
     pub worst_window: Option<Window>,
+}
+
+/// A tier's prefix-cache hits on replay, over its requests completed on
+/// replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PrefixCacheUse {
+    /// Their prompt tokens.
+    pub input_tokens: u64,
+    /// Of those, held by the replica's prefix cache at admission: prefill
+    /// not computed.
+    pub cached_input_tokens: u64,
+    /// `cached_input_tokens / input_tokens` (token-weighted hit rate).
+    pub hit_rate: f64,
+}
+
+impl PrefixCacheUse {
+    /// The hits of `cached` of `input` prompt tokens.
+    pub fn of(input: u64, cached: u64) -> Self {
+        PrefixCacheUse {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            hit_rate: if input == 0 {
+                0.0
+            } else {
+                cached as f64 / input as f64
+            },
+        }
+    }
 }
 
 /// One window of a tier's target on replay.

@@ -67,6 +67,15 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
                 group_thousands(lost as i64)
             );
         }
+        if let Some(p) = t.prefix_cache {
+            let _ = write!(
+                worst,
+                "; prefix cache held {:.1}% of their prompt tokens ({} of {} not computed)",
+                p.hit_rate * 100.0,
+                group_thousands(p.cached_input_tokens as i64),
+                group_thousands(p.input_tokens as i64)
+            );
+        }
         if let Some(late) = t.late_requests {
             let _ = write!(
                 worst,

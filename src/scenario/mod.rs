@@ -378,6 +378,10 @@ pub struct DemandSource {
     pub scale: f64,
     /// What to do with requests longer than the model's context.
     pub over_context: OverContext,
+    /// A prefix model for the source's prompts: every request begins with
+    /// the same system prompt of this many tokens (its hashes, if any, not
+    /// read).
+    pub shared_prefix_tokens: Option<u32>,
 }
 
 /// What a demand entry does with requests whose prompt and output exceed
@@ -461,6 +465,11 @@ pub struct Simulation {
     pub scheduler: Option<Scheduler>,
     /// How a request picks one of its tier's replicas.
     pub router: Router,
+    /// Whether the replicas cache prompt prefixes (vLLM's automatic prefix
+    /// caching, SGLang's radix cache): a request's prompt blocks already
+    /// cached on its replica are not computed again. Only traces that name
+    /// their blocks (Mooncake's `hash_ids`) have hits; no hit is invented.
+    pub prefix_caching: bool,
 }
 
 impl Default for Simulation {
@@ -481,6 +490,7 @@ impl Default for Simulation {
             fleet_max_replicas: 48,
             scheduler: None,
             router: Router::default(),
+            prefix_caching: false,
         }
     }
 }

@@ -182,6 +182,8 @@ pub struct RawDemand {
     pub scale: Option<f64>,
     #[serde(default)]
     pub over_context: Option<Spanned<String>>,
+    #[serde(default)]
+    pub shared_prefix_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -213,4 +215,5 @@ pub struct RawSimulation {
     pub fleet_max_replicas: Option<u32>,
     pub scheduler: Option<Spanned<String>>,
     pub router: Option<Spanned<String>>,
+    pub prefix_caching: Option<bool>,
 }

@@ -14,6 +14,36 @@
 //! release; this type holds the counts and does the arithmetic.
 
 use super::prefix_cache::PrefixCache;
+use crate::traces::block_chains::{BlockChains, NO_CHAIN};
+use std::sync::Arc;
+
+/// What a fleet's replicas know of their requests' prompt prefixes, when
+/// they cache them.
+#[derive(Debug, Clone)]
+pub(crate) enum PrefixSource {
+    /// Every request's prompt blocks: each replica keeps a prefix cache.
+    Chains(Arc<BlockChains>),
+    /// Every request's cached tokens, by its chain index
+    /// ([`KvCache::with_known_hits`]).
+    Known(Arc<[u32]>),
+}
+
+/// Where a replica's requests find prompt tokens already computed.
+#[derive(Debug, Clone)]
+enum Prefixes {
+    /// Nowhere: every prompt token is computed.
+    Off,
+    /// In a prefix cache over the requests' prompt blocks (`chains`, a
+    /// request naming its chain by index).
+    Cached {
+        cache: PrefixCache,
+        chains: Arc<BlockChains>,
+    },
+    /// Known beforehand, by the request's chain index: the tokens an
+    /// unbounded cache found when the trace ran in order (the capacity
+    /// search's sampled requests, [`crate::demand`]).
+    Known(Arc<[u32]>),
+}
 
 /// The token counts of one replica's KV cache.
 #[derive(Debug, Clone)]
@@ -30,7 +60,7 @@ pub(crate) struct KvCache {
     reserved_tokens: u64,
     /// The blocks of prompts computed before, when the engine caches
     /// prefixes and the requests name their blocks.
-    prefix: Option<PrefixCache>,
+    prefix: Prefixes,
 }
 
 impl KvCache {
@@ -42,33 +72,62 @@ impl KvCache {
             reserve_output,
             used_tokens: 0,
             reserved_tokens: 0,
-            prefix: None,
+            prefix: Prefixes::Off,
         }
     }
 
-    /// The cache with a prefix cache of `block_tokens`-token blocks, as
-    /// many as its tokens hold ([`PrefixCache`]).
-    pub(crate) fn with_prefix_cache(mut self, block_tokens: u32) -> Self {
-        let blocks = self.capacity_tokens / u64::from(block_tokens.max(1));
-        self.prefix = Some(PrefixCache::new(
-            block_tokens,
-            usize::try_from(blocks).unwrap_or(usize::MAX),
-        ));
+    /// The cache with a prefix cache over the prompt blocks `chains`, as
+    /// many blocks as its tokens hold ([`PrefixCache`]).
+    pub(crate) fn with_prefix_cache(mut self, chains: Arc<BlockChains>) -> Self {
+        let blocks = self.capacity_tokens / u64::from(chains.block_tokens.max(1));
+        self.prefix = Prefixes::Cached {
+            cache: PrefixCache::new(
+                chains.block_tokens,
+                usize::try_from(blocks).unwrap_or(usize::MAX),
+            ),
+            chains,
+        };
         self
     }
 
-    /// Prompt tokens of a request of `input_tokens` whose blocks hash to
-    /// `chain` found computed (0 without a prefix cache).
-    pub(crate) fn cached_prompt_tokens(&self, chain: &[u64], input_tokens: u32) -> u32 {
-        self.prefix
-            .as_ref()
-            .map_or(0, |p| p.cached_tokens(chain, input_tokens))
+    /// The cache whose request of chain index `i` finds `hits[i]` prompt
+    /// tokens computed (at most all but one of its prompt).
+    pub(crate) fn with_known_hits(mut self, hits: Arc<[u32]>) -> Self {
+        self.prefix = Prefixes::Known(hits);
+        self
     }
 
-    /// An admitted request's prompt blocks `chain` are cached.
-    pub(crate) fn remember(&mut self, chain: &[u64]) {
-        if let Some(p) = self.prefix.as_mut() {
-            p.remember(chain);
+    /// The cache with the prefixes `source` gives.
+    pub(crate) fn with_prefixes(self, source: &PrefixSource) -> Self {
+        match source {
+            PrefixSource::Chains(chains) => self.with_prefix_cache(Arc::clone(chains)),
+            PrefixSource::Known(hits) => self.with_known_hits(Arc::clone(hits)),
+        }
+    }
+
+    /// Prompt tokens of a request of `input_tokens` whose blocks are chain
+    /// `chain` (`NO_CHAIN`: not known) found computed: 0 without prefix
+    /// caching, at most `input_tokens − 1` (the last prompt token is
+    /// computed to produce the first output token).
+    pub(crate) fn cached_prompt_tokens(&self, chain: u32, input_tokens: u32) -> u32 {
+        if chain == NO_CHAIN {
+            return 0;
+        }
+        match &self.prefix {
+            Prefixes::Off => 0,
+            Prefixes::Cached { cache, chains } => {
+                cache.cached_tokens(chains.get(chain), input_tokens)
+            }
+            Prefixes::Known(hits) => hits
+                .get(chain as usize)
+                .map_or(0, |&h| h.min(input_tokens.saturating_sub(1))),
+        }
+    }
+
+    /// An admitted request's prompt blocks (chain `chain`) are cached.
+    pub(crate) fn remember(&mut self, chain: u32) {
+        if let (Prefixes::Cached { cache, chains }, false) = (&mut self.prefix, chain == NO_CHAIN) {
+            cache.remember(chains.get(chain));
         }
     }
 
@@ -145,8 +204,8 @@ impl KvCache {
     pub(crate) fn clear(&mut self) {
         self.used_tokens = 0;
         self.reserved_tokens = 0;
-        if let Some(p) = self.prefix.as_mut() {
-            p.clear();
+        if let Prefixes::Cached { cache, .. } = &mut self.prefix {
+            cache.clear();
         }
     }
 

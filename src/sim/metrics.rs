@@ -63,6 +63,13 @@ pub(crate) struct TierTally {
     pub goodput_output_tokens: u64,
     /// Σ (e2e − TTFT) of completed requests: seconds spent decoding.
     pub decode_s: f64,
+    /// Prompt tokens of requests completed on replicas.
+    #[serde(default)]
+    pub served_input_tokens: u64,
+    /// Of those, tokens their replica's prefix cache held at admission
+    /// (not computed).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     pub ttft: Histogram,
     pub tpot: Histogram,
     pub e2e: Histogram,
@@ -123,6 +130,8 @@ impl TierTally {
         self.met_both += o.met_both;
         self.output_tokens += o.output_tokens;
         self.goodput_output_tokens += o.goodput_output_tokens;
+        self.served_input_tokens += o.served_input_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
         self.decode_s += o.decode_s;
         self.ttft.merge(&o.ttft);
         self.tpot.merge(&o.tpot);

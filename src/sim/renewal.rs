@@ -3,14 +3,14 @@
 //! search's workload).
 
 use super::request::Arrival;
-use crate::traces::block_chains::NO_CHAIN;
 use rand::distributions::Distribution;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use statrs::distribution::Gamma;
 
 /// `count` arrivals of tier 0 at `rate_rps` with gamma interarrival times of
-/// coefficient of variation `cv` (1 = Poisson), lengths drawn from `lengths`.
+/// coefficient of variation `cv` (1 = Poisson), lengths drawn from `lengths`
+/// (each arrival's chain the index of its draw).
 pub(crate) fn renewal(
     rate_rps: f64,
     cv: f64,
@@ -32,8 +32,8 @@ pub(crate) struct RenewalStream<'a> {
     /// when no such distribution exists.
     gamma: Option<(Gamma, f64)>,
     rng: StdRng,
-    /// The draws so far: (gamma variate, input tokens, output tokens).
-    draws: Vec<(f64, u32, u32)>,
+    /// The draws so far: (gamma variate, index into `lengths`).
+    draws: Vec<(f64, u32)>,
 }
 
 impl<'a> RenewalStream<'a> {
@@ -58,20 +58,23 @@ impl<'a> RenewalStream<'a> {
         }
         while self.draws.len() < count {
             let gap = gamma.sample(&mut self.rng);
-            let (input, output) = self.lengths[self.rng.gen_range(0..self.lengths.len())];
-            self.draws.push((gap, input, output));
+            let drawn = self.rng.gen_range(0..self.lengths.len());
+            self.draws.push((gap, drawn as u32));
         }
         let mut t = 0.0;
         self.draws[..count]
             .iter()
-            .map(|&(gap, input, output)| {
+            .map(|&(gap, drawn)| {
                 t += gap / (shape * rate_rps);
+                let (input, output) = self.lengths[drawn as usize];
                 Arrival {
                     time_s: t,
                     tier: 0,
                     input_tokens: input,
                     output_tokens: output,
-                    chain: NO_CHAIN,
+                    // The sampled request's index: where a replica that
+                    // knows the sample's prefix hits finds its own.
+                    chain: drawn,
                 }
             })
             .collect()

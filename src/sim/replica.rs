@@ -22,11 +22,11 @@
 //! to the next finish (or KV limit) in closed form ([`DecodeRun`]); an arrival
 //! that could be admitted cuts the run at the step in flight.
 
-use super::kv_cache::KvCache;
+use super::kv_cache::{KvCache, PrefixSource};
 use super::request::Slab;
 use crate::perf::{DecodeRun, StepModel, StepTime, StepWork};
 use crate::profiles::Scheduler;
-use crate::traces::block_chains::{BlockChains, NO_CHAIN};
+use crate::traces::block_chains::BlockChains;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
@@ -145,9 +145,6 @@ pub(crate) struct Replica {
     /// The KV cache, of the spec's [`ReplicaSpec::kv_capacity_tokens`],
     /// reserving outputs under [`ReplicaSpec::reserve_output_kv`].
     kv: KvCache,
-    /// The requests' prompt blocks, when the replica caches prefixes
-    /// ([`Self::caching_prefixes`]).
-    chains: Option<Arc<BlockChains>>,
     /// Σ context (prompt + generated) of the decoding sequences.
     context_sum: u64,
     step: Option<Step>,
@@ -193,7 +190,6 @@ impl Replica {
             clock: 0,
             finishes: BinaryHeap::new(),
             kv: KvCache::new(runs.kv_capacity_tokens, runs.reserve_output_kv),
-            chains: None,
             context_sum: 0,
             step: None,
             generation: 0,
@@ -215,9 +211,21 @@ impl Replica {
     /// (`--enable-prefix-caching`): a request finds the leading blocks of
     /// its chain computed and prefills the rest ([`super::prefix_cache`]).
     pub(crate) fn caching_prefixes(mut self, chains: Arc<BlockChains>) -> Self {
-        self.kv = self.kv.with_prefix_cache(chains.block_tokens);
-        self.chains = Some(chains);
+        self.kv = self.kv.with_prefix_cache(chains);
         self
+    }
+
+    /// The replica with the prefixes `source` gives (a prefix cache, or
+    /// hits known beforehand).
+    pub(crate) fn with_prefixes(mut self, source: &PrefixSource) -> Self {
+        self.kv = self.kv.with_prefixes(source);
+        self
+    }
+
+    /// Prompt tokens of `input_tokens` of chain `chain` that the replica
+    /// would find computed now.
+    pub(crate) fn cached_prompt_tokens(&self, chain: u32, input_tokens: u32) -> u32 {
+        self.kv.cached_prompt_tokens(chain, input_tokens)
     }
 
     /// The step model's decode run of `batch` sequences at `context_tokens`,
@@ -620,11 +628,8 @@ impl Replica {
         let reserve = self
             .kv
             .reservation_tokens(head.input_tokens, head.output_tokens);
-        let chain = match &self.chains {
-            Some(chains) if head.chain != NO_CHAIN => chains.get(head.chain),
-            _ => &[],
-        };
         // Tokens its prefix cache holds are not computed again.
+        let chain = head.chain;
         let cached = u64::from(self.kv.cached_prompt_tokens(chain, head.input_tokens));
         // A prefill-first step holds the decoding sequences back: it admits
         // a prompt only while their next tokens still fit after it, so the

@@ -16,17 +16,25 @@ pub enum Router {
     /// Per tier, the next up replica in index order after the last one
     /// chosen, skipping replicas whose KV cache cannot hold the request.
     RoundRobin,
+    /// Least work as the request would leave it: the replica whose
+    /// outstanding work plus the request's own prompt tokens not already
+    /// in its prefix cache, per unit of planned capacity, is least (as
+    /// llm-d's precise prefix-cache scorer weighs cached blocks against
+    /// load); without prefix caching, least work with the prompt counted
+    /// alike on every replica.
+    PrefixAware,
 }
 
 impl Router {
     /// Every policy, in the order the scenario format lists them.
-    pub const ALL: [Router; 2] = [Router::LeastWork, Router::RoundRobin];
+    pub const ALL: [Router; 3] = [Router::LeastWork, Router::RoundRobin, Router::PrefixAware];
 
     /// The name a scenario file uses.
     pub fn name(self) -> &'static str {
         match self {
             Router::LeastWork => "least-work",
             Router::RoundRobin => "round-robin",
+            Router::PrefixAware => "prefix-aware",
         }
     }
 

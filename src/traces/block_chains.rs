@@ -3,6 +3,7 @@
 //! `prefix_cache`).
 
 use super::mooncake::{parse_row, parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use super::Request;
 use crate::base::located::Problem;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -37,6 +38,17 @@ impl BlockChains {
         (self.starts.len() - 2) as u32
     }
 
+    /// Adds every chain of `other` (of the same block size) after these;
+    /// returns the index the first of them takes.
+    pub fn append(&mut self, other: &BlockChains) -> u32 {
+        let first = self.len() as u32;
+        let base = self.hashes.len();
+        self.hashes.extend_from_slice(&other.hashes);
+        self.starts
+            .extend(other.starts[1..].iter().map(|&s| base + s));
+        first
+    }
+
     /// Chain `i`.
     pub fn get(&self, i: u32) -> &[u64] {
         let i = i as usize;
@@ -65,7 +77,54 @@ impl BlockChains {
     }
 }
 
-/// Calls `f` with the prompt tokens and the block hashes of every request
+/// The prefix model of a source whose every prompt begins with the same
+/// system prompt of `tokens` tokens: its whole 512-token blocks, hashed
+/// apart from any other source's by `source` (its index among the
+/// scenario's demand sources), twice: chain 0 for the first request, which
+/// finds nothing, chain 1 for every later one (the same blocks, so a cache
+/// that holds them gives each later request their tokens).
+pub(crate) fn shared_prefix(source: usize, tokens: u32) -> BlockChains {
+    let blocks: Vec<u64> = (0..u64::from(tokens / MOONCAKE_BLOCK_TOKENS))
+        .map(|b| (source as u64 + 1) << 40 | b)
+        .collect();
+    let mut chains = BlockChains::new(MOONCAKE_BLOCK_TOKENS);
+    chains.push(&blocks);
+    chains.push(&blocks);
+    chains
+}
+
+/// The chains of `kept`, the requests a read of the Mooncake trace at
+/// `path` kept (in file order, a subsequence of its request rows: rows
+/// left out, such as those over the model's context, are passed over), one
+/// per kept request in their order.
+pub(crate) fn kept_chains(
+    path: &Path,
+    kept: &[Request],
+    fix: &str,
+) -> Result<BlockChains, Problem> {
+    let mut chains = BlockChains::new(MOONCAKE_BLOCK_TOKENS);
+    let mut next = kept.iter().peekable();
+    for_each_mooncake_chain(path, None, fix, |row, blocks| {
+        if next.peek().is_some_and(|k| *k == row) {
+            next.next();
+            chains.push(blocks);
+        }
+    })?;
+    if chains.len() != kept.len() {
+        return Err(Problem::new(
+            path,
+            "",
+            format!(
+                "the trace changed while it was read: {} of its {} requests found again",
+                chains.len(),
+                kept.len()
+            ),
+        ));
+    }
+    Ok(chains)
+}
+
+/// Calls `f` with the request and the block hashes of every request
 /// row of the Mooncake trace at `path`, in file order. Rows that are not
 /// requests are passed over (the trace's own read refuses or counts them).
 /// A row whose hashes are not a list of integers or outnumber its prompt's
@@ -75,7 +134,7 @@ pub(crate) fn for_each_mooncake_chain(
     path: &Path,
     mut skipped: Option<&mut u64>,
     fix: &str,
-    mut f: impl FnMut(u32, &[u64]),
+    mut f: impl FnMut(&Request, &[u64]),
 ) -> Result<(), Problem> {
     let file = std::fs::File::open(path)
         .map_err(|e| Problem::new(path, "", format!("cannot open the trace: {e}")))?;
@@ -89,11 +148,11 @@ pub(crate) fn for_each_mooncake_chain(
             continue;
         };
         match parse_row_with_blocks(row) {
-            Ok((_, blocks)) => f(request.input_tokens, &blocks),
+            Ok((_, blocks)) => f(&request, &blocks),
             Err(e) => match skipped.as_deref_mut() {
                 Some(count) => {
                     *count += 1;
-                    f(request.input_tokens, &[]);
+                    f(&request, &[]);
                 }
                 None => {
                     return Err(Problem::at_line(
@@ -132,5 +191,31 @@ mod tests {
         assert_eq!(read.len(), 3);
         assert_eq!(read.get(0), &[0, 1]);
         assert_eq!(read.get(2), &[] as &[u64]);
+    }
+
+    #[test]
+    fn the_kept_requests_chains_are_found_in_file_order() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/tiny.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows: Vec<Request> = text
+            .lines()
+            .map(|l| parse_row(l.as_bytes()).unwrap())
+            .collect();
+        // The middle row left out (as if over the context).
+        let kept = [rows[0], rows[2]];
+        let chains = kept_chains(&path, &kept, "").unwrap();
+        assert_eq!(chains.len(), 2);
+        assert_eq!(chains.get(0), &[0, 1]);
+        assert_eq!(chains.get(1), &[] as &[u64]);
+        // A request the file does not hold is not made up.
+        let mut stranger = rows[1];
+        stranger.output_tokens += 1;
+        let e = kept_chains(&path, &[rows[0], stranger], "").unwrap_err();
+        assert!(e.message.contains("1 of its 2 requests"), "{}", e.message);
+        // Appended chains keep their own, numbered after the first list's.
+        let mut all = BlockChains::new(512);
+        all.push(&[7]);
+        assert_eq!(all.append(&chains), 1);
+        assert_eq!((all.get(1), all.get(2)), (&[0, 1][..], &[][..]));
     }
 }

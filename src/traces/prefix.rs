@@ -128,8 +128,8 @@ pub fn of_mooncake_file(
         path,
         skip_bad_rows.then_some(&mut skipped),
         "fix or remove the row's `hash_ids`, or pass --skip-bad-rows to read such rows without them",
-        |input, blocks| {
-            acc.push(input, blocks);
+        |request, blocks| {
+            acc.push(request.input_tokens, blocks);
         },
     )?;
     Ok((acc.summary(), skipped))

@@ -3,7 +3,7 @@
 //! variability, token-length distributions, and the length sample of
 //! (input, output) pairs for the capacity model ([`super::length_sample`]).
 
-use super::length_sample::BottomK;
+use super::length_sample::{BottomK, SampledRequest};
 pub use super::length_stats::LengthStats;
 use super::micros::{arrival_us, span_s};
 use super::quantised::{QuantisationDetector, Quantised};
@@ -222,6 +222,11 @@ impl TraceAccumulator {
     /// trace records them.
     pub fn length_sample(&self) -> Vec<(u32, u32)> {
         self.sample.pairs()
+    }
+
+    /// The length sample's requests, in the order of [`Self::length_sample`].
+    pub fn length_sample_requests(&self) -> Vec<SampledRequest> {
+        self.sample.sorted()
     }
 
     /// Mean input tokens per request.

@@ -219,6 +219,57 @@ fn api_versus_reserved_scenario_solves() {
     assert_eq!(plan["prices"]["api"]["max_tokens_per_minute"], 1_000_000.0);
 }
 
+/// The shipped Mooncake scenario caches prefixes: the replay counts each
+/// tier's hits, the launch line turns the engine's cache on, and the plan
+/// needs no more GPUs than without the cache (same seed); without it no
+/// hit is counted and the launch line turns the cache off.
+#[test]
+fn a_plan_on_prefix_caching_counts_its_hits_and_needs_no_more_gpus() {
+    let gpus = |plan: &serde_json::Value| -> u64 {
+        plan["reserved"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum()
+    };
+    let launches = |plan: &serde_json::Value| -> String {
+        plan["how_to_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["launch_command"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let cached = solve_json("scenarios/api-vs-reserved.toml", &[]);
+    let hits = &cached["verification"]["tiers"]["assistant"]["prefix_cache"];
+    let rate = hits["hit_rate"].as_f64().unwrap();
+    let (input, held) = (
+        hits["input_tokens"].as_u64().unwrap(),
+        hits["cached_input_tokens"].as_u64().unwrap(),
+    );
+    assert!((rate - held as f64 / input as f64).abs() < 1e-12, "{hits}");
+    // Some of the prompts are found, never more than the trace shares
+    // (37% with an unbounded cache: `trace stats`).
+    assert!(rate > 0.02 && rate < 0.374, "{hits}");
+    assert!(launches(&cached).contains("--enable-prefix-caching"));
+    let plain = solve_json(
+        "scenarios/api-vs-reserved.toml",
+        &["simulation.prefix_caching=false"],
+    );
+    assert!(plain["verification"]["tiers"]["assistant"]
+        .get("prefix_cache")
+        .is_none());
+    assert!(launches(&plain).contains("--no-enable-prefix-caching"));
+    assert!(
+        gpus(&cached) <= gpus(&plain),
+        "{} > {}",
+        gpus(&cached),
+        gpus(&plain)
+    );
+}
+
 #[test]
 fn spot_replicas_are_chosen_when_cheaper_and_their_interruptions_show_in_the_replay() {
     let plan = check_shipped("tests/fixtures/ok/spot.toml");
@@ -679,4 +730,49 @@ fn the_price_for_complexity_keeps_only_deployments_that_pay() {
         "{text}"
     );
     assert!(text.contains("left out: interactive:"), "{text}");
+}
+
+/// A trace without block hashes has hits only where its demand states a
+/// prefix model: the chat tier's shared system prompt is found after its
+/// first request on each replica, the bulk tier (none stated) finds
+/// nothing; a system prompt longer than half the prompts is refused at its
+/// key.
+#[test]
+fn a_shared_system_prompt_is_the_only_prefix_a_hashless_trace_has() {
+    let plan = solve_json(
+        "scenarios/overnight-batch.toml",
+        &[
+            "simulation.prefix_caching=true",
+            "demand[0].shared_prefix_tokens=1000",
+        ],
+    );
+    let tiers = &plan["verification"]["tiers"];
+    let hit = |tier: &str| tiers[tier]["prefix_cache"]["hit_rate"].as_f64().unwrap();
+    assert_eq!(hit("bulk"), 0.0, "{}", tiers["bulk"]);
+    // One 512-token block of a 1,000-token system prompt, of prompts of
+    // about 1,100 tokens in the mean: a share of them, never more.
+    let chat = hit("chat");
+    assert!(chat > 0.2 && chat < 512.0 / 1000.0, "{}", tiers["chat"]);
+    // Stated but not cached: no hit counted.
+    let plain = solve_json(
+        "scenarios/overnight-batch.toml",
+        &["demand[0].shared_prefix_tokens=1000"],
+    );
+    assert!(plain["verification"]["tiers"]["chat"]
+        .get("prefix_cache")
+        .is_none());
+    let out = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--set",
+        "simulation.prefix_caching=true",
+        "--set",
+        "demand[0].shared_prefix_tokens=4000",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("demand[0].shared_prefix_tokens") && err.contains("median 1020 tokens"),
+        "{err}"
+    );
 }

@@ -112,6 +112,13 @@ fn block_hashes_that_contradict_the_prompt_are_refused_with_their_line() {
         assert!(e.contains("bad.jsonl:2:59"), "{e}");
         assert!(e.contains("or pass --skip-bad-rows"), "{e}");
         assert!(stdout(&out).is_empty());
+        // A plan that caches prefixes reads them too, and says so.
+        let trace = format!("demand[0].trace={}", path.display());
+        let solve = planner(&["solve", "scenarios/api-vs-reserved.toml", "--set", &trace]);
+        assert_eq!(solve.status.code(), Some(2), "{}", stderr(&solve));
+        let e = stderr(&solve);
+        assert!(e.contains(says) && e.contains("bad.jsonl:2:59"), "{e}");
+        assert!(e.contains("or set [simulation] prefix_caching = false"), "{e}");
         // Skipped: the row is read without its hashes, and a warning says so.
         let skipped = planner(&[
             "trace",

@@ -18,6 +18,7 @@ pub(super) fn cache_key(
     spec: &ReplicaSpec,
     tier: &Tier,
     demand: &TierDemand,
+    prefix_hits: Option<&[u32]>,
 ) -> String {
     let lengths: Vec<u8> = demand
         .lengths
@@ -40,7 +41,13 @@ pub(super) fn cache_key(
         sim.max_utilisation,
         sim.router,
         sim.capacity_seed
-    )
+    ) + &match prefix_hits {
+        Some(hits) => {
+            let bytes: Vec<u8> = hits.iter().flat_map(|h| h.to_le_bytes()).collect();
+            format!("|prefix hits {:016x}", fnv1a(&bytes))
+        }
+        None => String::new(),
+    }
 }
 
 /// The cached search for `key`, or `compute()` (then cached).

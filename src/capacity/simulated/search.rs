@@ -8,13 +8,14 @@ use crate::capacity::{Config, Sustained, Verdict};
 use crate::demand::TierDemand;
 use crate::perf::roofline::RooflineBound;
 use crate::scenario::{GpuOffer, Simulation, Tier};
+use crate::sim::kv_cache::PrefixSource;
+use crate::sim::prefix_cache::hits_in_order;
 use crate::sim::renewal::{renewal, RenewalStream};
 use crate::sim::request::Arrival;
-use crate::sim::{
-    simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, Router, TierTally,
-};
+use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, TierTally};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Bisection of a single replica: steps on log(rate), 2^-10 of the
 /// bracket's log width.
@@ -57,6 +58,9 @@ pub(super) struct Search<'a> {
     /// The runs' arrival stream, drawn once for every rate and fleet.
     stream: RefCell<RenewalStream<'a>>,
     pub(super) key: String,
+    /// Each sampled request's prompt tokens found cached, when the
+    /// replicas cache prefixes ([`prefix_hits`]).
+    hits: Option<Arc<[u32]>>,
 }
 
 impl<'a> Search<'a> {
@@ -68,6 +72,7 @@ impl<'a> Search<'a> {
         demand: &'a TierDemand,
     ) -> Self {
         let spec = config.replica(offer, setting.model, setting.simulation.scheduler);
+        let hits = prefix_hits(setting.simulation, demand, &spec);
         let roofline = RooflineBound::new(
             &offer.profile,
             &config.model_shape(offer, setting.model),
@@ -75,8 +80,9 @@ impl<'a> Search<'a> {
             config.precision,
             config.max_batch,
             &demand.lengths,
+            hits.as_deref().unwrap_or(&[]),
         );
-        let key = cache_key(setting.simulation, &spec, tier, demand);
+        let key = cache_key(setting.simulation, &spec, tier, demand, hits.as_deref());
         let cv = demand.within_minute_cv.max(0.05);
         Search {
             spec,
@@ -90,6 +96,7 @@ impl<'a> Search<'a> {
                 setting.simulation.capacity_seed,
             )),
             key,
+            hits,
         }
     }
 
@@ -115,7 +122,7 @@ impl<'a> Search<'a> {
 
     /// `n` replicas of the configuration behind the router.
     fn fleet(&self, n: u32) -> Fleet {
-        fleet_of(&self.spec, n, self.tier, self.demand, self.sim.router)
+        fleet_of(&self.spec, n, self.tier, self.demand, self)
     }
 
     /// The requests of a run of `n` replicas at `rate`: the search's one
@@ -174,7 +181,7 @@ impl<'a> Search<'a> {
             count,
             self.sim.capacity_seed,
         );
-        let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self.sim.router);
+        let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self);
         let result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
         let busy_s = result.groups.first().map_or(0.0, |g| g.busy_s);
         let served = result.tiers[0].served_requests as f64;
@@ -481,9 +488,42 @@ pub(super) fn burst_scale(cv: f64, most: f64) -> f64 {
     (cv * cv).clamp(1.0, most.max(1.0))
 }
 
-/// `n` identical replicas behind `router` with no API, judged against
-/// `tier`.
-fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router: Router) -> Fleet {
+/// The prompt tokens each of the tier's sampled requests finds cached on a
+/// replica of `spec`, when the replicas cache prefixes and the tier's
+/// traces name their blocks: the tier's requests fed in order through one
+/// prefix cache of the replica's KV memory, and each sampled request's hit
+/// there (at most all but its last prompt token). Every replica is taken
+/// to see the whole trace, which a fleet behind a prefix-aware router
+/// betters (each conversation on one replica, whose memory holds fewer
+/// conversations) and a router blind to prefixes may not reach; the replay
+/// checks the plan with each replica's own cache.
+fn prefix_hits(sim: &Simulation, demand: &TierDemand, spec: &ReplicaSpec) -> Option<Arc<[u32]>> {
+    let chains = demand.chains.as_ref().filter(|_| sim.prefix_caching)?;
+    let blocks = spec.kv_capacity_tokens / u64::from(chains.block_tokens.max(1));
+    let all = hits_in_order(chains, usize::try_from(blocks).unwrap_or(usize::MAX));
+    Some(
+        demand
+            .sample_chains
+            .iter()
+            .zip(&demand.lengths)
+            .map(|(&row, &(input, _))| match all.get(row as usize) {
+                Some(&hit) => hit.min(input.saturating_sub(1)),
+                None => 0,
+            })
+            .collect(),
+    )
+}
+
+/// `n` identical replicas behind the simulation's router with no API,
+/// judged against `tier`, with `search`'s prefix hits.
+fn fleet_of(
+    spec: &ReplicaSpec,
+    n: u32,
+    tier: &Tier,
+    demand: &TierDemand,
+    search: &Search,
+) -> Fleet {
+    let sim = search.sim;
     Fleet {
         slot_s: 1e15,
         tiers: vec![FleetTier {
@@ -504,7 +544,8 @@ fn fleet_of(spec: &ReplicaSpec, n: u32, tier: &Tier, demand: &TierDemand, router
             rps_per_replica: 1.0,
             spot: None,
         }],
-        router,
+        router: sim.router,
+        prefixes: search.hits.clone().map(PrefixSource::Known),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::page::{card, page, table};
 use super::svg::{bars, esc, legend, log_ticks, nice_ticks, tick_label, Frame};
-use crate::base::numbers::usd;
+use crate::base::numbers::{group_thousands, usd};
 use crate::money::schedule::Slot;
 use crate::replay::verification::QuantileMs;
 use crate::solve::Outcome;
@@ -339,6 +339,16 @@ fn replay_section(outcome: &Outcome) -> String {
             distribution_chart(&format!("ttft-{name}"), &format!("{name}: TTFT distribution"), &t.ttft_distribution_ms, slo.ttft_ms, t.target, "TTFT"),
             distribution_chart(&format!("tpot-{name}"), &format!("{name}: TPOT distribution"), &t.tpot_distribution_ms, slo.tpot_ms, t.target, "TPOT"),
         );
+        if let Some(p) = t.prefix_cache {
+            let _ = write!(
+                o,
+                "<p>Prefix cache: the replicas held {:.1}% of {}'s prompt tokens when its requests were admitted ({} of {} tokens not prefilled).</p>",
+                p.hit_rate * 100.0,
+                esc(name),
+                group_thousands(p.cached_input_tokens as i64),
+                group_thousands(p.input_tokens as i64)
+            );
+        }
     }
     o.push_str("</section>");
     o

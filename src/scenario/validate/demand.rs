@@ -101,7 +101,10 @@ impl Validator {
                         self.at_span(o, "`over_context = \"drop\"` reads a trace's rows; an aggregate's requests are counted in its tables: filter them in the query that made it".to_string());
                     }
                 }
-                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context })
+                if let Some(n) = d.shared_prefix_tokens {
+                    self.bounded(&format!("demand[{i}].shared_prefix_tokens"), f64::from(n));
+                }
+                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context, shared_prefix_tokens: d.shared_prefix_tokens })
             })
             .collect();
         // By name: a tier defined twice (its own problem) is fed when either is.

@@ -90,6 +90,12 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::closed("tiers[].headroom_replicas", 0.0, 8.0, "replicas"),
     Bound::positive("tiers[].deadline_hours", 672.0, "hours"),
     Bound::positive("demand[].scale", 1_000.0, "× the trace's rate"),
+    Bound::closed(
+        "demand[].shared_prefix_tokens",
+        512.0,
+        1_048_576.0,
+        "tokens",
+    ),
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
     Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),

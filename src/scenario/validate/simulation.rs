@@ -122,6 +122,7 @@ impl Validator {
             fleet_max_replicas,
             scheduler,
             router,
+            prefix_caching: r.prefix_caching.unwrap_or(d.prefix_caching),
         }
     }
 }

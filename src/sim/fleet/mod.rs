@@ -15,6 +15,7 @@
 //!   when its prompt plus output exceed every up replica's KV cache; it is
 //!   counted unserved (missing both limits).
 
+use super::kv_cache::PrefixSource;
 use super::metrics::{GroupTally, Limits, SlotTally, TierTally};
 use super::replica::ReplicaSpec;
 use super::router::Router;
@@ -72,6 +73,9 @@ pub(crate) struct Fleet {
     pub groups: Vec<Group>,
     /// How a request picks one of its tier's up replicas.
     pub router: Router,
+    /// What the replicas know of the requests' prompt prefixes, when they
+    /// cache them (`None`: no prefix caching).
+    pub prefixes: Option<PrefixSource>,
 }
 
 /// What a replay measured (cached on disk per slot: `replay::slots`).

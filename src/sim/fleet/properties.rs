@@ -48,6 +48,7 @@ fn fleet(
             spot: None,
         }],
         router: Router::LeastWork,
+        prefixes: None,
     }
 }
 

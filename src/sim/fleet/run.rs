@@ -149,7 +149,11 @@ impl<'a> Run<'a> {
             while state.replicas.len() < up {
                 let rank = state.replicas.len();
                 state.replicas.push(self.replicas.len());
-                self.replicas.push(Replica::new(g, rank, &group.spec));
+                let mut replica = Replica::new(g, rank, &group.spec);
+                if let Some(prefixes) = &self.fleet.prefixes {
+                    replica = replica.with_prefixes(prefixes);
+                }
+                self.replicas.push(replica);
             }
             let before = state.up;
             state.up = up;
@@ -287,12 +291,40 @@ impl<'a> Run<'a> {
     }
 
     /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
-    /// that the fleet's router picks.
-    fn route(&mut self, k: usize, need: u64) -> Option<usize> {
+    /// that the fleet's router picks for `a`.
+    fn route(&mut self, k: usize, need: u64, a: &Arrival) -> Option<usize> {
         match self.fleet.router {
             Router::LeastWork => self.route_least_work(k, need),
             Router::RoundRobin => self.route_round_robin(k, need),
+            Router::PrefixAware => self.route_prefix_aware(k, need, a),
         }
+    }
+
+    /// The up replica of tier `k` whose KV cache can hold `need` tokens
+    /// with the least outstanding work per unit of capacity once `a`'s
+    /// prompt tokens not in its prefix cache are added; the first in the
+    /// groups' order and by rank on a tie.
+    fn route_prefix_aware(&self, k: usize, need: u64, a: &Arrival) -> Option<usize> {
+        let mut best = (f64::INFINITY, None);
+        for &g in &self.tier_groups[k] {
+            if need > self.fleet.groups[g].spec.kv_capacity_tokens {
+                continue;
+            }
+            let state = &self.groups[g];
+            for (rank, &work) in state.work[..state.up].iter().enumerate() {
+                if !work.is_finite() {
+                    continue;
+                }
+                let r = state.replicas[rank];
+                let cached = self.replicas[r].cached_prompt_tokens(a.chain, a.input_tokens);
+                let added = f64::from(a.input_tokens - cached);
+                let score = self.per_capacity(g, work + added);
+                if score < best.0 {
+                    best = (score, Some(r));
+                }
+            }
+        }
+        best.1
     }
 
     /// The up replica of tier `k` with the least outstanding work per unit
@@ -386,7 +418,7 @@ impl<'a> Run<'a> {
             }
             return;
         }
-        let Some(r) = self.route(k, need) else {
+        let Some(r) = self.route(k, need, &a) else {
             self.result.tiers[k].unserved_requests += 1;
             return;
         };
@@ -423,7 +455,10 @@ impl<'a> Run<'a> {
                 .is_none_or(|d| f.finish_s + server_s - (q.arrival_s - q.held_s) <= d);
             let met =
                 on_time && latency.ttft_ms <= limits.ttft_ms && latency.tpot_ms <= limits.tpot_ms;
-            self.result.tiers[k].record_on_time(latency, q.output_tokens, limits, on_time);
+            let tally = &mut self.result.tiers[k];
+            tally.record_on_time(latency, q.output_tokens, limits, on_time);
+            tally.served_input_tokens += u64::from(q.input_tokens);
+            tally.cached_input_tokens += u64::from(q.cached_tokens);
             let row = self.slot_row(q.arrival_s - q.held_s);
             self.result.slots[row][k].met_both += u64::from(met);
             on_completed(&Completed {

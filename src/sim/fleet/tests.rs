@@ -48,6 +48,7 @@ fn fleet(spec: ReplicaSpec, replicas: u32, api_share: f64) -> Fleet {
             spot: None,
         }],
         router: Router::LeastWork,
+        prefixes: None,
     }
 }
 
@@ -463,4 +464,53 @@ fn the_servers_own_time_is_in_the_replays_first_and_last_token() {
         (served.1 - bare.1 - 15.0).abs() < 1e-6,
         "{served:?} {bare:?}"
     );
+}
+
+#[test]
+fn the_prefix_aware_router_sends_a_conversations_next_turn_where_its_prefix_is() {
+    use crate::sim::kv_cache::PrefixSource;
+    use crate::traces::block_chains::BlockChains;
+    let mut chains = BlockChains::new(512);
+    let other: Vec<u64> = (100..120).collect();
+    let turn: Vec<u64> = (1..21).collect();
+    let next_turn: Vec<u64> = (1..25).collect();
+    let (b, a, a2) = (
+        chains.push(&other),
+        chains.push(&turn),
+        chains.push(&next_turn),
+    );
+    let arrival = |time_s: f64, chain: u32, input_tokens: u32| Arrival {
+        time_s,
+        tier: 0,
+        input_tokens,
+        output_tokens: 10,
+        chain,
+    };
+    // An unrelated prompt takes replica 0, the conversation's first turn
+    // replica 1; both are idle again when the next turn comes.
+    let arrivals = [
+        arrival(0.0, b, 10_240),
+        arrival(0.001, a, 10_240),
+        arrival(100.0, a2, 12_288),
+    ];
+    let cached = |router: Router| {
+        let mut f = fleet(spec(true, 8, 1_000_000), 2, 0.0);
+        f.router = router;
+        f.prefixes = Some(PrefixSource::Chains(std::sync::Arc::new(chains.clone())));
+        let r = simulate(&f, 0..1, arrivals, 1, |_| {});
+        let t = &r.tiers[0];
+        assert_eq!(t.served_requests, 3);
+        assert_eq!(t.served_input_tokens, 10_240 * 2 + 12_288);
+        t.cached_input_tokens
+    };
+    // Least work takes the lowest index on a tie: replica 0, which never
+    // saw the conversation.
+    assert_eq!(cached(Router::LeastWork), 0);
+    // The prefix-aware router finds its 20 blocks on replica 1.
+    assert_eq!(cached(Router::PrefixAware), 20 * 512);
+    // Without prefix caching it is least work.
+    let mut f = fleet(spec(true, 8, 1_000_000), 2, 0.0);
+    f.router = Router::PrefixAware;
+    let r = simulate(&f, 0..1, arrivals, 1, |_| {});
+    assert_eq!(r.tiers[0].cached_input_tokens, 0);
 }
