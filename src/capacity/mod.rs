@@ -392,7 +392,7 @@ mod tests {
             within_minute_cv: cv,
             peak_to_mean_minute: 1.0,
             lengths: vec![(input, output); 16],
-            chains: None,
+            prefix_reuse: None,
             sample_chains: Vec::new(),
             sources: vec![],
         }

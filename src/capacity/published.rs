@@ -468,7 +468,7 @@ fn server_throughput(
         within_minute_cv: 1.0,
         peak_to_mean_minute: 1.0,
         lengths: vec![(isl, osl)],
-        chains: None,
+        prefix_reuse: None,
         sample_chains: Vec::new(),
         sources: vec![],
     };

@@ -13,6 +13,7 @@ use crate::demand::source::{
     read_source, AggregateCache, CapacityLengths, DroppedOverContext, KeptSource, SourceFigures,
 };
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
+use crate::sim::prefix_reuse::PrefixReuse;
 use crate::traces::block_chains::{BlockChains, NO_CHAIN};
 use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
 use crate::traces::shape::{read_rate_curve, RateCurve};
@@ -83,13 +84,14 @@ pub struct TierDemand {
     /// Fixed-seed sample of (input, output) token pairs.
     #[serde(skip)]
     pub lengths: Vec<(u32, u32)>,
-    /// The prompt blocks of the tier's requests, trace after trace, each
-    /// in its order, when the replicas cache prefixes and a trace names
-    /// them (the capacity search feeds them to a replica's cache).
+    /// What a prefix cache of any size finds for each of the tier's
+    /// requests (trace after trace, each in its order), when the replicas
+    /// cache prefixes and a trace names its blocks or states a prefix
+    /// model: the capacity search's sampled requests' hits.
     #[serde(skip)]
-    pub chains: Option<Arc<BlockChains>>,
-    /// Beside each of `lengths`, its request's index in `chains`
-    /// (`NO_CHAIN` when it has none); empty without `chains`.
+    pub(crate) prefix_reuse: Option<Arc<PrefixReuse>>,
+    /// Beside each of `lengths`, its request's index in `prefix_reuse`
+    /// (`NO_CHAIN` when it has none); empty without it.
     #[serde(skip)]
     pub sample_chains: Vec<u32>,
     pub sources: Vec<SourceSummary>,
@@ -227,6 +229,7 @@ pub(crate) fn build_keeping(
         };
         let (lengths, input_tokens, output_tokens, cv) = merge_lengths(&accs);
         let (chains, sample_chains) = merge_chains(&accs);
+        let prefix_reuse = chains.map(|c| Arc::new(PrefixReuse::of(&c)));
         let total_weight: f64 = accs.iter().map(|(a, s)| a.requests as f64 * s).sum();
         let within_minute_cv = accs
             .iter()
@@ -243,7 +246,7 @@ pub(crate) fn build_keeping(
             within_minute_cv,
             peak_to_mean_minute: peak_to_mean,
             lengths,
-            chains,
+            prefix_reuse,
             sample_chains,
             sources,
         });

@@ -453,7 +453,7 @@ mod tests {
                 within_minute_cv: 1.0,
                 peak_to_mean_minute: 1.0,
                 lengths: Vec::new(),
-                chains: None,
+                prefix_reuse: None,
                 sample_chains: Vec::new(),
                 sources: Vec::new(),
             }],

@@ -323,7 +323,7 @@ pub(crate) fn commands(
     let input = demand.input_tokens.mean.round().max(1.0);
     let output = demand.output_tokens.mean.round().max(1.0);
     // The plan counts on prefix caching where its traces name their blocks.
-    let caching = demand.chains.is_some();
+    let caching = demand.prefix_reuse.is_some();
     // Ten minutes of requests at the planned rate, at least 200.
     let prompts = (rps_per_replica * 600.0).ceil().max(200.0);
     let p = tier.percentile;

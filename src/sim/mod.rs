@@ -13,6 +13,7 @@ pub(crate) mod histogram;
 pub(crate) mod kv_cache;
 pub(crate) mod metrics;
 pub(crate) mod prefix_cache;
+pub(crate) mod prefix_reuse;
 pub(crate) mod renewal;
 pub(crate) mod replica;
 pub(crate) mod request;

@@ -25,7 +25,6 @@
 //! ([`super::kv_cache`]) as the request's own, as if not shared with
 //! another running request: memory on the safe side.
 
-use crate::traces::block_chains::BlockChains;
 use std::collections::{BTreeMap, HashMap};
 
 /// The block hashes a replica has cached, least recently used first out.
@@ -97,21 +96,6 @@ impl PrefixCache {
     }
 }
 
-/// The prompt tokens each of `chains` finds in one cache of
-/// `capacity_blocks` fed them in order (each looked up, then remembered):
-/// its leading cached blocks' tokens, not yet capped by its prompt.
-pub(crate) fn hits_in_order(chains: &BlockChains, capacity_blocks: usize) -> Vec<u32> {
-    let mut cache = PrefixCache::new(chains.block_tokens, capacity_blocks);
-    (0..chains.len() as u32)
-        .map(|i| {
-            let chain = chains.get(i);
-            let hit = cache.cached_tokens(chain, u32::MAX);
-            cache.remember(chain);
-            hit
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,15 +142,5 @@ mod tests {
             let counted = share.push(input, chain);
             assert_eq!(hit, counted.min(input - 1));
         }
-        // In order through one cache, as the capacity search feeds it.
-        let mut all = BlockChains::new(512);
-        for chain in chains {
-            all.push(chain);
-        }
-        let hits = hits_in_order(&all, usize::MAX);
-        assert_eq!(hits, [0, 1_024, 0, 1_536]);
-        // A cache of 3 blocks holds 1, 2, 7 after the second request … then
-        // 8, 9, 3: the fourth finds nothing.
-        assert_eq!(hits_in_order(&all, 3), [0, 1_024, 0, 0]);
     }
 }

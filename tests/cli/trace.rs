@@ -118,7 +118,10 @@ fn block_hashes_that_contradict_the_prompt_are_refused_with_their_line() {
         assert_eq!(solve.status.code(), Some(2), "{}", stderr(&solve));
         let e = stderr(&solve);
         assert!(e.contains(says) && e.contains("bad.jsonl:2:59"), "{e}");
-        assert!(e.contains("or set [simulation] prefix_caching = false"), "{e}");
+        assert!(
+            e.contains("or set [simulation] prefix_caching = false"),
+            "{e}"
+        );
         // Skipped: the row is read without its hashes, and a warning says so.
         let skipped = planner(&[
             "trace",

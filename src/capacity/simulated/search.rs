@@ -9,10 +9,10 @@ use crate::demand::TierDemand;
 use crate::perf::roofline::RooflineBound;
 use crate::scenario::{GpuOffer, Simulation, Tier};
 use crate::sim::kv_cache::PrefixSource;
-use crate::sim::prefix_cache::hits_in_order;
 use crate::sim::renewal::{renewal, RenewalStream};
 use crate::sim::request::Arrival;
 use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, TierTally};
+use crate::traces::block_chains::NO_CHAIN;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -492,23 +492,27 @@ pub(super) fn burst_scale(cv: f64, most: f64) -> f64 {
 /// replica of `spec`, when the replicas cache prefixes and the tier's
 /// traces name their blocks: the tier's requests fed in order through one
 /// prefix cache of the replica's KV memory, and each sampled request's hit
-/// there (at most all but its last prompt token). Every replica is taken
+/// there (at most all but its last prompt token; `sim::prefix_reuse` finds it
+/// for any size from one pass). Every replica is taken
 /// to see the whole trace, which a fleet behind a prefix-aware router
 /// betters (each conversation on one replica, whose memory holds fewer
 /// conversations) and a router blind to prefixes may not reach; the replay
 /// checks the plan with each replica's own cache.
 fn prefix_hits(sim: &Simulation, demand: &TierDemand, spec: &ReplicaSpec) -> Option<Arc<[u32]>> {
-    let chains = demand.chains.as_ref().filter(|_| sim.prefix_caching)?;
-    let blocks = spec.kv_capacity_tokens / u64::from(chains.block_tokens.max(1));
-    let all = hits_in_order(chains, usize::try_from(blocks).unwrap_or(usize::MAX));
+    let reuse = demand
+        .prefix_reuse
+        .as_ref()
+        .filter(|_| sim.prefix_caching)?;
+    let blocks = spec.kv_capacity_tokens / u64::from(reuse.block_tokens().max(1));
+    let blocks = usize::try_from(blocks).unwrap_or(usize::MAX);
     Some(
         demand
             .sample_chains
             .iter()
             .zip(&demand.lengths)
-            .map(|(&row, &(input, _))| match all.get(row as usize) {
-                Some(&hit) => hit.min(input.saturating_sub(1)),
-                None => 0,
+            .map(|(&row, &(input, _))| match row {
+                NO_CHAIN => 0,
+                row => reuse.hit_tokens(row, blocks).min(input.saturating_sub(1)),
             })
             .collect(),
     )
