@@ -30,6 +30,10 @@ pub struct Config {
     /// The engine the replica runs: its id in the scenario (`vllm`, a
     /// calibrated profile's path), or `roofline`.
     pub engine: String,
+    /// The speculative decoding the replica runs (`[model] speculative`),
+    /// by its method's name; `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<String>,
 }
 
 pub(crate) fn one() -> u32 {
@@ -44,6 +48,15 @@ pub(crate) fn is_one(v: &u32) -> bool {
 #[allow(clippy::trivially_copy_pass_by_ref)]
 pub(crate) fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+/// The name of the speculative method `model` states, which every
+/// configuration is searched with beside running without.
+pub(crate) fn speculative_method(model: &ServedModel) -> Option<&'static str> {
+    model
+        .speculative
+        .as_ref()
+        .map(|s| s.speculation.method.name())
 }
 
 /// The engine name of an offer that runs none (the roofline model).
@@ -90,6 +103,10 @@ impl Config {
             label.push(' ');
             label.push_str(&self.engine);
         }
+        if let Some(method) = &self.speculative {
+            label.push(' ');
+            label.push_str(method);
+        }
         label
     }
 
@@ -109,8 +126,9 @@ impl Config {
 
     /// Every configuration the scenario's offers list, with the index of its
     /// offer, in offer, layout (TP, then EP and attention-DP), precision,
-    /// chunk size, batch order.
-    pub fn candidates(offers: &[GpuOffer]) -> Vec<(usize, Config)> {
+    /// chunk size, batch order; each also with `speculative`'s method when
+    /// the model states one (searched as a choice beside running without).
+    pub fn candidates(offers: &[GpuOffer], speculative: Option<&str>) -> Vec<(usize, Config)> {
         let mut out = Vec::new();
         for (g, offer) in offers.iter().enumerate() {
             for layout in &offer.layouts {
@@ -128,8 +146,19 @@ impl Config {
                                     max_batched_tokens: chunk,
                                     precision,
                                     engine: engine_name(offer),
+                                    speculative: None,
                                 },
                             ));
+                            if let Some(method) = speculative {
+                                let (g, plain) = out[out.len() - 1].clone();
+                                out.push((
+                                    g,
+                                    Config {
+                                        speculative: Some(method.to_string()),
+                                        ..plain
+                                    },
+                                ));
+                            }
                         }
                     }
                 }
@@ -172,12 +201,16 @@ impl Config {
             .engine
             .as_ref()
             .map_or(Scheduler::default(), |e| e.profile.scheduler);
-        ReplicaSpec::new(
+        let spec = ReplicaSpec::new(
             self.perf(offer, model),
             self.max_batch,
             self.max_batched_tokens,
             scheduler.unwrap_or(engine_scheduler),
-        )
+        );
+        match (&self.speculative, &model.speculative) {
+            (Some(_), Some(s)) => spec.speculating(s.speculation),
+            _ => spec,
+        }
     }
 
     /// The model shape a replica of this configuration holds (its engine's

@@ -19,7 +19,7 @@ use crate::capacity::fleet::FleetCapacity;
 use crate::demand::TierDemand;
 use crate::perf::{StepModel, StepTime};
 use crate::scenario::{GpuOffer, ServedModel, Tier};
-pub(crate) use config::Config;
+pub(crate) use config::{speculative_method, Config};
 use serde::Serialize;
 use statrs::function::gamma::ln_gamma;
 
@@ -358,7 +358,7 @@ pub(crate) fn evaluate_all(
         .iter()
         .zip(demand)
         .map(|(tier, d)| {
-            Config::candidates(offers)
+            Config::candidates(offers, speculative_method(model))
                 .iter()
                 .map(|(g, c)| evaluate(*g, &offers[*g], model, c, tier, d))
                 .collect()
@@ -486,8 +486,9 @@ mod tests {
             precision: None,
             kv_cache: None,
             context: None,
+            speculative: None,
         };
-        let (_, config) = Config::candidates(std::slice::from_ref(&offer)).remove(0);
+        let (_, config) = Config::candidates(std::slice::from_ref(&offer), None).remove(0);
         let e = evaluate(0, &offer, &model, &config, &t, &d);
         let Verdict::Serves(s) = e.verdict else {
             panic!("should serve")

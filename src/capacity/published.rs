@@ -420,6 +420,7 @@ fn server_throughput(
         precision: Some(Precision::Fp8),
         kv_cache: None,
         context: None,
+        speculative: None,
     };
     let offer = GpuOffer {
         id: system.gpu.into(),
@@ -496,6 +497,7 @@ fn server_throughput(
                 max_batched_tokens: SERVER_MAX_BATCHED_TOKENS,
                 precision: Precision::Fp8,
                 engine: crate::capacity::config::ROOFLINE.into(),
+                speculative: None,
             };
             if let Verdict::Serves(s) =
                 evaluate(0, &offer, &served, &config, &tier, &demand).verdict

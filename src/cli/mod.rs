@@ -20,6 +20,7 @@ mod perf;
 mod plan;
 mod predict;
 mod simulate;
+mod speculative_arg;
 mod sweep;
 mod trace;
 mod trace_aggregate;

@@ -28,6 +28,8 @@ pub(crate) struct PerfArgs {
     pub tp: u32,
     #[command(flatten)]
     pub layout: super::layout_arg::LayoutArgs,
+    #[command(flatten)]
+    pub speculative: super::speculative_arg::SpeculativeArgs,
     /// KV-cache precision: `auto` (the engine's recipe: FP8 with FP8 or FP4
     /// weights where the engine keeps one), `fp8` (half the bytes of BF16)
     /// or `bf16`.
@@ -93,6 +95,23 @@ struct PartsMs {
     cpu_overlaps_gpu: bool,
 }
 
+/// Speculative decoding in the step (`--speculative-method`).
+#[derive(Debug, Serialize)]
+struct SpeculationInStep {
+    method: crate::perf::SpecMethod,
+    draft_tokens: u32,
+    acceptance_rate: f64,
+    /// The proposer's pass as a share of the target's decode step.
+    draft_share: f64,
+    /// Tokens each decoding sequence gains in the step on average: 1 + α +
+    /// … + α^K for a decode-only step (which verifies K + 1 tokens a
+    /// sequence), 1 for a step with a prompt chunk (which does not
+    /// speculate).
+    tokens_per_step: f64,
+    /// The step's time over those tokens.
+    ms_per_token: f64,
+}
+
 /// A mixture's experts in the step: what the step reads and sends.
 #[derive(Debug, Serialize)]
 struct ExpertsInStep {
@@ -133,6 +152,8 @@ struct PerfReport {
     #[serde(skip)]
     roofline: bool,
     step_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speculation: Option<SpeculationInStep>,
     parts: PartsMs,
     #[serde(skip_serializing_if = "Option::is_none")]
     experts: Option<ExpertsInStep>,
@@ -351,6 +372,11 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
             ))),
         )
     };
+    let speculation = args.speculative.speculation(&model)?;
+    let perf = match speculation {
+        Some(s) => perf.speculating(s),
+        None => perf,
+    };
     fits(args, &perf, &model)?;
     let (p, b, c) = (
         f64::from(args.prefill.unwrap_or(0)),
@@ -367,7 +393,11 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         logit_tokens: if p > 0.0 { 1.0 } else { 0.0 } + b,
         sequences: if p > 0.0 { 1.0 } else { 0.0 } + b,
     };
-    let parts = perf.step_parts(&work);
+    // Under speculation a decode-only step is counted as τ steps of a token
+    // each: shown here as the one step it is.
+    let verifying = speculation.filter(|_| crate::perf::decode_only(&work));
+    let tau = verifying.map_or(1.0, |s| s.tokens_per_step());
+    let parts = perf.step_parts(&work).scaled(tau);
     let moe = model.moe.is_some();
     let tokens = perf.run_tokens(&work);
     let experts = perf.roofline().moe().map(|m| {
@@ -394,6 +424,14 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
         decode_batch: args.decode.unwrap_or(0),
         context_tokens: args.context.unwrap_or(0),
         step_ms: parts.total_s() * 1e3,
+        speculation: speculation.map(|s| SpeculationInStep {
+            method: s.method,
+            draft_tokens: s.tokens,
+            acceptance_rate: s.acceptance,
+            draft_share: s.draft_share,
+            tokens_per_step: if verifying.is_some() { tau } else { 1.0 },
+            ms_per_token: parts.total_s() * 1e3 / tau,
+        }),
         parts: PartsMs {
             gemm_ms: parts.gemm_s * 1e3,
             expert_gemm_ms: moe.then_some(parts.expert_gemm_s * 1e3),
@@ -467,6 +505,26 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
     let _ = writeln!(o, "step: {}; {graph}", work.join(" + "));
     let _ = writeln!(o);
     let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
+    if let Some(s) = &r.speculation {
+        let _ = writeln!(
+            o,
+            "  speculative decoding    {} drafting {} tokens, acceptance {:.2}: {:.3} tokens a sequence per step, {:.3} ms a token{}",
+            s.method.name(),
+            s.draft_tokens,
+            s.acceptance_rate,
+            s.tokens_per_step,
+            s.ms_per_token,
+            if s.tokens_per_step > 1.0 {
+                format!(
+                    " (the step verifies {} tokens a sequence; the draft costs {:.1}% of a decode step a token)",
+                    s.draft_tokens + 1,
+                    s.draft_share * 100.0
+                )
+            } else {
+                " (a step with a prompt chunk does not speculate)".to_string()
+            }
+        );
+    }
     let moe = model.moe.is_some();
     let mut rows = vec![
         (

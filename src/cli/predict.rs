@@ -37,6 +37,8 @@ pub(crate) struct PredictArgs {
     pub tp: u32,
     #[command(flatten)]
     pub layout: super::layout_arg::LayoutArgs,
+    #[command(flatten)]
+    pub speculative: super::speculative_arg::SpeculativeArgs,
     /// Weight precision: bf16, fp8 or fp4 (weight-only on GPUs without FP4
     /// units; a mixture keeps its dense parts in their published format).
     #[arg(long, default_value = "bf16")]
@@ -229,6 +231,9 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     }
     let mut spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
     spec.recv_interval_steps = args.scheduler_recv_interval;
+    if let Some(s) = args.speculative.speculation(&model)? {
+        spec = spec.speculating(s);
+    }
     if spec.perf.kv_capacity_tokens() <= 0.0 {
         return usage(format!(
             "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them at --memory-utilization {}; raise --tp, use a smaller --precision, or give the engine more of the memory (--memory-utilization, as its launch would)",

@@ -116,6 +116,39 @@ impl DecodeRun {
         }
     }
 
+    /// The run of speculative steps this run's verification stands for
+    /// ([`super::speculation`]): `self` is the target's run of `batch ×
+    /// verified` tokens at `verified ×` the context, each token attending
+    /// its sequence's context; the speculative run has `batch` sequences
+    /// from `context_tokens`, reads their KV cache once a step, adds
+    /// `draft_s` to every step, and counts each step as `tokens_per_step`
+    /// steps of one token each.
+    #[must_use]
+    pub(crate) fn speculative(
+        &self,
+        batch: f64,
+        context_tokens: f64,
+        verified: f64,
+        draft_s: f64,
+        tokens_per_step: f64,
+    ) -> DecodeRun {
+        let per = 1.0 / tokens_per_step;
+        DecodeRun::new(
+            (
+                self.compute.at_zero_s * per,
+                self.compute.per_context_token_s * verified * per,
+            ),
+            (
+                self.memory.at_zero_s * per,
+                self.memory.per_context_token_s * per,
+            ),
+            (self.fixed_s + draft_s) * per,
+            self.floor_s * per,
+            context_tokens,
+            batch,
+        )
+    }
+
     /// The same run from a summed context of `context_tokens` at its first
     /// step: what [`StepTime::decode_run`] gives for that context, since
     /// only the start of the context lines depends on it.

@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod layout;
 pub(crate) mod moe;
 pub mod roofline;
+pub mod speculation;
 pub mod step;
 pub mod step_work;
 
@@ -24,6 +25,7 @@ pub use step::*;
 pub use step_work::*;
 
 use crate::profiles::precision::Precision;
+pub use speculation::{SpecMethod, Speculation};
 
 /// What a step model answers: the time of one engine step, a run of decode
 /// steps in closed form, and the KV cache a replica holds.
@@ -83,6 +85,9 @@ pub trait StepTime {
 pub enum StepModel {
     Roofline(PerfModel),
     Engine(Box<EngineModel>),
+    /// A step model whose decode-only steps speculate
+    /// ([`speculation`]).
+    Speculative(Box<StepModel>, Speculation),
 }
 
 impl StepModel {
@@ -91,6 +96,21 @@ impl StepModel {
         match self {
             StepModel::Roofline(m) => m,
             StepModel::Engine(e) => e.roofline(),
+            StepModel::Speculative(inner, _) => inner.roofline(),
+        }
+    }
+
+    /// The model with `speculation` on its decode-only steps.
+    #[must_use]
+    pub fn speculating(self, speculation: Speculation) -> Self {
+        StepModel::Speculative(Box::new(self), speculation)
+    }
+
+    /// The speculation its decode steps run, if any.
+    pub fn speculation(&self) -> Option<&Speculation> {
+        match self {
+            StepModel::Speculative(_, s) => Some(s),
+            _ => None,
         }
     }
 
@@ -108,6 +128,7 @@ impl StepModel {
         match self {
             StepModel::Roofline(_) => None,
             StepModel::Engine(e) => e.captured(work),
+            StepModel::Speculative(inner, _) => inner.graph_batch(work),
         }
     }
 
@@ -142,6 +163,7 @@ impl StepModel {
         match self {
             StepModel::Roofline(_) => None,
             StepModel::Engine(e) => Some(e.id()),
+            StepModel::Speculative(inner, _) => inner.engine_id(),
         }
     }
 
@@ -151,6 +173,7 @@ impl StepModel {
         match self {
             StepModel::Roofline(_) => false,
             StepModel::Engine(e) => e.reserve_output_kv(),
+            StepModel::Speculative(inner, _) => inner.reserve_output_kv(),
         }
     }
 
@@ -160,6 +183,7 @@ impl StepModel {
         match self {
             StepModel::Roofline(_) => 0.0,
             StepModel::Engine(e) => e.frontend_s(),
+            StepModel::Speculative(inner, _) => inner.frontend_s(),
         }
     }
 
@@ -170,6 +194,7 @@ impl StepModel {
         match self {
             StepModel::Roofline(_) => 0.0,
             StepModel::Engine(e) => e.server_s(input_tokens),
+            StepModel::Speculative(inner, _) => inner.server_s(input_tokens),
         }
     }
 }
@@ -179,6 +204,7 @@ impl StepTime for StepModel {
         match self {
             StepModel::Roofline(m) => m.step_parts(work),
             StepModel::Engine(e) => e.step_parts(work),
+            StepModel::Speculative(inner, s) => speculative_parts(inner, s, work),
         }
     }
 
@@ -186,6 +212,18 @@ impl StepTime for StepModel {
         match self {
             StepModel::Roofline(m) => m.decode_run(batch, context_tokens),
             StepModel::Engine(e) => e.decode_run(batch, context_tokens),
+            StepModel::Speculative(inner, s) => {
+                let verified = s.verified_tokens();
+                inner
+                    .decode_run(batch.saturating_mul(verified), 0.0)
+                    .speculative(
+                        f64::from(batch),
+                        context_tokens,
+                        f64::from(verified),
+                        draft_s(inner, s, f64::from(batch)),
+                        s.tokens_per_step(),
+                    )
+            }
         }
     }
 
@@ -193,6 +231,53 @@ impl StepTime for StepModel {
         match self {
             StepModel::Roofline(m) => m.kv_capacity_tokens(),
             StepModel::Engine(e) => e.kv_capacity_tokens(),
+            // The draft head's weights take their share of the memory.
+            StepModel::Speculative(inner, s) => {
+                let roofline = inner.roofline();
+                inner.kv_capacity_tokens()
+                    - s.draft_share * roofline.weight_bytes_per_gpu() * f64::from(roofline.gpus())
+                        / roofline.kv_bytes_per_token()
+            }
         }
     }
+}
+
+/// Whether `work` is a decode-only step: one token, with its logit, per
+/// sequence.
+pub fn decode_only(work: &StepWork) -> bool {
+    work.tokens > 0.0 && work.tokens == work.sequences && work.logit_tokens == work.tokens
+}
+
+/// The GPU seconds of the proposer's `k` passes over `batch` sequences.
+fn draft_s(inner: &StepModel, s: &Speculation, batch: f64) -> f64 {
+    if s.draft_share == 0.0 || batch <= 0.0 {
+        return 0.0;
+    }
+    let pass = inner.step_parts(&StepWork {
+        tokens: batch,
+        attention_pairs: 0.0,
+        kv_read_tokens: 0.0,
+        logit_tokens: batch,
+        sequences: batch,
+    });
+    f64::from(s.tokens) * s.draft_share * pass.gpu_s()
+}
+
+/// A step of `inner` under speculation `s`: a decode-only step verifies
+/// `k + 1` tokens a sequence and drafts `k`, and is counted as τ steps of a
+/// token each (its parts divided by τ); any other step is `inner`'s.
+fn speculative_parts(inner: &StepModel, s: &Speculation, work: &StepWork) -> StepParts {
+    if !decode_only(work) {
+        return inner.step_parts(work);
+    }
+    let verified = f64::from(s.verified_tokens());
+    let mut parts = inner.step_parts(&StepWork {
+        tokens: work.tokens * verified,
+        attention_pairs: work.attention_pairs * verified,
+        kv_read_tokens: work.kv_read_tokens,
+        logit_tokens: work.logit_tokens * verified,
+        sequences: work.sequences * verified,
+    });
+    parts.gemm_s += draft_s(inner, s, work.sequences);
+    parts.scaled(1.0 / s.tokens_per_step())
 }

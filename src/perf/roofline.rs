@@ -16,6 +16,25 @@ pub struct RooflineBound {
     pub memory_s_per_request: f64,
 }
 
+/// What the engine does not compute or read again: each request's prompt
+/// tokens a prefix cache holds (beside the lengths; empty: none), and the
+/// tokens a decode step gives each sequence (speculative decoding; 1
+/// without).
+#[derive(Debug, Clone, Copy)]
+pub struct Savings<'a> {
+    pub cached_tokens: &'a [u32],
+    pub decode_tokens_per_step: f64,
+}
+
+impl Default for Savings<'_> {
+    fn default() -> Self {
+        Savings {
+            cached_tokens: &[],
+            decode_tokens_per_step: 1.0,
+        }
+    }
+}
+
 impl RooflineBound {
     /// Per request of `lengths` (input, output tokens), on `gpus` GPUs of
     /// `gpu` (a replica: TP × attention-DP) running `model` at `precision`,
@@ -23,7 +42,10 @@ impl RooflineBound {
     /// * FLOPs = 2 N (in − c + out) + 4 L H d × ((in² − c²)/2 + in·out +
     ///   out²/2), all at the precision's peak (the FP8 or FP4 peak where
     ///   used: a ceiling), `c` the request's prompt tokens a prefix cache
-    ///   holds (`cached`, beside `lengths`; 0 when empty);
+    ///   holds (`savings`, beside `lengths`; 0 when empty);
+    /// * bytes as below, over τ = `savings.decode_tokens_per_step` (speculative
+    ///   decoding: a step reads the weights and each context once for τ
+    ///   tokens of every sequence; 1 without);
     /// * bytes = weights read once per decode step, shared by at most
     ///   `max_batch` sequences (weights × out / max_batch), plus the KV cache
     ///   each output token reads (its whole context). A dense model's step
@@ -39,8 +61,10 @@ impl RooflineBound {
         precision: Precision,
         max_batch: u32,
         lengths: &[(u32, u32)],
-        cached: &[u32],
+        savings: Savings,
     ) -> Self {
+        let (cached, decode_tokens_per_step) =
+            (savings.cached_tokens, savings.decode_tokens_per_step);
         let tp = f64::from(gpus);
         let peak_flops = match (precision, gpu.fp8_tflops, gpu.fp4_tflops) {
             (Precision::Fp8, Some(fp8), _) => fp8.max(gpu.bf16_tflops),
@@ -66,6 +90,7 @@ impl RooflineBound {
         let attention = 4.0 * f64::from(model.layers * model.heads * model.head_dim);
         let kv_per_token = model.kv_bytes_per_token();
         let b = f64::from(max_batch.max(1));
+        let tau = decode_tokens_per_step.max(1.0);
         let n = lengths.len().max(1) as f64;
         let (mut flops, mut bytes) = (0.0, 0.0);
         for (k, &(i, o)) in lengths.iter().enumerate() {
@@ -77,7 +102,7 @@ impl RooflineBound {
                 + attention * ((i * i - c * c) / 2.0 + i * o + o * o / 2.0);
             // Output token j (1…o) reads i + j − 1 tokens of context.
             let context_read = o * i + o * (o - 1.0) / 2.0;
-            bytes += weight_bytes * o / b + kv_per_token * context_read;
+            bytes += (weight_bytes * o / b + kv_per_token * context_read) / tau;
         }
         RooflineBound {
             compute_s_per_request: flops / n / peak_flops,
@@ -109,7 +134,7 @@ mod tests {
             Precision::Bf16,
             256,
             &[(2000, 200)],
-            &[],
+            Savings::default(),
         );
         let expected_s = (2.0 * 8.03e9 * 2200.0 + 4.0 * 32.0 * 32.0 * 128.0 * 2.42e6) / 989e12;
         assert!((b.compute_s_per_request - expected_s).abs() < 1e-9);
@@ -127,7 +152,7 @@ mod tests {
             Precision::Bf16,
             1,
             &[(10, 100)],
-            &[],
+            Savings::default(),
         );
         let weights_s = 16.06e9 * 100.0 / 3.35e12;
         assert!(b.memory_s_per_request > weights_s);
@@ -138,8 +163,24 @@ mod tests {
     #[test]
     fn fp8_raises_the_ceiling_by_at_most_its_peak_ratio() {
         let lengths = [(2000, 200), (500, 20)];
-        let bf16 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Bf16, 256, &lengths, &[]);
-        let fp8 = RooflineBound::new(&h100(), &llama8b(), 1, Precision::Fp8, 256, &lengths, &[]);
+        let bf16 = RooflineBound::new(
+            &h100(),
+            &llama8b(),
+            1,
+            Precision::Bf16,
+            256,
+            &lengths,
+            Savings::default(),
+        );
+        let fp8 = RooflineBound::new(
+            &h100(),
+            &llama8b(),
+            1,
+            Precision::Fp8,
+            256,
+            &lengths,
+            Savings::default(),
+        );
         assert!(fp8.max_rps() > bf16.max_rps());
         // H100: 1,979 / 989 TFLOP/s; bytes at most halve.
         let ratio = (1979.0f64 / 989.0).max(2.0);

@@ -64,6 +64,23 @@ fn is_zero(v: &f64) -> bool {
 }
 
 impl StepParts {
+    /// Every part times `factor` (a step counted as 1/`factor` steps, or
+    /// back).
+    #[must_use]
+    pub fn scaled(self, factor: f64) -> StepParts {
+        StepParts {
+            gemm_s: self.gemm_s * factor,
+            expert_gemm_s: self.expert_gemm_s * factor,
+            attention_s: self.attention_s * factor,
+            allreduce_s: self.allreduce_s * factor,
+            all_to_all_s: self.all_to_all_s * factor,
+            fixed_gpu_s: self.fixed_gpu_s * factor,
+            moe_setup_s: self.moe_setup_s * factor,
+            cpu_overhead_s: self.cpu_overhead_s * factor,
+            cpu_overlaps_gpu: self.cpu_overlaps_gpu,
+        }
+    }
+
     /// The GPU's part of the step: GEMMs, attention, all-reduces and fixed
     /// time.
     pub fn gpu_s(&self) -> f64 {

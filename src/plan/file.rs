@@ -154,6 +154,9 @@ struct PlannedConfigFields {
     /// before engines were modelled).
     #[serde(default = "roofline")]
     engine: String,
+    /// Speculative decoding, by method (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    speculative: Option<String>,
     rps_per_replica: f64,
     replicas_by_slot: Vec<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -176,6 +179,7 @@ impl From<PlannedConfigFields> for PlannedConfig {
                 max_batched_tokens: f.max_batched_tokens,
                 precision: f.precision,
                 engine: f.engine,
+                speculative: f.speculative,
             },
             rps_per_replica: f.rps_per_replica,
             replicas_by_slot: f.replicas_by_slot,
@@ -195,6 +199,7 @@ impl From<PlannedConfig> for PlannedConfigFields {
             max_batched_tokens: p.config.max_batched_tokens,
             precision: p.config.precision,
             engine: p.config.engine,
+            speculative: p.config.speculative,
             rps_per_replica: p.rps_per_replica,
             replicas_by_slot: p.replicas_by_slot,
             spot_replicas_by_slot: p.spot_replicas_by_slot,

@@ -9,10 +9,10 @@
 
 use crate::capacity::Config;
 use crate::demand::TierDemand;
-use crate::perf::StepTime;
+use crate::perf::{SpecMethod, StepTime};
 use crate::profiles::precision::Precision;
 use crate::profiles::EngineFamily;
-use crate::scenario::{GpuOffer, ServedModel, Tier};
+use crate::scenario::{GpuOffer, ServedModel, SpeculativeChoice, Tier};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -171,6 +171,7 @@ fn launch_command_alone(
     let kv_blocks = config.perf(offer, model).kv_capacity_tokens().max(0.0) / 16.0;
     let kv_tokens = Some((kv_blocks.floor() * 16.0).min(f64::from(u32::MAX)) as u32);
     let fp8 = config.precision == Precision::Fp8;
+    let speculative = config.speculative.as_ref().and(model.speculative.as_ref());
     let Some(engine) = &offer.engine else {
         // The roofline model stands for an eager engine: vLLM's command.
         let mut c = format!(
@@ -182,6 +183,9 @@ fn launch_command_alone(
         }
         if prefix_caching {
             c.push_str(" --enable-prefix-caching");
+        }
+        if let Some(s) = speculative {
+            c.push_str(&speculative_flags(s, EngineFamily::Vllm));
         }
         c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
         return c;
@@ -213,6 +217,9 @@ fn launch_command_alone(
             } else {
                 " --no-enable-prefix-caching"
             });
+            if let Some(s) = speculative {
+                c.push_str(&speculative_flags(s, EngineFamily::Vllm));
+            }
             c.push_str(&context_flags(model, EngineFamily::Vllm, kv_tokens));
             c
         }
@@ -242,6 +249,9 @@ fn launch_command_alone(
             if !prefix_caching {
                 c.push_str(" --disable-radix-cache");
             }
+            if let Some(s) = speculative {
+                c.push_str(&speculative_flags(s, EngineFamily::Sglang));
+            }
             c.push_str(&context_flags(model, EngineFamily::Sglang, kv_tokens));
             c
         }
@@ -262,9 +272,11 @@ fn launch_command_alone(
                 let _ = write!(c, " --ep_size {ep}");
             }
             // Block reuse (its prefix cache) is on by default.
+            let speculative = speculative.map(|s| speculative_flags(s, EngineFamily::Trtllm));
             let options: Vec<&str> = [
                 (dp > 1).then_some("`enable_attention_dp: true`"),
                 (!prefix_caching).then_some("`kv_cache_config: {enable_block_reuse: false}`"),
+                speculative.as_deref(),
             ]
             .into_iter()
             .flatten()
@@ -279,6 +291,46 @@ fn launch_command_alone(
             c.push_str(&context_flags(model, EngineFamily::Trtllm, kv_tokens));
             c
         }
+    }
+}
+
+/// The engine's settings for speculative decoding `s`: vLLM's
+/// `--speculative-config`, SGLang's `--speculative-*` flags, or (for
+/// TensorRT-LLM's options file) its `speculative_config`.
+fn speculative_flags(s: &SpeculativeChoice, family: EngineFamily) -> String {
+    let k = s.speculation.tokens;
+    let draft = s.draft.as_deref().unwrap_or("DRAFT");
+    match (family, s.speculation.method) {
+        (EngineFamily::Vllm, SpecMethod::Eagle3) => format!(
+            " --speculative-config '{{\"method\": \"eagle3\", \"model\": \"{draft}\", \"num_speculative_tokens\": {k}}}'"
+        ),
+        (EngineFamily::Vllm, SpecMethod::Ngram) => format!(
+            " --speculative-config '{{\"method\": \"ngram\", \"num_speculative_tokens\": {k}, \"prompt_lookup_max\": 4}}'"
+        ),
+        (EngineFamily::Vllm, SpecMethod::Mtp) => format!(
+            " --speculative-config '{{\"method\": \"mtp\", \"num_speculative_tokens\": {k}}}'"
+        ),
+        (EngineFamily::Sglang, SpecMethod::Eagle3) => format!(
+            " --speculative-algorithm EAGLE3 --speculative-draft-model-path {draft} --speculative-num-steps {k} --speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+            k + 1
+        ),
+        (EngineFamily::Sglang, SpecMethod::Mtp) => format!(
+            " --speculative-algorithm EAGLE --speculative-num-steps {k} --speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+            k + 1
+        ),
+        (EngineFamily::Sglang, SpecMethod::Ngram) => format!(
+            " --speculative-algorithm NGRAM --speculative-num-draft-tokens {}",
+            k + 1
+        ),
+        (EngineFamily::Trtllm, SpecMethod::Eagle3) => format!(
+            "`speculative_config: {{decoding_type: Eagle3, max_draft_len: {k}, speculative_model_dir: {draft}}}`"
+        ),
+        (EngineFamily::Trtllm, SpecMethod::Mtp) => format!(
+            "`speculative_config: {{decoding_type: MTP, num_nextn_predict_layers: {k}}}`"
+        ),
+        (EngineFamily::Trtllm, SpecMethod::Ngram) => format!(
+            "`speculative_config: {{decoding_type: NGram, max_draft_len: {k}, max_matching_ngram_size: 4}}`"
+        ),
     }
 }
 

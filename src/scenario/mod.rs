@@ -66,6 +66,20 @@ pub struct ServedModel {
     /// `Some` when `model.max_context_tokens` states the context to serve
     /// (the profile's `max_context_tokens` is then that figure).
     pub context: Option<ServedContext>,
+    /// `Some` when `model.speculative` states speculative decoding: every
+    /// configuration is searched with it and without.
+    pub speculative: Option<SpeculativeChoice>,
+}
+
+/// Speculative decoding as a scenario states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeculativeChoice {
+    pub speculation: crate::perf::Speculation,
+    /// The draft head's checkpoint (EAGLE-3), as the launch commands name it.
+    pub draft: Option<String>,
+    /// Where the acceptance rate comes from: the scenario, or the published
+    /// figure assumed.
+    pub acceptance_source: String,
 }
 
 /// The context a scenario serves the model at, when it states one.

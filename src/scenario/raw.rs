@@ -62,6 +62,20 @@ pub struct RawModel {
     pub kv_cache: Option<Spanned<String>>,
     #[serde(default)]
     pub max_context_tokens: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub speculative: Option<RawSpeculative>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpeculative {
+    pub method: Spanned<String>,
+    #[serde(default)]
+    pub tokens: Option<u32>,
+    #[serde(default)]
+    pub acceptance: Option<f64>,
+    #[serde(default)]
+    pub draft: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

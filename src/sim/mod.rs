@@ -16,6 +16,7 @@ pub(crate) mod prefix_cache;
 pub(crate) mod prefix_reuse;
 pub(crate) mod renewal;
 pub(crate) mod replica;
+pub(crate) mod replica_spec;
 pub(crate) mod request;
 pub(crate) mod router;
 

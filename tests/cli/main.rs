@@ -24,6 +24,7 @@ mod set;
 mod simulate;
 mod solve;
 mod solve_commitment;
+mod speculative;
 mod sweep;
 mod trace;
 

@@ -251,7 +251,7 @@ fn no_predicted_run_of_beats_the_roofline_ceiling(file: &str) {
             r.precision,
             r.concurrency,
             &lengths,
-            &[],
+            crate::perf::roofline::Savings::default(),
         );
         let rps = client.requests.len() as f64 / client.duration_s;
         assert!(

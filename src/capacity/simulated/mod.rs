@@ -42,7 +42,7 @@ pub(crate) use crate::base::disk_cache::default_cache_dir;
 use crate::base::progress::Progress;
 use crate::base::timings::Timings;
 use crate::capacity::fleet::FleetCapacity;
-use crate::capacity::{self, CapacityEntry, Config, Verdict};
+use crate::capacity::{self, speculative_method, CapacityEntry, Config, Verdict};
 use crate::demand::TierDemand;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use cache::{cached, read_cached, write_cached};
@@ -65,7 +65,7 @@ pub(crate) fn evaluate_all(
     timings: &Timings,
 ) -> Vec<Vec<CapacityEntry>> {
     let setting = Setting::of(scenario, cache_dir);
-    let candidates = Config::candidates(&scenario.gpus);
+    let candidates = Config::candidates(&scenario.gpus, speculative_method(&scenario.model));
     // Stage 1a: batch caps at the middle chunk size of each offer.
     let mut jobs = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {

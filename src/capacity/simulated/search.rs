@@ -6,7 +6,7 @@ use super::Setting;
 use crate::capacity::fleet::{wilson_interval, FleetCapacity, FleetPoint};
 use crate::capacity::{Config, Sustained, Verdict};
 use crate::demand::TierDemand;
-use crate::perf::roofline::RooflineBound;
+use crate::perf::roofline::{RooflineBound, Savings};
 use crate::scenario::{GpuOffer, Simulation, Tier};
 use crate::sim::kv_cache::PrefixSource;
 use crate::sim::renewal::{renewal, RenewalStream};
@@ -80,7 +80,13 @@ impl<'a> Search<'a> {
             config.precision,
             config.max_batch,
             &demand.lengths,
-            hits.as_deref().unwrap_or(&[]),
+            Savings {
+                cached_tokens: hits.as_deref().unwrap_or(&[]),
+                decode_tokens_per_step: spec
+                    .perf
+                    .speculation()
+                    .map_or(1.0, crate::perf::Speculation::tokens_per_step),
+            },
         );
         let key = cache_key(setting.simulation, &spec, tier, demand, hits.as_deref());
         let cv = demand.within_minute_cv.max(0.05);

@@ -1,10 +1,12 @@
 //! The `[model]` section: the served model's profile and precision.
 
 use super::Validator;
+use crate::perf::speculation::{resolve, SpecFigure};
+use crate::perf::{SpecMethod, Speculation};
 use crate::profiles::precision::Precision;
 use crate::profiles::ModelProfile;
-use crate::scenario::raw::RawScenario;
-use crate::scenario::{ServedContext, ServedModel, Yarn};
+use crate::scenario::raw::{RawScenario, RawSpeculative};
+use crate::scenario::{ServedContext, ServedModel, SpeculativeChoice, Yarn};
 use std::path::Path;
 use toml::Spanned;
 
@@ -57,12 +59,72 @@ impl Validator {
             .max_context_tokens
             .as_ref()
             .and_then(|stated| self.served_context(stated, &id, &mut profile));
+        let speculative = raw
+            .model
+            .speculative
+            .as_ref()
+            .and_then(|s| self.speculative(s, &profile));
         Some(ServedModel {
             id,
             profile,
             precision,
             kv_cache,
             context,
+            speculative,
+        })
+    }
+
+    /// `model.speculative`: a known method, 1 to the most draft tokens
+    /// ([`crate::perf::speculation::MAX_SPECULATIVE_TOKENS`]), an acceptance rate in
+    /// (0, 1] (stated, or the method's published one), and the draft head's
+    /// checkpoint for EAGLE-3.
+    fn speculative(
+        &mut self,
+        raw: &RawSpeculative,
+        profile: &ModelProfile,
+    ) -> Option<SpeculativeChoice> {
+        let Some(method) = SpecMethod::from_name(raw.method.get_ref()) else {
+            let names: Vec<String> = SpecMethod::ALL
+                .iter()
+                .map(|m| format!("\"{}\"", m.name()))
+                .collect();
+            self.at_span(
+                &raw.method,
+                format!(
+                    "unknown speculative method `{}`; accepted: {}",
+                    raw.method.get_ref(),
+                    names.join(", ")
+                ),
+            );
+            return None;
+        };
+        let resolved = resolve(method, raw.tokens, raw.acceptance);
+        let mut ok = resolved.is_ok();
+        if let Err(bad) = &resolved {
+            for (figure, message) in bad {
+                let key = match figure {
+                    SpecFigure::Tokens => "model.speculative.tokens",
+                    SpecFigure::Acceptance => "model.speculative.acceptance",
+                };
+                self.at_key(key.to_string(), message.clone());
+            }
+        }
+        if method == SpecMethod::Eagle3 && raw.draft.is_none() {
+            self.at_key(
+                "model.speculative.draft".to_string(),
+                "EAGLE-3 runs a draft head trained for the model: name its checkpoint (e.g. \"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\" for Llama 3.1 8B Instruct), as the launch commands pass it".to_string(),
+            );
+            ok = false;
+        }
+        let (tokens, acceptance, source) = resolved.ok().filter(|_| ok)?;
+        Some(SpeculativeChoice {
+            speculation: Speculation::new(method, tokens, acceptance, profile),
+            draft: raw.draft.clone(),
+            acceptance_source: if source == "stated" {
+                "stated in the scenario".to_string()
+            } else {
+                source
+            },
         })
     }
 }

@@ -1,0 +1,159 @@
+//! Speculative decoding: `perf` and `predict` flags, and a scenario that
+//! searches it as a choice.
+
+use super::*;
+
+/// `perf` prices the verification step and the tokens it yields.
+#[test]
+fn perf_prices_a_speculative_step_and_its_tokens() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "perf",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h100-sxm",
+            "--decode",
+            "32",
+            "--context",
+            "2000",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        json(&planner(&args))
+    };
+    let plain = run(&[]);
+    let eagle = run(&["--speculative-method", "eagle3", "--acceptance-rate", "0.7"]);
+    let s = &eagle["speculation"];
+    // 1 + 0.7 + 0.49 + 0.343 tokens a step.
+    assert!(
+        (s["tokens_per_step"].as_f64().unwrap() - 2.533).abs() < 1e-9,
+        "{s}"
+    );
+    let step = eagle["step_ms"].as_f64().unwrap();
+    let base = plain["step_ms"].as_f64().unwrap();
+    // The step verifies four tokens a sequence and drafts three: longer
+    // than a plain step, and shorter a token.
+    assert!(step > base, "{step} against {base}");
+    let per_token = s["ms_per_token"].as_f64().unwrap();
+    assert!((per_token - step / 2.533).abs() < 1e-3 * per_token, "{s}");
+    assert!(per_token < base);
+    assert!(plain.get("speculation").is_none());
+}
+
+/// `predict` with speculation decodes faster, and bad flags are named.
+#[test]
+fn predict_decodes_faster_with_speculation_and_names_bad_flags() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "h100-sxm",
+            "--random-input-len",
+            "1000",
+            "--random-output-len",
+            "300",
+            "--max-concurrency",
+            "16",
+            "--num-prompts",
+            "200",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        planner(&args)
+    };
+    let tpot = |o: &std::process::Output| json(o)["mean_tpot_ms"].as_f64().unwrap();
+    let plain = tpot(&run(&[]));
+    let eagle = tpot(&run(&[
+        "--speculative-method",
+        "eagle3",
+        "--acceptance-rate",
+        "0.7",
+    ]));
+    assert!(eagle < 0.7 * plain, "{eagle} against {plain}");
+    for (flags, says) in [
+        (
+            &["--speculative-method", "medusa"][..],
+            "--speculative-method: unknown method `medusa`",
+        ),
+        (
+            &["--speculative-method", "eagle3"][..],
+            "--acceptance-rate: `eagle3` has no acceptance rate",
+        ),
+        (
+            &["--speculative-method", "ngram", "--acceptance-rate", "1.5"][..],
+            "--acceptance-rate: an acceptance rate is a probability in (0, 1]",
+        ),
+        (
+            &[
+                "--speculative-method",
+                "mtp",
+                "--num-speculative-tokens",
+                "40",
+            ][..],
+            "--num-speculative-tokens: 40 draft tokens a step; state 1 to 16",
+        ),
+    ] {
+        let out = run(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
+    }
+}
+
+/// A scenario that states speculative decoding searches it beside running
+/// without: at a tight TPOT the EAGLE-3 configuration carries more
+/// requests a replica, its launch line carries the engine's settings, and
+/// the plan never needs more GPUs; bad figures are all named in one run.
+#[test]
+fn a_scenario_searches_speculative_decoding_as_a_choice() {
+    let eagle = [
+        "model.speculative.method=eagle3",
+        "model.speculative.acceptance=0.7",
+        "model.speculative.draft=yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+        "tiers[0].tpot_ms=20",
+    ];
+    let with = solve_json("scenarios/api-vs-reserved.toml", &eagle);
+    let without = solve_json("scenarios/api-vs-reserved.toml", &["tiers[0].tpot_ms=20"]);
+    let config = |plan: &serde_json::Value| plan["tiers"]["assistant"]["configurations"][0].clone();
+    let (c, plain) = (config(&with), config(&without));
+    assert!(c["config"].as_str().unwrap().ends_with("eagle3"), "{c}");
+    assert!(
+        c["rps_per_replica"].as_f64().unwrap() > plain["rps_per_replica"].as_f64().unwrap(),
+        "{c} against {plain}"
+    );
+    let launch = with["how_to_run"][0]["launch_command"].as_str().unwrap();
+    assert!(
+        launch.contains(r#"--speculative-config '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'"#),
+        "{launch}"
+    );
+    let gpus = |plan: &serde_json::Value| -> u64 {
+        plan["reserved"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum()
+    };
+    assert!(gpus(&with) <= gpus(&without));
+    let out = planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "model.speculative.method=eagle3",
+        "--set",
+        "model.speculative.tokens=40",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for key in [
+        "model.speculative.tokens",
+        "model.speculative.acceptance",
+        "model.speculative.draft",
+    ] {
+        assert!(err.contains(key), "{key}: {err}");
+    }
+}
