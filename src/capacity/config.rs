@@ -110,6 +110,13 @@ impl Config {
         label
     }
 
+    /// The speculative method the configuration runs, if any.
+    pub fn speculative_method(&self) -> Option<crate::perf::SpecMethod> {
+        self.speculative
+            .as_deref()
+            .and_then(crate::perf::SpecMethod::from_name)
+    }
+
     /// The replica's parallel layout.
     pub fn layout(&self) -> Layout {
         Layout {
@@ -173,7 +180,10 @@ impl Config {
         match &offer.engine {
             Some(engine) => StepModel::Engine(Box::new(EngineModel::with_layout(
                 &engine.id,
-                &engine.profile,
+                &match self.speculative_method() {
+                    Some(method) => crate::perf::speculation::engine_under(&engine.profile, method),
+                    None => engine.profile.clone(),
+                },
                 &offer.profile,
                 &model.profile,
                 self.layout(),

@@ -360,6 +360,9 @@ pub(super) fn perf(args: &PerfArgs) -> Result<(), PlannerError> {
             )));
         }
         apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
+        if let Some(s) = args.speculative.speculation(&model)? {
+            engine = crate::perf::speculation::engine_under(&engine, s.method);
+        }
         (
             format!("{} {} ({id})", engine.name, engine.version),
             StepModel::Engine(Box::new(EngineModel::with_layout(
@@ -505,18 +508,19 @@ fn text(r: &PerfReport, parts: &StepParts, gpu: &GpuProfile, model: &ModelProfil
     let _ = writeln!(o, "step: {}; {graph}", work.join(" + "));
     let _ = writeln!(o);
     let _ = writeln!(o, "  step time               {:>10.3} ms", r.step_ms);
-    if let Some(s) = &r.speculation {
+    if let Some(s) = r.speculation.as_ref().filter(|_| r.decode_batch > 0) {
         let _ = writeln!(
             o,
-            "  speculative decoding    {} drafting {} tokens, acceptance {:.2}: {:.3} tokens a sequence per step, {:.3} ms a token{}",
+            "  speculative decoding    {} drafting {} token{}, acceptance {:.2}: {:.3} tokens a sequence per step, {:.3} ms a token{}",
             s.method.name(),
             s.draft_tokens,
+            if s.draft_tokens == 1 { "" } else { "s" },
             s.acceptance_rate,
             s.tokens_per_step,
             s.ms_per_token,
             if s.tokens_per_step > 1.0 {
                 format!(
-                    " (the step verifies {} tokens a sequence; the draft costs {:.1}% of a decode step a token)",
+                    " (the step verifies {} tokens a sequence; each draft token costs {:.1}% of a decode step, in the weight GEMMs row)",
                     s.draft_tokens + 1,
                     s.draft_share * 100.0
                 )

@@ -102,8 +102,9 @@ pub(crate) struct PredictArgs {
     /// leading blocks that an earlier prompt computed and prefills the
     /// rest. Hits come from the --dataset trace's block hashes (Mooncake's
     /// `hash_ids`, 512-token blocks); a dataset without hashes, or the
-    /// random one, finds none (no hit is invented). Off by default, as the
-    /// plans launch their engines (--no-enable-prefix-caching).
+    /// random one, finds none (no hit is invented). Off by default (the
+    /// engines' own default is on: plans turn it on or off by the
+    /// scenario's `[simulation] prefix_caching`).
     #[arg(long)]
     pub enable_prefix_caching: bool,
     /// TTFT limit in ms: with --tpot-ms, prints the SLO attainment and
@@ -197,6 +198,10 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         return usage(format!("{} cannot run {what}: {problem}", engine.name));
     }
     super::perf::apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
+    let speculation = args.speculative.speculation(&model)?;
+    if let Some(s) = &speculation {
+        engine = crate::perf::speculation::engine_under(&engine, s.method);
+    }
     if !gpu.supports(precision) {
         return usage(format!("{} has no FP8 units (its profile has no fp8_tflops); use --precision bf16 or a GPU with FP8", gpu.name));
     }
@@ -231,7 +236,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     }
     let mut spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
     spec.recv_interval_steps = args.scheduler_recv_interval;
-    if let Some(s) = args.speculative.speculation(&model)? {
+    if let Some(s) = speculation {
         spec = spec.speculating(s);
     }
     if spec.perf.kv_capacity_tokens() <= 0.0 {
@@ -365,6 +370,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
         prefix_caching: args.enable_prefix_caching,
         prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),
+        speculation,
     };
     let curve = Curve::new(points, slo);
     let text = match args.format {

@@ -22,7 +22,12 @@ pub(crate) struct SpeculativeArgs {
     /// kept, given those before it were (measured by the engine's
     /// spec-decode metrics; mtp defaults to DeepSeek-V3's published 0.85,
     /// ngram and eagle3 must state it).
-    #[arg(long, value_name = "ALPHA", requires = "speculative_method")]
+    #[arg(
+        long,
+        value_name = "ALPHA",
+        requires = "speculative_method",
+        allow_negative_numbers = true
+    )]
     pub acceptance_rate: Option<f64>,
 }
 
@@ -45,6 +50,21 @@ impl SpeculativeArgs {
                 format!("unknown method `{name}`; accepted: {}", names.join(", ")),
             ));
         };
+        if method == SpecMethod::Mtp
+            && model
+                .speculative
+                .as_ref()
+                .and_then(|d| d.mtp_modules)
+                .is_none()
+        {
+            return Err(problem(
+                "--speculative-method",
+                format!(
+                    "{} carries no multi-token-prediction module (its profile names none); use eagle3 with a draft head, or ngram",
+                    model.name
+                ),
+            ));
+        }
         let (tokens, acceptance, _) =
             resolve(method, self.num_speculative_tokens, self.acceptance_rate).map_err(|bad| {
                 let (figure, message) = &bad[0];

@@ -431,11 +431,12 @@ impl TraceReplay {
                         let mut at = offset_s;
                         // A copy is another user's request: its prompt
                         // shares no block with the original's (no hit is
-                        // invented for scaled-up traffic).
+                        // invented for scaled-up traffic), but the source's
+                        // system prompt, when it states one.
                         let mut chain = chain;
                         if c > 0 {
                             at = (at + rng.gen::<f64>() * COPY_SPREAD_S) % self.slot_s;
-                            chain = NO_CHAIN;
+                            chain = source.shared_chain.unwrap_or(NO_CHAIN);
                         }
                         out.push(Arrival {
                             time_s: at_slot + at,

@@ -55,6 +55,9 @@ pub struct Deployment {
     pub max_batched_tokens: u32,
     pub precision: String,
     pub engine: String,
+    /// Speculative decoding's method, when the configuration runs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<String>,
     /// Share of the tier's requests it serves, and the most replicas it
     /// runs in one slot.
     pub share: f64,
@@ -289,6 +292,7 @@ impl Purchase {
                         max_batched_tokens: u.config.max_batched_tokens,
                         precision: u.config.precision.as_str().to_string(),
                         engine: u.config.engine.clone(),
+                        speculative: u.config.speculative.clone(),
                         share: u.share,
                         max_replicas: u.replicas_by_slot.iter().copied().max().unwrap_or(0),
                     })

@@ -26,7 +26,7 @@
 //! their spread from step to step). Only decode-only steps speculate; a
 //! step that also carries a prompt chunk runs as without speculation.
 
-use crate::profiles::ModelProfile;
+use crate::profiles::{EngineFamily, EngineProfile, ModelProfile};
 use serde::Serialize;
 
 /// How the draft tokens are proposed.
@@ -75,6 +75,21 @@ impl SpecMethod {
             SpecMethod::Ngram | SpecMethod::Eagle3 => None,
         }
     }
+}
+
+/// Whether an engine of `family` keeps scheduling asynchronously (its CPU
+/// work overlapping the GPU's step) under `method`: vLLM does so only with
+/// EAGLE, MTP or a draft model, not with n-gram lookup, which it refuses
+/// beside `--async-scheduling`.
+pub fn keeps_async_scheduling(family: EngineFamily, method: SpecMethod) -> bool {
+    !(family == EngineFamily::Vllm && method == SpecMethod::Ngram)
+}
+
+/// `engine` as it runs under `method` ([`keeps_async_scheduling`]).
+pub fn engine_under(engine: &EngineProfile, method: SpecMethod) -> EngineProfile {
+    let mut e = engine.clone();
+    e.cpu_overlaps_gpu = e.cpu_overlaps_gpu && keeps_async_scheduling(e.family, method);
+    e
 }
 
 /// Most draft tokens a step may propose (the planner's bound: vLLM's

@@ -556,6 +556,7 @@ pub(crate) mod tests {
             weights: None,
             hf_id: None,
             checkpoints: Vec::new(),
+            speculative: None,
             source: "test".into(),
         }
     }

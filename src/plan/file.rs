@@ -390,6 +390,23 @@ impl PlanFile {
                         }
                     }
                 }
+                // A configuration that speculates runs the scenario's own
+                // speculation: the plan names only its method.
+                let stated = crate::capacity::speculative_method(&scenario.model);
+                if let Some(method) = config.config.speculative.as_deref() {
+                    if stated != Some(method) {
+                        add(
+                            at("speculative"),
+                            format!(
+                                "the plan runs `{method}` speculative decoding, {}; state the same [model] speculative (method, tokens, acceptance) as the solve that wrote the plan",
+                                match stated {
+                                    Some(other) => format!("the scenario states `{other}`"),
+                                    None => "the scenario states none".to_string(),
+                                }
+                            ),
+                        );
+                    }
+                }
                 if !(config.rps_per_replica.is_finite() && config.rps_per_replica > 0.0) {
                     add(
                         at("rps_per_replica"),

@@ -209,7 +209,10 @@ fn launch_command_alone(
             if ep > 1 {
                 c.push_str(" --enable-expert-parallel");
             }
-            if e.cpu_overlaps_gpu {
+            let overlaps = config.speculative_method().map_or(e.cpu_overlaps_gpu, |m| {
+                crate::perf::speculation::engine_under(e, m).cpu_overlaps_gpu
+            });
+            if overlaps {
                 c.push_str(" --async-scheduling");
             }
             c.push_str(if prefix_caching {
@@ -323,7 +326,7 @@ fn speculative_flags(s: &SpeculativeChoice, family: EngineFamily) -> String {
             k + 1
         ),
         (EngineFamily::Trtllm, SpecMethod::Eagle3) => format!(
-            "`speculative_config: {{decoding_type: Eagle3, max_draft_len: {k}, speculative_model_dir: {draft}}}`"
+            "`speculative_config: {{decoding_type: Eagle, max_draft_len: {k}, speculative_model_dir: {draft}}}` (TensorRT-LLM 1.0 runs an EAGLE-3 head as `Eagle`)"
         ),
         (EngineFamily::Trtllm, SpecMethod::Mtp) => format!(
             "`speculative_config: {{decoding_type: MTP, num_nextn_predict_layers: {k}}}`"

@@ -118,6 +118,10 @@ pub struct ModelSummary {
     pub id: String,
     pub name: String,
     pub precision: String,
+    /// The speculative decoding searched beside running without
+    /// (`[model] speculative`), with where its acceptance rate comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<crate::scenario::SpeculativeChoice>,
 }
 
 /// Where the money goes.

@@ -212,8 +212,25 @@ pub struct ModelProfile {
     /// export): measured runs that name one of them are runs of this model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<String>,
+    /// The draft heads published for the model, which speculative decoding
+    /// can run (`[model] speculative`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<Drafts>,
     /// Where the figures come from.
     pub source: String,
+}
+
+/// The proposers speculative decoding can run for a model.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Drafts {
+    /// A published EAGLE-3 draft head for the model (its checkpoint name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eagle3_draft: Option<String>,
+    /// Multi-token-prediction modules the checkpoint carries (DeepSeek-V3's
+    /// `num_nextn_predict_layers`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp_modules: Option<u32>,
 }
 
 fn default_kv_bytes_per_element() -> f64 {
@@ -625,6 +642,7 @@ mod tests {
             weights: None,
             hf_id: None,
             checkpoints: Vec::new(),
+            speculative: None,
             source: "test".into(),
         };
         // 2 x 80 x 8 x 128 x 2 = 327,680 bytes = 320 KiB.

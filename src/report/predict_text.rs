@@ -32,6 +32,8 @@ pub(crate) struct Predicted {
     pub prefix_caching: bool,
     /// Whether the prompts name their blocks (a dataset with block hashes).
     pub prompt_blocks: bool,
+    /// Speculative decoding (`--speculative-method`).
+    pub speculation: Option<crate::perf::Speculation>,
 }
 
 /// Latency limits and the percentile at which they must hold.
@@ -165,6 +167,14 @@ impl Curve {
             "max_num_batched_tokens": p.max_num_batched_tokens,
             "dataset": p.dataset,
         });
+        if let Some(s) = &p.speculation {
+            planner["speculative"] = json!({
+                "method": s.method,
+                "num_speculative_tokens": s.tokens,
+                "acceptance_rate": s.acceptance,
+                "tokens_per_step": s.tokens_per_step(),
+            });
+        }
         if p.prefix_caching {
             planner["enable_prefix_caching"] = json!(true);
             planner["dataset_has_block_hashes"] = json!(p.prompt_blocks);
@@ -409,6 +419,17 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
         p.dataset.as_deref().unwrap_or("the random dataset"),
         p.request_rate
     );
+    if let Some(s) = &p.speculation {
+        let _ = writeln!(
+            o,
+            "speculative decoding: {} drafting {} token{} a step at acceptance {:.2}, {:.2} tokens a sequence per decode step on average; the inter-token latencies are per token (the engine streams a step's accepted tokens together, so `vllm bench serve` sees fewer, longer gaps)",
+            s.method.name(),
+            s.tokens,
+            if s.tokens == 1 { "" } else { "s" },
+            s.acceptance,
+            s.tokens_per_step()
+        );
+    }
     if p.prefix_caching {
         let _ = writeln!(
             o,

@@ -344,7 +344,7 @@ pub(crate) fn render(
             .iter()
             .map(|c| {
                 format!(
-                    "{} {} on {}, batch cap {}, chunks of {} tokens, {}, {:.1}% of its requests (up to {} replica{})",
+                    "{} {} on {}{}, batch cap {}, chunks of {} tokens, {}, {:.1}% of its requests (up to {} replica{})",
                     c.gpu_type,
                     crate::perf::Layout {
                         tp: c.tensor_parallel,
@@ -354,6 +354,9 @@ pub(crate) fn render(
                     .label()
                     .to_uppercase(),
                     c.engine,
+                    c.speculative
+                        .as_ref()
+                        .map_or(String::new(), |m| format!(" with {m} speculative decoding")),
                     c.max_batch,
                     c.max_batched_tokens,
                     c.precision.to_uppercase(),

@@ -195,6 +195,18 @@ pub fn render(outcome: &Outcome) -> String {
             other => other.to_string(),
         }
     );
+    if let Some(s) = &plan.model.speculative {
+        let _ = writeln!(
+            o,
+            "speculative decoding searched beside running without: {}, {} draft token{} a step{}, acceptance {:.2} ({}); its figures are modelled (docs/model.md §2.3), not fitted to measured speculative runs",
+            s.speculation.method.name(),
+            s.speculation.tokens,
+            if s.speculation.tokens == 1 { "" } else { "s" },
+            s.draft.as_ref().map_or(String::new(), |d| format!(" drafted by {d}")),
+            s.speculation.acceptance,
+            s.acceptance_source
+        );
+    }
     let _ = writeln!(
         o,
         "horizon {} slots × {} min = {:.1} h; solver{}: {} ({} integer variables)",

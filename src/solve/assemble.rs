@@ -234,6 +234,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
                 },
                 |p| p.to_string(),
             ),
+            speculative: scenario.model.speculative.clone(),
         },
         total_cost_usd: total,
         cost_per_month_usd: total / horizon_hours * crate::base::units::HOURS_PER_MONTH,

@@ -753,6 +753,19 @@ fn a_shared_system_prompt_is_the_only_prefix_a_hashless_trace_has() {
     // about 1,100 tokens in the mean: a share of them, never more.
     let chat = hit("chat");
     assert!(chat > 0.2 && chat < 512.0 / 1000.0, "{}", tiers["chat"]);
+    // Scaled-up traffic carries the system prompt too: the same share.
+    let doubled = solve_json(
+        "scenarios/overnight-batch.toml",
+        &[
+            "simulation.prefix_caching=true",
+            "demand[0].shared_prefix_tokens=1000",
+            "demand[0].scale=2",
+        ],
+    );
+    let twice = doubled["verification"]["tiers"]["chat"]["prefix_cache"]["hit_rate"]
+        .as_f64()
+        .unwrap();
+    assert!((twice - chat).abs() < 0.01, "{twice} against {chat}");
     // Stated but not cached: no hit counted.
     let plain = solve_json(
         "scenarios/overnight-batch.toml",

@@ -59,11 +59,25 @@ impl Validator {
             .max_context_tokens
             .as_ref()
             .and_then(|stated| self.served_context(stated, &id, &mut profile));
-        let speculative = raw
-            .model
-            .speculative
-            .as_ref()
-            .and_then(|s| self.speculative(s, &profile));
+        let speculative = match raw.model.speculative.as_ref() {
+            Some(s) => self.speculative(s, &profile),
+            // A model whose checkpoint carries an MTP module is searched with
+            // it at the published acceptance rate.
+            None => profile
+                .speculative
+                .as_ref()
+                .and_then(|d| d.mtp_modules)
+                .and_then(|_| {
+                    let (acceptance, source) = SpecMethod::Mtp.default_acceptance()?;
+                    Some(SpeculativeChoice {
+                        speculation: Speculation::new(SpecMethod::Mtp, 1, acceptance, &profile),
+                        draft: None,
+                        acceptance_source: format!(
+                            "{source}; searched because the model's checkpoint carries an MTP module (`speculative = {{ method = \"none\" }}` turns it off)"
+                        ),
+                    })
+                }),
+        };
         Some(ServedModel {
             id,
             profile,
@@ -83,10 +97,14 @@ impl Validator {
         raw: &RawSpeculative,
         profile: &ModelProfile,
     ) -> Option<SpeculativeChoice> {
+        if raw.method.get_ref() == "none" {
+            return None;
+        }
         let Some(method) = SpecMethod::from_name(raw.method.get_ref()) else {
             let names: Vec<String> = SpecMethod::ALL
                 .iter()
                 .map(|m| format!("\"{}\"", m.name()))
+                .chain(["\"none\"".to_string()])
                 .collect();
             self.at_span(
                 &raw.method,
@@ -109,17 +127,40 @@ impl Validator {
                 self.at_key(key.to_string(), message.clone());
             }
         }
-        if method == SpecMethod::Eagle3 && raw.draft.is_none() {
+        let drafts = profile.speculative.as_ref();
+        let draft = raw.draft.clone().or_else(|| {
+            drafts
+                .and_then(|d| d.eagle3_draft.clone())
+                .filter(|_| method == SpecMethod::Eagle3)
+        });
+        if method == SpecMethod::Eagle3 && draft.is_none() {
             self.at_key(
                 "model.speculative.draft".to_string(),
-                "EAGLE-3 runs a draft head trained for the model: name its checkpoint (e.g. \"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\" for Llama 3.1 8B Instruct), as the launch commands pass it".to_string(),
+                format!("EAGLE-3 runs a draft head trained for the model, and the profile of {} names none: name its checkpoint, as the launch commands pass it", profile.name),
+            );
+            ok = false;
+        }
+        if method != SpecMethod::Eagle3 && raw.draft.is_some() {
+            self.at_key(
+                "model.speculative.draft".to_string(),
+                format!(
+                    "`draft` names an EAGLE-3 head; `{}` runs none: leave it out",
+                    method.name()
+                ),
+            );
+            ok = false;
+        }
+        if method == SpecMethod::Mtp && drafts.and_then(|d| d.mtp_modules).is_none() {
+            self.at_span(
+                &raw.method,
+                format!("{} carries no multi-token-prediction module (its profile names none); use \"eagle3\" with a draft head, or \"ngram\"", profile.name),
             );
             ok = false;
         }
         let (tokens, acceptance, source) = resolved.ok().filter(|_| ok)?;
         Some(SpeculativeChoice {
             speculation: Speculation::new(method, tokens, acceptance, profile),
-            draft: raw.draft.clone(),
+            draft,
             acceptance_source: if source == "stated" {
                 "stated in the scenario".to_string()
             } else {
@@ -180,5 +221,62 @@ impl Validator {
             max_context_tokens: tokens,
             yarn,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::perf::SpecMethod;
+    use crate::scenario::overrides::Override;
+    use crate::scenario::{load_with, Scenario};
+
+    fn tiny(sets: &[&str]) -> Result<Scenario, String> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ok/tiny.toml");
+        let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
+        load_with(std::path::Path::new(path), &overrides).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn speculation_follows_the_drafts_the_model_profile_names() {
+        // A checkpoint with an MTP module is searched with it, at the
+        // published acceptance, unless the scenario says none.
+        let s = tiny(&["model.profile=deepseek-v3"]).unwrap();
+        let mtp = s
+            .model
+            .speculative
+            .expect("DeepSeek-V3 carries an MTP module");
+        assert_eq!(mtp.speculation.method, SpecMethod::Mtp);
+        assert_eq!(
+            (mtp.speculation.tokens, mtp.speculation.acceptance),
+            (1, 0.85)
+        );
+        assert!(mtp.acceptance_source.contains("arXiv:2412.19437"));
+        let off = tiny(&["model.profile=deepseek-v3", "model.speculative.method=none"]).unwrap();
+        assert!(off.model.speculative.is_none());
+        // Llama 3.1 8B: no MTP; its published EAGLE-3 head is the default
+        // draft; a draft is refused for a method that runs none.
+        let no_mtp = tiny(&["model.speculative.method=mtp"]).unwrap_err();
+        assert!(
+            no_mtp.contains("carries no multi-token-prediction module"),
+            "{no_mtp}"
+        );
+        let eagle = tiny(&[
+            "model.speculative.method=eagle3",
+            "model.speculative.acceptance=0.7",
+        ])
+        .unwrap();
+        let draft = eagle.model.speculative.unwrap().draft;
+        assert_eq!(
+            draft.as_deref(),
+            Some("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+        );
+        let stray = tiny(&[
+            "model.speculative.method=ngram",
+            "model.speculative.acceptance=0.3",
+            "model.speculative.draft=x/y",
+        ])
+        .unwrap_err();
+        assert!(stray.contains("model.speculative.draft"), "{stray}");
+        assert!(tiny(&[]).unwrap().model.speculative.is_none());
     }
 }
