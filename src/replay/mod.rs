@@ -658,6 +658,7 @@ fn report(
         peak_in_flight: r.peak_in_flight,
         tiers,
         configurations,
+        prefix_router: fleet.prefixes.as_ref().map(|_| fleet.router),
     }
 }
 

@@ -22,6 +22,10 @@ pub struct Verification {
     pub peak_in_flight: usize,
     pub tiers: BTreeMap<String, TierVerification>,
     pub configurations: Vec<ConfigUtilisation>,
+    /// The router the replay sent requests through, when the replicas cache
+    /// prefixes (where the router decides what they find).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_router: Option<crate::sim::Router>,
 }
 
 /// One tier on replay.

@@ -70,10 +70,11 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
         if let Some(p) = t.prefix_cache {
             let _ = write!(
                 worst,
-                "; prefix cache held {:.1}% of their prompt tokens ({} of {} not computed)",
+                "; prefix cache held {:.1}% of their prompt tokens ({} of {} not computed, behind the {} router)",
                 p.hit_rate * 100.0,
                 group_thousands(p.cached_input_tokens as i64),
-                group_thousands(p.input_tokens as i64)
+                group_thousands(p.input_tokens as i64),
+                v.prefix_router.map_or("", |r| r.name())
             );
         }
         if let Some(late) = t.late_requests {
