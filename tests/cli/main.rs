@@ -308,6 +308,16 @@ fn check_shipped_with(scenario: &str, extra: &[&str]) -> serde_json::Value {
 }
 
 /// Solves `scenario` (JSON) with extra `--set` changes.
+/// GPUs a plan's JSON reserves, of every type.
+fn reserved_gpus(plan: &serde_json::Value) -> u64 {
+    plan["reserved"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum()
+}
+
 fn solve_json(scenario: &str, sets: &[&str]) -> serde_json::Value {
     let mut args = vec!["solve", scenario, "--format", "json", "--quiet"];
     for s in sets {

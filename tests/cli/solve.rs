@@ -2,7 +2,9 @@
 //! own inputs, the API and spot choices, the rounds that tighten a tier that
 //! misses on replay, determinism, and the text and CSV reports.
 
-use crate::{check_shipped, entries, json, planner, solve_json, stderr, stdout, temp_dir};
+use crate::{
+    check_shipped, entries, json, planner, reserved_gpus, solve_json, stderr, stdout, temp_dir,
+};
 
 #[test]
 fn peak_scenario_solves_end_to_end() {
@@ -225,14 +227,6 @@ fn api_versus_reserved_scenario_solves() {
 /// hit is counted and the launch line turns the cache off.
 #[test]
 fn a_plan_on_prefix_caching_counts_its_hits_and_needs_no_more_gpus() {
-    let gpus = |plan: &serde_json::Value| -> u64 {
-        plan["reserved"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|n| n.as_u64().unwrap())
-            .sum()
-    };
     let launches = |plan: &serde_json::Value| -> String {
         plan["how_to_run"]
             .as_array()
@@ -263,10 +257,10 @@ fn a_plan_on_prefix_caching_counts_its_hits_and_needs_no_more_gpus() {
         .is_none());
     assert!(launches(&plain).contains("--no-enable-prefix-caching"));
     assert!(
-        gpus(&cached) <= gpus(&plain),
+        reserved_gpus(&cached) <= reserved_gpus(&plain),
         "{} > {}",
-        gpus(&cached),
-        gpus(&plain)
+        reserved_gpus(&cached),
+        reserved_gpus(&plain)
     );
 }
 

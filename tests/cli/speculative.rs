@@ -3,28 +3,31 @@
 
 use super::*;
 
+/// `planner perf` of 32 Llama 3.1 8B sequences decoding at 2,000 tokens of
+/// context on one H100, as JSON, with `extra` flags.
+fn perf_decode(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "perf",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--decode",
+        "32",
+        "--context",
+        "2000",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    json(&planner(&args))
+}
+
 /// `perf` prices the verification step and the tokens it yields.
 #[test]
 fn perf_prices_a_speculative_step_and_its_tokens() {
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "perf",
-            "--model",
-            "llama-3.1-8b",
-            "--gpu",
-            "h100-sxm",
-            "--decode",
-            "32",
-            "--context",
-            "2000",
-            "--format",
-            "json",
-        ];
-        args.extend_from_slice(extra);
-        json(&planner(&args))
-    };
-    let plain = run(&[]);
-    let eagle = run(&["--speculative-method", "eagle3", "--acceptance-rate", "0.7"]);
+    let plain = perf_decode(&[]);
+    let eagle = perf_decode(&["--speculative-method", "eagle3", "--acceptance-rate", "0.7"]);
     let s = &eagle["speculation"];
     // 1 + 0.7 + 0.49 + 0.343 tokens a step.
     assert!(
@@ -135,15 +138,7 @@ fn a_scenario_searches_speculative_decoding_as_a_choice() {
         launch.contains(r#"--speculative-config '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'"#),
         "{launch}"
     );
-    let gpus = |plan: &serde_json::Value| -> u64 {
-        plan["reserved"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|n| n.as_u64().unwrap())
-            .sum()
-    };
-    assert!(gpus(&with) <= gpus(&without));
+    assert!(reserved_gpus(&with) <= reserved_gpus(&without));
     let out = planner(&[
         "solve",
         "scenarios/api-vs-reserved.toml",
@@ -196,23 +191,7 @@ fn ngram_runs_synchronously_and_a_plan_keeps_its_speculation() {
         .expect("an n-gram configuration is deployed");
     assert!(!launch.contains("--async-scheduling"), "{launch}");
     assert!(text.contains("with ngram speculative decoding"), "{text}");
-    let perf = json(&planner(&[
-        "perf",
-        "--model",
-        "llama-3.1-8b",
-        "--gpu",
-        "h100-sxm",
-        "--decode",
-        "32",
-        "--context",
-        "2000",
-        "--speculative-method",
-        "ngram",
-        "--acceptance-rate",
-        "0.5",
-        "--format",
-        "json",
-    ]));
+    let perf = perf_decode(&["--speculative-method", "ngram", "--acceptance-rate", "0.5"]);
     assert_eq!(perf["parts"]["cpu_overlaps_gpu"], false);
     // Replayed without the scenario's speculation: refused at the key.
     let replay = planner(&[
