@@ -342,11 +342,12 @@ fn replay_section(outcome: &Outcome) -> String {
         if let Some(p) = t.prefix_cache {
             let _ = write!(
                 o,
-                "<p>Prefix cache: the replicas held {:.1}% of {}'s prompt tokens when its requests were admitted ({} of {} tokens not prefilled).</p>",
+                "<p>Prefix cache: the replicas held {:.1}% of {}'s prompt tokens when its requests were admitted ({} of {} tokens not prefilled, behind the {} router).</p>",
                 p.hit_rate * 100.0,
                 esc(name),
                 group_thousands(p.cached_input_tokens as i64),
-                group_thousands(p.input_tokens as i64)
+                group_thousands(p.input_tokens as i64),
+                v.prefix_router.map_or("", |r| r.name())
             );
         }
     }
