@@ -482,7 +482,8 @@ pub struct Simulation {
     /// Whether the replicas cache prompt prefixes (vLLM's automatic prefix
     /// caching, SGLang's radix cache): a request's prompt blocks already
     /// cached on its replica are not computed again. Only traces that name
-    /// their blocks (Mooncake's `hash_ids`) have hits; no hit is invented.
+    /// their blocks (Mooncake's `hash_ids`) or state a prefix model
+    /// (`demand[].shared_prefix_tokens`) have hits; no hit is invented.
     pub prefix_caching: bool,
 }
 

@@ -39,9 +39,9 @@ enum Prefixes {
         cache: PrefixCache,
         chains: Arc<BlockChains>,
     },
-    /// Known beforehand, by the request's chain index: the tokens an
-    /// unbounded cache found when the trace ran in order (the capacity
-    /// search's sampled requests, [`crate::demand`]).
+    /// Known beforehand, by the request's chain index: the tokens one cache
+    /// of the replica's memory found when the tier's requests ran in order
+    /// (the capacity search's sampled requests, `sim::prefix_reuse`).
     Known(Arc<[u32]>),
 }
 
