@@ -55,12 +55,21 @@ pub fn capacity_basis(b: &CapacityBasis) -> String {
     let runs: Vec<String> = b
         .runs
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             format!(
-                "{} with chunks of {} tokens in {}",
+                "{} with chunks of {} tokens in {}{}",
                 c.label(),
                 c.max_batched_tokens,
-                c.precision.as_str().to_uppercase()
+                c.precision.as_str().to_uppercase(),
+                b.prefix_shares
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or(String::new(), |share| format!(
+                        ", its capacity search finding {:.1}% of the sampled prompt tokens in a replica's prefix cache (one cache of its memory fed the tier in order)",
+                        share * 100.0
+                    ))
             )
         })
         .collect();

@@ -2,7 +2,7 @@
 //! facts the capacity questions are answered from.
 
 use super::questions::{CapacityBasis, SpeedupCase};
-use crate::capacity::CapacityEntry;
+use crate::capacity::{CapacityEntry, Config};
 use crate::demand::summary::total_output_tokens;
 use crate::demand::Demand;
 use crate::milp::{self, Problem, Settings, SolveStatus};
@@ -313,24 +313,39 @@ fn capacity_basis(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>) -> 
         .iter()
         .zip(&demand.tiers)
         .enumerate()
-        .map(|(k, (tier, d))| CapacityBasis {
-            tier: tier.name.clone(),
-            model: scenario.model.profile.name.clone(),
-            input_tokens_mean: d.input_tokens.mean,
-            input_tokens_p99: d.input_tokens.p99,
-            output_tokens_mean: d.output_tokens.mean,
-            output_tokens_p99: d.output_tokens.p99,
-            within_minute_cv: d.within_minute_cv,
-            percentile: tier.percentile,
-            ttft_ms: tier.ttft_ms,
-            tpot_ms: tier.tpot_ms,
-            runs: solved.problem.tiers[k]
+        .map(|(k, (tier, d))| {
+            let runs: Vec<Config> = solved.problem.tiers[k]
                 .options
                 .iter()
                 .enumerate()
                 .filter(|(c, _)| solved.solution.replicas[k][*c].iter().any(|&n| n > 0))
                 .map(|(_, o)| solved.capacity[k][o.entry].config.clone())
-                .collect(),
+                .collect();
+            let shares: Vec<Option<f64>> = runs
+                .iter()
+                .map(|c| {
+                    let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
+                    crate::capacity::simulated::sampled_prefix_share(scenario, offer, c, d)
+                })
+                .collect();
+            CapacityBasis {
+                tier: tier.name.clone(),
+                model: scenario.model.profile.name.clone(),
+                input_tokens_mean: d.input_tokens.mean,
+                input_tokens_p99: d.input_tokens.p99,
+                output_tokens_mean: d.output_tokens.mean,
+                output_tokens_p99: d.output_tokens.p99,
+                within_minute_cv: d.within_minute_cv,
+                percentile: tier.percentile,
+                ttft_ms: tier.ttft_ms,
+                tpot_ms: tier.tpot_ms,
+                runs,
+                prefix_shares: if shares.iter().all(Option::is_none) {
+                    Vec::new()
+                } else {
+                    shares
+                },
+            }
         })
         .collect()
 }

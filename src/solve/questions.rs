@@ -51,6 +51,11 @@ pub struct CapacityBasis {
     pub tpot_ms: f64,
     /// The configurations the plan runs for the tier (empty: none on GPUs).
     pub runs: Vec<Config>,
+    /// Beside each of `runs`, the share of the sampled prompt tokens its
+    /// capacity search found in a replica's prefix cache (`None`: no prefix
+    /// caching counted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefix_shares: Vec<Option<f64>>,
 }
 
 /// What a faster GPU would change for one configuration at its tier's

@@ -247,6 +247,11 @@ fn a_plan_on_prefix_caching_counts_its_hits_and_needs_no_more_gpus() {
     // Some of the prompts are found, never more than the trace shares
     // (37% with an unbounded cache: `trace stats`).
     assert!(rate > 0.02 && rate < 0.374, "{hits}");
+    // The capacity search's count, one cache of a replica's memory fed the
+    // whole tier: some, never more than the trace shares.
+    let basis = &cached["questions"]["capacity_basis"][0];
+    let searched = basis["prefix_shares"][0].as_f64().unwrap();
+    assert!(searched > 0.0 && searched < 0.374, "{basis}");
     assert!(launches(&cached).contains("--enable-prefix-caching"));
     let plain = solve_json(
         "scenarios/api-vs-reserved.toml",

@@ -47,6 +47,7 @@ use crate::demand::TierDemand;
 use crate::scenario::{GpuOffer, Scenario, ServedModel, Simulation, Tier};
 use cache::{cached, read_cached, write_cached};
 use search::{Screen, Search};
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -462,6 +463,23 @@ pub(crate) fn fleet(
     // The cache may hold a longer function than this need: return what a
     // computation from scratch would, so the output never depends on it.
     fleet.map(|f| within(f, need_rps, limit))
+}
+
+/// The share of the tier's sampled prompt tokens the capacity search found
+/// in a replica's prefix cache for `config` on `offer`, when the replicas
+/// cache prefixes and the tier's traces name their blocks or state a prefix
+/// model (`search::prefix_hits`).
+pub(crate) fn sampled_prefix_share(
+    scenario: &Scenario,
+    offer: &GpuOffer,
+    config: &Config,
+    demand: &TierDemand,
+) -> Option<f64> {
+    let spec = config.replica(offer, &scenario.model, scenario.simulation.scheduler);
+    let hits = search::prefix_hits(&scenario.simulation, demand, &spec)?;
+    let input: u64 = demand.lengths.iter().map(|&(i, _)| u64::from(i)).sum();
+    let cached: u64 = hits.iter().map(|&h| u64::from(h)).sum();
+    (input > 0).then(|| cached as f64 / input as f64)
 }
 
 #[cfg(test)]

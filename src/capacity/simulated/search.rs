@@ -504,7 +504,11 @@ pub(super) fn burst_scale(cv: f64, most: f64) -> f64 {
 /// betters (each conversation on one replica, whose memory holds fewer
 /// conversations) and a router blind to prefixes may not reach; the replay
 /// checks the plan with each replica's own cache.
-fn prefix_hits(sim: &Simulation, demand: &TierDemand, spec: &ReplicaSpec) -> Option<Arc<[u32]>> {
+pub(crate) fn prefix_hits(
+    sim: &Simulation,
+    demand: &TierDemand,
+    spec: &ReplicaSpec,
+) -> Option<Arc<[u32]>> {
     let reuse = demand
         .prefix_reuse
         .as_ref()
