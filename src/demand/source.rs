@@ -7,7 +7,9 @@ use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
 use crate::scenario::{DemandSource, OverContext, Scenario};
 use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
-use crate::traces::block_chains::{kept_chains, shared_prefix, BlockChains, NO_CHAIN};
+use crate::traces::block_chains::{
+    kept_chains, shared_prefix, BlockChains, NO_CHAIN, SHARED_PREFIX_LATER,
+};
 use crate::traces::length_sample::SampledRequest;
 use crate::traces::micros::arrival_us;
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
@@ -335,7 +337,7 @@ fn shared_prefix_of(
     }
     Ok((
         Some(Arc::new(shared_prefix(index, tokens))),
-        vec![1; sampled],
+        vec![SHARED_PREFIX_LATER; sampled],
     ))
 }
 

@@ -509,6 +509,27 @@ pub(crate) fn mix(seed: u64, a: u64, b: u64, c: u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// A replay of one tier fed by `source` alone.
+    fn one_source(
+        source: SourceReplay,
+        mean_rps: Vec<f64>,
+        slot_s: f64,
+        shaped: bool,
+        seed: u64,
+    ) -> TraceReplay {
+        TraceReplay {
+            tiers: vec![TierReplay {
+                sources: vec![source],
+                mean_rps,
+            }],
+            slot_s,
+            shaped,
+            seed,
+            first_slot: 0,
+            chains: None,
+        }
+    }
+
     fn trace() -> Vec<Request> {
         (0..3600)
             .map(|i| Request {
@@ -522,17 +543,7 @@ mod tests {
     #[test]
     fn unshaped_slot_replays_the_trace_times_its_scale() {
         let src = SourceReplay::new(trace(), 2.0, 3600.0, false);
-        let replay = TraceReplay {
-            tiers: vec![TierReplay {
-                sources: vec![src],
-                mean_rps: vec![],
-            }],
-            slot_s: 3600.0,
-            shaped: false,
-            seed: 1,
-            first_slot: 0,
-            chains: None,
-        };
+        let replay = one_source(src, vec![], 3600.0, false, 1);
         let slot = replay.slot(0);
         assert_eq!(slot.len(), 7200);
         assert!(slot.windows(2).all(|w| w[0].time_s <= w[1].time_s));
@@ -547,17 +558,13 @@ mod tests {
                 output_tokens: 10,
             })
             .collect();
-        let later = TraceReplay {
-            tiers: vec![TierReplay {
-                sources: vec![SourceReplay::new(two_hours, 2.0, 3600.0, false)],
-                mean_rps: vec![],
-            }],
-            slot_s: 3600.0,
-            shaped: false,
-            seed: 1,
-            first_slot: 0,
-            chains: None,
-        };
+        let later = one_source(
+            SourceReplay::new(two_hours, 2.0, 3600.0, false),
+            vec![],
+            3600.0,
+            false,
+            1,
+        );
         let shifted: Vec<f64> = later.slot(1).iter().map(|a| a.time_s - 3600.0).collect();
         let from_one: Vec<f64> = later
             .starting_at(1)
@@ -576,17 +583,7 @@ mod tests {
     #[test]
     fn shaped_slot_follows_the_planned_volume() {
         let src = SourceReplay::new(trace(), 1.0, 1800.0, true);
-        let replay = TraceReplay {
-            tiers: vec![TierReplay {
-                sources: vec![src],
-                mean_rps: vec![0.5, 2.5],
-            }],
-            slot_s: 1800.0,
-            shaped: true,
-            seed: 7,
-            first_slot: 0,
-            chains: None,
-        };
+        let replay = one_source(src, vec![0.5, 2.5], 1800.0, true, 7);
         let quiet = replay.slot(0).len() as f64;
         let busy = replay.slot(1).len() as f64;
         assert!((quiet - 900.0).abs() < 60.0, "{quiet}");
@@ -603,17 +600,7 @@ mod tests {
         // the order given, whatever the sort does.
         let requests: Vec<Request> = trace().into_iter().rev().collect();
         let src = SourceReplay::with_chains(requests, 10, 1.5, 3600.0, false);
-        let replay = TraceReplay {
-            tiers: vec![TierReplay {
-                sources: vec![src],
-                mean_rps: vec![],
-            }],
-            slot_s: 3600.0,
-            shaped: false,
-            seed: 3,
-            first_slot: 0,
-            chains: None,
-        };
+        let replay = one_source(src, vec![], 3600.0, false, 3);
         let slot = replay.slot(0);
         let (with, without): (Vec<&Arrival>, Vec<&Arrival>) =
             slot.iter().partition(|a| a.chain != NO_CHAIN);

@@ -383,7 +383,8 @@ pub(crate) mod tests {
         }
     }
 
-    fn decode(batch: f64, context: f64) -> StepWork {
+    /// A decode-only step of `batch` sequences each at `context` tokens.
+    pub(crate) fn decode(batch: f64, context: f64) -> StepWork {
         StepWork {
             tokens: batch,
             attention_pairs: batch * context,

@@ -206,6 +206,7 @@ impl Speculation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::perf::engine::tests::decode;
     use crate::perf::step::tests::llama8b;
 
     #[test]
@@ -257,16 +258,6 @@ mod tests {
             ));
         }
         out
-    }
-
-    fn decode(batch: f64, context: f64) -> crate::perf::StepWork {
-        crate::perf::StepWork {
-            tokens: batch,
-            attention_pairs: batch * context,
-            kv_read_tokens: batch * context,
-            logit_tokens: batch,
-            sequences: batch,
-        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::sim::{
     simulate_observed, Completed, Fleet, FleetTier, Group, Limits, ReplicaSpec, SimResult, Spot,
     TierTally,
 };
-use crate::traces::block_chains::{shared_prefix, BlockChains};
+use crate::traces::block_chains::{shared_prefix, BlockChains, SHARED_PREFIX_LATER};
 use std::sync::Arc;
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
@@ -141,7 +141,7 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
             Some(tokens) if scenario.simulation.prefix_caching => {
                 let own = shared_prefix(j, tokens);
                 let all = chains.get_or_insert_with(|| BlockChains::new(own.block_tokens));
-                replay.sharing_chain(all.append(&own) + 1)
+                replay.sharing_chain(all.append(&own) + SHARED_PREFIX_LATER)
             }
             _ => replay,
         };

@@ -77,6 +77,9 @@ impl BlockChains {
     }
 }
 
+/// The chain of [`shared_prefix`] a request after the source's first has.
+pub(crate) const SHARED_PREFIX_LATER: u32 = 1;
+
 /// The prefix model of a source whose every prompt begins with the same
 /// system prompt of `tokens` tokens: its whole 512-token blocks, hashed
 /// apart from any other source's by `source` (its index among the
@@ -84,6 +87,7 @@ impl BlockChains {
 /// finds nothing, chain 1 for every later one (the same blocks, so a cache
 /// that holds them gives each later request their tokens).
 pub(crate) fn shared_prefix(source: usize, tokens: u32) -> BlockChains {
+    debug_assert_eq!(SHARED_PREFIX_LATER, 1);
     let blocks: Vec<u64> = (0..u64::from(tokens / MOONCAKE_BLOCK_TOKENS))
         .map(|b| (source as u64 + 1) << 40 | b)
         .collect();
