@@ -210,3 +210,48 @@ fn ngram_runs_synchronously_and_a_plan_keeps_its_speculation() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Choices that can only help never make the plan dearer beyond the MILP's
+/// gap, on three seeds: caching prefixes (api-vs-reserved at a 2,000 ms
+/// TTFT, where the cache saves a GPU) and searching speculative decoding (at
+/// a 20 ms TPOT, where it does).
+#[test]
+fn prefix_caching_and_speculation_never_cost_more_on_any_seed() {
+    for seed in 1..=3 {
+        let seeds = [
+            format!("simulation.seed={seed}"),
+            format!("simulation.capacity_seed={seed}"),
+        ];
+        let cost = |extra: &[&str]| {
+            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
+            sets.extend_from_slice(extra);
+            let plan = solve_json("scenarios/api-vs-reserved.toml", &sets);
+            assert!(
+                plan["missed_targets"].as_array().unwrap().is_empty(),
+                "{sets:?}"
+            );
+            plan["total_cost_usd"].as_f64().unwrap()
+        };
+        let within_gap = |helped: f64, plain: f64| helped <= plain * 1.01 + 1e-9;
+        let ttft = "tiers[0].ttft_ms=2000";
+        let (cached, uncached) = (
+            cost(&[ttft]),
+            cost(&[ttft, "simulation.prefix_caching=false"]),
+        );
+        assert!(
+            within_gap(cached, uncached),
+            "seed {seed}: {cached} against {uncached}"
+        );
+        let tpot = "tiers[0].tpot_ms=20";
+        let speculating = cost(&[
+            tpot,
+            "model.speculative.method=eagle3",
+            "model.speculative.acceptance=0.7",
+        ]);
+        let plain = cost(&[tpot]);
+        assert!(
+            within_gap(speculating, plain),
+            "seed {seed}: {speculating} against {plain}"
+        );
+    }
+}
