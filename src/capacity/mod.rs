@@ -349,15 +349,16 @@ pub(crate) fn evaluate(
 /// Every configuration of every GPU offer evaluated on every tier:
 /// `result[tier]` lists the entries in offer, TP, batch order.
 pub(crate) fn evaluate_all(
-    offers: &[GpuOffer],
-    model: &ServedModel,
-    tiers: &[Tier],
+    scenario: &crate::scenario::Scenario,
     demand: &[TierDemand],
 ) -> Vec<Vec<CapacityEntry>> {
-    tiers
+    scenario
+        .tiers
         .iter()
         .zip(demand)
         .map(|(tier, d)| {
+            let model = scenario.tier_model(tier);
+            let offers = &model.gpus;
             Config::candidates(offers, speculative_method(model))
                 .iter()
                 .map(|(g, c)| evaluate(*g, &offers[*g], model, c, tier, d))
@@ -409,6 +410,7 @@ mod tests {
 
     fn tier(ttft_ms: f64, tpot_ms: f64) -> Tier {
         Tier {
+            model: 0,
             name: "t".into(),
             ttft_ms,
             tpot_ms,
@@ -479,14 +481,18 @@ mod tests {
             max_batch: vec![64],
             max_batched_tokens: vec![8192],
             precision: vec![crate::profiles::precision::Precision::Bf16],
+            weights_load_gb_per_s: crate::scenario::DEFAULT_WEIGHTS_LOAD_GB_PER_S,
         };
         let model = ServedModel {
+            name: "8b".into(),
             id: "8b".into(),
             profile: crate::perf::step::tests::llama8b(),
             precision: None,
             kv_cache: None,
             context: None,
             speculative: None,
+            api: None,
+            gpus: Vec::new(),
         };
         let (_, config) = Config::candidates(std::slice::from_ref(&offer), None).remove(0);
         let e = evaluate(0, &offer, &model, &config, &t, &d);

@@ -43,7 +43,10 @@ pub(crate) fn replicas_at_speed(
     factor: f64,
     cache_dir: Option<&Path>,
 ) -> Option<u32> {
-    let faster = scaled(&scenario.gpus[serving.entry.gpu], factor);
+    let faster = scaled(
+        &scenario.tier_model(serving.tier).gpus[serving.entry.gpu],
+        factor,
+    );
     replicas_on(scenario, serving, &faster, factor >= 1.0, cache_dir)
 }
 
@@ -85,7 +88,7 @@ pub(crate) fn replicas_on(
     let cannot = faster.then_some(replicas);
     match scenario.simulation.capacity {
         CapacitySource::Simulated => simulated::fleet(
-            &Setting::of(scenario, cache_dir),
+            &Setting::for_model(scenario, scenario.tier_model(tier), cache_dir),
             offer,
             &entry.config,
             tier,
@@ -99,7 +102,7 @@ pub(crate) fn replicas_on(
             match super::evaluate(
                 entry.gpu,
                 offer,
-                &scenario.model,
+                scenario.tier_model(tier),
                 &entry.config,
                 tier,
                 demand,

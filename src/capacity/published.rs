@@ -421,6 +421,9 @@ fn server_throughput(
         kv_cache: None,
         context: None,
         speculative: None,
+        api: None,
+        gpus: Vec::new(),
+        name: "llama-2-70b".into(),
     };
     let offer = GpuOffer {
         id: system.gpu.into(),
@@ -443,6 +446,7 @@ fn server_throughput(
         max_batch: vec![],
         max_batched_tokens: vec![],
         precision: vec![],
+        weights_load_gb_per_s: crate::scenario::DEFAULT_WEIGHTS_LOAD_GB_PER_S,
     };
     let tier = Tier {
         name: "server".into(),
@@ -450,6 +454,7 @@ fn server_throughput(
         tpot_ms: 200.0,
         percentile: 99.0,
         api_allowed: false,
+        model: 0,
         rules: crate::scenario::ServingRules::default(),
     };
     let lengths = |v: u32| LengthStats {

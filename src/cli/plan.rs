@@ -207,12 +207,7 @@ pub(super) fn capacity(args: &CapacityArgs) -> Result<(), PlannerError> {
     } else {
         crate::capacity::simulated::default_cache_dir()
     };
-    let analytic = crate::capacity::evaluate_all(
-        &scenario.gpus,
-        &scenario.model,
-        &scenario.tiers,
-        &demand.tiers,
-    );
+    let analytic = crate::capacity::evaluate_all(&scenario, &demand.tiers);
     let need: Vec<f64> = demand
         .tiers
         .iter()

@@ -206,7 +206,16 @@ pub(crate) fn build_keeping(
         }
         let merged = merge_series(&series);
         let (peak_to_mean, stat_ratio) = burstiness(&merged, scenario.planning.peak_statistic);
-        let (peak_rps, mean_rps) = match &curve {
+        // The tier's day: the curve moved by its sources' shift (the
+        // largest, when they state different ones).
+        let shift_hours = scenario
+            .demand
+            .iter()
+            .filter(|d| d.tier == k)
+            .map(|d| d.shift_hours)
+            .fold(0.0, f64::max);
+        let shifted = curve.as_ref().map(|c| c.shifted(shift_hours * 3600.0));
+        let (peak_rps, mean_rps) = match &shifted {
             None => slot_rates(&merged, slot_minutes, scenario.planning.peak_statistic),
             Some(c) => {
                 let anchor = scenario

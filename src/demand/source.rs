@@ -123,6 +123,7 @@ pub(crate) fn read_source(
     progress: Progress,
     keep: bool,
 ) -> Result<(SourceFigures, KeptSource), PlannerError> {
+    let model = scenario.model_of(source.tier);
     if let Some(name) = &source.aggregate_tier {
         let agg = cache.get(&source.trace)?;
         let Some(t) = agg.tier(name) else {
@@ -181,7 +182,7 @@ pub(crate) fn read_source(
     let options = ReaderOptions {
         format: source.format,
         skip_bad_rows: false,
-        max_context_tokens: Some(scenario.model.profile.max_context_tokens),
+        max_context_tokens: Some(model.profile.max_context_tokens),
         drop_over_context: source.over_context == OverContext::Drop,
     };
     let mut requests = Vec::new();
@@ -209,14 +210,14 @@ pub(crate) fn read_source(
     )
     .map_err(|mut e| {
         e.skippable = false;
-        let context = scenario.model.profile.max_context_tokens;
+        let context = model.profile.max_context_tokens;
         if e.message.contains("does not fit the model's context") {
             e.message
                 .push_str(&over_context(&source.trace, options, context));
-            let longer = match (&scenario.model.profile.extended_context, scenario.model.context) {
+            let longer = match (&model.profile.extended_context, model.context) {
                 (Some(x), _) if x.max_context_tokens > context => format!(
                     ", or serve a longer context with [model] max_context_tokens (up to {} for {}, by YaRN)",
-                    x.max_context_tokens, scenario.model.id
+                    x.max_context_tokens, model.id
                 ),
                 _ => ", or plan for a model with a longer context".to_string(),
             };
@@ -292,7 +293,7 @@ pub(crate) fn read_source(
             summary.dropped_over_context,
             summary.requests,
             acc.input_tokens().mean * summary.requests as f64,
-            scenario.model.profile.max_context_tokens,
+            model.profile.max_context_tokens,
         ),
     };
     let kept = if keep {

@@ -9,7 +9,14 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct Prices {
     pub gpus: BTreeMap<String, GpuPrice>,
+    /// The one model's API offer (`None` in a pooled fleet: `model_api`).
     pub api: Option<ApiOffer>,
+    /// Per model of a pooled fleet, its API offer.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_api: BTreeMap<String, ApiOffer>,
+    /// Per tier of a pooled fleet, the model it serves.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tier_model: BTreeMap<String, String>,
 }
 
 /// Prices of one GPU type.
@@ -51,7 +58,42 @@ impl Prices {
                     )
                 })
                 .collect(),
-            api: scenario.api.clone(),
+            api: if scenario.pooled() {
+                None
+            } else {
+                scenario.models.first().and_then(|m| m.api.clone())
+            },
+            model_api: if scenario.pooled() {
+                scenario
+                    .models
+                    .iter()
+                    .filter_map(|m| Some((m.name.clone(), m.api.clone()?)))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            },
+            tier_model: if scenario.pooled() {
+                scenario
+                    .tiers
+                    .iter()
+                    .map(|t| (t.name.clone(), scenario.tier_model(t).name.clone()))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            },
         }
+    }
+
+    /// The API offer of `tier`'s model.
+    pub fn api_for(&self, tier: &str) -> Option<&ApiOffer> {
+        match self.tier_model.get(tier) {
+            Some(model) => self.model_api.get(model),
+            None => self.api.as_ref(),
+        }
+    }
+
+    /// Whether any model has an API offer.
+    pub fn any_api(&self) -> bool {
+        self.api.is_some() || !self.model_api.is_empty()
     }
 }

@@ -66,7 +66,7 @@ pub(crate) fn of(
     let slots = plan.solver.slots;
     let slot_s = plan.slot_hours * 3600.0;
     let api_usd_per_request = |name: &str| {
-        let (Some(api), Some(d)) = (&prices.api, demand.get(name)) else {
+        let (Some(api), Some(d)) = (prices.api_for(name), demand.get(name)) else {
             return 0.0;
         };
         (d.tier.input_tokens.mean * api.usd_per_million_input_tokens

@@ -88,12 +88,14 @@ pub(crate) fn of(
     prices: &Prices,
 ) -> UnitCosts {
     let slot_s = plan.slot_hours * 3600.0;
-    let api = prices.api.as_ref().map(|a| {
-        (
-            a.usd_per_million_input_tokens,
-            a.usd_per_million_output_tokens,
-        )
-    });
+    let api_of = |tier: &str| {
+        prices.api_for(tier).map(|a| {
+            (
+                a.usd_per_million_input_tokens,
+                a.usd_per_million_output_tokens,
+            )
+        })
+    };
     // Everything that is not API spend is GPU spend.
     let gpu_usd = plan.total_cost_usd - plan.costs.api_usd;
     let hourly = |gpu: &str| {
@@ -118,7 +120,7 @@ pub(crate) fn of(
             .zip(&d.mean_rps)
             .map(|(share, rps)| share * rps * slot_s)
             .sum();
-        let api_usd = api.map_or(0.0, |(usd_in, usd_out)| {
+        let api_usd = api_of(name).map_or(0.0, |(usd_in, usd_out)| {
             api_requests * (d.tier.input_tokens.mean * usd_in + d.tier.output_tokens.mean * usd_out)
                 / 1e6
         });
@@ -169,16 +171,21 @@ pub(crate) fn of(
             let cost = api_usd + gpu_usd * gpu_share;
             (
                 name.to_string(),
-                unit_cost(cost, input_tokens, output_tokens, api),
+                unit_cost(cost, input_tokens, output_tokens, api_of(name)),
             )
         })
         .collect();
     let input: f64 = tiers.values().map(|t| t.input_tokens).sum();
     let output: f64 = tiers.values().map(|t| t.output_tokens).sum();
-    UnitCosts {
-        total: unit_cost(plan.total_cost_usd, input, output, api),
-        tiers,
+    // The API's price for every tier's tokens: each at its model's API.
+    let mut total = unit_cost(plan.total_cost_usd, input, output, None);
+    let same: Option<f64> = tiers.values().map(|t| t.api_usd_for_same_tokens).sum();
+    if let Some(a) = same.filter(|_| !tiers.is_empty()) {
+        total.api_usd_for_same_tokens = Some(a);
+        total.api_usd_per_million_tokens = Some(per(a, input + output, 1e6));
+        total.api_usd_per_million_output_tokens = Some(per(a, output, 1e6));
     }
+    UnitCosts { total, tiers }
 }
 
 #[cfg(test)]

@@ -370,13 +370,15 @@ impl PlanFile {
                     ),
                 );
             }
+            // The offers as the tier's model runs them.
+            let offers = scenario
+                .tiers
+                .iter()
+                .find(|t| &t.name == name)
+                .map_or(&scenario.gpus, |t| &scenario.tier_model(t).gpus);
             for (c, config) in tier.configurations.iter().enumerate() {
                 let at = |k: &str| format!("tiers.{name}.configurations[{c}].{k}");
-                match scenario
-                    .gpus
-                    .iter()
-                    .find(|g| g.id == config.config.gpu_type)
-                {
+                match offers.iter().find(|g| g.id == config.config.gpu_type) {
                     None => add(
                         at("gpu_type"),
                         format!(
@@ -392,7 +394,9 @@ impl PlanFile {
                 }
                 // A configuration that speculates runs the scenario's own
                 // speculation: the plan names only its method.
-                let stated = crate::capacity::speculative_method(&scenario.model);
+                let served = scenario.tiers.iter().find(|t| &t.name == name);
+                let stated = served
+                    .and_then(|t| crate::capacity::speculative_method(scenario.tier_model(t)));
                 if let Some(method) = config.config.speculative.as_deref() {
                     if stated != Some(method) {
                         add(

@@ -21,7 +21,10 @@ use std::collections::BTreeMap;
 pub struct Plan {
     /// The scenario's `name`.
     pub scenario: String,
+    /// The served model; for a pooled fleet, the pool (`models` names each).
     pub model: ModelSummary,
+    /// Per model of a pooled fleet, by its id (empty with one model).
+    pub models: BTreeMap<String, ModelSummary>,
     pub total_cost_usd: f64,
     pub cost_per_month_usd: f64,
     pub horizon_hours: f64,
@@ -143,6 +146,9 @@ fn is_zero(x: &f64) -> bool {
 /// How one tier is served.
 #[derive(Debug, Clone, Serialize)]
 pub struct TierPlan {
+    /// The model the tier serves, in a pooled fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     pub configurations: Vec<ConfigUse>,
     /// The replay rounds' factor the tier's figures were read with: its
     /// fleets are sized for the demand divided by it (1 before any round

@@ -32,10 +32,16 @@ use std::sync::Arc;
 pub(crate) const EVENLY_SPACED_SLOTS: usize = 4;
 
 /// The replica of a planned configuration of the scenario's GPU types.
-pub(crate) fn replica_spec(scenario: &Scenario, c: &PlannedConfig) -> Option<ReplicaSpec> {
+/// on tier `k`'s model.
+pub(crate) fn replica_spec(
+    scenario: &Scenario,
+    k: usize,
+    c: &PlannedConfig,
+) -> Option<ReplicaSpec> {
     let c = &c.config;
-    let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
-    Some(c.replica(offer, &scenario.model, scenario.simulation.scheduler))
+    let model = scenario.model_of(k);
+    let offer = model.gpus.iter().find(|g| g.id == c.gpu_type)?;
+    Some(c.replica(offer, model, scenario.simulation.scheduler))
 }
 
 /// The fleet of a checked plan: a group per (tier, configuration).
@@ -50,7 +56,7 @@ pub(crate) fn fleet(
     for (k, tier) in scenario.tiers.iter().enumerate() {
         let planned = &plan.tiers[&tier.name];
         for c in &planned.configurations {
-            let Some(spec) = replica_spec(scenario, c) else {
+            let Some(spec) = replica_spec(scenario, k, c) else {
                 continue; // `PlanFile::check` has rejected unknown GPU types
             };
             let config_label = c.config.label();
@@ -536,7 +542,7 @@ fn report(
         .enumerate()
         .map(|(k, tier)| {
             let t = &r.tiers[k];
-            let api_usd = scenario.api.as_ref().map_or(0.0, |a| {
+            let api_usd = scenario.api_of(k).map_or(0.0, |a| {
                 (t.api_input_tokens as f64 * a.usd_per_million_input_tokens
                     + t.api_output_tokens as f64 * a.usd_per_million_output_tokens)
                     / 1e6

@@ -8,7 +8,7 @@ pub mod reserved_offer;
 mod validate;
 
 pub use overrides::Override;
-pub use validate::{load, load_with, MAX_SLOTS, SCENARIO_BOUNDS};
+pub use validate::{load, load_with, DEFAULT_WEIGHTS_LOAD_GB_PER_S, MAX_SLOTS, SCENARIO_BOUNDS};
 
 use crate::profiles::precision::Precision;
 use crate::profiles::{GpuProfile, ModelProfile};
@@ -24,10 +24,15 @@ pub struct Scenario {
     pub description: String,
     /// The scenario file.
     pub path: PathBuf,
-    pub model: ServedModel,
+    /// The served models: one (`[model]` with the top-level `[api]`), or
+    /// the several of a pooled fleet (`[[models]]`), each tier naming its
+    /// own (`Tier::model`).
+    pub models: Vec<ServedModel>,
     pub planning: Planning,
+    /// The GPU types on offer, their prices, purchase terms and quotas (the
+    /// same for every model); the layouts, precisions and chunk sizes each
+    /// type runs a model at are that model's (`ServedModel::gpus`).
     pub gpus: Vec<GpuOffer>,
-    pub api: Option<ApiOffer>,
     pub tiers: Vec<Tier>,
     pub demand: Vec<DemandSource>,
     pub shape: Option<ShapeSpec>,
@@ -52,6 +57,9 @@ pub struct Scenario {
 /// The served model, and the precision it is pinned to if any.
 #[derive(Debug, Clone)]
 pub struct ServedModel {
+    /// The id tiers name the model by: its `[[models]]` entry's `id`, or
+    /// the profile id.
+    pub name: String,
     /// Profile id (file stem under `profiles/models/`).
     pub id: String,
     /// The profile (weights at their native BF16 size).
@@ -69,6 +77,41 @@ pub struct ServedModel {
     /// `Some` when `model.speculative` states speculative decoding: every
     /// configuration is searched with it and without.
     pub speculative: Option<SpeculativeChoice>,
+    /// The model's per-token API offer, if any.
+    pub api: Option<ApiOffer>,
+    /// The scenario's GPU offers as they run this model, in the scenario's
+    /// order: the layouts that can hold it (none on a type that cannot),
+    /// its precisions and chunk sizes, and the engine's KV-cache recipe as
+    /// the model pins it.
+    pub gpus: Vec<GpuOffer>,
+}
+
+impl Scenario {
+    /// The model tier `k` serves.
+    pub fn model_of(&self, k: usize) -> &ServedModel {
+        &self.models[self.tiers[k].model]
+    }
+
+    /// The model `tier` serves.
+    pub fn tier_model(&self, tier: &Tier) -> &ServedModel {
+        &self.models[tier.model]
+    }
+
+    /// Whether several models share the fleet (`[[models]]` with more than
+    /// one entry).
+    pub fn pooled(&self) -> bool {
+        self.models.len() > 1
+    }
+
+    /// The API offer of tier `k`'s model.
+    pub fn api_of(&self, k: usize) -> Option<&ApiOffer> {
+        self.model_of(k).api.as_ref()
+    }
+
+    /// Whether any model has an API offer.
+    pub fn any_api(&self) -> bool {
+        self.models.iter().any(|m| m.api.is_some())
+    }
 }
 
 /// Speculative decoding as a scenario states it.
@@ -205,6 +248,10 @@ pub struct GpuOffer {
     pub max_batched_tokens: Vec<u32>,
     /// Weight precisions to consider.
     pub precision: Vec<Precision>,
+    /// GB/s a GPU of this type reads a model's weights from storage at when
+    /// a pooled fleet moves it to another model
+    /// (`gpus[].weights_load_gb_per_s`).
+    pub weights_load_gb_per_s: f64,
 }
 
 /// The engine a GPU type's replicas run.
@@ -293,6 +340,9 @@ pub struct Tier {
     pub percentile: f64,
     /// Whether part of this tier may be sent to the API.
     pub api_allowed: bool,
+    /// Index into [`Scenario::models`] of the model the tier serves.
+    #[serde(skip)]
+    pub model: usize,
     /// Configuration limit, headroom and deadline (all off by default).
     #[serde(flatten)]
     pub rules: ServingRules,
@@ -390,6 +440,9 @@ pub struct DemandSource {
     pub within_minute_cv: Option<f64>,
     /// Multiplies the arrival rate.
     pub scale: f64,
+    /// Hours the `[shape]` rate curve is moved later for this source's
+    /// tier (another region's day, a batch window): 0 by default.
+    pub shift_hours: f64,
     /// What to do with requests longer than the model's context.
     pub over_context: OverContext,
     /// A prefix model for the source's prompts: every request begins with

@@ -14,7 +14,13 @@ pub struct RawScenario {
     /// Folder holding `gpus/` and `models/`, relative to the scenario file.
     #[serde(default)]
     pub profiles_dir: Option<String>,
-    pub model: RawModel,
+    /// The one served model (`[model]`), or
+    #[serde(default)]
+    pub model: Option<RawModel>,
+    /// the served models of a pooled fleet (`[[models]]`), each with its id
+    /// and its own API offer.
+    #[serde(default)]
+    pub models: Option<Vec<RawModel>>,
     #[serde(default)]
     pub planning: Option<RawPlanning>,
     pub gpus: Vec<RawGpuOffer>,
@@ -55,6 +61,9 @@ pub struct RawCommitment {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawModel {
+    /// The id tiers name it by (`[[models]]` only).
+    #[serde(default)]
+    pub id: Option<Spanned<String>>,
     pub profile: Spanned<String>,
     #[serde(default)]
     pub precision: Option<Spanned<String>>,
@@ -64,6 +73,10 @@ pub struct RawModel {
     pub max_context_tokens: Option<Spanned<u32>>,
     #[serde(default)]
     pub speculative: Option<RawSpeculative>,
+    /// The model's own API offer (`[[models]]` only; `[model]` takes the
+    /// top-level `[api]`).
+    #[serde(default)]
+    pub api: Option<RawApi>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,6 +142,8 @@ pub struct RawGpuOffer {
     pub max_batched_tokens: Option<Vec<u32>>,
     #[serde(default)]
     pub precision: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub weights_load_gb_per_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,6 +161,9 @@ pub struct RawApi {
 #[serde(deny_unknown_fields)]
 pub struct RawTier {
     pub name: Spanned<String>,
+    /// The id of the `[[models]]` entry the tier serves.
+    #[serde(default)]
+    pub model: Option<Spanned<String>>,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
     pub percentile: f64,
@@ -198,6 +216,8 @@ pub struct RawDemand {
     pub over_context: Option<Spanned<String>>,
     #[serde(default)]
     pub shared_prefix_tokens: Option<u32>,
+    #[serde(default)]
+    pub shift_hours: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

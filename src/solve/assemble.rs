@@ -156,6 +156,7 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
         tiers.insert(
             tier.name.clone(),
             TierPlan {
+                model: scenario.pooled().then(|| scenario.model_of(k).name.clone()),
                 configurations,
                 capacity_factor: factors[k],
                 api_share: if total_mean > 0.0 {
@@ -211,30 +212,29 @@ pub(super) fn assemble(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>
     };
     let plan = Plan {
         scenario: scenario.name.clone(),
-        model: ModelSummary {
-            id: scenario.model.id.clone(),
-            name: scenario.model.profile.name.clone(),
-            precision: scenario.model.precision.map_or_else(
-                || {
-                    let mut offered: Vec<&str> = Vec::new();
-                    for g in &scenario.gpus {
-                        for p in &g.precision {
-                            if !offered.contains(&p.as_str()) {
-                                offered.push(p.as_str());
-                            }
-                        }
-                    }
-                    if offered == ["bf16", "fp8"] || offered.is_empty() {
-                        "chosen per configuration (bf16 or fp8)".to_string()
-                    } else if offered.len() == 1 {
-                        offered[0].to_string()
-                    } else {
-                        format!("chosen per configuration: {}", offered.join(" or "))
-                    }
-                },
-                |p| p.to_string(),
-            ),
-            speculative: scenario.model.speculative.clone(),
+        model: if scenario.pooled() {
+            ModelSummary {
+                id: "pool".into(),
+                name: scenario
+                    .models
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                precision: "per model".into(),
+                speculative: None,
+            }
+        } else {
+            model_summary(&scenario.models[0])
+        },
+        models: if scenario.pooled() {
+            scenario
+                .models
+                .iter()
+                .map(|m| (m.name.clone(), model_summary(m)))
+                .collect()
+        } else {
+            BTreeMap::new()
         },
         total_cost_usd: total,
         cost_per_month_usd: total / horizon_hours * crate::base::units::HOURS_PER_MONTH,
@@ -324,13 +324,14 @@ fn capacity_basis(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>) -> 
             let shares: Vec<Option<f64>> = runs
                 .iter()
                 .map(|c| {
-                    let offer = scenario.gpus.iter().find(|g| g.id == c.gpu_type)?;
-                    crate::capacity::simulated::sampled_prefix_share(scenario, offer, c, d)
+                    let model = scenario.tier_model(tier);
+                    let offer = model.gpus.iter().find(|g| g.id == c.gpu_type)?;
+                    crate::capacity::simulated::sampled_prefix_share(scenario, model, offer, c, d)
                 })
                 .collect();
             CapacityBasis {
                 tier: tier.name.clone(),
-                model: scenario.model.profile.name.clone(),
+                model: scenario.tier_model(tier).profile.name.clone(),
                 input_tokens_mean: d.input_tokens.mean,
                 input_tokens_p99: d.input_tokens.p99,
                 output_tokens_mean: d.output_tokens.mean,
@@ -507,4 +508,34 @@ fn integer_variables(input: &Problem) -> usize {
         })
         .sum();
     reserved + whole_on_demand + per_tier
+}
+
+/// What the plan says of one served model: its profile, the precisions
+/// its configurations may run at, and its speculative decoding.
+fn model_summary(model: &crate::scenario::ServedModel) -> ModelSummary {
+    ModelSummary {
+        id: model.id.clone(),
+        name: model.profile.name.clone(),
+        precision: model.precision.map_or_else(
+            || {
+                let mut offered: Vec<&str> = Vec::new();
+                for g in &model.gpus {
+                    for p in &g.precision {
+                        if !offered.contains(&p.as_str()) {
+                            offered.push(p.as_str());
+                        }
+                    }
+                }
+                if offered == ["bf16", "fp8"] || offered.is_empty() {
+                    "chosen per configuration (bf16 or fp8)".to_string()
+                } else if offered.len() == 1 {
+                    offered[0].to_string()
+                } else {
+                    format!("chosen per configuration: {}", offered.join(" or "))
+                }
+            },
+            |p| p.to_string(),
+        ),
+        speculative: model.speculative.clone(),
+    }
 }

@@ -64,7 +64,7 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
                 None => Some(case.replicas),
                 Some((ttft, tpot)) => {
                     let offer = slowed(
-                        &scenario.gpus[entry.gpu],
+                        &scenario.model_of(case.tier).gpus[entry.gpu],
                         StepSlowdown {
                             prompt: 1.0 + ttft,
                             decode: 1.0 + tpot,

@@ -18,7 +18,7 @@ pub(super) fn check_servable(
         let serves = capacity[k]
             .iter()
             .any(|e| matches!(e.verdict, Verdict::Serves(_)) || e.fleet.is_some());
-        let api = scenario.api.is_some() && tier.api_allowed;
+        let api = scenario.api_of(k).is_some() && tier.api_allowed;
         let has_demand = demand.tiers[k].peak_rps.iter().any(|&r| r > 0.0);
         if serves || api || !has_demand {
             continue;
@@ -57,7 +57,9 @@ pub(super) fn check_servable(
             )
         };
         // The API is off for this tier: not offered, or not allowed to it.
-        let api_hint = if scenario.api.is_none() {
+        let api_hint = if scenario.api_of(k).is_none() && scenario.pooled() {
+            "give its model's `[[models]]` entry an API offer (`[models.api]`) so that its requests can go to an API"
+        } else if scenario.api_of(k).is_none() {
             "add an `[api]` table so that its requests can go to an API"
         } else {
             "allow the API for this tier (`api_allowed = true`)"

@@ -11,8 +11,8 @@ use crate::milp::{
 };
 use crate::scenario::{Scenario, Simulation};
 
-pub(super) fn api_usd_per_request(scenario: &Scenario, d: &TierDemand) -> Option<f64> {
-    scenario.api.as_ref().map(|a| {
+pub(super) fn api_usd_per_request(scenario: &Scenario, k: usize, d: &TierDemand) -> Option<f64> {
+    scenario.api_of(k).map(|a| {
         (d.input_tokens.mean * a.usd_per_million_input_tokens
             + d.output_tokens.mean * a.usd_per_million_output_tokens)
             / 1e6
@@ -247,7 +247,7 @@ pub(super) fn milp_input(
                 })
                 .collect();
             let api = if tier.api_allowed {
-                api_usd_per_request(scenario, d).map(|usd| ApiTerms {
+                api_usd_per_request(scenario, k, d).map(|usd| ApiTerms {
                     usd_per_request: usd,
                     tokens_per_request: d.input_tokens.mean + d.output_tokens.mean,
                 })
@@ -273,7 +273,12 @@ pub(super) fn milp_input(
         slot_hours: demand.slot_hours(),
         gpus,
         tiers,
-        api_max_tokens_per_minute: scenario.api.as_ref().and_then(|a| a.max_tokens_per_minute),
+        // One API's rate limit (a pooled fleet's models each state their
+        // own: `scenario::validate` refuses more than one there).
+        api_max_tokens_per_minute: scenario
+            .models
+            .iter()
+            .find_map(|m| m.api.as_ref()?.max_tokens_per_minute),
         block_slots: None,
     }
 }

@@ -379,6 +379,7 @@ fn how_to_run(
 ) -> Vec<crate::plan::launch::RunCommands> {
     let mut out = Vec::new();
     for tier in &scenario.tiers {
+        let model = scenario.tier_model(tier);
         let (Some(t), Some(d)) = (
             plan.tiers.get(&tier.name),
             demand.tiers.iter().find(|d| d.tier == tier.name),
@@ -386,11 +387,11 @@ fn how_to_run(
             continue;
         };
         for c in &t.configurations {
-            if let Some(offer) = scenario.gpus.iter().find(|g| g.id == c.config.gpu_type) {
+            if let Some(offer) = model.gpus.iter().find(|g| g.id == c.config.gpu_type) {
                 out.push(crate::plan::launch::commands(
                     &c.config,
                     offer,
-                    &scenario.model,
+                    model,
                     tier,
                     d,
                     c.rps_per_replica,
@@ -577,11 +578,6 @@ pub fn capacity_table(
             options.progress,
             &options.timings,
         ),
-        CapacitySource::Analytic => capacity::evaluate_all(
-            &scenario.gpus,
-            &scenario.model,
-            &scenario.tiers,
-            &demand.tiers,
-        ),
+        CapacitySource::Analytic => capacity::evaluate_all(scenario, &demand.tiers),
     }
 }

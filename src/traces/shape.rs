@@ -23,6 +23,24 @@ pub struct RateCurve {
 }
 
 impl RateCurve {
+    /// The curve moved `shift_s` later, wrapping around its end: each
+    /// window takes the rate of the window `shift_s` before it (rounded to
+    /// whole windows), so the curve's days keep their totals.
+    #[must_use]
+    pub fn shifted(&self, shift_s: f64) -> RateCurve {
+        let n = self.rate_rps.len();
+        if n == 0 {
+            return self.clone();
+        }
+        let by = (shift_s / f64::from(self.window_s.max(1))).round() as usize % n;
+        let mut out = self.clone();
+        out.rate_rps.rotate_right(by);
+        if out.cv.len() == n {
+            out.cv.rotate_right(by);
+        }
+        out
+    }
+
     /// Mean rate over the first `windows` windows.
     pub fn mean_rps(&self) -> f64 {
         if self.rate_rps.is_empty() {

@@ -65,13 +65,19 @@ pub(crate) fn evaluate_all(
     progress: Progress,
     timings: &Timings,
 ) -> Vec<Vec<CapacityEntry>> {
-    let setting = Setting::of(scenario, cache_dir);
-    let candidates = Config::candidates(&scenario.gpus, speculative_method(&scenario.model));
+    // Each model's configurations on the offers as they run it.
+    let by_model: Vec<Vec<(usize, Config)>> = scenario
+        .models
+        .iter()
+        .map(|m| Config::candidates(&m.gpus, speculative_method(m)))
+        .collect();
+    let candidates_of = |k: usize| &by_model[scenario.tiers[k].model];
     // Stage 1a: batch caps at the middle chunk size of each offer.
     let mut jobs = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {
-        for (i, (g, c)) in candidates.iter().enumerate() {
-            if c.max_batched_tokens == middle_chunk(&scenario.gpus[*g]) {
+        let offers = &scenario.model_of(k).gpus;
+        for (i, (g, c)) in candidates_of(k).iter().enumerate() {
+            if c.max_batched_tokens == middle_chunk(&offers[*g]) {
                 jobs.push((k, i));
             }
         }
@@ -87,13 +93,7 @@ pub(crate) fn evaluate_all(
             },
             || {
                 screen_jobs(
-                    scenario,
-                    demand,
-                    &setting,
-                    &candidates,
-                    jobs,
-                    progress,
-                    stage,
+                    scenario, demand, cache_dir, &by_model, jobs, progress, stage,
                 )
             },
         )
@@ -106,7 +106,7 @@ pub(crate) fn evaluate_all(
         (f64, u32),
     > = BTreeMap::new();
     for ((k, i), e) in jobs.iter().zip(&screened) {
-        let (g, c) = &candidates[*i];
+        let (g, c) = &candidates_of(*k)[*i];
         let rps = serving_rps(e);
         let slot = best_batch
             .entry((*k, *g, c.tensor_parallel, c.precision))
@@ -117,11 +117,12 @@ pub(crate) fn evaluate_all(
     }
     let mut more = Vec::new();
     for (k, _) in scenario.tiers.iter().enumerate() {
-        for (i, (g, c)) in candidates.iter().enumerate() {
+        let offers = &scenario.model_of(k).gpus;
+        for (i, (g, c)) in candidates_of(k).iter().enumerate() {
             let Some(&(_, b)) = best_batch.get(&(k, *g, c.tensor_parallel, c.precision)) else {
                 continue;
             };
-            if c.max_batch == b && c.max_batched_tokens != middle_chunk(&scenario.gpus[*g]) {
+            if c.max_batch == b && c.max_batched_tokens != middle_chunk(&offers[*g]) {
                 more.push((k, i));
             }
         }
@@ -166,7 +167,6 @@ pub(crate) fn extend_fleets(
     progress: Progress,
     timings: &Timings,
 ) {
-    let setting = Setting::of(scenario, cache_dir);
     let mut fleet_jobs = Vec::new();
     for (k, entries) in table.iter().enumerate() {
         for i in survivors(entries) {
@@ -188,8 +188,8 @@ pub(crate) fn extend_fleets(
     let fleets = crate::base::parallel::map_in_order(&fleet_jobs, |&(k, i)| {
         let e = &table[k][i];
         let f = fleet(
-            &setting,
-            &scenario.gpus[e.gpu],
+            &Setting::of(scenario, k, cache_dir),
+            &scenario.model_of(k).gpus[e.gpu],
             &e.config,
             &scenario.tiers[k],
             &demand[k],
@@ -248,8 +248,8 @@ fn serving_rps(e: &CapacityEntry) -> f64 {
 fn screen_jobs(
     scenario: &Scenario,
     demand: &[TierDemand],
-    setting: &Setting,
-    candidates: &[(usize, Config)],
+    cache_dir: Option<&Path>,
+    by_model: &[Vec<(usize, Config)>],
     jobs: &[(usize, usize)],
     progress: Progress,
     stage: u32,
@@ -259,11 +259,11 @@ fn screen_jobs(
         jobs.len() as u64,
     );
     let out = crate::base::parallel::map_in_order(jobs, |&(k, i)| {
-        let (g, c) = &candidates[i];
+        let (g, c) = &by_model[scenario.tiers[k].model][i];
         let e = evaluate(
-            setting,
+            &Setting::of(scenario, k, cache_dir),
             *g,
-            &scenario.gpus[*g],
+            &scenario.model_of(k).gpus[*g],
             c,
             &scenario.tiers[k],
             &demand[k],
@@ -364,10 +364,19 @@ pub(crate) struct Setting<'a> {
 }
 
 impl<'a> Setting<'a> {
-    /// The scenario's model and simulator settings.
-    pub(crate) fn of(scenario: &'a Scenario, cache_dir: Option<&'a Path>) -> Self {
+    /// Tier `k`'s model and the scenario's simulator settings.
+    pub(crate) fn of(scenario: &'a Scenario, k: usize, cache_dir: Option<&'a Path>) -> Self {
+        Self::for_model(scenario, scenario.model_of(k), cache_dir)
+    }
+
+    /// `model` with the scenario's simulator settings.
+    pub(crate) fn for_model(
+        scenario: &'a Scenario,
+        model: &'a ServedModel,
+        cache_dir: Option<&'a Path>,
+    ) -> Self {
         Setting {
-            model: &scenario.model,
+            model,
             simulation: &scenario.simulation,
             cache_dir,
         }
@@ -471,11 +480,12 @@ pub(crate) fn fleet(
 /// model (`search::prefix_hits`).
 pub(crate) fn sampled_prefix_share(
     scenario: &Scenario,
+    model: &ServedModel,
     offer: &GpuOffer,
     config: &Config,
     demand: &TierDemand,
 ) -> Option<f64> {
-    let spec = config.replica(offer, &scenario.model, scenario.simulation.scheduler);
+    let spec = config.replica(offer, model, scenario.simulation.scheduler);
     let hits = search::prefix_hits(&scenario.simulation, demand, &spec)?;
     let input: u64 = demand.lengths.iter().map(|&(i, _)| u64::from(i)).sum();
     let cached: u64 = hits.iter().map(|&h| u64::from(h)).sum();

@@ -104,7 +104,11 @@ impl Validator {
                 if let Some(n) = d.shared_prefix_tokens {
                     self.bounded(&format!("demand[{i}].shared_prefix_tokens"), f64::from(n));
                 }
-                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context, shared_prefix_tokens: d.shared_prefix_tokens })
+                let shift_hours = d.shift_hours.unwrap_or(0.0);
+                if d.shift_hours.is_some() {
+                    self.bounded(&format!("demand[{i}].shift_hours"), shift_hours);
+                }
+                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context, shared_prefix_tokens: d.shared_prefix_tokens, shift_hours })
             })
             .collect();
         // By name: a tier defined twice (its own problem) is fed when either is.

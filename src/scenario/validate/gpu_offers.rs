@@ -23,6 +23,14 @@ pub(super) const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
 /// Default chunked-prefill budgets (tokens per step) tried on every GPU type.
 pub(super) const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
 
+/// GB/s a GPU reads a model's weights at when it is moved to another
+/// model, by default: vLLM's safetensors loader reads a local NVMe copy at
+/// 0.5-3 GB/s a rank (12.7 GiB in 24.8 s on one GPU, vllm-project/vllm
+/// #38820; a pre-sharded checkpoint reads each rank's slice only); 2 GB/s
+/// is a node with the checkpoint on local disk. A network filesystem is
+/// slower: state it per type.
+pub const DEFAULT_WEIGHTS_LOAD_GB_PER_S: f64 = 2.0;
+
 /// Smallest chunk size accepted.
 pub(super) const MIN_BATCHED_TOKENS: u32 = 64;
 
@@ -178,7 +186,20 @@ impl Validator {
             max_batch,
             max_batched_tokens,
             precision,
+            weights_load_gb_per_s: self.weights_load(i, g),
         })
+    }
+
+    /// `gpus[i].weights_load_gb_per_s`, bounded, or the default
+    /// ([`DEFAULT_WEIGHTS_LOAD_GB_PER_S`]).
+    fn weights_load(&mut self, i: usize, g: &RawGpuOffer) -> f64 {
+        match g.weights_load_gb_per_s {
+            Some(rate) => {
+                self.bounded(&format!("gpus[{i}].weights_load_gb_per_s"), rate);
+                rate
+            }
+            None => DEFAULT_WEIGHTS_LOAD_GB_PER_S,
+        }
     }
 
     /// The expert-parallel and data-parallel attention lists of offer `i`
@@ -260,6 +281,11 @@ impl Validator {
                     }
                 }
             }
+        }
+        if pins.pooled {
+            // Each model runs on the types it fits; a model that fits none
+            // is reported at its own entry.
+            return (expert_parallel, attention_dp, layouts);
         }
         for (name, values) in [
             ("expert_parallel", &expert_parallel),

@@ -6,7 +6,7 @@
 
 use super::overrides::{self, Override};
 use super::raw::RawScenario;
-use super::{ApiOffer, CapacitySource, Scenario};
+use super::{CapacitySource, GpuOffer, Scenario, ServedModel};
 use crate::base::bounds::{self, Bound};
 use crate::base::error::{PlannerError, Problem};
 use crate::base::located::line_col;
@@ -28,6 +28,7 @@ mod simulation;
 mod tiers;
 
 use gpu_offers::choose_reserved_offer;
+pub use gpu_offers::DEFAULT_WEIGHTS_LOAD_GB_PER_S;
 
 /// Most planning slots a scenario may have (traces or rate-curve days divided
 /// by `planning.slot_minutes`): the MILP and the replay grow with them.
@@ -83,6 +84,17 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::positive("api.usd_per_million_input_tokens", 10_000.0, "USD"),
     Bound::positive("api.usd_per_million_output_tokens", 10_000.0, "USD"),
     Bound::positive("api.max_tokens_per_minute", 1e12, "tokens per minute"),
+    Bound::positive("models[].api.usd_per_million_input_tokens", 10_000.0, "USD"),
+    Bound::positive(
+        "models[].api.usd_per_million_output_tokens",
+        10_000.0,
+        "USD",
+    ),
+    Bound::positive(
+        "models[].api.max_tokens_per_minute",
+        1e12,
+        "tokens per minute",
+    ),
     Bound::positive("tiers[].ttft_ms", 600_000.0, "ms"),
     Bound::positive("tiers[].tpot_ms", 60_000.0, "ms"),
     Bound::positive("tiers[].percentile", 100.0, ""),
@@ -107,6 +119,8 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
         "share per year",
     ),
     Bound::closed("check.days", 1.0, 365.0, "days"),
+    Bound::closed("gpus[].weights_load_gb_per_s", 0.05, 100.0, "GB/s"),
+    Bound::closed("demand[].shift_hours", 0.0, 23.0, "hours"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
     Bound::closed("simulation.max_rounds", 1.0, 20.0, "rounds"),
@@ -133,6 +147,37 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::closed("simulation.seed_band", 0.0, 16.0, "further seeds"),
 ];
 
+/// Why no offered type can run `model`: its weights against the most
+/// memory a replica of each type may span.
+fn cannot_hold(model: &ModelProfile, offers: &[GpuOffer]) -> String {
+    let at = |p: Precision| model.params_billion * p.bytes_per_weight();
+    let weights_gb = at(Precision::Bf16);
+    let smallest_gb = offers
+        .iter()
+        .flat_map(|o| o.precision.iter())
+        .map(|&p| at(p))
+        .fold(weights_gb, f64::min);
+    let each: Vec<String> = offers
+        .iter()
+        .map(|o| {
+            let most = o.tensor_parallel.iter().copied().max().unwrap_or(1)
+                * o.expert_parallel.iter().copied().max().unwrap_or(1).max(1);
+            format!(
+                "{} holds {:.0} GB on {} GPU{}",
+                o.id,
+                o.profile.memory_gb * f64::from(most),
+                most,
+                if most == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    format!(
+        "no offered GPU type can hold `{}` at any listed layout: its weights are {weights_gb:.0} GB at BF16 ({smallest_gb:.0} GB at the lowest precision offered), and the KV cache needs room beside them; {}; list larger `tensor_parallel` degrees, a type with more memory, or FP8/FP4 in `precision`",
+        model.name,
+        each.join(", ")
+    )
+}
+
 /// Scenario-wide settings that pin a configuration dimension of every offer.
 struct Pins<'a> {
     /// The served model's profile (the layouts it can run).
@@ -140,6 +185,10 @@ struct Pins<'a> {
     precision: Option<Precision>,
     max_batched_tokens: Option<u32>,
     max_context_tokens: Option<u32>,
+    /// Several models share the offers (`[[models]]`): a type that cannot
+    /// run one of them is no problem of the offer's, as long as some type
+    /// can.
+    pooled: bool,
 }
 
 /// Reads, resolves and checks the scenario at `path`.
@@ -249,14 +298,14 @@ impl Validator {
                 ),
             );
         }
-        let model = self.model(raw, &profiles_dir);
+        let entries = self.model_entries(raw);
+        let pooled = raw.models.is_some();
+        let mut models: Vec<Option<ServedModel>> = entries
+            .iter()
+            .map(|e| self.model(e, &profiles_dir))
+            .collect();
         let planning = self.planning(raw);
-        let pins = Pins {
-            model: model.as_ref().map(|m| &m.profile),
-            precision: model.as_ref().and_then(|m| m.precision),
-            max_batched_tokens: self.chunk_pin(raw.simulation.as_ref()),
-            max_context_tokens: model.as_ref().map(|m| m.profile.max_context_tokens),
-        };
+        let chunk_pin = self.chunk_pin(raw.simulation.as_ref());
         if raw.gpus.is_empty() {
             self.at_key(
                 "gpus",
@@ -264,45 +313,79 @@ impl Validator {
             );
         }
         let mut seen = BTreeSet::new();
-        let gpus: Vec<_> = raw
-            .gpus
-            .iter()
-            .enumerate()
-            .filter_map(|(i, g)| {
-                if !seen.insert(g.profile.get_ref().clone()) {
-                    self.at_span(
-                        &g.profile,
-                        format!(
-                            "GPU type `{}` is offered twice; merge the two [[gpus]] tables",
-                            g.profile.get_ref()
-                        ),
+        for g in &raw.gpus {
+            if !seen.insert(g.profile.get_ref().clone()) {
+                self.at_span(
+                    &g.profile,
+                    format!(
+                        "GPU type `{}` is offered twice; merge the two [[gpus]] tables",
+                        g.profile.get_ref()
+                    ),
+                );
+            }
+        }
+        // The offers as each model runs them; an offer's problems that do
+        // not depend on the model are said once.
+        let mut per_model: Vec<Vec<GpuOffer>> = Vec::with_capacity(models.len().max(1));
+        for j in 0..models.len().max(1) {
+            let model = models.get(j).and_then(Option::as_ref);
+            let pins = Pins {
+                model: model.map(|m| &m.profile),
+                precision: model.and_then(|m| m.precision),
+                max_batched_tokens: chunk_pin,
+                max_context_tokens: model.map(|m| m.profile.max_context_tokens),
+                pooled,
+            };
+            let before = self.problems.len();
+            let offers: Vec<GpuOffer> = raw
+                .gpus
+                .iter()
+                .enumerate()
+                .filter_map(|(i, g)| self.gpu(i, g, &profiles_dir, &pins))
+                .collect();
+            let found: Vec<Problem> = self.problems.drain(before..).collect();
+            for p in found {
+                if !self.problems.contains(&p) {
+                    self.problems.push(p);
+                }
+            }
+            per_model.push(offers);
+        }
+        if pooled {
+            for (j, m) in models.iter().enumerate() {
+                let Some(m) = m else { continue };
+                let holds = per_model[j].iter().any(|o| !o.layouts.is_empty());
+                if !holds && per_model[j].len() == raw.gpus.len() {
+                    self.at_key(
+                        format!("models[{j}].profile"),
+                        cannot_hold(&m.profile, &per_model[j]),
                     );
                 }
-                self.gpu(i, g, &profiles_dir, &pins)
-            })
+            }
+        }
+        let gpus = per_model.first().cloned().unwrap_or_default();
+        let with_api = models.iter().flatten().filter(|m| m.api.is_some()).count();
+        for (j, m) in models.iter().enumerate() {
+            let limited = m
+                .as_ref()
+                .and_then(|m| m.api.as_ref()?.max_tokens_per_minute);
+            if limited.is_some() && with_api > 1 {
+                self.at_key(
+                    format!("models[{j}].api.max_tokens_per_minute"),
+                    "an API rate limit is planned for one API at a time: with several models selling to an API, state no `max_tokens_per_minute` (or keep one model's API offer)",
+                );
+            }
+        }
+        let ids: Vec<(String, bool)> = entries
+            .iter()
+            .zip(&models)
+            .map(|(e, m)| (e.id.clone(), m.as_ref().is_some_and(|m| m.api.is_some())))
             .collect();
-        let api = raw.api.as_ref().map(|a| {
-            self.bounded(
-                "api.usd_per_million_input_tokens",
-                a.usd_per_million_input_tokens,
-            );
-            self.bounded(
-                "api.usd_per_million_output_tokens",
-                a.usd_per_million_output_tokens,
-            );
-            if let Some(limit) = a.max_tokens_per_minute {
-                self.bounded("api.max_tokens_per_minute", limit);
-            }
-            ApiOffer {
-                name: a.name.clone(),
-                usd_per_million_input_tokens: a.usd_per_million_input_tokens,
-                usd_per_million_output_tokens: a.usd_per_million_output_tokens,
-                max_tokens_per_minute: a.max_tokens_per_minute,
-                price_source: a.price_source.clone(),
-            }
-        });
-        let tiers = self.tiers(&raw.tiers, planning.slot_minutes);
+        let tiers = self.tiers(&raw.tiers, planning.slot_minutes, &ids, pooled);
         let demand = self.demand(&raw.demand, &tiers);
+        if pooled {
+            self.api_for_every_tier(&raw.demand, &raw.tiers, &tiers, &ids);
+        }
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
         let simulation = self.simulation(raw.simulation.as_ref());
         if simulation.capacity == CapacitySource::Analytic {
@@ -363,34 +446,40 @@ impl Validator {
             }
             Some(days)
         });
-        let kv_cache = model.as_ref().and_then(|m| m.kv_cache);
-        let gpus = gpus
-            .into_iter()
-            // Offers are compared over one reservation's months: the
-            // renewal period when the term is staged, else the term.
-            .map(|g| {
-                choose_reserved_offer(
-                    g,
-                    commitment_renewal_months.or(commitment_term_months),
-                    commitment_renewal_months.is_some(),
-                )
-            })
-            .map(|mut g: crate::scenario::GpuOffer| {
-                // A pinned KV-cache precision replaces the engines' recipes.
-                if let (Some(kv), Some(engine)) = (kv_cache, g.engine.as_mut()) {
-                    engine.profile.fp8_kv_cache = kv == Precision::Fp8;
-                }
-                g
-            })
-            .collect();
+        let renewal = commitment_renewal_months;
+        let term = commitment_term_months;
+        // Offers are compared over one reservation's months: the renewal
+        // period when the term is staged, else the term; a pinned KV-cache
+        // precision replaces the engines' recipes.
+        let finish = |offers: Vec<GpuOffer>, kv_cache: Option<Precision>| -> Vec<GpuOffer> {
+            offers
+                .into_iter()
+                .map(|g| choose_reserved_offer(g, renewal.or(term), renewal.is_some()))
+                .map(|mut g| {
+                    if let (Some(kv), Some(engine)) = (kv_cache, g.engine.as_mut()) {
+                        engine.profile.fp8_kv_cache = kv == Precision::Fp8;
+                    }
+                    g
+                })
+                .collect()
+        };
+        let gpus = finish(gpus, models.first().and_then(|m| m.as_ref()?.kv_cache));
+        for (m, offers) in models.iter_mut().zip(per_model) {
+            if let Some(m) = m {
+                m.gpus = finish(offers, m.kv_cache);
+            }
+        }
+        if models.is_empty() || models.iter().any(Option::is_none) {
+            return None;
+        }
+        let models: Vec<ServedModel> = models.into_iter().flatten().collect();
         Some(Scenario {
             name: raw.name.clone(),
             description: raw.description.clone().unwrap_or_default(),
             path: self.file.clone(),
-            model: model?,
+            models,
             planning,
             gpus,
-            api,
             tiers,
             demand,
             shape,

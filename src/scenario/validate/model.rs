@@ -1,19 +1,125 @@
-//! The `[model]` section: the served model's profile and precision.
+//! The `[model]` section, or the `[[models]]` of a pooled fleet: each
+//! served model's profile, precision and API offer.
 
 use super::Validator;
 use crate::perf::speculation::{resolve, SpecFigure};
 use crate::perf::{SpecMethod, Speculation};
 use crate::profiles::precision::Precision;
 use crate::profiles::ModelProfile;
-use crate::scenario::raw::{RawScenario, RawSpeculative};
-use crate::scenario::{ServedContext, ServedModel, SpeculativeChoice, Yarn};
+use crate::scenario::raw::{RawApi, RawModel, RawScenario, RawSpeculative};
+use crate::scenario::{ApiOffer, ServedContext, ServedModel, SpeculativeChoice, Yarn};
 use std::path::Path;
 use toml::Spanned;
 
+/// One served model as the file states it: where its keys are, the id
+/// tiers name it by, and its API offer.
+pub(super) struct ModelEntry<'a> {
+    pub raw: &'a RawModel,
+    /// `model` or `models[j]`.
+    pub key: String,
+    pub id: String,
+    pub api: Option<&'a RawApi>,
+}
+
 impl Validator {
-    pub(super) fn model(&mut self, raw: &RawScenario, profiles_dir: &Path) -> Option<ServedModel> {
-        let id = raw.model.profile.get_ref().clone();
-        let precision = match raw.model.precision.as_ref() {
+    /// The served models as listed: `[model]` with the top-level `[api]`,
+    /// or every `[[models]]` entry with its own; both, neither, an empty
+    /// list, two entries with one id, or a key of the other form are
+    /// problems.
+    pub(super) fn model_entries<'a>(&mut self, raw: &'a RawScenario) -> Vec<ModelEntry<'a>> {
+        match (&raw.model, &raw.models) {
+            (Some(_), Some(_)) => {
+                self.at_key(
+                    "models",
+                    "`[model]` and `[[models]]` are both given: state one model as `[model]` (with `[api]`), or every model of a pooled fleet as a `[[models]]` entry with its own `id` and `api`",
+                );
+                Vec::new()
+            }
+            (None, None) => {
+                self.at_key(
+                    "model",
+                    "the scenario names no model: add a `[model]` table (`profile = \"llama-3.1-8b\"`), or one `[[models]]` entry per model of a pooled fleet",
+                );
+                Vec::new()
+            }
+            (Some(m), None) => {
+                if let Some(id) = &m.id {
+                    self.at_span(id, "`id` names a `[[models]]` entry; the one `[model]` is named by its `profile` (remove `id`)");
+                }
+                if m.api.is_some() {
+                    self.at_key("model.api", "the one `[model]` takes its API offer from the top-level `[api]` table; move it there");
+                }
+                vec![ModelEntry {
+                    raw: m,
+                    key: "model".into(),
+                    id: m.profile.get_ref().clone(),
+                    api: raw.api.as_ref(),
+                }]
+            }
+            (None, Some(list)) => {
+                if list.is_empty() {
+                    self.at_key(
+                        "models",
+                        "`models` lists no model: give at least one `[[models]]` entry",
+                    );
+                }
+                if raw.api.is_some() {
+                    self.at_key("api", "with `[[models]]` each model states its own API offer: move `[api]` into the entry of the model it sells (`[models.api]` after that entry)");
+                }
+                let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+                list.iter()
+                    .enumerate()
+                    .map(|(j, m)| {
+                        let id = m.id.as_ref().map_or_else(|| m.profile.get_ref().clone(), |i| i.get_ref().clone());
+                        if let Some(first) = seen.insert(id.clone(), j) {
+                            let message = format!("two models have the id `{id}` (models[{first}] and models[{j}]); give each its own `id`");
+                            match &m.id {
+                                Some(span) => self.at_span(span, message),
+                                None => self.at_key(format!("models[{j}].id"), message),
+                            }
+                        }
+                        ModelEntry {
+                            raw: m,
+                            key: format!("models[{j}]"),
+                            id,
+                            api: m.api.as_ref(),
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// A model's API offer, its prices bounded at `key`.
+    pub(super) fn api(&mut self, key: &str, a: &RawApi) -> ApiOffer {
+        self.bounded(
+            &format!("{key}.usd_per_million_input_tokens"),
+            a.usd_per_million_input_tokens,
+        );
+        self.bounded(
+            &format!("{key}.usd_per_million_output_tokens"),
+            a.usd_per_million_output_tokens,
+        );
+        if let Some(limit) = a.max_tokens_per_minute {
+            self.bounded(&format!("{key}.max_tokens_per_minute"), limit);
+        }
+        ApiOffer {
+            name: a.name.clone(),
+            usd_per_million_input_tokens: a.usd_per_million_input_tokens,
+            usd_per_million_output_tokens: a.usd_per_million_output_tokens,
+            max_tokens_per_minute: a.max_tokens_per_minute,
+            price_source: a.price_source.clone(),
+        }
+    }
+
+    pub(super) fn model(
+        &mut self,
+        entry: &ModelEntry<'_>,
+        profiles_dir: &Path,
+    ) -> Option<ServedModel> {
+        let raw_model = entry.raw;
+        let id = raw_model.profile.get_ref().clone();
+        let precision = match raw_model.precision.as_ref() {
             None => None,
             Some(p) => {
                 if let Some(precision) = Precision::parse(p.get_ref()) {
@@ -30,7 +136,7 @@ impl Validator {
                 }
             }
         };
-        let kv_cache = match raw.model.kv_cache.as_ref() {
+        let kv_cache = match raw_model.kv_cache.as_ref() {
             None => None,
             Some(k) => match k.get_ref().as_str() {
                 "auto" => None,
@@ -46,7 +152,7 @@ impl Validator {
             },
         };
         let mut profile: ModelProfile =
-            self.profile(&raw.model.profile, &profiles_dir.join("models"), "model")?;
+            self.profile(&raw_model.profile, &profiles_dir.join("models"), "model")?;
         match kv_cache {
             Some(Precision::Fp8) => {
                 profile.kv_bytes_per_element = profile.kv_bytes_per_element.min(1.0);
@@ -54,12 +160,11 @@ impl Validator {
             Some(_) => profile.kv_bytes_per_element = 2.0,
             None => {}
         }
-        let context = raw
-            .model
+        let context = raw_model
             .max_context_tokens
             .as_ref()
             .and_then(|stated| self.served_context(stated, &id, &mut profile));
-        let speculative = match raw.model.speculative.as_ref() {
+        let speculative = match raw_model.speculative.as_ref() {
             Some(s) => self.speculative(s, &profile),
             // A model whose checkpoint carries an MTP module is searched with
             // it at the published acceptance rate.
@@ -78,13 +183,24 @@ impl Validator {
                     })
                 }),
         };
+        let api = entry.api.map(|a| {
+            let key = if entry.key == "model" {
+                "api".to_string()
+            } else {
+                format!("{}.api", entry.key)
+            };
+            self.api(&key, a)
+        });
         Some(ServedModel {
+            name: entry.id.clone(),
             id,
             profile,
             precision,
             kv_cache,
             context,
             speculative,
+            api,
+            gpus: Vec::new(),
         })
     }
 
@@ -241,9 +357,9 @@ mod tests {
         // A checkpoint with an MTP module is searched with it, at the
         // published acceptance, unless the scenario says none.
         let s = tiny(&["model.profile=deepseek-v3"]).unwrap();
-        let mtp = s
-            .model
+        let mtp = s.models[0]
             .speculative
+            .clone()
             .expect("DeepSeek-V3 carries an MTP module");
         assert_eq!(mtp.speculation.method, SpecMethod::Mtp);
         assert_eq!(
@@ -252,7 +368,7 @@ mod tests {
         );
         assert!(mtp.acceptance_source.contains("arXiv:2412.19437"));
         let off = tiny(&["model.profile=deepseek-v3", "model.speculative.method=none"]).unwrap();
-        assert!(off.model.speculative.is_none());
+        assert!(off.models[0].speculative.is_none());
         // Llama 3.1 8B: no MTP; its published EAGLE-3 head is the default
         // draft; a draft is refused for a method that runs none.
         let no_mtp = tiny(&["model.speculative.method=mtp"]).unwrap_err();
@@ -265,7 +381,7 @@ mod tests {
             "model.speculative.acceptance=0.7",
         ])
         .unwrap();
-        let draft = eagle.model.speculative.unwrap().draft;
+        let draft = eagle.models[0].speculative.clone().unwrap().draft;
         assert_eq!(
             draft.as_deref(),
             Some("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
@@ -277,6 +393,6 @@ mod tests {
         ])
         .unwrap_err();
         assert!(stray.contains("model.speculative.draft"), "{stray}");
-        assert!(tiny(&[]).unwrap().model.speculative.is_none());
+        assert!(tiny(&[]).unwrap().models[0].speculative.is_none());
     }
 }

@@ -53,7 +53,18 @@ impl Validator {
         }
     }
 
-    pub(super) fn tiers(&mut self, raw: &[RawTier], slot_minutes: u32) -> Vec<Tier> {
+    /// Every tier, with the index of the model it serves among `models`
+    /// (each model's id and whether it has an API offer): with `[[models]]`
+    /// a tier names its model unless only one is listed; with `[model]` a
+    /// named model must be that one. A tier of a model without an API offer
+    /// may use the API only if it says so (a problem then, at its demand).
+    pub(super) fn tiers(
+        &mut self,
+        raw: &[RawTier],
+        slot_minutes: u32,
+        models: &[(String, bool)],
+        pooled: bool,
+    ) -> Vec<Tier> {
         if raw.is_empty() {
             self.at_key(
                 "tiers",
@@ -77,15 +88,87 @@ impl Validator {
                 self.bounded(&format!("tiers[{i}].ttft_ms"), t.ttft_ms);
                 self.bounded(&format!("tiers[{i}].tpot_ms"), t.tpot_ms);
                 self.bounded(&format!("tiers[{i}].percentile"), t.percentile);
+                let model = self.tier_model(i, t, models, pooled);
+                let has_api = models.get(model).is_some_and(|m| m.1);
                 Tier {
                     name: t.name.get_ref().clone(),
                     ttft_ms: t.ttft_ms,
                     tpot_ms: t.tpot_ms,
                     percentile: t.percentile,
-                    api_allowed: t.api_allowed.unwrap_or(true),
+                    // A pooled tier whose model has no API offer keeps off
+                    // the API unless it asks for it.
+                    api_allowed: t.api_allowed.unwrap_or(!pooled || has_api),
+                    model,
                     rules: self.serving_rules(i, t, slot_minutes),
                 }
             })
             .collect()
+    }
+
+    /// The index of tier `i`'s model.
+    fn tier_model(
+        &mut self,
+        i: usize,
+        t: &RawTier,
+        models: &[(String, bool)],
+        pooled: bool,
+    ) -> usize {
+        let ids: Vec<&str> = models.iter().map(|m| m.0.as_str()).collect();
+        match &t.model {
+            None if pooled && models.len() > 1 => {
+                self.at_key(
+                    format!("tiers[{i}].model"),
+                    format!("tier `{}` names no model; with several `[[models]]` each tier says which it serves: `model = \"{}\"` (listed: {})", t.name.get_ref(), ids.first().copied().unwrap_or_default(), ids.join(", ")),
+                );
+                0
+            }
+            None => 0,
+            Some(name) => {
+                match ids.iter().position(|id| id == name.get_ref()) {
+                    Some(m) => m,
+                    None => {
+                        let near =
+                            crate::base::nearest::nearest(name.get_ref(), ids.iter().copied())
+                                .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+                        let listed = if pooled {
+                            "listed models"
+                        } else {
+                            "the scenario's `[model]`"
+                        };
+                        self.at_span(
+                        name,
+                        format!("tier `{}` serves model `{}`, which is not listed; {near}{listed}: {}", t.name.get_ref(), name.get_ref(), ids.join(", ")),
+                    );
+                        0
+                    }
+                }
+            }
+        }
+    }
+
+    /// With `[[models]]`: every demand entry whose tier explicitly allows
+    /// the API while its model has no API offer is a problem at the entry.
+    pub(super) fn api_for_every_tier(
+        &mut self,
+        demand: &[crate::scenario::raw::RawDemand],
+        raw_tiers: &[RawTier],
+        tiers: &[Tier],
+        models: &[(String, bool)],
+    ) {
+        for (i, d) in demand.iter().enumerate() {
+            let Some(k) = tiers.iter().position(|t| &t.name == d.tier.get_ref()) else {
+                continue;
+            };
+            let tier = &tiers[k];
+            let Some((id, has_api)) = models.get(tier.model) else {
+                continue;
+            };
+            if raw_tiers[k].api_allowed == Some(true) && !has_api {
+                self.at_span(
+                    &d.tier,
+                    format!("demand[{i}] feeds tier `{}`, which allows the API (`tiers[{k}].api_allowed = true`), but its model `{id}` has no API offer: add `[models.api]` to that model's entry, or set `api_allowed = false`", tier.name),
+                );
+            }
+        }
     }
 }
