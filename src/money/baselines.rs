@@ -19,7 +19,29 @@ pub struct Baseline {
     pub total_cost_usd: Option<f64>,
     /// What the alternative is and what it buys (or why it cannot serve).
     pub description: String,
+    /// `each-model-alone`: each model's own plan cost, by model (`None`
+    /// where that model alone cannot be served); empty otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub parts: BTreeMap<String, Option<f64>>,
 }
+
+impl Baseline {
+    /// An alternative without parts.
+    pub fn new(total_cost_usd: Option<f64>, description: String) -> Self {
+        Baseline {
+            total_cost_usd,
+            description,
+            parts: BTreeMap::new(),
+        }
+    }
+}
+
+/// The models of a pooled fleet as the alternatives see them: each model's
+/// name and the indices of the tiers it serves.
+pub(crate) type ModelTiers = [(String, Vec<usize>)];
+
+/// The prefix of the restricted problems that plan one model alone.
+const ALONE: &str = "model:";
 
 /// Seconds each alternative's MILP may take: they are comparisons, so one
 /// that stops early says at what proven gap.
@@ -38,6 +60,7 @@ struct Restricted {
 pub(crate) fn compute(
     input: &Problem,
     api: &[Option<ApiTerms>],
+    models: &ModelTiers,
     settings: &Settings,
 ) -> BTreeMap<String, Baseline> {
     let settings = Settings {
@@ -92,8 +115,22 @@ pub(crate) fn compute(
             problem: p,
         });
     }
+    // A pooled fleet: each model planned alone on its own tiers, with the
+    // same offers, rules and figures.
+    if models.len() > 1 {
+        for (name, tiers) in models {
+            let mut p = input.clone();
+            p.tiers = tiers.iter().map(|&k| input.tiers[k].clone()).collect();
+            restricted.push(Restricted {
+                name: format!("{ALONE}{name}"),
+                what: format!("{name} alone"),
+                problem: p,
+            });
+        }
+    }
     let solved =
         crate::base::parallel::map_in_order(&restricted, |r| milp::solve(&r.problem, &settings));
+    let mut alone: Vec<(String, Baseline)> = Vec::new();
     let mut best_single: Option<Baseline> = None;
     let mut none_single = Vec::new();
     for (r, solved) in restricted.iter().zip(solved) {
@@ -105,17 +142,22 @@ pub(crate) fn compute(
                     "{}: cannot cover every slot under the plan's rules (purchase units, quotas, tier rules)",
                     r.what
                 ),
+                parts: BTreeMap::new(),
             },
             Some(Err(MilpError::Solver(msg))) => Baseline {
                 total_cost_usd: None,
                 description: format!("{}: the solver failed ({msg})", r.what),
+                parts: BTreeMap::new(),
             },
             None => Baseline {
                 total_cost_usd: None,
                 description: format!("{}: the solver failed", r.what),
+                parts: BTreeMap::new(),
             },
         };
-        if r.name == "all-on-demand" || r.name == "all-reserved-for-peak" {
+        if let Some(model) = r.name.strip_prefix(ALONE) {
+            alone.push((model.to_string(), baseline));
+        } else if r.name == "all-on-demand" || r.name == "all-reserved-for-peak" {
             out.insert(r.name.clone(), baseline);
         } else if baseline.total_cost_usd.is_none() {
             none_single.push(r.name.clone());
@@ -126,6 +168,9 @@ pub(crate) fn compute(
             best_single = Some(baseline);
         }
     }
+    if !alone.is_empty() {
+        out.insert("each-model-alone".into(), each_model_alone(alone));
+    }
     out.insert(
         "best-single-gpu-type".into(),
         best_single.unwrap_or_else(|| Baseline {
@@ -134,9 +179,35 @@ pub(crate) fn compute(
                 "no single GPU type covers every slot under the plan's rules ({} tried)",
                 none_single.join(", ")
             ),
+            parts: BTreeMap::new(),
         }),
     );
     out
+}
+
+/// The sum of each model's plan made alone: what a buyer who plans every
+/// model separately and adds the reservations up would pay.
+fn each_model_alone(alone: Vec<(String, Baseline)>) -> Baseline {
+    let parts: BTreeMap<String, Option<f64>> = alone
+        .iter()
+        .map(|(m, b)| (m.clone(), b.total_cost_usd))
+        .collect();
+    let total = parts.values().copied().sum::<Option<f64>>();
+    let each: Vec<String> = alone
+        .iter()
+        .map(|(m, b)| match b.total_cost_usd {
+            Some(c) => format!("{} ({})", b.description, usd(c)),
+            None => format!("{m}: {}", b.description),
+        })
+        .collect();
+    Baseline {
+        total_cost_usd: total,
+        description: format!(
+            "each model planned on its own GPUs and the plans added up: {}",
+            each.join("; ")
+        ),
+        parts,
+    }
 }
 
 /// `input` with every GPU type changed by `change`.
@@ -164,6 +235,7 @@ fn all_api(input: &Problem) -> Baseline {
                 if refused.len() > 1 { "s" } else { "" },
                 refused.join(", ")
             ),
+            parts: BTreeMap::new(),
         };
     }
     if let Some(limit) = input.api_max_tokens_per_minute {
@@ -184,6 +256,7 @@ fn all_api(input: &Problem) -> Baseline {
                 description: format!(
                     "{what}: its rate limit of {limit:.0} tokens a minute is below the busiest slot's {busiest:.0}"
                 ),
+                parts: BTreeMap::new(),
             };
         }
     }
@@ -203,6 +276,7 @@ fn all_api(input: &Problem) -> Baseline {
     Baseline {
         total_cost_usd: Some(cost),
         description: what.into(),
+        parts: BTreeMap::new(),
     }
 }
 
@@ -276,6 +350,7 @@ fn priced(r: &Restricted, s: &Solution, mip_gap: f64) -> Baseline {
     Baseline {
         total_cost_usd: Some(cost),
         description,
+        parts: BTreeMap::new(),
     }
 }
 
@@ -321,7 +396,7 @@ mod tests {
 
     #[test]
     fn single_type_reserves_the_best_level() {
-        let b = compute(&one_type(), &[None], &settings());
+        let b = compute(&one_type(), &[None], &[], &settings());
         // Needs 1,1,1,4: reserve 1 (4 $) + rent 3 for one hour (9 $) = 13 $.
         assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(13.0));
         assert_eq!(b["all-reserved-for-peak"].total_cost_usd, Some(16.0));
@@ -337,7 +412,7 @@ mod tests {
     fn purchase_units_apply_to_every_alternative() {
         let mut input = one_type();
         input.gpus[0].purchase.unit_gpus = 2;
-        let b = compute(&input, &api_of(&input), &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings());
         // Whole pairs: reserve 2 (8 $) and rent a pair for the last hour
         // (6 $); renting only: pairs of 2, 2, 2, 4 GPUs (30 $).
         assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(14.0));
@@ -346,7 +421,7 @@ mod tests {
         // A quota below the peak leaves the reservation-only alternative
         // without a fleet, with the reason.
         input.gpus[0].max_gpus = Some(2);
-        let b = compute(&input, &api_of(&input), &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings());
         assert_eq!(b["all-reserved-for-peak"].total_cost_usd, None);
         assert!(b["all-reserved-for-peak"]
             .description
@@ -362,7 +437,7 @@ mod tests {
             usd_per_request: 0.0001,
             tokens_per_request: 1_000.0,
         });
-        let b = compute(&input, &api_of(&input), &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings());
         let api = 4.0 * 0.36;
         let close = |x: Option<f64>| (x.unwrap() - api).abs() < 1e-9;
         assert!(close(b["all-api"].total_cost_usd), "{b:?}");
@@ -373,7 +448,7 @@ mod tests {
         // A rate limit below the busiest slot (4 requests/s × 1,000 tokens
         // × 60) refuses the all-API alternative, naming both figures.
         input.api_max_tokens_per_minute = Some(100_000.0);
-        let b = compute(&input, &api_of(&input), &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings());
         assert_eq!(b["all-api"].total_cost_usd, None);
         assert!(
             b["all-api"].description.contains("100000")
@@ -401,7 +476,7 @@ mod tests {
             .options
             .push(ConfigOption::uniform(1, 1, 1.5, 4));
         let optimum = milp::total(&input, &milp::solve(&input, &settings()).unwrap());
-        let b = compute(&input, &api_of(&input), &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings());
         for (name, alternative) in &b {
             if let Some(cost) = alternative.total_cost_usd {
                 assert!(cost >= optimum - 1e-9, "{name}: {cost} < {optimum}");

@@ -8,6 +8,7 @@ pub(crate) mod band;
 pub(crate) mod baselines;
 pub(crate) mod commitment;
 pub(crate) mod growth;
+pub(crate) mod pool;
 pub(crate) mod prices;
 pub(crate) mod purchase;
 pub(crate) mod schedule;

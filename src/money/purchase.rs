@@ -215,6 +215,9 @@ pub struct Purchase {
     /// computed (a sweep's rows, a seed band's runs, a plan on no GPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub band_edge: Option<super::band::BandEdge>,
+    /// A pooled fleet's purchase by model (`[[models]]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<super::pool::Pool>,
 }
 
 impl Purchase {
@@ -335,6 +338,7 @@ impl Purchase {
             levels_not_priced: None,
             seed_band: None,
             band_edge: None,
+            pool: None,
         }
     }
 }

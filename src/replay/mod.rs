@@ -13,6 +13,7 @@ use crate::demand::source::KeptSource;
 use crate::demand::workload::{SourceReplay, TierReplay, TraceReplay};
 use crate::demand::Demand;
 use crate::plan::file::{PlanFile, PlannedConfig};
+use crate::plan::switches;
 use crate::replay::slots::{Reuse, SlotReplays};
 use crate::replay::verification::{
     ConfigUtilisation, PrefixCacheUse, TierVerification, Verification,
@@ -60,11 +61,17 @@ pub(crate) fn fleet(
                 continue; // `PlanFile::check` has rejected unknown GPU types
             };
             let config_label = c.config.label();
-            let spot = scenario
-                .gpus
-                .iter()
-                .find(|g| g.id == c.config.gpu_type)
-                .and_then(|g| g.spot);
+            let offer = scenario.gpus.iter().find(|g| g.id == c.config.gpu_type);
+            let spot = offer.and_then(|g| g.spot);
+            // In a pooled fleet a replica that starts in a slot loads its
+            // model first (`plan::switches`).
+            let (loading, load_s) = match offer.filter(|_| scenario.pooled()) {
+                Some(o) => (
+                    switches::starts(&c.replicas_by_slot),
+                    switches::load_s(spec.perf.weight_bytes_per_gpu(), o.weights_load_gb_per_s),
+                ),
+                None => (Vec::new(), 0.0),
+            };
             if let (Some(terms), false) = (spot, c.spot_replicas_by_slot.is_empty()) {
                 groups.push(Group {
                     tier: k,
@@ -76,6 +83,8 @@ pub(crate) fn fleet(
                         availability: terms.availability,
                         interruptions_per_hour: terms.interruptions_per_hour,
                     }),
+                    loading_by_slot: Vec::new(),
+                    load_s: 0.0,
                 });
             }
             let spot_only =
@@ -88,6 +97,8 @@ pub(crate) fn fleet(
                     replicas_by_slot: c.replicas_by_slot.clone(),
                     rps_per_replica: c.rps_per_replica,
                     spot: None,
+                    loading_by_slot: loading,
+                    load_s,
                 });
             }
         }

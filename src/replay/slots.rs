@@ -352,6 +352,10 @@ fn key(fleet: &Fleet, specs: &[String], u: Unit, seed: u64) -> String {
         let group = &fleet.groups[g];
         let n = group.replicas_by_slot.get(t).copied().unwrap_or(0);
         let _ = write!(k, "|{} {} {n} {}", group.tier, group.label, specs[g]);
+        let loading = group.loading_by_slot.get(t).copied().unwrap_or(0);
+        if loading > 0 {
+            let _ = write!(k, " loading {loading} for {:?} s", group.load_s);
+        }
         // The router weighs a group's capacity only against another group of
         // its tier (`sim::fleet::run`, least work): a tier served by one
         // group in the slot replays the same whatever its weight.
@@ -436,6 +440,8 @@ mod tests {
             replicas_by_slot: vec![replicas; slots],
             rps_per_replica: 1.0,
             spot: None,
+            loading_by_slot: Vec::new(),
+            load_s: 0.0,
         };
         let fleet = Fleet {
             slot_s: traces.slot_s,

@@ -8,6 +8,7 @@ pub mod growth_text;
 pub mod html;
 pub mod json;
 pub mod kernels_text;
+pub(crate) mod pool_text;
 pub(crate) mod predict_text;
 pub(crate) mod purchase_text;
 pub(crate) mod runs_text;

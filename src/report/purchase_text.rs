@@ -377,6 +377,9 @@ pub(crate) fn render(
             }
         );
     }
+    if let Some(pool) = &p.pool {
+        super::pool_text::render(&mut o, pool);
+    }
     if let Some(c) = caution(p) {
         let _ = writeln!(
             o,

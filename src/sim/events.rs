@@ -22,7 +22,13 @@ pub(crate) enum Event {
     StepEnd { replica: usize, generation: u32 },
     /// A spot replica is taken back by its provider during slot `slot`.
     Interrupt { replica: usize, slot: usize },
+    /// A replica that started slot `slot` loading its model (a pooled
+    /// fleet moved its GPUs from another model) is up.
+    Loaded { replica: usize, slot: usize },
 }
+
+/// The bit of an `Interrupt` word's slot that marks a `Loaded` event.
+const LOADED: u64 = 1 << 31;
 
 /// Most replicas (and slots) an event can name: 30 bits of the packed word.
 const MOST_INDEX: usize = 1 << 30;
@@ -46,6 +52,10 @@ impl Event {
                 assert!(slot < MOST_INDEX, "slot {slot} beyond {MOST_INDEX}");
                 word(3, replica, slot as u64)
             }
+            Event::Loaded { replica, slot } => {
+                assert!(slot < MOST_INDEX, "slot {slot} beyond {MOST_INDEX}");
+                word(3, replica, slot as u64 | LOADED)
+            }
         }
     }
 
@@ -58,6 +68,10 @@ impl Event {
             2 => Event::StepEnd {
                 replica: a,
                 generation: b as u32,
+            },
+            _ if b & LOADED != 0 => Event::Loaded {
+                replica: a,
+                slot: (b & !LOADED) as usize,
             },
             _ => Event::Interrupt {
                 replica: a,
@@ -189,6 +203,10 @@ mod tests {
             Event::Interrupt {
                 replica: MOST_INDEX - 1,
                 slot: 8_760,
+            },
+            Event::Loaded {
+                replica: 7,
+                slot: MOST_INDEX - 1,
             },
         ] {
             assert_eq!(Event::unpack(e.pack()), e);

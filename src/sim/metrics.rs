@@ -157,6 +157,9 @@ pub(crate) struct GroupTally {
     /// Σ decoding sequences × step seconds while up.
     pub batch_s: f64,
     pub preemptions: u64,
+    /// Replica-seconds spent loading the model (a pooled fleet's switches).
+    #[serde(default)]
+    pub loading_s: f64,
     /// Per replica (by rank in the group): (up seconds, busy seconds while up).
     pub replicas: Vec<(f64, f64)>,
 }
@@ -168,6 +171,7 @@ impl GroupTally {
         self.busy_s += o.busy_s;
         self.batch_s += o.batch_s;
         self.preemptions += o.preemptions;
+        self.loading_s += o.loading_s;
         if self.replicas.len() < o.replicas.len() {
             self.replicas.resize(o.replicas.len(), (0.0, 0.0));
         }

@@ -317,12 +317,15 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
     let how_to_run = how_to_run(&scenario, demand, &plan);
     let commitment =
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
+    let unit_costs = unit_costs::of(&plan, &demand_summary, &prices);
+    let pool = crate::money::pool::of(&plan, &demand_summary, &unit_costs, &baselines);
     Outcome {
         milp,
         purchase: Purchase {
             reservation_levels,
             levels_not_priced,
             band_edge,
+            pool,
             ..Purchase::of(
                 &plan,
                 &commitment,
@@ -335,7 +338,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
             )
         },
         how_to_run,
-        unit_costs: unit_costs::of(&plan, &demand_summary, &prices),
+        unit_costs,
         commitment,
         missed_targets,
         tier_order: scenario.tiers.iter().map(|t| t.name.clone()).collect(),

@@ -174,7 +174,23 @@ pub(super) fn alternatives(
                 .iter()
                 .map(|t| t.api)
                 .collect();
-            baselines::compute(&trial.milp.problem, &stated_api, &trial.milp.settings)
+            let models: Vec<(String, Vec<usize>)> = stated
+                .models
+                .iter()
+                .enumerate()
+                .map(|(m, model)| {
+                    let tiers = (0..stated.tiers.len())
+                        .filter(|&k| stated.tiers[k].model == m)
+                        .collect();
+                    (model.name.clone(), tiers)
+                })
+                .collect();
+            baselines::compute(
+                &trial.milp.problem,
+                &stated_api,
+                &models,
+                &trial.milp.settings,
+            )
         },
     )
 }

@@ -557,6 +557,8 @@ fn fleet_of(
             replicas_by_slot: vec![n],
             rps_per_replica: 1.0,
             spot: None,
+            loading_by_slot: Vec::new(),
+            load_s: 0.0,
         }],
         router: sim.router,
         prefixes: search.hits.clone().map(PrefixSource::Known),

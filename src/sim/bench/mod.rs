@@ -98,7 +98,7 @@ pub(crate) fn run(
             Event::StepEnd { generation, .. } if generation == bench.replica.generation => {
                 bench.end_step(now);
             }
-            Event::StepEnd { .. } | Event::Interrupt { .. } => {}
+            Event::StepEnd { .. } | Event::Interrupt { .. } | Event::Loaded { .. } => {}
         }
     }
     let duration_s = bench

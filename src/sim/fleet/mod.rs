@@ -63,6 +63,13 @@ pub(crate) struct Group {
     pub rps_per_replica: f64,
     /// `Some` for replicas on spot GPUs.
     pub spot: Option<Spot>,
+    /// Per slot, how many of its replicas start the slot loading their
+    /// model (a pooled fleet moved their GPUs from another model): the
+    /// last ranks up, down for `load_s` from the slot's start. Empty: none.
+    pub loading_by_slot: Vec<u32>,
+    /// Seconds a loading replica serves nothing: its weights read from
+    /// storage and the engine started.
+    pub load_s: f64,
 }
 
 /// The fleet a plan describes.

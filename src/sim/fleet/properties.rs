@@ -46,6 +46,8 @@ fn fleet(
             replicas_by_slot: vec![replicas],
             rps_per_replica: 1.0,
             spot: None,
+            loading_by_slot: Vec::new(),
+            load_s: 0.0,
         }],
         router: Router::LeastWork,
         prefixes: None,

@@ -168,6 +168,7 @@ impl<'a> Run<'a> {
                 }
                 self.refresh(r);
             }
+            self.start_loading(g, s);
         }
         let now = s as f64 * slot_s;
         for k in 0..self.fleet.tiers.len() {
@@ -203,6 +204,49 @@ impl<'a> Run<'a> {
                 }
             }
         }
+    }
+
+    /// Slot `s` of group `g`: its last `loading_by_slot[s]` replicas up load
+    /// their model, down until `load_s` into the slot (all of it when the
+    /// load outlasts the slot).
+    fn start_loading(&mut self, g: usize, s: usize) {
+        let group = &self.fleet.groups[g];
+        let loading = group.loading_by_slot.get(s).copied().unwrap_or(0) as usize;
+        if loading == 0 || group.load_s <= 0.0 {
+            return;
+        }
+        let up = self.groups[g].up;
+        let start = s as f64 * self.fleet.slot_s;
+        for i in up.saturating_sub(loading)..up {
+            let r = self.groups[g].replicas[i];
+            if self.replicas[r].down {
+                continue; // a spot replica not granted stays down
+            }
+            self.replicas[r].down = true;
+            self.refresh(r);
+            let group = &self.fleet.groups[g];
+            self.result.groups[g].loading_s += group.load_s.min(self.fleet.slot_s);
+            if group.load_s < self.fleet.slot_s {
+                self.queue.push(
+                    start + group.load_s,
+                    Event::Loaded {
+                        replica: r,
+                        slot: s,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Replica `r` has loaded its model in slot `slot`: it takes requests.
+    fn loaded(&mut self, r: usize, slot: usize, now: f64) {
+        if slot != self.current_slot {
+            return;
+        }
+        self.replicas[r].down = false;
+        self.refresh(r);
+        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        self.release_backlog(k, now);
     }
 
     /// Spot replica `r` is taken back: the requests it holds are dropped.
@@ -596,6 +640,7 @@ impl<'a, I: Iterator<Item = Arrival>> Paused<'a, I> {
                     }
                 }
                 Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
+                Event::Loaded { replica, slot } => run.loaded(replica, slot, now),
             }
             if decided(&run.result) {
                 return true;

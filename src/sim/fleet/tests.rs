@@ -46,6 +46,8 @@ fn fleet(spec: ReplicaSpec, replicas: u32, api_share: f64) -> Fleet {
             replicas_by_slot: vec![replicas],
             rps_per_replica: 1.0,
             spot: None,
+            loading_by_slot: Vec::new(),
+            load_s: 0.0,
         }],
         router: Router::LeastWork,
         prefixes: None,
@@ -513,4 +515,45 @@ fn the_prefix_aware_router_sends_a_conversations_next_turn_where_its_prefix_is()
     f.router = Router::PrefixAware;
     let r = simulate(&f, 0..1, arrivals, 1, |_| {});
     assert_eq!(r.tiers[0].cached_input_tokens, 0);
+}
+
+#[test]
+fn a_replica_that_switches_model_serves_nothing_while_it_loads() {
+    // One replica whose GPUs come from another model at the slot's start:
+    // down for its load time (120 s of a 600-s slot), then up.
+    let mut f = fleet(spec(true, 16, 1_000_000), 1, 0.0);
+    f.slot_s = 600.0;
+    f.tiers[0].limits.ttft_ms = 60_000.0;
+    let arrivals: Vec<Arrival> = (0..10)
+        .map(|i| Arrival {
+            time_s: 1.0 + f64::from(i),
+            tier: 0,
+            input_tokens: 500,
+            output_tokens: 50,
+            chain: crate::traces::block_chains::NO_CHAIN,
+        })
+        .collect();
+    let up = simulate(&f, 0..1, arrivals.clone(), 1, |_| {});
+    assert_eq!(up.tiers[0].served_requests, 10);
+    assert_eq!(up.groups[0].loading_s, 0.0);
+    f.groups[0].loading_by_slot = vec![1];
+    f.groups[0].load_s = 120.0;
+    // Routed on arrival, the requests find no replica up: all lost.
+    let loading = simulate(&f, 0..1, arrivals.clone(), 1, |_| {});
+    assert_eq!(loading.tiers[0].unserved_requests, 10);
+    assert_eq!(loading.groups[0].loading_s, 120.0);
+    // A batch tier's requests wait for it: none starts before 120 s.
+    f.tiers[0].deadline_s = Some(3600.0);
+    let mut done_s = Vec::new();
+    let waited = simulate_observed(
+        &f,
+        0..1,
+        arrivals,
+        1,
+        |_| {},
+        |c| done_s.push(c.arrival_s + c.e2e_ms / 1e3),
+    );
+    assert_eq!(waited.tiers[0].served_requests, 10);
+    assert_eq!(done_s.len(), 10);
+    assert!(done_s.iter().all(|&s| s > 120.0), "{done_s:?}");
 }
