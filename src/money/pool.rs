@@ -50,7 +50,7 @@ pub struct ModelShare {
 
 /// The pool of a plan whose tiers name their models; `None` for a plan of
 /// one model.
-pub fn of(
+pub(crate) fn of(
     plan: &Plan,
     demand: &BTreeMap<String, DemandSummary>,
     unit_costs: &UnitCosts,

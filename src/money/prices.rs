@@ -92,6 +92,15 @@ impl Prices {
         }
     }
 
+    /// Every API offer, with the model it sells in a pooled fleet.
+    pub fn apis(&self) -> Vec<(Option<&str>, &ApiOffer)> {
+        self.api
+            .iter()
+            .map(|a| (None, a))
+            .chain(self.model_api.iter().map(|(m, a)| (Some(m.as_str()), a)))
+            .collect()
+    }
+
     /// Whether any model has an API offer.
     pub fn any_api(&self) -> bool {
         self.api.is_some() || !self.model_api.is_empty()

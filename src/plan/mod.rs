@@ -8,7 +8,7 @@
 pub(crate) mod file;
 pub(crate) mod launch;
 mod operations;
-pub mod switches;
+pub(crate) mod switches;
 
 pub(crate) use operations::{DeploymentRun, Operations};
 

@@ -21,18 +21,18 @@ use std::collections::BTreeMap;
 /// (from its cache) and CUDA-graph capture, 34 s of engine start and 59 s
 /// to the first response on an 8B model (vllm-project/vllm#20264); larger
 /// models and tensor parallelism take longer, so 60 s is a floor.
-pub const ENGINE_START_S: f64 = 60.0;
+pub(crate) const ENGINE_START_S: f64 = 60.0;
 
 /// Seconds a replica holding `weight_bytes_per_gpu` on each GPU is down
 /// while it loads: the weights read at `gb_per_s` per GPU (the GPUs of a
 /// replica read their shards side by side), then the engine's start-up.
-pub fn load_s(weight_bytes_per_gpu: f64, gb_per_s: f64) -> f64 {
+pub(crate) fn load_s(weight_bytes_per_gpu: f64, gb_per_s: f64) -> f64 {
     weight_bytes_per_gpu / (gb_per_s * 1e9) + ENGINE_START_S
 }
 
 /// Per slot, how many replicas are up that were not in the slot before
 /// (the last slot precedes the first: the horizon's pattern repeats).
-pub fn starts(replicas_by_slot: &[u32]) -> Vec<u32> {
+pub(crate) fn starts(replicas_by_slot: &[u32]) -> Vec<u32> {
     let n = replicas_by_slot.len();
     (0..n)
         .map(|t| {
@@ -58,7 +58,7 @@ pub struct TypeSwitches {
 
 /// Per GPU type, what each model of a pooled plan holds of it slot by slot
 /// and the GPUs that move between models; empty for a plan of one model.
-pub fn of(plan: &Plan) -> BTreeMap<String, TypeSwitches> {
+pub(crate) fn of(plan: &Plan) -> BTreeMap<String, TypeSwitches> {
     let slots = plan.solver.slots;
     let mut held: BTreeMap<String, BTreeMap<String, Vec<u32>>> = BTreeMap::new();
     for tier in plan.tiers.values() {

@@ -39,6 +39,32 @@ pub fn render(outcome: &Outcome) -> String {
             header.push(format!("{g}_{f}"));
         }
     }
+    // A pooled fleet: the GPUs each model holds in the slot, all types.
+    let models: Vec<(&String, Vec<u32>)> = outcome
+        .purchase
+        .pool
+        .iter()
+        .flat_map(|p| p.models.keys())
+        .map(|m| {
+            let mut by_slot = vec![0; schedule.len()];
+            for t in outcome
+                .purchase
+                .pool
+                .iter()
+                .flat_map(|p| p.gpu_types.values())
+            {
+                for (slot, n) in t.gpus_by_model.get(m).into_iter().flatten().enumerate() {
+                    if let Some(x) = by_slot.get_mut(slot) {
+                        *x += n;
+                    }
+                }
+            }
+            (m, by_slot)
+        })
+        .collect();
+    for (m, _) in &models {
+        header.push(format!("model_{m}_gpus"));
+    }
     header.extend(
         [
             "capacity_reserved_rps",
@@ -76,6 +102,9 @@ pub fn render(outcome: &Outcome) -> String {
                 n(&s.spot_gpus),
                 n(&s.in_use_gpus),
             ]);
+        }
+        for (_, by_slot) in &models {
+            cells.push(by_slot.get(s.slot).copied().unwrap_or(0).to_string());
         }
         cells.extend([
             number(s.reserved_rps),

@@ -302,7 +302,7 @@ pub fn render(outcome: &Outcome) -> String {
     );
     let _ = writeln!(o);
     super::growth_text::section(o, outcome);
-    super::unit_costs_text::render(o, &outcome.unit_costs, outcome.prices.api.is_some());
+    super::unit_costs_text::render(o, &outcome.unit_costs, outcome.prices.any_api());
     let _ = writeln!(o);
     let _ = writeln!(o, "GPUS");
     let _ = writeln!(
@@ -583,10 +583,11 @@ pub fn render(outcome: &Outcome) -> String {
             p.source
         );
     }
-    if let Some(api) = &outcome.prices.api {
+    for (model, api) in outcome.prices.apis() {
         let _ = writeln!(
             o,
-            "    API {}: {} / {} USD per 1M input / output tokens; {}",
+            "    API {}{}: {} / {} USD per 1M input / output tokens; {}",
+            model.map_or(String::new(), |m| format!("for {m} ")),
             api.name,
             api.usd_per_million_input_tokens,
             api.usd_per_million_output_tokens,

@@ -141,6 +141,9 @@ impl Serialize for Outcome {
         m.serialize_entry("missed_targets", &self.missed_targets)?;
         m.serialize_entry("purchase", &self.purchase)?;
         m.serialize_entry("model", &p.model)?;
+        if !p.models.is_empty() {
+            m.serialize_entry("models", &p.models)?;
+        }
         m.serialize_entry("total_cost_usd", &p.total_cost_usd)?;
         m.serialize_entry("cost_per_month_usd", &p.cost_per_month_usd)?;
         m.serialize_entry("horizon_hours", &p.horizon_hours)?;

@@ -19,6 +19,7 @@ mod moe;
 mod mutation;
 mod outputs;
 mod perf;
+mod pool;
 mod predict;
 mod set;
 mod simulate;

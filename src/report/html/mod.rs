@@ -4,6 +4,7 @@
 
 pub mod page;
 pub mod plan_page;
+mod pool;
 mod purchase;
 pub mod svg;
 pub mod sweep_page;

@@ -65,6 +65,9 @@ svg .bar-label { fill:#1d2733; font-size:12px; }
 .series3 { stroke:#7030a0; fill:none; stroke-width:2; } .series3.dot, .series3.swatch { fill:#7030a0; }
 .series4 { stroke:#5b9bd5; fill:none; stroke-width:2; } .series4.dot, .series4.swatch { fill:#5b9bd5; }
 .series5 { stroke:#c00000; fill:none; stroke-width:2; } .series5.dot, .series5.swatch { fill:#c00000; }
+.model0 { fill:#1f4e79; stroke:none; } .model1 { fill:#ed7d31; stroke:none; } .model2 { fill:#70ad47; stroke:none; }
+.model3 { fill:#7030a0; stroke:none; } .model4 { fill:#5b9bd5; stroke:none; } .model5 { fill:#c00000; stroke:none; }
+.reserved-line { stroke:#1d2733; stroke-dasharray:4 3; fill:none; }
 .legend { display:flex; flex-wrap:wrap; gap:14px; color:var(--muted); font-size:12px; margin:4px 0 0 64px; }
 .legend span { display:inline-flex; align-items:center; gap:5px; }
 footer { color:var(--muted); font-size:12px; margin-top:10px; }

@@ -356,7 +356,7 @@ fn replay_section(outcome: &Outcome) -> String {
 }
 
 fn unit_cost_table(outcome: &Outcome) -> String {
-    let with_api = outcome.prices.api.is_some();
+    let with_api = outcome.prices.any_api();
     let mut header: Vec<String> = [
         "tier",
         "cost USD",
@@ -543,6 +543,7 @@ pub fn render(outcome: &Outcome) -> String {
         (plan.slot_hours * 60.0).round(),
         capacity_chart(outcome, &schedule)
     );
+    body.push_str(&super::pool::section(outcome));
     let (gpus, idle, held) = gpus_chart(outcome, &schedule);
     let idle_note = if held > 0.0 {
         format!(

@@ -162,10 +162,11 @@ pub(crate) fn section(outcome: &Outcome) -> String {
             esc(&price.source)
         );
     }
-    if let Some(api) = &outcome.prices.api {
+    for (model, api) in outcome.prices.apis() {
         let _ = write!(
             s,
-            "<li>API {}: {} / {} USD per 1M input / output tokens; {}</li>",
+            "<li>API {}{}: {} / {} USD per 1M input / output tokens; {}</li>",
+            model.map_or(String::new(), |m| format!("for {} ", esc(m))),
             esc(&api.name),
             api.usd_per_million_input_tokens,
             api.usd_per_million_output_tokens,

@@ -147,6 +147,18 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     Bound::closed("simulation.seed_band", 0.0, 16.0, "further seeds"),
 ];
 
+/// Whether `model`'s weights fit some layout of `offer` at one of its
+/// precisions, with a tenth of the memory left for the KV cache and the
+/// engine's own (the capacity search then finds what the cache holds).
+fn fits_somewhere(model: &ModelProfile, offer: &GpuOffer) -> bool {
+    offer.layouts.iter().any(|l| {
+        offer.precision.iter().any(|&p| {
+            let per_gpu = model.params_billion * 1e9 * p.bytes_per_weight() / f64::from(l.gpus());
+            per_gpu < 0.9 * offer.profile.memory_gb * 1e9
+        })
+    })
+}
+
 /// Why no offered type can run `model`: its weights against the most
 /// memory a replica of each type may span.
 fn cannot_hold(model: &ModelProfile, offers: &[GpuOffer]) -> String {
@@ -354,7 +366,7 @@ impl Validator {
         if pooled {
             for (j, m) in models.iter().enumerate() {
                 let Some(m) = m else { continue };
-                let holds = per_model[j].iter().any(|o| !o.layouts.is_empty());
+                let holds = per_model[j].iter().any(|o| fits_somewhere(&m.profile, o));
                 if !holds && per_model[j].len() == raw.gpus.len() {
                     self.at_key(
                         format!("models[{j}].profile"),

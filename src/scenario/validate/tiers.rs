@@ -89,15 +89,12 @@ impl Validator {
                 self.bounded(&format!("tiers[{i}].tpot_ms"), t.tpot_ms);
                 self.bounded(&format!("tiers[{i}].percentile"), t.percentile);
                 let model = self.tier_model(i, t, models, pooled);
-                let has_api = models.get(model).is_some_and(|m| m.1);
                 Tier {
                     name: t.name.get_ref().clone(),
                     ttft_ms: t.ttft_ms,
                     tpot_ms: t.tpot_ms,
                     percentile: t.percentile,
-                    // A pooled tier whose model has no API offer keeps off
-                    // the API unless it asks for it.
-                    api_allowed: t.api_allowed.unwrap_or(!pooled || has_api),
+                    api_allowed: t.api_allowed.unwrap_or(true),
                     model,
                     rules: self.serving_rules(i, t, slot_minutes),
                 }
