@@ -71,6 +71,11 @@ fn a_pooled_fleet_is_planned_by_model_beside_each_model_alone() {
     assert!(text.contains("each model planned alone costs"), "{text}");
     let html = stdout(&planner(&["solve", POOL, "--format", "html", "--quiet"]));
     assert!(html.contains("The pool by model"));
+    // A model's keys take `--set` like any other.
+    let cheaper = solve_json(POOL, &["models[0].api.usd_per_million_input_tokens=0.05"]);
+    let api = &cheaper["prices"]["model_api"]["small"];
+    assert_eq!(api["usd_per_million_input_tokens"].as_f64(), Some(0.05));
+    assert!(cheaper["prices"]["model_api"].get("large").is_none());
 }
 
 /// One model listed as `[[models]]` is the `[model]` table: the same plan,
