@@ -36,9 +36,10 @@ pub(crate) use trace::TraceCommand;
 
 /// Capacity planner for LLM inference serving.
 ///
-/// Reads a TOML scenario (GPU types and prices, the served model, per-tier
-/// TTFT/TPOT limits, an optional per-token API, demand from real request
-/// traces) and chooses, with a MILP, how many GPUs of which type to reserve,
+/// Reads a TOML scenario (GPU types and prices, the served model — or the
+/// several models of one pooled fleet, `[[models]]` — per-tier TTFT/TPOT
+/// limits, an optional per-token API, demand from real request traces) and
+/// chooses, with a MILP, how many GPUs of which type to reserve,
 /// how many to rent per slot, which configuration serves each tier, and what
 /// to send to the API, at minimum cost. Capacity comes from simulating fleets
 /// of 1…N replicas behind the router, with continuous batching on the

@@ -17,8 +17,9 @@ pub(crate) struct SolveArgs {
     /// The scenario file (TOML); see docs/scenario-format.md.
     pub scenario: PathBuf,
     /// Change one value of the scenario for this run (repeatable), e.g.
-    /// `--set api.usd_per_million_output_tokens=0.6 --set demand[1].scale=6`;
-    /// checked like the file.
+    /// `--set api.usd_per_million_output_tokens=0.6 --set demand[1].scale=6`
+    /// (a pooled fleet's models: `--set 'models[1].api.usd_per_million_input_tokens=0.2'`,
+    /// `models[*]` for every one); checked like the file.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Output format: text, JSON, the per-slot schedule as CSV, or one

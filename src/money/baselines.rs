@@ -169,7 +169,7 @@ pub(crate) fn compute(
         }
     }
     if !alone.is_empty() {
-        out.insert("each-model-alone".into(), each_model_alone(alone));
+        out.insert("each-model-alone".into(), each_model_alone(&alone));
     }
     out.insert(
         "best-single-gpu-type".into(),
@@ -187,7 +187,7 @@ pub(crate) fn compute(
 
 /// The sum of each model's plan made alone: what a buyer who plans every
 /// model separately and adds the reservations up would pay.
-fn each_model_alone(alone: Vec<(String, Baseline)>) -> Baseline {
+fn each_model_alone(alone: &[(String, Baseline)]) -> Baseline {
     let parts: BTreeMap<String, Option<f64>> = alone
         .iter()
         .map(|(m, b)| (m.clone(), b.total_cost_usd))

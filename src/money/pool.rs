@@ -22,6 +22,8 @@ pub struct Pool {
     pub gpu_types: BTreeMap<String, TypeSwitches>,
     /// GPUs that left one model for another, summed over types and slots.
     pub gpus_switched: u32,
+    /// GPUs that started serving a model, summed over types and slots.
+    pub gpus_loaded: u32,
     /// The pooled plan's cost over the horizon, USD.
     pub pooled_usd: f64,
     /// The plans of each model alone added up (`baselines.each-model-alone`),
@@ -42,8 +44,10 @@ pub struct ModelShare {
     pub cost_usd: f64,
     /// That cost over its tiers' input and output tokens, per 10⁶.
     pub usd_per_million_tokens: f64,
-    /// Share of its requests sent to its API.
+    /// Share of its requests sent to its API (0 without one).
     pub api_share: f64,
+    /// Whether the model has an API offer.
+    pub has_api: bool,
     /// What the model planned alone costs (`each-model-alone`), USD.
     pub alone_usd: Option<f64>,
 }
@@ -55,6 +59,7 @@ pub(crate) fn of(
     demand: &BTreeMap<String, DemandSummary>,
     unit_costs: &UnitCosts,
     baselines: &BTreeMap<String, Baseline>,
+    prices: &crate::money::prices::Prices,
 ) -> Option<Pool> {
     if plan.models.is_empty() {
         return None;
@@ -71,6 +76,7 @@ pub(crate) fn of(
                 cost_usd: 0.0,
                 usd_per_million_tokens: 0.0,
                 api_share: 0.0,
+                has_api: false,
                 alone_usd: alone.and_then(|b| b.parts.get(m).copied().flatten()),
             };
             (m.clone(), share)
@@ -108,6 +114,7 @@ pub(crate) fn of(
         }
     }
     for (model, share) in &mut models {
+        share.has_api = prices.model_api.contains_key(model);
         let (requests, api, tokens) = counts.get(model.as_str()).copied().unwrap_or_default();
         share.api_share = if requests > 0.0 { api / requests } else { 0.0 };
         share.usd_per_million_tokens = if tokens > 0.0 {
@@ -121,6 +128,7 @@ pub(crate) fn of(
     Some(Pool {
         models,
         gpus_switched: gpu_types.values().map(|t| t.gpus_switched).sum(),
+        gpus_loaded: gpu_types.values().map(|t| t.gpus_loaded).sum(),
         pooled_usd: plan.total_cost_usd,
         gpu_types,
         each_model_alone_usd,

@@ -185,7 +185,7 @@ pub(crate) fn of(
         total.api_usd_per_million_tokens = Some(per(a, input + output, 1e6));
         total.api_usd_per_million_output_tokens = Some(per(a, output, 1e6));
     }
-    UnitCosts { total, tiers }
+    UnitCosts { tiers, total }
 }
 
 #[cfg(test)]

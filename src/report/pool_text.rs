@@ -25,6 +25,27 @@ pub(crate) fn slot_ranges(slots: &[usize]) -> String {
     out.join(", ")
 }
 
+/// The pooled plan against each model planned alone, in words: the saving
+/// as a share of what the separate plans cost together, or why the pool
+/// costs more (the price for complexity, which the alternatives leave out,
+/// chose fewer deployments).
+pub(crate) fn saving_sentence(pool: &Pool) -> String {
+    match (pool.each_model_alone_usd, pool.saving_vs_each_alone) {
+        (Some(a), Some(saving)) if saving >= 0.0 => format!(
+            "each model planned alone costs {} USD together: the pool saves {} USD ({:.1}% of that)",
+            usd(a),
+            usd(a - pool.pooled_usd),
+            saving * 100.0
+        ),
+        (Some(a), Some(_)) => format!(
+            "each model planned alone costs {} USD together, {} USD less than the pool: the pool runs fewer deployments, which the price for complexity chose (OPERATIONS) and the alternatives leave out",
+            usd(a),
+            usd(pool.pooled_usd - a)
+        ),
+        _ => "not every model could be planned alone".to_string(),
+    }
+}
+
 /// The `pool` lines of the purchase block.
 pub(crate) fn render(o: &mut String, pool: &Pool) {
     let total_usd = pool.pooled_usd;
@@ -37,26 +58,22 @@ pub(crate) fn render(o: &mut String, pool: &Pool) {
         let alone = s
             .alone_usd
             .map_or(String::new(), |a| format!("; alone {} USD", usd(a)));
+        let api = if s.has_api {
+            format!("{:.1}% to its API", s.api_share * 100.0)
+        } else {
+            "no API offer".to_string()
+        };
         let _ = writeln!(
             o,
-            "  {:<10} {model} ({}): {} USD, {share:.1}% of the cost, {:.1} GPU-hours, {:.3} USD per 1M tokens, {:.1}% to its API{alone}",
+            "  {:<10} {model} ({}): {} USD, {share:.1}% of the cost, {:.1} GPU-hours, {:.3} USD per 1M tokens, {api}{alone}",
             if i == 0 { "pool" } else { "" },
             s.tiers.join(", "),
             usd(s.cost_usd),
             s.gpu_hours,
-            s.usd_per_million_tokens,
-            s.api_share * 100.0
+            s.usd_per_million_tokens
         );
     }
-    let vs = match (pool.each_model_alone_usd, pool.saving_vs_each_alone) {
-        (Some(a), Some(saving)) => format!(
-            "each model planned alone costs {} USD together: the pool saves {} USD ({:.1}%)",
-            usd(a),
-            usd(a - total_usd),
-            saving * 100.0
-        ),
-        _ => "not every model could be planned alone".to_string(),
-    };
+    let vs = saving_sentence(pool);
     let _ = writeln!(o, "  {:<10} {vs}", "");
     let shared: Vec<String> = pool
         .gpu_types
@@ -64,7 +81,7 @@ pub(crate) fn render(o: &mut String, pool: &Pool) {
         .filter(|(_, t)| !t.shared_slots.is_empty())
         .map(|(g, t)| format!("{g} in slots {}", slot_ranges(&t.shared_slots)))
         .collect();
-    let loaded: u32 = pool.gpu_types.values().map(|t| t.gpus_loaded).sum();
+    let loaded = pool.gpus_loaded;
     let _ = writeln!(
         o,
         "  {:<10} models share {}; {} GPU{} switch model over the horizon, {loaded} GPU loads in all (each serves nothing while its model loads)",

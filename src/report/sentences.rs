@@ -76,7 +76,10 @@ pub fn capacity_basis(b: &CapacityBasis) -> String {
     let quality = if b.runs.iter().any(|c| c.precision == Precision::Fp4) {
         FP4_QUALITY
     } else if b.runs.iter().any(|c| c.precision == Precision::Fp8) {
-        "FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide, and FP8 can be ruled out with `model.precision = \"bf16\"`"
+        let key = b
+            .model_entry
+            .map_or_else(|| "model".to_string(), |j| format!("models[{j}]"));
+        &format!("FP8 weights change the answers (usually slightly): whether that quality is acceptable is yours to decide, and FP8 can be ruled out with `{key}.precision = \"bf16\"`")
     } else {
         "BF16 weights: the served model's own answer quality"
     };

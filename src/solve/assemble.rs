@@ -332,6 +332,7 @@ fn capacity_basis(scenario: &Scenario, demand: &Demand, solved: &Solved<'_>) -> 
             CapacityBasis {
                 tier: tier.name.clone(),
                 model: scenario.tier_model(tier).profile.name.clone(),
+                model_entry: scenario.pooled().then_some(tier.model),
                 input_tokens_mean: d.input_tokens.mean,
                 input_tokens_p99: d.input_tokens.p99,
                 output_tokens_mean: d.output_tokens.mean,

@@ -318,7 +318,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
     let commitment =
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     let unit_costs = unit_costs::of(&plan, &demand_summary, &prices);
-    let pool = crate::money::pool::of(&plan, &demand_summary, &unit_costs, &baselines);
+    let pool = crate::money::pool::of(&plan, &demand_summary, &unit_costs, &baselines, &prices);
     Outcome {
         milp,
         purchase: Purchase {

@@ -39,6 +39,10 @@ pub struct CapacityBasis {
     pub tier: String,
     /// The served model's name.
     pub model: String,
+    /// In a pooled fleet, the index of the tier's `[[models]]` entry (what
+    /// its keys are named by).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_entry: Option<usize>,
     pub input_tokens_mean: f64,
     pub input_tokens_p99: u64,
     pub output_tokens_mean: f64,

@@ -130,8 +130,8 @@ fn one_model_with_both_demands_never_costs_more_than_two_copies() {
     let copies = solve_json(
         POOL,
         &[
-            &zero[0],
-            &zero[1],
+            zero[0],
+            zero[1],
             "models[1].profile=llama-3.1-8b",
             "demand[1].shift_hours=0",
             "tiers[1].ttft_ms=2000",
@@ -175,4 +175,9 @@ fn a_pools_mistakes_are_located_at_once() {
     }
     insta::assert_snapshot!("pool_models", err);
     insta::assert_snapshot!("pool_both", bad("pool-both"));
+    let unserved = bad("pool-unserved");
+    assert!(
+        unserved.contains("models[2]: model `unused` serves no tier"),
+        "{unserved}"
+    );
 }

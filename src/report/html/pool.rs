@@ -69,20 +69,10 @@ pub(crate) fn section(outcome: &Outcome) -> String {
 
 /// What pooling saves and where the models meet, in words.
 fn lead(pool: &Pool) -> String {
-    let saving = match (pool.each_model_alone_usd, pool.saving_vs_each_alone) {
-        (Some(a), Some(s)) => format!(
-            "The pooled plan costs {} USD over the horizon; each model planned alone on its own GPUs, {} USD together ({:.1}% saved by pooling).",
-            usd(pool.pooled_usd),
-            usd(a),
-            s * 100.0
-        ),
-        _ => format!(
-            "The pooled plan costs {} USD over the horizon; not every model could be planned alone.",
-            usd(pool.pooled_usd)
-        ),
-    };
     format!(
-        "{saving} {} GPUs switch model over the horizon; each serves nothing while its model loads.",
+        "The pooled plan costs {} USD over the horizon; {}. {} GPUs switch model over the horizon; each serves nothing while its model loads.",
+        usd(pool.pooled_usd),
+        crate::report::pool_text::saving_sentence(pool),
         pool.gpus_switched
     )
 }
@@ -120,7 +110,11 @@ fn share_table(pool: &Pool) -> String {
                 ),
                 format!("{:.1}", s.gpu_hours),
                 format!("{:.3}", s.usd_per_million_tokens),
-                format!("{:.1}%", s.api_share * 100.0),
+                if s.has_api {
+                    format!("{:.1}%", s.api_share * 100.0)
+                } else {
+                    "no API offer".into()
+                },
                 s.alone_usd.map_or("—".into(), usd),
             ]
         })

@@ -397,6 +397,7 @@ impl Validator {
         let demand = self.demand(&raw.demand, &tiers);
         if pooled {
             self.api_for_every_tier(&raw.demand, &raw.tiers, &tiers, &ids);
+            self.every_model_served(&tiers, &ids);
         }
         let shape = raw.shape.as_ref().and_then(|s| self.shape(s));
         let simulation = self.simulation(raw.simulation.as_ref());

@@ -66,7 +66,7 @@ impl Validator {
                 if raw.api.is_some() {
                     self.at_key("api", "with `[[models]]` each model states its own API offer: move `[api]` into the entry of the model it sells (`[models.api]` after that entry)");
                 }
-                let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+                let mut seen = std::collections::BTreeMap::<String, usize>::default();
                 list.iter()
                     .enumerate()
                     .map(|(j, m)| {

@@ -102,7 +102,8 @@ impl Validator {
             .collect()
     }
 
-    /// The index of tier `i`'s model.
+    /// The index of tier `i`'s model (0 when the models could not be read:
+    /// their own problems are reported).
     fn tier_model(
         &mut self,
         i: usize,
@@ -110,37 +111,44 @@ impl Validator {
         models: &[(String, bool)],
         pooled: bool,
     ) -> usize {
-        let ids: Vec<&str> = models.iter().map(|m| m.0.as_str()).collect();
-        match &t.model {
-            None if pooled && models.len() > 1 => {
-                self.at_key(
-                    format!("tiers[{i}].model"),
-                    format!("tier `{}` names no model; with several `[[models]]` each tier says which it serves: `model = \"{}\"` (listed: {})", t.name.get_ref(), ids.first().copied().unwrap_or_default(), ids.join(", ")),
-                );
-                0
-            }
-            None => 0,
-            Some(name) => {
-                match ids.iter().position(|id| id == name.get_ref()) {
-                    Some(m) => m,
-                    None => {
-                        let near =
-                            crate::base::nearest::nearest(name.get_ref(), ids.iter().copied())
-                                .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
-                        let listed = if pooled {
-                            "listed models"
-                        } else {
-                            "the scenario's `[model]`"
-                        };
-                        self.at_span(
-                        name,
-                        format!("tier `{}` serves model `{}`, which is not listed; {near}{listed}: {}", t.name.get_ref(), name.get_ref(), ids.join(", ")),
-                    );
-                        0
-                    }
-                }
+        if models.is_empty() {
+            return 0;
+        }
+        let mut ids: Vec<&str> = Vec::new();
+        for (id, _) in models {
+            if !ids.contains(&id.as_str()) {
+                ids.push(id);
             }
         }
+        let Some(name) = &t.model else {
+            if pooled && models.len() > 1 {
+                self.at_key(
+                    format!("tiers[{i}].model"),
+                    format!("tier `{}` names no model; with several `[[models]]` each tier says which it serves: `model = \"{}\"` (listed: {})", t.name.get_ref(), ids[0], ids.join(", ")),
+                );
+            }
+            return 0;
+        };
+        if let Some(m) = models.iter().position(|(id, _)| id == name.get_ref()) {
+            return m;
+        }
+        let near = crate::base::nearest::nearest(name.get_ref(), ids.iter().copied())
+            .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+        let listed = if pooled {
+            "listed models"
+        } else {
+            "the scenario's `[model]`"
+        };
+        self.at_span(
+            name,
+            format!(
+                "tier `{}` serves model `{}`, which is not listed; {near}{listed}: {}",
+                t.name.get_ref(),
+                name.get_ref(),
+                ids.join(", ")
+            ),
+        );
+        0
     }
 
     /// With `[[models]]`: every demand entry whose tier explicitly allows
@@ -164,6 +172,20 @@ impl Validator {
                 self.at_span(
                     &d.tier,
                     format!("demand[{i}] feeds tier `{}`, which allows the API (`tiers[{k}].api_allowed = true`), but its model `{id}` has no API offer: add `[models.api]` to that model's entry, or set `api_allowed = false`", tier.name),
+                );
+            }
+        }
+    }
+
+    /// With `[[models]]`: a listed model that no tier serves is a problem
+    /// at its entry (it would be planned for nothing).
+    pub(super) fn every_model_served(&mut self, tiers: &[Tier], models: &[(String, bool)]) {
+        for (j, (id, _)) in models.iter().enumerate() {
+            let duplicate = models[..j].iter().any(|(other, _)| other == id);
+            if !duplicate && !tiers.is_empty() && !tiers.iter().any(|t| t.model == j) {
+                self.at_key(
+                    format!("models[{j}]"),
+                    format!("model `{id}` serves no tier: name it in a tier (`model = \"{id}\"`), or remove its `[[models]]` entry"),
                 );
             }
         }
