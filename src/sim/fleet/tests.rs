@@ -81,6 +81,19 @@ fn a_lone_request_takes_one_prefill_and_its_decode_steps() {
     assert_eq!(r.events, 4);
 }
 
+/// Ten requests of 500 prompt and 50 output tokens, one a second from 1 s.
+fn ten_short_arrivals() -> Vec<Arrival> {
+    (0..10)
+        .map(|i| Arrival {
+            time_s: 1.0 + f64::from(i),
+            tier: 0,
+            input_tokens: 500,
+            output_tokens: 50,
+            chain: crate::traces::block_chains::NO_CHAIN,
+        })
+        .collect()
+}
+
 #[test]
 fn a_deadline_tier_waits_for_the_slot_that_serves_it_and_misses_past_its_deadline() {
     // Ten requests in the first (10-minute) slot, which has no replica;
@@ -90,15 +103,7 @@ fn a_deadline_tier_waits_for_the_slot_that_serves_it_and_misses_past_its_deadlin
     f.tiers[0].limits.ttft_ms = 60_000.0;
     f.tiers[0].api_share_by_slot = vec![0.0, 0.0];
     f.groups[0].replicas_by_slot = vec![0, 1];
-    let arrivals: Vec<Arrival> = (0..10)
-        .map(|i| Arrival {
-            time_s: 1.0 + f64::from(i),
-            tier: 0,
-            input_tokens: 500,
-            output_tokens: 50,
-            chain: crate::traces::block_chains::NO_CHAIN,
-        })
-        .collect();
+    let arrivals = ten_short_arrivals();
     // Without a deadline they find no replica and are lost.
     let routed = simulate(&f, 0..2, arrivals.clone(), 1, |_| {});
     assert_eq!(routed.tiers[0].unserved_requests, 10);
@@ -524,15 +529,7 @@ fn a_replica_that_switches_model_serves_nothing_while_it_loads() {
     let mut f = fleet(spec(true, 16, 1_000_000), 1, 0.0);
     f.slot_s = 600.0;
     f.tiers[0].limits.ttft_ms = 60_000.0;
-    let arrivals: Vec<Arrival> = (0..10)
-        .map(|i| Arrival {
-            time_s: 1.0 + f64::from(i),
-            tier: 0,
-            input_tokens: 500,
-            output_tokens: 50,
-            chain: crate::traces::block_chains::NO_CHAIN,
-        })
-        .collect();
+    let arrivals = ten_short_arrivals();
     let up = simulate(&f, 0..1, arrivals.clone(), 1, |_| {});
     assert_eq!(up.tiers[0].served_requests, 10);
     assert_eq!(up.groups[0].loading_s, 0.0);
