@@ -33,6 +33,21 @@ pub struct Pool {
     pub saving_vs_each_alone: Option<f64>,
 }
 
+impl Pool {
+    /// The GPUs `model` holds in each of `slots` slots, every type together.
+    pub(crate) fn gpus_of(&self, model: &str, slots: usize) -> Vec<u32> {
+        let mut by_slot = vec![0; slots];
+        for t in self.gpu_types.values() {
+            for (slot, n) in t.gpus_by_model.get(model).into_iter().flatten().enumerate() {
+                if let Some(x) = by_slot.get_mut(slot) {
+                    *x += n;
+                }
+            }
+        }
+        by_slot
+    }
+}
+
 /// One model's share of the pool over the horizon.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelShare {

@@ -40,27 +40,12 @@ pub fn render(outcome: &Outcome) -> String {
         }
     }
     // A pooled fleet: the GPUs each model holds in the slot, all types.
+    let slots = schedule.len();
     let models: Vec<(&String, Vec<u32>)> = outcome
         .purchase
         .pool
         .iter()
-        .flat_map(|p| p.models.keys())
-        .map(|m| {
-            let mut by_slot = vec![0; schedule.len()];
-            for t in outcome
-                .purchase
-                .pool
-                .iter()
-                .flat_map(|p| p.gpu_types.values())
-            {
-                for (slot, n) in t.gpus_by_model.get(m).into_iter().flatten().enumerate() {
-                    if let Some(x) = by_slot.get_mut(slot) {
-                        *x += n;
-                    }
-                }
-            }
-            (m, by_slot)
-        })
+        .flat_map(|p| p.models.keys().map(move |m| (m, p.gpus_of(m, slots))))
         .collect();
     for (m, _) in &models {
         header.push(format!("model_{m}_gpus"));

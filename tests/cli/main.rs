@@ -319,6 +319,16 @@ fn reserved_gpus(plan: &serde_json::Value) -> u64 {
         .sum()
 }
 
+/// Every launch command of a plan's `how_to_run`, in its order.
+fn launch_commands(plan: &serde_json::Value) -> Vec<String> {
+    plan["how_to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["launch_command"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn solve_json(scenario: &str, sets: &[&str]) -> serde_json::Value {
     let mut args = vec!["solve", scenario, "--format", "json", "--quiet"];
     for s in sets {

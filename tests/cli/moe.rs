@@ -188,13 +188,7 @@ fn the_kv_cache_precision_is_the_scenarios_to_pin() {
             "json",
             "--quiet",
         ]);
-        let plan = json(&out);
-        plan["how_to_run"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["launch_command"].as_str().unwrap().to_string())
-            .collect::<Vec<_>>()
+        crate::launch_commands(&json(&out))
     };
     assert!(launch("fp8")
         .iter()

@@ -227,15 +227,7 @@ fn api_versus_reserved_scenario_solves() {
 /// hit is counted and the launch line turns the cache off.
 #[test]
 fn a_plan_on_prefix_caching_counts_its_hits_and_needs_no_more_gpus() {
-    let launches = |plan: &serde_json::Value| -> String {
-        plan["how_to_run"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["launch_command"].as_str().unwrap().to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let launches = |plan: &serde_json::Value| crate::launch_commands(plan).join("\n");
     let cached = solve_json("scenarios/api-vs-reserved.toml", &[]);
     let hits = &cached["verification"]["tiers"]["assistant"]["prefix_cache"];
     let rate = hits["hit_rate"].as_f64().unwrap();

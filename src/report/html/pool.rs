@@ -21,14 +21,11 @@ pub(crate) fn section(outcome: &Outcome) -> String {
     let mut lower = vec![0.0; n];
     let mut bands = Vec::new();
     for (i, m) in pool.models.keys().enumerate() {
-        let mut upper = lower.clone();
-        for t in pool.gpu_types.values() {
-            for (slot, &g) in t.gpus_by_model.get(m).into_iter().flatten().enumerate() {
-                if let Some(u) = upper.get_mut(slot) {
-                    *u += f64::from(g);
-                }
-            }
-        }
+        let upper: Vec<f64> = lower
+            .iter()
+            .zip(pool.gpus_of(m, n))
+            .map(|(lo, g)| lo + f64::from(g))
+            .collect();
         bands.push((i, m.clone(), lower.clone(), upper.clone()));
         lower = upper;
     }

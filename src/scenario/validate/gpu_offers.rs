@@ -24,11 +24,11 @@ pub(super) const DEFAULT_MAX_BATCH: [u32; 6] = [8, 16, 32, 64, 128, 256];
 pub(super) const DEFAULT_MAX_BATCHED_TOKENS: [u32; 4] = [512, 2048, 8192, 16384];
 
 /// GB/s a GPU reads a model's weights at when it is moved to another
-/// model, by default: vLLM's safetensors loader reads a local NVMe copy at
-/// 0.5-3 GB/s a rank (12.7 GiB in 24.8 s on one GPU, vllm-project/vllm
-/// #38820; a pre-sharded checkpoint reads each rank's slice only); 2 GB/s
-/// is a node with the checkpoint on local disk. A network filesystem is
-/// slower: state it per type.
+/// model, by default. Two vLLM start-up logs bracket it: 12.66 GiB read in
+/// 24.84 s on one GPU (0.55 GB/s, a checkpoint read from disk,
+/// vllm-project/vllm#38820) and 3.42 GiB in 0.69 s (5.3 GB/s, a checkpoint
+/// already in the page cache, vllm-project/vllm#20264). 2 GB/s is between
+/// them, an assumption: state the rate your storage measures.
 pub const DEFAULT_WEIGHTS_LOAD_GB_PER_S: f64 = 2.0;
 
 /// Smallest chunk size accepted.

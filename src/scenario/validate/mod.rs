@@ -375,7 +375,6 @@ impl Validator {
                 }
             }
         }
-        let gpus = per_model.first().cloned().unwrap_or_default();
         let with_api = models.iter().flatten().filter(|m| m.api.is_some()).count();
         for (j, m) in models.iter().enumerate() {
             let limited = m
@@ -476,7 +475,6 @@ impl Validator {
                 })
                 .collect()
         };
-        let gpus = finish(gpus, models.first().and_then(|m| m.as_ref()?.kv_cache));
         for (m, offers) in models.iter_mut().zip(per_model) {
             if let Some(m) = m {
                 m.gpus = finish(offers, m.kv_cache);
@@ -485,6 +483,12 @@ impl Validator {
         if models.is_empty() || models.iter().any(Option::is_none) {
             return None;
         }
+        // The shared offers (prices, units, quotas) as the first model runs
+        // them.
+        let gpus = models[0]
+            .as_ref()
+            .map(|m| m.gpus.clone())
+            .unwrap_or_default();
         let models: Vec<ServedModel> = models.into_iter().flatten().collect();
         Some(Scenario {
             name: raw.name.clone(),
