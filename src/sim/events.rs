@@ -25,10 +25,15 @@ pub(crate) enum Event {
     /// A replica that started slot `slot` loading its model (a pooled
     /// fleet moved its GPUs from another model) is up.
     Loaded { replica: usize, slot: usize },
+    /// Request `request`'s KV cache has reached the decode side of a
+    /// disaggregated unit: the fleet's part `decode` takes it.
+    Handoff { request: usize, decode: usize },
 }
 
 /// The bit of an `Interrupt` word's slot that marks a `Loaded` event.
 const LOADED: u64 = 1 << 31;
+/// The bit of an `Interrupt` word's slot that marks a `Handoff` event.
+const HANDOFF: u64 = 1 << 30;
 
 /// Most replicas (and slots) an event can name: 30 bits of the packed word.
 const MOST_INDEX: usize = 1 << 30;
@@ -56,6 +61,10 @@ impl Event {
                 assert!(slot < MOST_INDEX, "slot {slot} beyond {MOST_INDEX}");
                 word(3, replica, slot as u64 | LOADED)
             }
+            Event::Handoff { request, decode } => {
+                assert!(decode < MOST_INDEX, "part {decode} beyond {MOST_INDEX}");
+                word(3, request, decode as u64 | HANDOFF)
+            }
         }
     }
 
@@ -68,6 +77,10 @@ impl Event {
             2 => Event::StepEnd {
                 replica: a,
                 generation: b as u32,
+            },
+            _ if b & HANDOFF != 0 => Event::Handoff {
+                request: a,
+                decode: (b & !HANDOFF) as usize,
             },
             _ if b & LOADED != 0 => Event::Loaded {
                 replica: a,
@@ -207,6 +220,14 @@ mod tests {
             Event::Loaded {
                 replica: 7,
                 slot: MOST_INDEX - 1,
+            },
+            Event::Handoff {
+                request: MOST_INDEX - 1,
+                decode: MOST_INDEX - 1,
+            },
+            Event::Handoff {
+                request: 0,
+                decode: 3,
             },
         ] {
             assert_eq!(Event::unpack(e.pack()), e);

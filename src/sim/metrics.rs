@@ -160,8 +160,13 @@ pub(crate) struct GroupTally {
     /// Replica-seconds spent loading the model (a pooled fleet's switches).
     #[serde(default)]
     pub loading_s: f64,
-    /// Per replica (by rank in the group): (up seconds, busy seconds while up).
+    /// Per replica (by rank in the group; a disaggregated unit's replicas
+    /// summed by unit): (up seconds, busy seconds while up).
     pub replicas: Vec<(f64, f64)>,
+    /// A group of disaggregated units: busy replica-seconds of its prefill
+    /// replicas, then of its decode replicas; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sides_busy_s: Vec<f64>,
 }
 
 impl GroupTally {
@@ -178,6 +183,12 @@ impl GroupTally {
         for (a, b) in self.replicas.iter_mut().zip(&o.replicas) {
             a.0 += b.0;
             a.1 += b.1;
+        }
+        if self.sides_busy_s.len() < o.sides_busy_s.len() {
+            self.sides_busy_s.resize(o.sides_busy_s.len(), 0.0);
+        }
+        for (a, b) in self.sides_busy_s.iter_mut().zip(&o.sides_busy_s) {
+            *a += b;
         }
     }
 }

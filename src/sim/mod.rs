@@ -2,7 +2,8 @@
 //! running continuous batching ([`replica`]) under a step scheduler
 //! ([`crate::profiles::Scheduler`]) over its KV cache ([`kv_cache`]) and, for traces that name their
 //! prompts' blocks, a prefix cache ([`prefix_cache`]),
-//! behind a [`router`] ([`fleet`]), fed by arrivals (the scenario's traces,
+//! behind a [`router`] ([`fleet`]), aggregated or disaggregated into
+//! prefill and decode replicas ([`split`]), fed by arrivals (the scenario's traces,
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
 
@@ -19,6 +20,7 @@ pub(crate) mod replica;
 pub(crate) mod replica_spec;
 pub(crate) mod request;
 pub(crate) mod router;
+pub(crate) mod split;
 
 pub(crate) use crate::profiles::Scheduler;
 pub(crate) use fleet::{
@@ -27,3 +29,5 @@ pub(crate) use fleet::{
 pub(crate) use metrics::{Latency, Limits, TierTally};
 pub(crate) use replica::ReplicaSpec;
 pub(crate) use router::Router;
+#[allow(unused_imports)]
+pub(crate) use split::{KvTransfer, SplitSpec};

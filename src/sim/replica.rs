@@ -580,9 +580,15 @@ impl Replica {
         let reserve = self
             .kv
             .reservation_tokens(head.input_tokens, head.output_tokens);
-        // Tokens its prefix cache holds are not computed again.
+        // Tokens its prefix cache holds, or that a prefill replica sent,
+        // are not computed again.
         let chain = head.chain;
-        let cached = u64::from(self.kv.cached_prompt_tokens(chain, head.input_tokens));
+        let transferred = head.transferred;
+        let cached = if transferred > 0 {
+            u64::from(transferred)
+        } else {
+            u64::from(self.kv.cached_prompt_tokens(chain, head.input_tokens))
+        };
         // A prefill-first step holds the decoding sequences back: it admits
         // a prompt only while their next tokens still fit after it, so the
         // prompt is not preempted before they move.
@@ -600,7 +606,9 @@ impl Replica {
         self.kv.remember(chain);
         self.waiting.pop_front();
         let r = reqs.get_mut(id);
-        r.cached_tokens = cached as u32;
+        if transferred == 0 {
+            r.cached_tokens = cached as u32;
+        }
         r.prefilled = cached as u32;
         self.outstanding_prompt_tokens -= cached;
         if r.admitted_s.is_nan() {
@@ -673,6 +681,8 @@ impl Replica {
             self.kv.release(held, u64::from(r.kv_reserved));
             r.kv_reserved = 0;
             r.prefilled = 0;
+            // A preempted sequence recomputes its whole context here.
+            r.transferred = 0;
             r.epoch += 1;
             r.preemptions += 1;
             self.preemptions += 1;
@@ -721,6 +731,7 @@ mod tests {
             reserve_output_kv: false,
             decode_runs: true,
             recv_interval_steps: 1,
+            split: None,
         };
         let mut reqs = Slab::default();
         let mut rep = Replica::new(0, 0, &spec);

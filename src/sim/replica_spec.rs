@@ -29,6 +29,9 @@ pub(crate) struct ReplicaSpec {
     /// receipt; after a step with prefill work, or on an idle replica, the
     /// next iteration receives at once.
     pub recv_interval_steps: u32,
+    /// `Some`: the spec is a disaggregated unit's decode replicas, behind
+    /// the prefill replicas it names.
+    pub split: Option<Box<super::split::SplitSpec>>,
 }
 
 impl ReplicaSpec {
@@ -50,6 +53,7 @@ impl ReplicaSpec {
             reserve_output_kv,
             decode_runs: true,
             recv_interval_steps: 1,
+            split: None,
         }
     }
 }
@@ -61,6 +65,7 @@ impl ReplicaSpec {
         ReplicaSpec {
             decode_runs: self.decode_runs,
             recv_interval_steps: self.recv_interval_steps,
+            split: self.split,
             ..ReplicaSpec::new(
                 self.perf.speculating(speculation),
                 self.max_batch,

@@ -58,6 +58,13 @@ pub(crate) struct InFlight {
     /// Prompt tokens its replica's prefix cache held at its (last)
     /// admission: prefilled without computing.
     pub cached_tokens: u32,
+    /// Prompt tokens whose KV cache a prefill replica sent (a
+    /// disaggregated unit's decode side): prefilled without computing.
+    pub transferred: u32,
+    /// On a disaggregated unit's prefill replica, the output tokens the
+    /// decode side will generate (the prefill side stops at the first);
+    /// 0 otherwise.
+    pub decode_output_tokens: u32,
 }
 
 impl InFlight {
@@ -84,6 +91,8 @@ impl InFlight {
             join_seq: 0,
             chain: a.chain,
             cached_tokens: 0,
+            transferred: 0,
+            decode_output_tokens: 0,
         }
     }
 

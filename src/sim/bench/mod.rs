@@ -98,7 +98,10 @@ pub(crate) fn run(
             Event::StepEnd { generation, .. } if generation == bench.replica.generation => {
                 bench.end_step(now);
             }
-            Event::StepEnd { .. } | Event::Interrupt { .. } | Event::Loaded { .. } => {}
+            Event::StepEnd { .. }
+            | Event::Interrupt { .. }
+            | Event::Loaded { .. }
+            | Event::Handoff { .. } => {}
         }
     }
     let duration_s = bench

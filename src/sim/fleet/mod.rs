@@ -21,6 +21,7 @@ use super::replica::ReplicaSpec;
 use super::router::Router;
 use serde::{Deserialize, Serialize};
 
+mod parts;
 mod run;
 
 pub(crate) use run::{simulate, simulate_observed, Paused};
@@ -116,3 +117,6 @@ mod tests;
 
 #[cfg(test)]
 mod properties;
+
+#[cfg(test)]
+mod split_tests;

@@ -42,6 +42,7 @@ fn fleet(
                 reserve_output_kv: false,
                 decode_runs,
                 recv_interval_steps,
+                split: None,
             },
             replicas_by_slot: vec![replicas],
             rps_per_replica: 1.0,

@@ -1,5 +1,6 @@
 //! The event loop: one replay of a workload against a fleet, slot by slot.
 
+use super::parts::{parts, Part, Role};
 use super::{Completed, Fleet, SimResult, Spot};
 use crate::sim::events::{Event, EventQueue};
 use crate::sim::metrics::{GroupTally, Latency, SlotTally, TierTally};
@@ -22,12 +23,16 @@ struct GroupState {
 /// The state of one replay.
 struct Run<'a> {
     fleet: &'a Fleet,
+    /// The groups' replicas by role ([`parts`]); a replica's `spec` is
+    /// its part's index.
+    parts: Vec<Part<'a>>,
     slots: Range<usize>,
     /// Replicas are up until the end of the last slot; after it they drain.
     horizon_end_s: f64,
     replicas: Vec<Replica>,
+    /// Per part.
     groups: Vec<GroupState>,
-    /// Per tier, the groups serving it.
+    /// Per tier, the parts its requests arrive at.
     tier_groups: Vec<Vec<usize>>,
     /// Per tier, the round-robin position: the index, among the tier's up
     /// replicas in order, of the next one to try.
@@ -46,13 +51,13 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     fn new(fleet: &'a Fleet, slots: Range<usize>, seed: u64) -> Self {
         let tiers = fleet.tiers.len();
+        let parts = parts(fleet);
         Run {
             fleet,
             horizon_end_s: slots.end as f64 * fleet.slot_s,
             current_slot: slots.start,
             replicas: Vec::new(),
-            groups: fleet
-                .groups
+            groups: parts
                 .iter()
                 .map(|_| GroupState {
                     replicas: Vec::new(),
@@ -62,11 +67,12 @@ impl<'a> Run<'a> {
                 .collect(),
             tier_groups: (0..tiers)
                 .map(|k| {
-                    (0..fleet.groups.len())
-                        .filter(|&g| fleet.groups[g].tier == k)
+                    (0..parts.len())
+                        .filter(|&p| parts[p].tier == k && parts[p].takes_arrivals())
                         .collect()
                 })
                 .collect(),
+            parts,
             next_in_turn: vec![0; tiers],
             backlog: vec![std::collections::VecDeque::new(); tiers],
             queue: EventQueue::default(),
@@ -86,7 +92,15 @@ impl<'a> Run<'a> {
     }
 
     fn spec(&self, replica: usize) -> &'a ReplicaSpec {
-        &self.fleet.groups[self.replicas[replica].spec].spec
+        self.parts[self.replicas[replica].spec].spec
+    }
+
+    /// Whether a request of `input` + `output` tokens fits part `p`'s
+    /// group (both sides of a disaggregated unit).
+    fn holds(&self, p: usize, input: u32, output: u32) -> bool {
+        self.fleet.groups[self.parts[p].group]
+            .spec
+            .holds(input, output)
     }
 
     /// Row of `result.slots` for an arrival at `time_s`.
@@ -128,28 +142,35 @@ impl<'a> Run<'a> {
     /// The outstanding work of `rep`: prompt tokens not yet prefilled plus
     /// its requests × its tier's mean output tokens.
     fn work_of(&self, rep: &Replica) -> f64 {
-        let tier = self.fleet.groups[rep.spec].tier;
+        let tier = self.parts[rep.spec].tier;
         let mean_output = self.fleet.tiers[tier].mean_output_tokens;
         rep.outstanding_prompt_tokens as f64 + f64::from(rep.in_system) * mean_output
     }
 
-    /// `work` per unit of group `g`'s capacity, the score the least-work
+    /// `work` per unit of part `p`'s capacity, the score the least-work
     /// router compares across groups.
-    fn per_capacity(&self, g: usize, work: f64) -> f64 {
-        work / self.fleet.groups[g].rps_per_replica.max(1e-12)
+    fn per_capacity(&self, p: usize, work: f64) -> f64 {
+        work / self.parts[p].rps_per_replica.max(1e-12)
     }
 
     /// Slot `s` begins: every group takes the plan's replica count.
     fn start_slot(&mut self, s: usize) {
         self.current_slot = s;
         let slot_s = self.fleet.slot_s;
-        for (g, group) in self.fleet.groups.iter().enumerate() {
-            let up = group.replicas_by_slot.get(s).copied().unwrap_or(0) as usize;
+        let fleet = self.fleet;
+        for g in 0..self.parts.len() {
+            let (fleet_group, per_unit, spec) = {
+                let part = &self.parts[g];
+                (part.group, part.per_unit, part.spec)
+            };
+            let group = &fleet.groups[fleet_group];
+            let units = group.replicas_by_slot.get(s).copied().unwrap_or(0);
+            let up = (units * per_unit) as usize;
             let state = &mut self.groups[g];
             while state.replicas.len() < up {
                 let rank = state.replicas.len();
                 state.replicas.push(self.replicas.len());
-                let mut replica = Replica::new(g, rank, &group.spec);
+                let mut replica = Replica::new(g, rank, spec);
                 if let Some(prefixes) = &self.fleet.prefixes {
                     replica = replica.with_prefixes(prefixes);
                 }
@@ -164,7 +185,7 @@ impl<'a> Run<'a> {
                 let r = self.groups[g].replicas[i];
                 if i < self.groups[g].up && !self.replicas[r].down {
                     self.replicas[r].up_s += slot_s;
-                    self.result.groups[g].up_s += slot_s;
+                    self.result.groups[fleet_group].up_s += slot_s;
                 }
                 self.refresh(r);
             }
@@ -210,8 +231,11 @@ impl<'a> Run<'a> {
     /// their model, down until `load_s` into the slot (all of it when the
     /// load outlasts the slot).
     fn start_loading(&mut self, g: usize, s: usize) {
-        let group = &self.fleet.groups[g];
-        let loading = group.loading_by_slot.get(s).copied().unwrap_or(0) as usize;
+        let part = &self.parts[g];
+        let (fleet_group, per_unit) = (part.group, part.per_unit);
+        let group = &self.fleet.groups[fleet_group];
+        let units = group.loading_by_slot.get(s).copied().unwrap_or(0);
+        let loading = (units * per_unit) as usize;
         if loading == 0 || group.load_s <= 0.0 {
             return;
         }
@@ -224,8 +248,8 @@ impl<'a> Run<'a> {
             }
             self.replicas[r].down = true;
             self.refresh(r);
-            let group = &self.fleet.groups[g];
-            self.result.groups[g].loading_s += group.load_s.min(self.fleet.slot_s);
+            let group = &self.fleet.groups[fleet_group];
+            self.result.groups[fleet_group].loading_s += group.load_s.min(self.fleet.slot_s);
             if group.load_s < self.fleet.slot_s {
                 self.queue.push(
                     start + group.load_s,
@@ -245,7 +269,7 @@ impl<'a> Run<'a> {
         }
         self.replicas[r].down = false;
         self.refresh(r);
-        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        let k = self.parts[self.replicas[r].spec].tier;
         self.release_backlog(k, now);
     }
 
@@ -254,7 +278,7 @@ impl<'a> Run<'a> {
         if slot != self.current_slot || self.replicas[r].down {
             return;
         }
-        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        let k = self.parts[self.replicas[r].spec].tier;
         for id in self.replicas[r].evict_all(&self.reqs) {
             self.reqs.remove(id);
             let tally = &mut self.result.tiers[k];
@@ -264,23 +288,23 @@ impl<'a> Run<'a> {
         self.refresh(r);
     }
 
-    /// The up replica of deadline tier `k` with a free batch place, whose KV
-    /// cache can hold `need` tokens, with the least outstanding work per
+    /// The up replica of deadline tier `k` with a free batch place, whose
+    /// group holds `a`, with the least outstanding work per
     /// unit of capacity: in each group the one with the least work (a
     /// group's replicas share one capacity), then across groups per unit of
     /// capacity; the first in the groups' order and by rank on a tie.
-    fn route_with_room(&self, k: usize, need: u64) -> Option<usize> {
+    fn route_with_room(&self, k: usize, a: &Arrival) -> Option<usize> {
         let mut best: Option<(f64, usize)> = None;
         for &g in &self.tier_groups[k] {
-            let group = &self.fleet.groups[g];
-            if need > group.spec.kv_capacity_tokens {
+            if !self.holds(g, a.input_tokens, a.output_tokens) {
                 continue;
             }
+            let max_batch = self.parts[g].spec.max_batch;
             let state = &self.groups[g];
             let mut least: Option<(f64, usize)> = None;
             for &r in &state.replicas[..state.up] {
                 let rep = &self.replicas[r];
-                if rep.down || rep.in_system >= group.spec.max_batch {
+                if rep.down || rep.in_system >= max_batch {
                     continue;
                 }
                 let work = self.work_of(rep);
@@ -306,8 +330,7 @@ impl<'a> Run<'a> {
             return;
         }
         while let Some(a) = self.backlog[k].front().copied() {
-            let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
-            let Some(r) = self.route_with_room(k, need) else {
+            let Some(r) = self.route_with_room(k, &a) else {
                 return;
             };
             self.backlog[k].pop_front();
@@ -322,7 +345,17 @@ impl<'a> Run<'a> {
         let mut q = InFlight::new(&a);
         q.held_s = (now - a.time_s).max(0.0);
         q.arrival_s = a.time_s + q.held_s;
+        if let Role::Prefill { .. } = self.parts[self.replicas[r].spec].role {
+            // The prefill side stops at the first token.
+            q.decode_output_tokens = q.output_tokens;
+            q.output_tokens = 1;
+        }
         let id = self.reqs.insert(q);
+        self.enqueue(now, id, r);
+    }
+
+    /// Queues in-flight request `id` on replica `r` at `now`.
+    fn enqueue(&mut self, now: f64, id: u32, r: usize) {
         let spec = self.spec(r);
         let rep = &mut self.replicas[r];
         let end = match rep.enqueue(now, id, &self.reqs, spec) {
@@ -334,24 +367,24 @@ impl<'a> Run<'a> {
         self.schedule(r, end);
     }
 
-    /// The up replica of tier `k`, whose KV cache can hold `need` tokens,
-    /// that the fleet's router picks for `a`.
-    fn route(&mut self, k: usize, need: u64, a: &Arrival) -> Option<usize> {
+    /// The up replica of tier `k`, whose group holds `a`, that the
+    /// fleet's router picks for `a`.
+    fn route(&mut self, k: usize, a: &Arrival) -> Option<usize> {
         match self.fleet.router {
-            Router::LeastWork => self.route_least_work(k, need),
-            Router::RoundRobin => self.route_round_robin(k, need),
-            Router::PrefixAware => self.route_prefix_aware(k, need, a),
+            Router::LeastWork => self.route_least_work(k, a),
+            Router::RoundRobin => self.route_round_robin(k, a),
+            Router::PrefixAware => self.route_prefix_aware(k, a),
         }
     }
 
-    /// The up replica of tier `k` whose KV cache can hold `need` tokens
-    /// with the least outstanding work per unit of capacity once `a`'s
+    /// The up replica of tier `k` whose group holds `a` with the least
+    /// outstanding work per unit of capacity once `a`'s
     /// prompt tokens not in its prefix cache are added; the first in the
     /// groups' order and by rank on a tie.
-    fn route_prefix_aware(&self, k: usize, need: u64, a: &Arrival) -> Option<usize> {
+    fn route_prefix_aware(&self, k: usize, a: &Arrival) -> Option<usize> {
         let mut best = (f64::INFINITY, None);
         for &g in &self.tier_groups[k] {
-            if need > self.fleet.groups[g].spec.kv_capacity_tokens {
+            if !self.holds(g, a.input_tokens, a.output_tokens) {
                 continue;
             }
             let state = &self.groups[g];
@@ -372,16 +405,16 @@ impl<'a> Run<'a> {
     }
 
     /// The up replica of tier `k` with the least outstanding work per unit
-    /// of capacity whose KV cache can hold `need` tokens, from the work
+    /// of capacity whose group holds `a`, from the work
     /// [`Self::refresh`] keeps: in each group the one with the least work
     /// (a group's replicas share one capacity, so the division orders them
     /// alike and the group's capacity decides nothing among them), then
     /// across groups per unit of capacity; the first in the groups' order
     /// and by rank on a tie.
-    fn route_least_work(&self, k: usize, need: u64) -> Option<usize> {
+    fn route_least_work(&self, k: usize, a: &Arrival) -> Option<usize> {
         let mut best = (f64::INFINITY, None);
         for &g in &self.tier_groups[k] {
-            if need > self.fleet.groups[g].spec.kv_capacity_tokens {
+            if !self.holds(g, a.input_tokens, a.output_tokens) {
                 continue;
             }
             let state = &self.groups[g];
@@ -402,8 +435,8 @@ impl<'a> Run<'a> {
     }
 
     /// The next up replica of tier `k` in turn (groups in order, replicas by
-    /// rank) whose KV cache can hold `need` tokens.
-    fn route_round_robin(&mut self, k: usize, need: u64) -> Option<usize> {
+    /// rank) whose group holds `a`.
+    fn route_round_robin(&mut self, k: usize, a: &Arrival) -> Option<usize> {
         let groups = &self.tier_groups[k];
         let up: usize = groups.iter().map(|&g| self.groups[g].up).sum();
         for i in 0..up {
@@ -415,7 +448,7 @@ impl<'a> Run<'a> {
                     continue;
                 }
                 let r = state.replicas[pos];
-                if need <= self.fleet.groups[g].spec.kv_capacity_tokens && !self.replicas[r].down {
+                if self.holds(g, a.input_tokens, a.output_tokens) && !self.replicas[r].down {
                     self.next_in_turn[k] = (self.next_in_turn[k] + i + 1) % up;
                     return Some(r);
                 }
@@ -444,16 +477,15 @@ impl<'a> Run<'a> {
         }
         let row = self.slot_row(a.time_s);
         self.result.slots[row][k].on_gpus += 1;
-        let need = u64::from(a.input_tokens.max(1)) + u64::from(a.output_tokens.max(1));
         if self.fleet.tiers[k].deadline_s.is_some() {
             let fits_somewhere = self.tier_groups[k]
                 .iter()
-                .any(|&g| need <= self.fleet.groups[g].spec.kv_capacity_tokens);
+                .any(|&g| self.holds(g, a.input_tokens, a.output_tokens));
             if !fits_somewhere {
                 self.result.tiers[k].unserved_requests += 1;
                 return;
             }
-            match self.route_with_room(k, need) {
+            match self.route_with_room(k, &a) {
                 Some(r) if self.backlog[k].is_empty() => self.dispatch(now, a, r),
                 _ => {
                     self.backlog[k].push_back(a);
@@ -462,20 +494,75 @@ impl<'a> Run<'a> {
             }
             return;
         }
-        let Some(r) = self.route(k, need, &a) else {
+        let Some(r) = self.route(k, &a) else {
             self.result.tiers[k].unserved_requests += 1;
             return;
         };
         self.dispatch(now, a, r);
     }
 
-    /// Replica `r`'s step ends: record what finished, start the next step.
+    /// Request `id`'s KV cache reached the decode side: the decode replica
+    /// of part `p` with the least work takes it (an up one; else one still
+    /// draining), its prompt but the last token prefilled; none: unserved.
+    fn hand_off(&mut self, now: f64, id: u32, p: usize) {
+        let state = &self.groups[p];
+        let least = |ranks: &[usize]| {
+            let mut best: Option<(f64, usize)> = None;
+            for &r in ranks {
+                let rep = &self.replicas[r];
+                if rep.down {
+                    continue;
+                }
+                let work = self.work_of(rep);
+                if best.is_none_or(|(w, _)| work < w) {
+                    best = Some((work, r));
+                }
+            }
+            best.map(|(_, r)| r)
+        };
+        let Some(r) = least(&state.replicas[..state.up]).or_else(|| least(&state.replicas))
+        else {
+            let k = usize::from(self.reqs.get(id).tier);
+            self.result.tiers[k].unserved_requests += 1;
+            self.reqs.remove(id);
+            return;
+        };
+        let q = self.reqs.get_mut(id);
+        q.output_tokens = q.decode_output_tokens;
+        q.decode_output_tokens = 0;
+        q.transferred = q.input_tokens - 1;
+        q.prefill_target = q.input_tokens;
+        q.prefilled = 0;
+        q.first_token_s = f64::NAN;
+        q.generated_at_join = 0;
+        q.kv_reserved = 0;
+        q.epoch = q.epoch.wrapping_add(1);
+        self.enqueue(now, id, r);
+    }
+
+    /// Replica `r`'s step ends: record what finished (or, on a prefill
+    /// replica, send its KV cache on), start the next step.
     fn end_step(&mut self, now: f64, r: usize, on_completed: &mut impl FnMut(&Completed)) {
         let spec = self.spec(r);
         let rep = &mut self.replicas[r];
         let up = rep.rank < self.groups[rep.spec].up && !rep.down && now <= self.horizon_end_s;
         self.finished.clear();
         rep.end_step(now, up, &mut self.reqs, &mut self.finished);
+        let split = self.fleet.groups[self.parts[rep.spec].group].spec.split.as_deref();
+        if let (Role::Prefill { decode }, Some(split)) = (self.parts[rep.spec].role, split) {
+            for f in &self.finished {
+                let input = self.reqs.get(f.id).input_tokens;
+                let at = now + split.transfer.seconds(input);
+                self.queue.push(
+                    at,
+                    Event::Handoff {
+                        request: f.id as usize,
+                        decode,
+                    },
+                );
+            }
+            self.finished.clear();
+        }
         for i in 0..self.finished.len() {
             let f = self.finished[i];
             let q = *self.reqs.get(f.id);
@@ -517,7 +604,7 @@ impl<'a> Run<'a> {
         let end = self.replicas[r].start_step(now, &mut self.reqs, spec);
         self.refresh(r);
         self.schedule(r, end);
-        let k = self.fleet.groups[self.replicas[r].spec].tier;
+        let k = self.parts[self.replicas[r].spec].tier;
         if self.fleet.tiers[k].deadline_s.is_some() {
             self.release_backlog(k, now);
         }
@@ -530,11 +617,20 @@ impl<'a> Run<'a> {
             self.result.tiers[k].unserved_requests += waiting.len() as u64;
         }
         for rep in &self.replicas {
-            let tally = &mut self.result.groups[rep.spec];
-            if tally.replicas.len() <= rep.rank {
-                tally.replicas.resize(rep.rank + 1, (0.0, 0.0));
+            let part = &self.parts[rep.spec];
+            let tally = &mut self.result.groups[part.group];
+            // A disaggregated unit's replicas count as one, by unit.
+            let unit = rep.rank / part.per_unit.max(1) as usize;
+            if tally.replicas.len() <= unit {
+                tally.replicas.resize(unit + 1, (0.0, 0.0));
             }
-            tally.replicas[rep.rank] = (rep.up_s, rep.busy_s);
+            let (up_s, busy_s) = tally.replicas[unit];
+            tally.replicas[unit] = (up_s + rep.up_s, busy_s + rep.busy_s);
+            if part.role != Role::Serve {
+                let side = usize::from(part.role == Role::Decode);
+                tally.sides_busy_s.resize(2, 0.0);
+                tally.sides_busy_s[side] += rep.busy_s;
+            }
             tally.busy_s += rep.busy_s;
             tally.batch_s += rep.batch_s;
             tally.preemptions += rep.preemptions;
@@ -641,6 +737,7 @@ impl<'a, I: Iterator<Item = Arrival>> Paused<'a, I> {
                 }
                 Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
                 Event::Loaded { replica, slot } => run.loaded(replica, slot, now),
+                Event::Handoff { request, decode } => run.hand_off(now, request as u32, decode),
             }
             if decided(&run.result) {
                 return true;

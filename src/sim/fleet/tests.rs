@@ -23,6 +23,7 @@ fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSp
         reserve_output_kv: false,
         decode_runs,
         recv_interval_steps: 1,
+        split: None,
     }
 }
 

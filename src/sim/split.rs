@@ -1,0 +1,106 @@
+//! A disaggregated serving unit as the simulator runs it: prefill replicas
+//! that compute prompts only, decode replicas that generate, and the KV
+//! cache's move between them ([`SplitSpec`], docs/model.md §4.3).
+
+use super::replica_spec::ReplicaSpec;
+
+/// The prefill side of a disaggregated unit and its link to the decode
+/// side. The [`ReplicaSpec`] that holds it is the decode replicas'.
+#[derive(Debug, Clone)]
+pub(crate) struct SplitSpec {
+    /// What each prefill replica runs: its prompts to their first token,
+    /// no decoding.
+    pub prefill: ReplicaSpec,
+    /// Prefill replicas per unit (x of xPyD).
+    pub prefill_replicas: u32,
+    /// Decode replicas per unit (y of xPyD).
+    pub decode_replicas: u32,
+    /// The KV cache's move from a prefill to a decode replica.
+    pub transfer: KvTransfer,
+}
+
+/// Seconds to move a prompt's KV cache: a fixed latency plus the bytes
+/// over the links that carry them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct KvTransfer {
+    /// Seconds per prompt token: KV bytes per token / (links × GB/s per link).
+    pub s_per_token: f64,
+    /// Seconds per transfer, whatever its size.
+    pub latency_s: f64,
+}
+
+impl KvTransfer {
+    /// A transfer of `bytes_per_token` per prompt token over `links`
+    /// parallel links of `gb_s` GB/s each, one way, with `latency_s` per
+    /// transfer. An infinite `gb_s` moves the bytes in no time.
+    pub(crate) fn new(bytes_per_token: f64, links: u32, gb_s: f64, latency_s: f64) -> Self {
+        let bytes_per_s = f64::from(links.max(1)) * gb_s * 1e9;
+        KvTransfer {
+            s_per_token: if bytes_per_s.is_finite() && bytes_per_s > 0.0 {
+                bytes_per_token / bytes_per_s
+            } else {
+                0.0
+            },
+            latency_s,
+        }
+    }
+
+    /// Seconds to move the KV cache of `prompt_tokens`.
+    pub(crate) fn seconds(&self, prompt_tokens: u32) -> f64 {
+        self.latency_s + self.s_per_token * f64::from(prompt_tokens)
+    }
+}
+
+impl ReplicaSpec {
+    /// The spec as a disaggregated unit: these (decode) replicas behind
+    /// `split`'s prefill replicas.
+    pub(crate) fn split(mut self, split: SplitSpec) -> Self {
+        self.split = Some(Box::new(split));
+        self
+    }
+
+    /// Replicas per unit: 1 aggregated, x + y disaggregated.
+    pub(crate) fn replicas_per_unit(&self) -> u32 {
+        self.split
+            .as_ref()
+            .map_or(1, |s| s.prefill_replicas + s.decode_replicas)
+    }
+
+    /// Sequences one unit runs at once: its batch cap, or its decode
+    /// replicas' and prefill replicas' caps together.
+    pub(crate) fn batch_slots(&self) -> u32 {
+        match &self.split {
+            None => self.max_batch,
+            Some(s) => {
+                s.decode_replicas * self.max_batch + s.prefill_replicas * s.prefill.max_batch
+            }
+        }
+    }
+
+    /// Whether a request of `input_tokens` + `output_tokens` fits the unit:
+    /// its prompt and first token in a prefill replica's KV cache and the
+    /// whole request in a decode replica's.
+    pub(crate) fn holds(&self, input_tokens: u32, output_tokens: u32) -> bool {
+        let need = u64::from(input_tokens.max(1)) + u64::from(output_tokens.max(1));
+        need <= self.kv_capacity_tokens
+            && self
+                .split
+                .as_ref()
+                .is_none_or(|s| u64::from(input_tokens.max(1)) + 1 <= s.prefill.kv_capacity_tokens)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KvTransfer;
+
+    #[test]
+    fn a_transfer_is_its_latency_plus_the_bytes_over_the_links() {
+        // 160 KiB a token (Llama-3-70B in BF16) over 8 links of 450 GB/s.
+        let t = KvTransfer::new(163_840.0, 8, 450.0, 2e-6);
+        let s = t.seconds(8_192);
+        let expected = 2e-6 + 163_840.0 * 8_192.0 / (8.0 * 450e9);
+        assert!((s - expected).abs() < 1e-12, "{s} vs {expected}");
+        assert_eq!(KvTransfer::new(1e6, 1, f64::INFINITY, 0.0).seconds(1_000), 0.0);
+    }
+}
