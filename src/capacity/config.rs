@@ -5,7 +5,9 @@ use crate::perf::engine::engine_model_shape;
 use crate::perf::{EngineModel, Layout, PerfModel, StepModel};
 use crate::profiles::precision::Precision;
 use crate::profiles::{ModelProfile, Scheduler};
+use crate::scenario::pd_ratio::PdRatio;
 use crate::scenario::{GpuOffer, ServedModel};
+use crate::sim::split::{KvTransfer, SplitSpec};
 use crate::sim::ReplicaSpec;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +36,11 @@ pub struct Config {
     /// by its method's name; `None`: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<String>,
+    /// A disaggregated unit: x prefill and y decode replicas of this
+    /// layout, caps and precision, the KV cache moved between them
+    /// (`gpus[].disaggregated`); `None`: one aggregated replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disaggregated: Option<PdRatio>,
 }
 
 pub(crate) fn one() -> u32 {
@@ -73,7 +80,8 @@ pub(crate) fn engine_name(offer: &GpuOffer) -> String {
 impl Config {
     /// `<gpu> tp<N> b<max batch> c<chunk> <precision>` and the engine
     /// unless it is the roofline model, e.g. `h100-sxm tp2 b64 c2048 fp8
-    /// vllm`.
+    /// vllm`; a disaggregated unit names its shape after the layout
+    /// (`h200 tp4 1P2D b64 ...`: each replica TP4).
     pub fn label(&self) -> String {
         self.describe(true)
     }
@@ -92,8 +100,11 @@ impl Config {
         } else {
             String::new()
         };
+        let unit = self
+            .disaggregated
+            .map_or(String::new(), |r| format!(" {}", r.label()));
         let mut label = format!(
-            "{} {}{batch} c{} {}",
+            "{} {}{unit}{batch} c{} {}",
             self.gpu_type,
             self.layout().label(),
             self.max_batched_tokens,
@@ -126,15 +137,17 @@ impl Config {
         }
     }
 
-    /// GPUs per replica: TP x attention-DP.
+    /// GPUs per replica (a disaggregated unit: per unit, its replicas
+    /// together): TP x attention-DP per replica.
     pub fn gpus_per_replica(&self) -> u32 {
-        self.tensor_parallel * self.attention_dp
+        self.layout().gpus() * self.disaggregated.map_or(1, PdRatio::replicas)
     }
 
     /// Every configuration the scenario's offers list, with the index of its
     /// offer, in offer, layout (TP, then EP and attention-DP), precision,
     /// chunk size, batch order; each also with `speculative`'s method when
-    /// the model states one (searched as a choice beside running without).
+    /// the model states one (searched as a choice beside running without),
+    /// then as each of the offer's disaggregated units.
     pub fn candidates(offers: &[GpuOffer], speculative: Option<&str>) -> Vec<(usize, Config)> {
         let mut out = Vec::new();
         for (g, offer) in offers.iter().enumerate() {
@@ -154,15 +167,25 @@ impl Config {
                                     precision,
                                     engine: engine_name(offer),
                                     speculative: None,
+                                    disaggregated: None,
                                 },
                             ));
+                            let plain = out[out.len() - 1].1.clone();
                             if let Some(method) = speculative {
-                                let (g, plain) = out[out.len() - 1].clone();
                                 out.push((
                                     g,
                                     Config {
                                         speculative: Some(method.to_string()),
-                                        ..plain
+                                        ..plain.clone()
+                                    },
+                                ));
+                            }
+                            for &ratio in &offer.disaggregated {
+                                out.push((
+                                    g,
+                                    Config {
+                                        disaggregated: Some(ratio),
+                                        ..plain.clone()
                                     },
                                 ));
                             }
@@ -217,10 +240,64 @@ impl Config {
             self.max_batched_tokens,
             scheduler.unwrap_or(engine_scheduler),
         );
-        match (&self.speculative, &model.speculative) {
+        let spec = match (&self.speculative, &model.speculative) {
             (Some(_), Some(s)) => spec.speculating(s.speculation),
             _ => spec,
+        };
+        match self.disaggregated {
+            None => spec,
+            Some(ratio) => {
+                let prefill = Config {
+                    disaggregated: None,
+                    speculative: None,
+                    ..self.clone()
+                }
+                .replica(offer, model, scheduler);
+                spec.split(SplitSpec {
+                    prefill,
+                    prefill_replicas: ratio.prefill,
+                    decode_replicas: ratio.decode,
+                    transfer: self.kv_transfer(offer, model, ratio),
+                })
+            }
         }
+    }
+
+    /// How a unit of `ratio` moves a prompt's KV cache from a prefill to a
+    /// decode replica (docs/model.md §4.3): the model's KV bytes per token
+    /// at the engine's KV precision, over the links the cache is spread
+    /// on (the KV heads' shards across TP ranks, one rank's link under
+    /// latent attention or attention-DP, where a sequence's cache sits
+    /// whole on one GPU), at the NVLink bandwidth when the unit fits one
+    /// NVLink domain, else the offer's network bandwidth; the link's hop
+    /// latency per transfer.
+    pub(crate) fn kv_transfer(
+        &self,
+        offer: &GpuOffer,
+        model: &ServedModel,
+        ratio: PdRatio,
+    ) -> KvTransfer {
+        let shape = self.model_shape(offer, model);
+        let gpu = &offer.profile;
+        let whole_on_one = shape.attention.kind == crate::profiles::AttentionKind::Latent
+            || self.attention_dp > 1;
+        let links = if whole_on_one {
+            1
+        } else {
+            self.tensor_parallel.min(shape.kv_heads.max(1))
+        };
+        let unit_gpus = self.layout().gpus() * ratio.replicas();
+        let gb_s = if unit_gpus <= gpu.nvlink_domain() {
+            gpu.interconnect_gb_s
+        } else {
+            offer.network_gb_s.unwrap_or(0.0)
+        };
+        KvTransfer::new(
+            shape.kv_bytes_per_token() + shape.sliding_kv_bytes_per_token(),
+            links,
+            gb_s,
+            gpu.hop_latency_us * 1e-6,
+        )
     }
 
     /// The model shape a replica of this configuration holds (its engine's

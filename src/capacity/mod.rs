@@ -359,8 +359,10 @@ pub(crate) fn evaluate_all(
         .map(|(tier, d)| {
             let model = scenario.tier_model(tier);
             let offers = &model.gpus;
+            // Only the simulation sizes a disaggregated unit.
             Config::candidates(offers, speculative_method(model))
                 .iter()
+                .filter(|(_, c)| c.disaggregated.is_none())
                 .map(|(g, c)| evaluate(*g, &offers[*g], model, c, tier, d))
                 .collect()
         })

@@ -447,6 +447,8 @@ fn server_throughput(
         max_batched_tokens: vec![],
         precision: vec![],
         weights_load_gb_per_s: crate::scenario::DEFAULT_WEIGHTS_LOAD_GB_PER_S,
+        disaggregated: Vec::new(),
+        network_gb_s: None,
     };
     let tier = Tier {
         name: "server".into(),
@@ -503,6 +505,7 @@ fn server_throughput(
                 precision: Precision::Fp8,
                 engine: crate::capacity::config::ROOFLINE.into(),
                 speculative: None,
+                disaggregated: None,
             };
             if let Verdict::Serves(s) =
                 evaluate(0, &offer, &served, &config, &tier, &demand).verdict

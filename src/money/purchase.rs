@@ -58,6 +58,10 @@ pub struct Deployment {
     /// Speculative decoding's method, when the configuration runs it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<String>,
+    /// A disaggregated unit's shape (`xPyD`), when it is one: then
+    /// `max_replicas` counts units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disaggregated: Option<crate::scenario::pd_ratio::PdRatio>,
     /// Share of the tier's requests it serves, and the most replicas it
     /// runs in one slot.
     pub share: f64,
@@ -296,6 +300,7 @@ impl Purchase {
                         precision: u.config.precision.as_str().to_string(),
                         engine: u.config.engine.clone(),
                         speculative: u.config.speculative.clone(),
+                        disaggregated: u.config.disaggregated,
                         share: u.share,
                         max_replicas: u.replicas_by_slot.iter().copied().max().unwrap_or(0),
                     })

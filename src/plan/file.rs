@@ -47,6 +47,25 @@ fn not_offered(offer: &GpuOffer, c: &Config) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    if let Some(ratio) = c.disaggregated.filter(|r| !offer.disaggregated.contains(r)) {
+        out.push((
+            "disaggregated",
+            format!(
+                "the disaggregated unit {} is not offered for `{id}`; the scenario offers {}",
+                ratio.label(),
+                if offer.disaggregated.is_empty() {
+                    "none (`gpus[].disaggregated`)".to_string()
+                } else {
+                    offer
+                        .disaggregated
+                        .iter()
+                        .map(|r| r.label())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+        ));
+    }
     if !offer.max_batch.contains(&c.max_batch) {
         out.push((
             "max_batch",
@@ -157,6 +176,9 @@ struct PlannedConfigFields {
     /// Speculative decoding, by method (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     speculative: Option<String>,
+    /// A disaggregated unit's shape, `xPyD` (absent: aggregated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    disaggregated: Option<crate::scenario::pd_ratio::PdRatio>,
     rps_per_replica: f64,
     replicas_by_slot: Vec<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -180,6 +202,7 @@ impl From<PlannedConfigFields> for PlannedConfig {
                 precision: f.precision,
                 engine: f.engine,
                 speculative: f.speculative,
+                disaggregated: f.disaggregated,
             },
             rps_per_replica: f.rps_per_replica,
             replicas_by_slot: f.replicas_by_slot,
@@ -200,6 +223,7 @@ impl From<PlannedConfig> for PlannedConfigFields {
             precision: p.config.precision,
             engine: p.config.engine,
             speculative: p.config.speculative,
+            disaggregated: p.config.disaggregated,
             rps_per_replica: p.rps_per_replica,
             replicas_by_slot: p.replicas_by_slot,
             spot_replicas_by_slot: p.spot_replicas_by_slot,

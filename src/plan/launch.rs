@@ -91,8 +91,11 @@ pub(crate) fn launch_command(
     model: &ServedModel,
     prefix_caching: bool,
 ) -> String {
+    if let Some(ratio) = config.disaggregated {
+        return unit_launch(config, ratio, offer, model, prefix_caching);
+    }
     let mut c = launch_command_alone(config, offer, model, prefix_caching);
-    let (gpus, node) = (config.gpus_per_replica(), offer.profile.gpus_per_node);
+    let (gpus, node) = (config.layout().gpus(), offer.profile.gpus_per_node);
     if gpus > node {
         let _ = write!(
             c,
@@ -101,6 +104,59 @@ pub(crate) fn launch_command(
         );
     }
     c
+}
+
+/// The launch commands of a disaggregated unit: its prefill replicas'
+/// (no speculative decoding: they stop at the first token) and its decode
+/// replicas', each with the engine's KV-transfer settings over NIXL, and
+/// the router in front that sends a request to a prefill replica, then its
+/// KV cache and the rest of its work to a decode replica.
+fn unit_launch(
+    config: &Config,
+    ratio: crate::scenario::pd_ratio::PdRatio,
+    offer: &GpuOffer,
+    model: &ServedModel,
+    prefix_caching: bool,
+) -> String {
+    let decode = Config {
+        disaggregated: None,
+        ..config.clone()
+    };
+    let prefill = Config {
+        speculative: None,
+        ..decode.clone()
+    };
+    let family = offer
+        .engine
+        .as_ref()
+        .map_or(EngineFamily::Vllm, |e| e.profile.family);
+    let side = |c: &Config, role: &str| {
+        let cmd = launch_command(c, offer, model, prefix_caching);
+        match family {
+            EngineFamily::Vllm => format!(
+                "{cmd} --kv-transfer-config '{{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}}'"
+            ),
+            EngineFamily::Sglang => format!(
+                "{cmd} --disaggregation-mode {role} --disaggregation-transfer-backend nixl"
+            ),
+            EngineFamily::Trtllm => format!(
+                "{cmd}  # with `cache_transceiver_config: {{backend: NIXL}}` in its options"
+            ),
+        }
+    };
+    let front = match family {
+        EngineFamily::Vllm => "a prefill/decode proxy (vLLM's disaggregated-serving proxy, llm-d or Dynamo) that sends each request to a prefill replica with max_tokens 1, then to a decode replica",
+        EngineFamily::Sglang => "python -m sglang_router.launch_router --pd-disaggregation --prefill http://PREFILL:PORT --decode http://DECODE:PORT (one flag per replica)",
+        EngineFamily::Trtllm => "trtllm-serve disaggregated -c disagg_config.yaml (its context_servers the prefill replicas, its generation_servers the decode replicas)",
+    };
+    let replicas = |n: u32| if n == 1 { "1 replica".to_string() } else { format!("{n} replicas") };
+    format!(
+        "prefill, {}: {}; decode, {}: {}; in front: {front}",
+        replicas(ratio.prefill),
+        side(&prefill, "prefill"),
+        replicas(ratio.decode),
+        side(&decode, "decode")
+    )
 }
 
 /// The flags that serve the context the scenario states

@@ -343,8 +343,24 @@ pub(crate) fn render(
         let parts: Vec<String> = d
             .iter()
             .map(|c| {
+                let (unit, replicas) = match c.disaggregated {
+                    Some(r) => (
+                        format!(
+                            " in {} units ({} prefill and {} decode replica{} each, KV cache moved between them)",
+                            r.label(),
+                            r.prefill,
+                            r.decode,
+                            if r.decode == 1 { "" } else { "s" }
+                        ),
+                        if c.max_replicas == 1 { "unit" } else { "units" },
+                    ),
+                    None => (
+                        String::new(),
+                        if c.max_replicas == 1 { "replica" } else { "replicas" },
+                    ),
+                };
                 format!(
-                    "{} {} on {}{}, batch cap {}, chunks of {} tokens, {}, {:.1}% of its requests (up to {} replica{})",
+                    "{} {}{unit} on {}{}, batch cap {}, chunks of {} tokens, {}, {:.1}% of its requests (up to {} {replicas})",
                     c.gpu_type,
                     crate::perf::Layout {
                         tp: c.tensor_parallel,
@@ -362,7 +378,6 @@ pub(crate) fn render(
                     c.precision.to_uppercase(),
                     c.share * 100.0,
                     c.max_replicas,
-                    if c.max_replicas == 1 { "" } else { "s" }
                 )
             })
             .collect();

@@ -3,6 +3,7 @@
 //! and the checked [`Scenario`] the rest of the pipeline reads.
 
 pub mod overrides;
+pub mod pd_ratio;
 pub mod raw;
 pub mod reserved_offer;
 mod validate;
@@ -252,6 +253,14 @@ pub struct GpuOffer {
     /// a pooled fleet moves it to another model
     /// (`gpus[].weights_load_gb_per_s`).
     pub weights_load_gb_per_s: f64,
+    /// Disaggregated units searched beside the aggregated replicas
+    /// (`gpus[].disaggregated`): x prefill and y decode replicas of each
+    /// layout; empty: aggregated only.
+    pub disaggregated: Vec<pd_ratio::PdRatio>,
+    /// Scale-out network GB/s per GPU, one way, that moves a unit's KV
+    /// cache between nodes (`gpus[].network_gb_s`, else the profile's
+    /// `scaleout_gb_s`); `None`: a unit must fit one NVLink domain.
+    pub network_gb_s: Option<f64>,
 }
 
 /// The engine a GPU type's replicas run.

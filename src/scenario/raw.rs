@@ -144,6 +144,10 @@ pub struct RawGpuOffer {
     pub precision: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub weights_load_gb_per_s: Option<f64>,
+    #[serde(default)]
+    pub disaggregated: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub network_gb_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -34,6 +34,7 @@ impl KvTransfer {
     /// parallel links of `gb_s` GB/s each, one way, with `latency_s` per
     /// transfer. An infinite `gb_s` moves the bytes in no time.
     pub(crate) fn new(bytes_per_token: f64, links: u32, gb_s: f64, latency_s: f64) -> Self {
+        debug_assert!(gb_s > 0.0, "a link of {gb_s} GB/s moves nothing");
         let bytes_per_s = f64::from(links.max(1)) * gb_s * 1e9;
         KvTransfer {
             s_per_token: if bytes_per_s.is_finite() && bytes_per_s > 0.0 {

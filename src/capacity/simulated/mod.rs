@@ -100,16 +100,14 @@ pub(crate) fn evaluate_all(
     };
     let screened = screen(&jobs, 1, "batch caps");
     // Stage 1b: chunk sizes at the best batch cap of each (tier, GPU, TP,
-    // precision).
-    let mut best_batch: BTreeMap<
-        (usize, usize, u32, crate::profiles::precision::Precision),
-        (f64, u32),
-    > = BTreeMap::new();
+    // precision, disaggregated unit).
+    // (tier, the candidate's family).
+    let mut best_batch: BTreeMap<(usize, Family), (f64, u32)> = BTreeMap::new();
     for ((k, i), e) in jobs.iter().zip(&screened) {
         let (g, c) = &candidates_of(*k)[*i];
         let rps = serving_rps(e);
         let slot = best_batch
-            .entry((*k, *g, c.tensor_parallel, c.precision))
+            .entry((*k, (*g, c.tensor_parallel, c.precision, c.disaggregated)))
             .or_insert((rps, c.max_batch));
         if rps > slot.0 {
             *slot = (rps, c.max_batch);
@@ -119,7 +117,8 @@ pub(crate) fn evaluate_all(
     for (k, _) in scenario.tiers.iter().enumerate() {
         let offers = &scenario.model_of(k).gpus;
         for (i, (g, c)) in candidates_of(k).iter().enumerate() {
-            let Some(&(_, b)) = best_batch.get(&(k, *g, c.tensor_parallel, c.precision)) else {
+            let key = (k, (*g, c.tensor_parallel, c.precision, c.disaggregated));
+            let Some(&(_, b)) = best_batch.get(&key) else {
                 continue;
             };
             if c.max_batch == b && c.max_batched_tokens != middle_chunk(&offers[*g]) {
@@ -276,7 +275,7 @@ fn screen_jobs(
 }
 
 /// The entries whose fleets are simulated: the best (batch cap, chunk size)
-/// per (GPU type, tensor parallel, precision), then only those not
+/// per (GPU type, tensor parallel, precision, unit shape), then only those not
 /// dominated on the same GPU type by one with no more GPUs per replica and
 /// at least as much single-replica capacity per GPU; and, for each (GPU
 /// type, tensor parallel, precision) where no single replica serves, the
@@ -287,12 +286,11 @@ pub(crate) fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
     let serving: std::collections::BTreeSet<_> = entries
         .iter()
         .filter(|e| serving_rps(e) > 0.0)
-        .map(|e| (e.gpu, e.config.tensor_parallel, e.config.precision))
+        .map(family)
         .collect();
-    let mut pooling: BTreeMap<(usize, u32, crate::profiles::precision::Precision), (usize, f64)> =
-        BTreeMap::new();
+    let mut pooling: BTreeMap<Family, (usize, f64)> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
-        let key = (e.gpu, e.config.tensor_parallel, e.config.precision);
+        let key = family(e);
         let Some(first) = e.fleet.as_ref().and_then(|f| f.points.first()) else {
             continue;
         };
@@ -311,6 +309,25 @@ pub(crate) fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
     kept
 }
 
+/// Entries compared with each other by the survivors' rules: of one GPU
+/// type, TP degree, precision and unit shape (a disaggregated unit's
+/// requests/s are its GPUs' together, so it is compared with its kind).
+type Family = (
+    usize,
+    u32,
+    crate::profiles::precision::Precision,
+    Option<crate::scenario::pd_ratio::PdRatio>,
+);
+
+fn family(e: &CapacityEntry) -> Family {
+    (
+        e.gpu,
+        e.config.tensor_parallel,
+        e.config.precision,
+        e.config.disaggregated,
+    )
+}
+
 /// The best single replica per (GPU type, tensor parallel, precision) not
 /// dominated on capacity per GPU, and beside each the largest batch cap of
 /// its key that serves: one replica's figure is decided by its TTFT at a
@@ -320,14 +337,13 @@ pub(crate) fn survivors(entries: &[CapacityEntry]) -> Vec<usize> {
 /// batch cap 32 beats 128 alone, 4.64 against 4.55 requests/s, and saturates
 /// at 6.7 requests/s a replica against 11.0).
 fn serving_survivors(entries: &[CapacityEntry]) -> Vec<usize> {
-    type Key = (usize, u32, crate::profiles::precision::Precision);
-    let mut best: BTreeMap<Key, usize> = BTreeMap::new();
-    let mut widest: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut best: BTreeMap<Family, usize> = BTreeMap::new();
+    let mut widest: BTreeMap<Family, usize> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if serving_rps(e) <= 0.0 {
             continue;
         }
-        let key = (e.gpu, e.config.tensor_parallel, e.config.precision);
+        let key = family(e);
         match best.get(&key) {
             Some(&j) if serving_rps(&entries[j]) >= serving_rps(e) => {}
             _ => {

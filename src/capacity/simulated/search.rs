@@ -73,10 +73,13 @@ impl<'a> Search<'a> {
     ) -> Self {
         let spec = config.replica(offer, setting.model, setting.simulation.scheduler);
         let hits = prefix_hits(setting.simulation, demand, &spec);
+        // A disaggregated unit's replicas each run no faster than one
+        // aggregated replica of their layout, and a request needs both
+        // sides: x + y such replicas bound the unit.
         let roofline = RooflineBound::new(
             &offer.profile,
             &config.model_shape(offer, setting.model),
-            config.gpus_per_replica(),
+            config.layout().gpus(),
             config.precision,
             config.max_batch,
             &demand.lengths,
@@ -88,6 +91,7 @@ impl<'a> Search<'a> {
                     .map_or(1.0, crate::perf::Speculation::tokens_per_step),
             },
         );
+        let roofline_rps = roofline.max_rps() * f64::from(spec.replicas_per_unit());
         let key = cache_key(setting.simulation, &spec, tier, demand, hits.as_deref());
         let cv = demand.within_minute_cv.max(0.05);
         Search {
@@ -95,7 +99,7 @@ impl<'a> Search<'a> {
             tier,
             demand,
             sim: setting.simulation,
-            roofline_rps: roofline.max_rps(),
+            roofline_rps,
             stream: RefCell::new(RenewalStream::new(
                 cv,
                 &demand.lengths,
@@ -166,7 +170,7 @@ impl<'a> Search<'a> {
     fn judged<'f>(&self, n: u32, mut replay: Run<'f>) -> Trial<'f> {
         replay.run_until(|_| {}, |_| {}, |_| false);
         let count = self.requests(n);
-        let slots = f64::from(n) * f64::from(self.spec.max_batch);
+        let slots = f64::from(n) * f64::from(self.spec.batch_slots());
         let bounded = (replay.peak_in_flight() as f64) <= slots + BACKLOG_SHARE * count as f64;
         let tally = replay.finish().tiers.swap_remove(0);
         Trial::Whole {
@@ -177,9 +181,10 @@ impl<'a> Search<'a> {
     }
 
     /// Requests/s one replica completes with its queue never empty: all
-    /// requests of a run arrive at once and the busy time is measured.
+    /// requests of a run arrive at once and the busy time is measured (a
+    /// disaggregated unit's: of its busier side, per replica of that side).
     fn saturated_rps(&self) -> f64 {
-        let count = SATURATED_REQUESTS.max(4 * self.spec.max_batch as usize);
+        let count = SATURATED_REQUESTS.max(4 * self.spec.batch_slots() as usize);
         let arrivals = renewal(
             1e9,
             1.0,
@@ -189,7 +194,13 @@ impl<'a> Search<'a> {
         );
         let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self);
         let result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
-        let busy_s = result.groups.first().map_or(0.0, |g| g.busy_s);
+        let busy_s = result.groups.first().map_or(0.0, |g| match &self.spec.split {
+            None => g.busy_s,
+            Some(split) => {
+                let side = |i: usize, n: u32| g.sides_busy_s.get(i).copied().unwrap_or(0.0) / f64::from(n);
+                side(0, split.prefill_replicas).max(side(1, split.decode_replicas))
+            }
+        });
         let served = result.tiers[0].served_requests as f64;
         let rps = if busy_s > 0.0 { served / busy_s } else { 0.0 };
         assert!(

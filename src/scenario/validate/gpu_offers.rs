@@ -160,6 +160,8 @@ impl Validator {
             v
         };
         let purchase = self.purchase(i, g, &gpus_per_replica);
+        let network_gb_s = self.network(i, g, &profile);
+        let disaggregated = self.disaggregated(i, g, &profile, &layouts, network_gb_s);
         let max_batched_tokens = self.chunk_sizes(i, g, pins, engine.as_ref());
         let precision = self.precisions(i, g, &profile, pins);
         Some(GpuOffer {
@@ -187,6 +189,8 @@ impl Validator {
             max_batched_tokens,
             precision,
             weights_load_gb_per_s: self.weights_load(i, g),
+            disaggregated,
+            network_gb_s,
         })
     }
 

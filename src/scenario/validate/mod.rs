@@ -20,6 +20,7 @@ use toml::Spanned;
 
 mod commitment;
 mod demand;
+mod disaggregation;
 mod gpu_offers;
 mod model;
 mod planning;
@@ -120,6 +121,7 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
     ),
     Bound::closed("check.days", 1.0, 365.0, "days"),
     Bound::closed("gpus[].weights_load_gb_per_s", 0.05, 100.0, "GB/s"),
+    Bound::closed("gpus[].network_gb_s", 1.0, 1_000.0, "GB/s"),
     Bound::closed("demand[].shift_hours", 0.0, 23.0, "hours"),
     Bound::closed("simulation.max_batched_tokens", 64.0, 1_048_576.0, "tokens"),
     Bound::closed("simulation.capacity_requests", 500.0, 50_000.0, "requests"),
@@ -410,6 +412,14 @@ impl Validator {
                     format!("tiers[{i}].percentile"),
                     format!("tier `{}` asks for its 100th percentile, which the queueing model (`simulation.capacity = \"analytic\"`) does not bound: random arrivals queue without limit at any load; use a percentile below 100 (e.g. 99.9), or the simulated capacity (`simulation.capacity = \"simulated\"`), which replays the requests", t.name),
                 );
+            }
+            for (i, g) in raw.gpus.iter().enumerate() {
+                if g.disaggregated.as_ref().is_some_and(|d| !d.is_empty()) {
+                    self.at_key(
+                        format!("gpus[{i}].disaggregated"),
+                        "disaggregated units are sized by replaying them (`simulation.capacity = \"simulated\"`, the default); the queueing model (`\"analytic\"`) has no prefill and decode apart: drop `disaggregated` or use the simulated capacity",
+                    );
+                }
             }
         }
         if let Some(shape) = &shape {
