@@ -484,6 +484,8 @@ mod tests {
             max_batched_tokens: vec![8192],
             precision: vec![crate::profiles::precision::Precision::Bf16],
             weights_load_gb_per_s: crate::scenario::DEFAULT_WEIGHTS_LOAD_GB_PER_S,
+            disaggregated: Vec::new(),
+            network_gb_s: None,
         };
         let model = ServedModel {
             name: "8b".into(),

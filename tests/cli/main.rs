@@ -7,6 +7,7 @@ mod aggregate;
 mod bench;
 mod calibrate;
 mod capacity;
+mod disaggregated;
 mod docs;
 mod engines;
 mod errors;

@@ -15,8 +15,10 @@
 
 pub(crate) mod prompts;
 mod summary;
+mod unit;
 
 pub(crate) use summary::{BenchSummary, Stats};
+pub(crate) use unit::unit_run;
 
 use super::events::{Event, EventQueue};
 use super::replica::{Finished, Replica, ReplicaSpec};

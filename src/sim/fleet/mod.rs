@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 mod parts;
 mod run;
 
-pub(crate) use run::{simulate, simulate_observed, Paused};
+pub(crate) use run::{client, simulate, simulate_observed, ClientPrompt, ClientRun, Paused};
 
 /// One tier as the fleet sees it.
 #[derive(Debug, Clone)]
@@ -106,6 +106,7 @@ pub(crate) struct SimResult {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Completed {
     pub arrival_s: f64,
+    pub input_tokens: u32,
     pub tier: u16,
     pub ttft_ms: f64,
     pub e2e_ms: f64,

@@ -11,6 +11,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::ops::Range;
 
+mod client;
+pub(crate) use client::{client, ClientPrompt, ClientRun};
+
 struct GroupState {
     replicas: Vec<usize>,
     up: usize,
@@ -594,6 +597,7 @@ impl<'a> Run<'a> {
             self.result.slots[row][k].met_both += u64::from(met);
             on_completed(&Completed {
                 arrival_s: q.arrival_s,
+                input_tokens: q.input_tokens,
                 tier: q.tier,
                 ttft_ms,
                 e2e_ms,

@@ -1,0 +1,129 @@
+//! Disaggregated units (`gpus[].disaggregated`): planned where they pay,
+//! beside aggregated replicas, replayed, launched on both sides, carried by
+//! the plan file, and their mistakes located.
+
+use crate::{check_shipped, json, launch_commands, planner, solve_json, stderr, temp_dir};
+
+const SCENARIO: &str = "scenarios/disaggregated.toml";
+
+#[test]
+fn a_tight_stream_is_planned_on_units_and_an_easy_one_on_aggregated_replicas() {
+    let plan = check_shipped(SCENARIO);
+    let config = |tier: &str| plan["tiers"][tier]["configurations"][0].clone();
+    let code = config("code");
+    assert_eq!(code["disaggregated"], "2P1D", "{code}");
+    // A unit's GPUs are its replicas' together.
+    assert_eq!(code["gpus_per_replica"], 6, "{code}");
+    assert!(config("chat").get("disaggregated").is_none());
+    // Every window is met in the replay of the units.
+    let verified = &plan["verification"]["tiers"]["code"];
+    assert_eq!(verified["meets_target"], true, "{verified}");
+    // Both sides and the router are launched.
+    let launch = launch_commands(&plan).join("\n");
+    for said in [
+        "prefill, 2 replicas: vllm serve",
+        "decode, 1 replica: vllm serve",
+        "NixlConnector",
+        "in front: a prefill/decode proxy",
+    ] {
+        assert!(launch.contains(said), "{said}: {launch}");
+    }
+    let text = crate::stdout(&planner(&["solve", SCENARIO, "--quiet"]));
+    assert!(
+        text.contains("code: h200 TP2 in 2P1D units (2 prefill and 1 decode replica each"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
+    // The code tier's aggregated replicas keep small batches to hold their
+    // streams within 30 ms; the chat tier runs aggregated either way.
+    let with = check_shipped(SCENARIO);
+    let without = solve_json(SCENARIO, &["gpus[0].disaggregated=[]"]);
+    let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+    assert!(cost(&without) > 2.0 * cost(&with), "{} vs {}", cost(&without), cost(&with));
+    assert_eq!(
+        with["tiers"]["chat"]["configurations"],
+        without["tiers"]["chat"]["configurations"]
+    );
+}
+
+#[test]
+fn a_planned_unit_round_trips_through_the_plan_file() {
+    let dir = temp_dir("disaggregated-plan");
+    let plan_path = dir.join("plan.json");
+    let solved = json(&planner(&[
+        "solve",
+        SCENARIO,
+        "--format",
+        "json",
+        "--quiet",
+        "--plan-out",
+        plan_path.to_str().unwrap(),
+    ]));
+    let file = std::fs::read_to_string(&plan_path).unwrap();
+    assert!(file.contains("\"disaggregated\": \"2P1D\""), "{file}");
+    let replay = json(&planner(&[
+        "simulate",
+        SCENARIO,
+        "--plan",
+        plan_path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(
+        replay["verification"]["tiers"]["code"]["attainment"],
+        solved["verification"]["tiers"]["code"]["attainment"]
+    );
+    // A unit the scenario does not offer is refused by name.
+    let edited = file.replace("\"2P1D\"", "\"3P1D\"");
+    let bad_plan = dir.join("bad.json");
+    std::fs::write(&bad_plan, edited).unwrap();
+    let out = planner(&[
+        "simulate",
+        SCENARIO,
+        "--plan",
+        bad_plan.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("the disaggregated unit 3P1D is not offered for `h200`; the scenario offers 1P1D, 1P2D, 2P1D"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_units_mistakes_are_located_at_once() {
+    let out = planner(&["solve", "tests/fixtures/bad/disaggregated.toml", "--quiet"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    for said in [
+        "gpus[0].disaggregated[0]: `1:2` is not a unit's shape: write it xPyD",
+        "gpus[0].disaggregated[1]: `0P1D`: 0 prefill replicas per unit; give 1 to 16",
+        "gpus[0].disaggregated[2]: a 2P2D unit of 4-GPU replicas holds 16 GPUs, more than the",
+        "state `gpus[0].network_gb_s`",
+        "gpus[1].network_gb_s",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+    assert!(!err.contains("disaggregated[3]"), "{err}");
+    insta::assert_snapshot!("disaggregated_bad", err);
+    // The queueing model has no prefill and decode apart.
+    let out = planner(&[
+        "solve",
+        SCENARIO,
+        "--set",
+        "simulation.capacity=analytic",
+        "--quiet",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("gpus[0].disaggregated: disaggregated units are sized by replaying them"),
+        "{}",
+        stderr(&out)
+    );
+}
