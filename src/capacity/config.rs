@@ -264,39 +264,21 @@ impl Config {
     }
 
     /// How a unit of `ratio` moves a prompt's KV cache from a prefill to a
-    /// decode replica (docs/model.md §4.3): the model's KV bytes per token
-    /// at the engine's KV precision, over the links the cache is spread
-    /// on (the KV heads' shards across TP ranks, one rank's link under
-    /// latent attention or attention-DP, where a sequence's cache sits
-    /// whole on one GPU), at the NVLink bandwidth when the unit fits one
-    /// NVLink domain, else the offer's network bandwidth; the link's hop
-    /// latency per transfer.
+    /// decode replica ([`KvTransfer::between`]): across nodes at the
+    /// offer's network (validation refuses a unit past the NVLink domain
+    /// without one).
     pub(crate) fn kv_transfer(
         &self,
         offer: &GpuOffer,
         model: &ServedModel,
         ratio: PdRatio,
     ) -> KvTransfer {
-        let shape = self.model_shape(offer, model);
-        let gpu = &offer.profile;
-        let whole_on_one = shape.attention.kind == crate::profiles::AttentionKind::Latent
-            || self.attention_dp > 1;
-        let links = if whole_on_one {
-            1
-        } else {
-            self.tensor_parallel.min(shape.kv_heads.max(1))
-        };
-        let unit_gpus = self.layout().gpus() * ratio.replicas();
-        let gb_s = if unit_gpus <= gpu.nvlink_domain() {
-            gpu.interconnect_gb_s
-        } else {
-            offer.network_gb_s.unwrap_or(0.0)
-        };
-        KvTransfer::new(
-            shape.kv_bytes_per_token() + shape.sliding_kv_bytes_per_token(),
-            links,
-            gb_s,
-            gpu.hop_latency_us * 1e-6,
+        KvTransfer::between(
+            &offer.profile,
+            &self.model_shape(offer, model),
+            self.layout(),
+            self.layout().gpus() * ratio.replicas(),
+            offer.network_gb_s.unwrap_or(f64::INFINITY),
         )
     }
 

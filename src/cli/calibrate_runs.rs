@@ -30,7 +30,12 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             read_csv(file, &args.profiles, &mut runs)?;
         }
     }
-    if runs.runs.is_empty() {
+    // Disaggregated runs are checked with the profiles, not fitted to.
+    let (disaggregated, aggregated): (Vec<_>, Vec<_>) = std::mem::take(&mut runs.runs)
+        .into_iter()
+        .partition(|r| r.disaggregated.is_some());
+    runs.runs = aggregated;
+    if runs.runs.is_empty() && disaggregated.is_empty() {
         let mut why = String::new();
         for (reason, n) in &runs.set_aside {
             let _ = write!(why, "; {n} {reason}");
@@ -45,7 +50,7 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         )));
     }
     let mut profiles = Profiles::default();
-    for r in &runs.runs {
+    for r in runs.runs.iter().chain(&disaggregated) {
         if !profiles.gpus.contains_key(&r.gpu) {
             let gpu =
                 load_gpu(&args.profiles, &r.gpu).map_err(|p| PlannerError::Profile(vec![p]))?;
@@ -85,7 +90,7 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
     }
     let mut starts: BTreeMap<EngineFamily, EngineProfile> = BTreeMap::new();
     let mut start_fitted: BTreeMap<EngineFamily, Vec<String>> = BTreeMap::new();
-    for r in &runs.runs {
+    for r in runs.runs.iter().chain(&disaggregated) {
         if starts.contains_key(&r.engine) {
             continue;
         }
@@ -98,6 +103,23 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
             profile.fitted.clone_from(&args.fit);
         }
         starts.insert(r.engine, profile);
+    }
+    if runs.runs.is_empty() {
+        // Nothing to fit: the disaggregated runs against the starting
+        // profiles alone.
+        let mut check = crate::capacity::runs::disaggregated_check::check(
+            &disaggregated,
+            &starts,
+            &BTreeMap::new(),
+            &profiles,
+        );
+        check.set_aside = runs.set_aside;
+        finite(&check)?;
+        let text = match args.format {
+            Format::Json => report::json::render(&check),
+            Format::Text => report::runs_text::render_disaggregated(&check, args.per_run),
+        };
+        return emit(&text);
     }
     let outputs = Outputs::prepare(starts.keys().map(|e| {
         args.out
@@ -123,6 +145,18 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
     let mut c = c;
     for e in &mut c.engines {
         e.start_fitted = start_fitted.get(&e.engine).cloned().unwrap_or_default();
+    }
+    if !disaggregated.is_empty() {
+        let fitted: BTreeMap<EngineFamily, EngineProfile> =
+            c.engines.iter().map(|e| (e.engine, e.profile.clone())).collect();
+        let check = crate::capacity::runs::disaggregated_check::check(
+            &disaggregated,
+            &starts,
+            &fitted,
+            &profiles,
+        );
+        finite(&check)?;
+        c.disaggregated = Some(check);
     }
     if c.model_out {
         c.model_out_caution = model_out_caution(&starts);

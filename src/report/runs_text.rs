@@ -3,6 +3,7 @@
 //! the fit and held out, and every run's errors.
 
 use crate::capacity::runs::calibration::{Calibration, Medians};
+use crate::capacity::runs::disaggregated_check::DisaggregatedCheck;
 use std::fmt::Write;
 
 fn pct(x: f64) -> String {
@@ -205,6 +206,10 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
             let _ = writeln!(o, "  {} ({}): {}", r.label, r.location, r.reason);
         }
     }
+    if let Some(check) = &c.disaggregated {
+        let _ = writeln!(o);
+        o.push_str(&render_disaggregated(check, per_run));
+    }
     if per_run {
         let _ = writeln!(o);
         let _ = writeln!(o, "Runs (measured; predicted before -> after -> held out):");
@@ -231,6 +236,80 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
                 fmt(r.before_ms, 1),
                 fmt(r.after_ms, 1),
                 fmt(r.held_out_ms, 1),
+            );
+        }
+    }
+    o
+}
+
+/// The disaggregated runs, checked with the starting and the fitted
+/// profiles: median errors per group, per model and over all, and with
+/// `per_run` every run.
+pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Disaggregated runs ({} {}), checked and not fitted: each run's prefill and decode workers replayed as one unit behind its client (docs/model.md §4.3), with the starting profiles (before) and {}:",
+        check.all.before.runs,
+        runs(check.all.before.runs),
+        if check.fitted {
+            "the profiles fitted above to the aggregated runs (after)"
+        } else {
+            "no fit (no aggregated run was given: after is before)"
+        }
+    );
+    let several = check.models.len() > 1;
+    let rows = check
+        .groups
+        .iter()
+        .map(|g| (g, g.group.clone()))
+        .chain(
+            check
+                .models
+                .iter()
+                .filter(|_| several)
+                .map(|m| (m, format!("{}, every group", m.group))),
+        )
+        .chain(std::iter::once((&check.all, check.all.group.clone())));
+    for (g, name) in rows {
+        let _ = writeln!(o, "  {name} ({} {})", g.before.runs, runs(g.before.runs));
+        let _ = writeln!(o, "{}", medians_row("before", &g.before));
+        let _ = writeln!(o, "{}", medians_row("after", &g.after));
+    }
+    if !check.set_aside.is_empty() {
+        let _ = writeln!(o, "Rows set aside:");
+        for (why, n) in &check.set_aside {
+            let _ = writeln!(o, "  {n:>5}  {why}");
+        }
+    }
+    if per_run {
+        let _ = writeln!(o, "  Runs (measured; predicted before -> after):");
+        let fmt = |p: Option<(f64, f64)>, which: usize| {
+            p.map_or("   n/a".to_string(), |v| {
+                format!("{:>7.1}", if which == 0 { v.0 } else { v.1 })
+            })
+        };
+        for r in &check.runs {
+            let Some(d) = &r.run.disaggregated else {
+                continue;
+            };
+            let _ = writeln!(
+                o,
+                "    {} ({}P {} + {}D {}, {}x{} c{}): TTFT {:.1} ms; {} -> {}   TPOT {:.2} ms; {} -> {}",
+                r.run.label,
+                d.prefill.workers,
+                d.prefill.layout.label(),
+                d.decode.workers,
+                d.decode.layout.label(),
+                r.run.input_tokens,
+                r.run.output_tokens,
+                r.run.concurrency,
+                r.run.ttft_ms,
+                fmt(r.before_ms, 0),
+                fmt(r.after_ms, 0),
+                r.run.tpot_ms,
+                fmt(r.before_ms, 1),
+                fmt(r.after_ms, 1),
             );
         }
     }

@@ -29,5 +29,4 @@ pub(crate) use fleet::{
 pub(crate) use metrics::{Latency, Limits, TierTally};
 pub(crate) use replica::ReplicaSpec;
 pub(crate) use router::Router;
-#[allow(unused_imports)]
 pub(crate) use split::{KvTransfer, SplitSpec};

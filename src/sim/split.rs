@@ -3,6 +3,8 @@
 //! cache's move between them ([`SplitSpec`], docs/model.md §4.3).
 
 use super::replica_spec::ReplicaSpec;
+use crate::perf::Layout;
+use crate::profiles::{AttentionKind, GpuProfile, ModelProfile};
 
 /// The prefill side of a disaggregated unit and its link to the decode
 /// side. The [`ReplicaSpec`] that holds it is the decode replicas'.
@@ -44,6 +46,41 @@ impl KvTransfer {
             },
             latency_s,
         }
+    }
+
+    /// How a unit of `unit_gpus` GPUs of `gpu` moves a prompt's KV cache
+    /// of `shape` (the model at its KV precision) from a prefill replica of
+    /// `prefill` layout (docs/model.md §4.3): its KV bytes per token over
+    /// the links the cache is spread on (the KV heads' shards across TP
+    /// ranks; one rank's link under latent attention or attention-DP,
+    /// where a sequence's cache sits whole on one GPU), at the NVLink
+    /// bandwidth when the unit fits one NVLink domain, else at
+    /// `network_gb_s`; the link's hop latency per transfer.
+    pub(crate) fn between(
+        gpu: &GpuProfile,
+        shape: &ModelProfile,
+        prefill: Layout,
+        unit_gpus: u32,
+        network_gb_s: f64,
+    ) -> Self {
+        let whole_on_one =
+            shape.attention.kind == AttentionKind::Latent || prefill.attention_dp > 1;
+        let links = if whole_on_one {
+            1
+        } else {
+            prefill.tp.min(shape.kv_heads.max(1))
+        };
+        let gb_s = if unit_gpus <= gpu.nvlink_domain() {
+            gpu.interconnect_gb_s
+        } else {
+            network_gb_s
+        };
+        KvTransfer::new(
+            shape.kv_bytes_per_token() + shape.sliding_kv_bytes_per_token(),
+            links,
+            gb_s,
+            gpu.hop_latency_us * 1e-6,
+        )
     }
 
     /// Seconds to move the KV cache of `prompt_tokens`.

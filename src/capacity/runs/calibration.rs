@@ -177,6 +177,10 @@ pub(crate) struct Calibration {
     /// The runs replayed with more of the GPU's memory than the engine's
     /// default fraction (which could not hold them), and the fraction given.
     pub memory_raised: Vec<(String, f64)>,
+    /// The disaggregated runs, checked with the starting and the fitted
+    /// profiles (not fitted to).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disaggregated: Option<super::disaggregated_check::DisaggregatedCheck>,
 }
 
 /// `pick`'s predictions of `runs` with each group's median log error
@@ -429,6 +433,7 @@ pub(crate) fn calibrate(
     Calibration {
         refused,
         memory_raised,
+        disaggregated: None,
         all,
         runs: errors,
         groups: group_errors,

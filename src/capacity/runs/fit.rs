@@ -477,6 +477,7 @@ mod tests {
             recv_interval_steps: 1,
             ttft_ms,
             tpot_ms,
+            disaggregated: None,
         };
         let runs = [
             run(100.0, 10.0),

@@ -6,14 +6,16 @@
 //! after, and a leave-one-group-out figure.
 
 pub(crate) mod calibration;
+pub(crate) mod disaggregated_check;
 pub(crate) mod fit;
 pub(crate) mod read;
+mod read_disaggregated;
 
 use crate::perf::{EngineModel, Layout, StepModel};
 use crate::profiles::precision::Precision;
 use crate::profiles::{EngineFamily, EngineProfile, GpuProfile, ModelProfile};
 use crate::sim::bench::{self, BenchRun, Prompt};
-use crate::sim::ReplicaSpec;
+use crate::sim::{KvTransfer, ReplicaSpec, SplitSpec};
 use serde::Serialize;
 
 /// One measured run: a closed-loop client at a fixed concurrency sending
@@ -53,6 +55,27 @@ pub(crate) struct MeasuredRun {
     pub recv_interval_steps: u32,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
+    /// A disaggregated run's prefill and decode workers (then `tp`, `ep`
+    /// and `attention_dp` are its decode workers' layout); `None`: one
+    /// aggregated replica.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disaggregated: Option<DisaggregatedRun>,
+}
+
+/// The two sides of a disaggregated run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct DisaggregatedRun {
+    pub prefill: RunSide,
+    pub decode: RunSide,
+}
+
+/// One side of a disaggregated run: its workers, each a replica of
+/// `layout`, and their batch cap per attention rank (`None`: the engine's).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct RunSide {
+    pub workers: u32,
+    pub layout: Layout,
+    pub batch: Option<u32>,
 }
 
 /// How a run's client drew the input and output lengths of its prompts.
@@ -97,15 +120,20 @@ impl RunLengths {
 }
 
 impl MeasuredRun {
-    /// The (model, GPU, engine, precision) group the run belongs to.
+    /// The (model, GPU, engine, precision) group the run belongs to
+    /// (disaggregated runs apart).
     pub(crate) fn group(&self) -> String {
         let group = format!(
-            "{} {} {} {}",
+            "{} {} {} {}{}",
             self.model,
             self.gpu,
             self.engine.as_str(),
-            self.precision
+            self.precision,
+            if self.disaggregated.is_some() { " disagg" } else { "" }
         );
+        if self.disaggregated.is_some() {
+            return group;
+        }
         if self.moe {
             format!("{group} {}", self.layout().label())
         } else {
@@ -152,6 +180,9 @@ pub(crate) fn predict_roofline(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
+    if run.disaggregated.is_some() {
+        return None; // the roofline column compares aggregated replicas
+    }
     let m = crate::perf::PerfModel::with_layout(gpu, model, run.layout(), run.precision);
     let mut spec = ReplicaSpec::new(
         StepModel::Roofline(m),
@@ -180,14 +211,76 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
             chain: crate::traces::block_chains::NO_CHAIN,
         })
         .collect();
-    Some(bench::run(
-        spec,
-        &prompts,
-        Some(run.concurrency),
-        model.max_context_tokens,
-        false,
-        None,
-    ))
+    Some(match spec.split {
+        Some(_) => bench::unit_run(spec, &prompts, Some(run.concurrency), model.max_context_tokens),
+        None => bench::run(
+            spec,
+            &prompts,
+            Some(run.concurrency),
+            model.max_context_tokens,
+            false,
+            None,
+        ),
+    })
+}
+
+/// The unit a disaggregated run measured: its decode workers' replica
+/// behind its prefill workers' (each side's memory as [`run_replica`]
+/// gives it for its share of the concurrency, its batch cap per attention
+/// rank times the ranks where the row states one), the KV cache moved as
+/// [`KvTransfer::between`] says: over NVLink when the workers fit one
+/// NVLink domain (an NVL72 rack's 72 GPUs), else the profile's scale-out
+/// network.
+fn run_unit(
+    run: &MeasuredRun,
+    d: &DisaggregatedRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> ReplicaSpec {
+    let side_spec = |side: &RunSide| {
+        let side_run = MeasuredRun {
+            tp: side.layout.tp,
+            ep: side.layout.ep,
+            attention_dp: side.layout.attention_dp,
+            concurrency: run.concurrency.div_ceil(side.workers.max(1)),
+            disaggregated: None,
+            ..run.clone()
+        };
+        let mut spec = run_replica(&side_run, engine, gpu, model).0;
+        if let Some(b) = side.batch {
+            spec.max_batch = b * side.layout.attention_dp;
+        }
+        spec
+    };
+    let unit_gpus =
+        d.prefill.workers * d.prefill.layout.gpus() + d.decode.workers * d.decode.layout.gpus();
+    let shape = crate::perf::engine::engine_model_shape(model, engine, run.precision);
+    side_spec(&d.decode).split(SplitSpec {
+        prefill: side_spec(&d.prefill),
+        prefill_replicas: d.prefill.workers,
+        decode_replicas: d.decode.workers,
+        transfer: KvTransfer::between(
+            gpu,
+            &shape,
+            d.prefill.layout,
+            unit_gpus,
+            gpu.scaleout_bytes_per_s() / 1e9,
+        ),
+    })
+}
+
+/// What the run measured: its replica, or its unit when disaggregated.
+fn measured(
+    run: &MeasuredRun,
+    engine: &EngineProfile,
+    gpu: &GpuProfile,
+    model: &ModelProfile,
+) -> ReplicaSpec {
+    match &run.disaggregated {
+        Some(d) => run_unit(run, d, engine, gpu, model),
+        None => run_replica(run, engine, gpu, model).0,
+    }
 }
 
 /// The mean latencies of the client of `run` against `spec`.
@@ -204,8 +297,7 @@ pub(crate) fn predict_requests(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<BenchRun> {
-    let spec = run_replica(run, engine, gpu, model).0;
-    client_run(run, &spec, model)
+    client_run(run, &measured(run, engine, gpu, model), model)
 }
 
 /// The mean TTFT and mean TPOT (ms) the run's client would measure against
@@ -216,8 +308,7 @@ pub(crate) fn predict(
     gpu: &GpuProfile,
     model: &ModelProfile,
 ) -> Option<(f64, f64)> {
-    let spec = run_replica(run, engine, gpu, model).0;
-    simulate_run(run, &spec, model)
+    simulate_run(run, &measured(run, engine, gpu, model), model)
 }
 
 /// The most of each GPU's memory a replay gives an engine whose default
@@ -301,6 +392,16 @@ pub(crate) fn refusal(
             "{longest} tokens exceed the model's context of {}",
             model.max_context_tokens
         ));
+    }
+    if let Some(d) = &run.disaggregated {
+        let unit = run_unit(run, d, engine, gpu, model);
+        let prefill = unit.split.as_ref().map_or(0, |s| s.prefill.kv_capacity_tokens);
+        return (!unit.holds(run.input_tokens, run.output_tokens)).then(|| {
+            format!(
+                "a request of {longest} tokens does not fit the unit: its prefill workers' KV cache holds {prefill} tokens, its decode workers' {}",
+                unit.kv_capacity_tokens
+            )
+        });
     }
     if run_replica(run, engine, gpu, model).0.kv_capacity_tokens >= longest {
         return None;

@@ -2,7 +2,7 @@
 //! `engine-runs/runs.csv` (AIConfigurator's silicon sample), and the JSON a
 //! `vllm bench serve --save-result` writes (its engine, GPU, TP and
 //! precision given on the command line). A row the planner cannot model
-//! (disaggregated, pipeline-parallel, a model without a profile, a GPU
+//! (pipeline-parallel, a model without a profile, a GPU
 //! without one, a weight format it has no units for) is set aside with its
 //! reason, counted; a row that cannot be read is an error naming its row
 //! and column.
@@ -171,10 +171,16 @@ pub(crate) fn read_csv(
         };
         // Rows the planner does not model, set aside with their reason.
         let stated = id_col.and_then(|c| concurrency_in_id(cells[c]));
-        let reason = if stated.is_some_and(|s| Some(s) != number(cell("batch_size"))) {
+        let disaggregated = cell("mode") == "disagg";
+        let reason = if !disaggregated
+            && stated.is_some_and(|s| Some(s) != number(cell("batch_size")))
+        {
             Some("the id's concurrency (`_cN_`) and `batch_size` disagree: which one the client ran is unknown".to_string())
-        } else if cell("mode") != "agg" {
-            Some("disaggregated (prefill and decode workers)".to_string())
+        } else if !disaggregated && cell("mode") != "agg" {
+            Some(format!(
+                "mode `{}` (agg and disagg are read)",
+                excerpt(cell("mode").as_bytes())
+            ))
         } else if number(cell("pp_size")).is_some_and(|p| p > 1.0) {
             Some("pipeline-parallel".to_string())
         } else if !models.contains_key(cell("model_path")) {
@@ -199,13 +205,22 @@ pub(crate) fn read_csv(
             )),
         });
         let moe = models.get(cell("model_path")).is_some_and(|m| m.moe);
-        let layout = layout_of(
-            number(cell("tp_size")),
-            number(cell("attention_dp_size")),
-            moe_tp_col.and_then(|c| number(cells[c])),
-            moe_ep_col.and_then(|c| number(cells[c])),
-            moe,
-        );
+        let sides = disaggregated.then(|| {
+            let named = |name: &str| names.iter().position(|n| *n == name).map(|c| cells[c]);
+            super::read_disaggregated::disaggregated_of(named, moe, stated)
+        });
+        let layout = match &sides {
+            Some(Ok((d, _))) => Ok(d.decode.layout),
+            Some(Err(why)) => Err(why.clone()),
+            None => layout_of(
+                number(cell("tp_size")),
+                number(cell("attention_dp_size")),
+                moe_tp_col.and_then(|c| number(cells[c])),
+                moe_ep_col.and_then(|c| number(cells[c])),
+                moe,
+            ),
+        };
+        let sides = sides.and_then(Result::ok);
         let layout = match (reason, layout) {
             (Some(reason), _) | (None, Err(reason)) => {
                 into.set_aside_rows.push(SetAside {
@@ -229,12 +244,11 @@ pub(crate) fn read_csv(
                 None
             }
         };
-        let (isl, osl, c, tp) = (
-            count("isl", 1_048_576.0),
-            count("osl", 1_048_576.0),
-            count("batch_size", 65_536.0),
-            count("tp_size", 64.0),
-        );
+        let (isl, osl) = (count("isl", 1_048_576.0), count("osl", 1_048_576.0));
+        let (c, tp) = match sides {
+            Some((_, concurrency)) => (Some(concurrency), Some(layout.tp)),
+            None => (count("batch_size", 65_536.0), count("tp_size", 64.0)),
+        };
         let mut latency = |name: &str| match number(cell(name)) {
             Some(v) if v > 0.0 && v < 1e9 => Some(v),
             _ => {
@@ -273,6 +287,7 @@ pub(crate) fn read_csv(
             recv_interval_steps: recv_interval_of(lengths, engine, gpu, layout.attention_dp, c),
             ttft_ms: ttft,
             tpot_ms: tpot,
+            disaggregated: sides.map(|(d, _)| d),
         });
     }
     if problems.is_empty() {
@@ -525,6 +540,7 @@ pub(crate) fn read_vllm_json(
         recv_interval_steps: 1,
         ttft_ms: s.mean_ttft_ms,
         tpot_ms: s.mean_tpot_ms,
+        disaggregated: None,
     });
     Ok(())
 }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 mod parts;
 mod run;
 
-pub(crate) use run::{client, simulate, simulate_observed, ClientPrompt, ClientRun, Paused};
+pub(crate) use run::{client, simulate, simulate_observed, ClientPrompt, Paused};
 
 /// One tier as the fleet sees it.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use std::ops::Range;
 
 mod client;
-pub(crate) use client::{client, ClientPrompt, ClientRun};
+pub(crate) use client::{client, ClientPrompt};
 
 struct GroupState {
     replicas: Vec<usize>,
