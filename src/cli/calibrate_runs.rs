@@ -147,8 +147,11 @@ pub(super) fn calibrate_runs(args: &CalibrateArgs) -> Result<(), PlannerError> {
         e.start_fitted = start_fitted.get(&e.engine).cloned().unwrap_or_default();
     }
     if !disaggregated.is_empty() {
-        let fitted: BTreeMap<EngineFamily, EngineProfile> =
-            c.engines.iter().map(|e| (e.engine, e.profile.clone())).collect();
+        let fitted: BTreeMap<EngineFamily, EngineProfile> = c
+            .engines
+            .iter()
+            .map(|e| (e.engine, e.profile.clone()))
+            .collect();
         let check = crate::capacity::runs::disaggregated_check::check(
             &disaggregated,
             &starts,

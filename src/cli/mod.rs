@@ -12,6 +12,7 @@ use std::path::PathBuf;
 mod args;
 mod calibrate;
 mod calibrate_runs;
+mod disaggregated_arg;
 mod engine_arg;
 mod goodput;
 mod layout_arg;
@@ -150,7 +151,7 @@ pub(crate) enum Command {
     /// --tpot-ms names the highest concurrency at which the limits still hold.
     /// Example: planner predict --model qwen3-32b --gpu h100-sxm --tp 2
     /// --max-concurrency 1,2,4,8,16,32,64 --ttft-ms 500 --tpot-ms 30
-    Predict(PredictArgs),
+    Predict(Box<PredictArgs>),
 }
 
 /// Where and how a report is written.

@@ -39,6 +39,8 @@ pub(crate) struct PredictArgs {
     pub layout: super::layout_arg::LayoutArgs,
     #[command(flatten)]
     pub speculative: super::speculative_arg::SpeculativeArgs,
+    #[command(flatten)]
+    pub disaggregated: super::disaggregated_arg::DisaggregatedArgs,
     /// Weight precision: bf16, fp8 or fp4 (weight-only on GPUs without FP4
     /// units; a mixture keeps its dense parts in their published format).
     #[arg(long, default_value = "bf16")]
@@ -180,22 +182,36 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let gpu = load(&args.profiles, "gpus", "--gpu", &args.gpu, load_gpu)?;
     let (engine_id, mut engine) = load_engine_arg(&args.profiles, &args.engine)?;
     let layout = args.layout.with_tp(args.tp);
-    if let Some(problem) = tp_problem(&gpu, &model, args.tp)
-        .filter(|_| layout.is_tp_only())
-        .or_else(|| {
-            crate::perf::layout_problem(&gpu, &model, layout, args.layout.cross_node).map(|p| p.why)
-        })
-        .or_else(|| crate::perf::engine_layout_problem(engine.family, layout))
-    {
-        let what = if layout.is_tp_only() {
-            format!("--tp {}", args.tp)
-        } else {
-            format!(
-                "--tp {} --ep {} --attention-dp {}",
-                args.tp, args.layout.ep, args.layout.attention_dp
-            )
-        };
-        return usage(format!("{} cannot run {what}: {problem}", engine.name));
+    let unit = args.disaggregated.sides(layout);
+    let layouts: Vec<(&str, crate::perf::Layout)> = match &unit {
+        Some(d) => vec![
+            ("--prefill-", d.prefill.layout),
+            ("--decode-", d.decode.layout),
+        ],
+        None => vec![("--", layout)],
+    };
+    for (prefix, layout) in layouts {
+        if let Some(problem) = tp_problem(&gpu, &model, layout.tp)
+            .filter(|_| layout.is_tp_only())
+            .or_else(|| {
+                crate::perf::layout_problem(&gpu, &model, layout, args.layout.cross_node)
+                    .map(|p| p.why)
+            })
+            .or_else(|| crate::perf::engine_layout_problem(engine.family, layout))
+        {
+            let what = if layout.is_tp_only() {
+                format!("{prefix}tp {}", layout.tp)
+            } else {
+                format!(
+                    "{prefix}tp {} {prefix}ep {} {prefix}attention-dp {}",
+                    layout.tp, layout.ep, layout.attention_dp
+                )
+            };
+            return usage(format!("{} cannot run {what}: {problem}", engine.name));
+        }
+    }
+    if unit.is_some() && args.enable_prefix_caching {
+        return usage("--enable-prefix-caching is not modelled for a disaggregated unit (--prefill-workers): its prefill workers would need the prompts' blocks routed to them; leave out one or the other".into());
     }
     super::perf::apply_kv_cache(&mut model, &mut engine, &args.kv_cache)?;
     let speculation = args.speculative.speculation(&model)?;
@@ -234,17 +250,32 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
             engine.name
         ));
     }
-    let mut spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
-    spec.recv_interval_steps = args.scheduler_recv_interval;
-    if let Some(s) = speculation {
-        spec = spec.speculating(s);
-    }
-    if spec.perf.kv_capacity_tokens() <= 0.0 {
-        return usage(format!(
-            "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them at --memory-utilization {}; raise --tp, use a smaller --precision, or give the engine more of the memory (--memory-utilization, as its launch would)",
-            model.name, layout.gpus(), gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9, engine.memory_utilization
-        ));
-    }
+    let side = |layout: crate::perf::Layout, speculating: bool| {
+        let mut spec = replica(&engine, &engine_id, &gpu, &model, layout, precision);
+        spec.recv_interval_steps = args.scheduler_recv_interval;
+        if let Some(s) = speculation.filter(|_| speculating) {
+            spec = spec.speculating(s);
+        }
+        if spec.perf.kv_capacity_tokens() <= 0.0 {
+            return Err(PlannerError::Usage(format!(
+                "{} on {} x {} cannot run: the weights need {:.1} GB per GPU at {precision} and {} leaves {:.1} GB to them at --memory-utilization {}; raise --tp, use a smaller --precision, or give the engine more of the memory (--memory-utilization, as its launch would)",
+                model.name, layout.gpus(), gpu.name, spec.perf.weight_bytes_per_gpu() / 1e9, engine.name, spec.perf.usable_memory_bytes_per_gpu() / 1e9, engine.memory_utilization
+            )));
+        }
+        Ok(spec)
+    };
+    // A unit: its decode workers' replica (speculating, where asked) behind
+    // its prefill workers'.
+    let spec = match &unit {
+        Some(d) => crate::capacity::runs::unit_of(
+            side(d.prefill.layout, false)?,
+            side(d.decode.layout, true)?,
+            d,
+            &gpu,
+            &crate::perf::engine::engine_model_shape(&model, &engine, precision),
+        ),
+        None => side(layout, true)?,
+    };
     let n = args.num_prompts as usize;
     let (lengths, arrivals) = match &args.dataset {
         Some(path) => {
@@ -340,14 +371,17 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     };
     let mut points = Vec::new();
     for c in concurrencies {
-        let run = bench::run(
-            &spec,
-            &sent,
-            c,
-            model.max_context_tokens,
-            true,
-            chains.as_ref(),
-        );
+        let run = match &unit {
+            Some(_) => bench::unit_run(&spec, &sent, c, model.max_context_tokens),
+            None => bench::run(
+                &spec,
+                &sent,
+                c,
+                model.max_context_tokens,
+                true,
+                chains.as_ref(),
+            ),
+        };
         let summary = BenchSummary::of(&run);
         points.push(Point::new(c, run, summary, slo));
     }
@@ -371,6 +405,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         prefix_caching: args.enable_prefix_caching,
         prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),
         speculation,
+        disaggregated: unit,
     };
     let curve = Curve::new(points, slo);
     let text = match args.format {

@@ -149,7 +149,13 @@ fn unit_launch(
         EngineFamily::Sglang => "python -m sglang_router.launch_router --pd-disaggregation --prefill http://PREFILL:PORT --decode http://DECODE:PORT (one flag per replica)",
         EngineFamily::Trtllm => "trtllm-serve disaggregated -c disagg_config.yaml (its context_servers the prefill replicas, its generation_servers the decode replicas)",
     };
-    let replicas = |n: u32| if n == 1 { "1 replica".to_string() } else { format!("{n} replicas") };
+    let replicas = |n: u32| {
+        if n == 1 {
+            "1 replica".to_string()
+        } else {
+            format!("{n} replicas")
+        }
+    };
     format!(
         "prefill, {}: {}; decode, {}: {}; in front: {front}",
         replicas(ratio.prefill),

@@ -34,6 +34,8 @@ pub(crate) struct Predicted {
     pub prompt_blocks: bool,
     /// Speculative decoding (`--speculative-method`).
     pub speculation: Option<crate::perf::Speculation>,
+    /// A disaggregated unit's workers (`--prefill-workers`, ...).
+    pub disaggregated: Option<crate::capacity::runs::DisaggregatedRun>,
 }
 
 /// Latency limits and the percentile at which they must hold.
@@ -174,6 +176,9 @@ impl Curve {
                 "acceptance_rate": s.acceptance,
                 "tokens_per_step": s.tokens_per_step(),
             });
+        }
+        if let Some(d) = &p.disaggregated {
+            planner["disaggregated"] = json!(d);
         }
         if p.prefix_caching {
             planner["enable_prefix_caching"] = json!(true);
@@ -419,6 +424,26 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
         p.dataset.as_deref().unwrap_or("the random dataset"),
         p.request_rate
     );
+    if let Some(d) = &p.disaggregated {
+        let side = |s: &crate::capacity::runs::RunSide, what: &str| {
+            format!(
+                "{} {what} worker{} of {} x {} ({}{})",
+                s.workers,
+                if s.workers == 1 { "" } else { "s" },
+                s.layout.gpus(),
+                p.gpu,
+                s.layout.label().to_uppercase(),
+                s.batch
+                    .map_or(String::new(), |b| format!(", {b} sequences a rank"))
+            )
+        };
+        let _ = writeln!(
+            o,
+            "disaggregated: {} + {}, each prompt's KV cache moved from its prefill worker to a decode worker; the workers' settings above apply to both sides; inter-token latencies are not recorded for a unit (its TPOT is)",
+            side(&d.prefill, "prefill"),
+            side(&d.decode, "decode")
+        );
+    }
     if let Some(s) = &p.speculation {
         let _ = writeln!(
             o,

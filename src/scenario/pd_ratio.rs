@@ -77,7 +77,10 @@ mod tests {
                 decode: 2
             })
         );
-        assert_eq!(PdRatio::parse(" 3p1d ").map(PdRatio::label), Ok("3P1D".into()));
+        assert_eq!(
+            PdRatio::parse(" 3p1d ").map(PdRatio::label),
+            Ok("3P1D".into())
+        );
         for bad in ["1:2", "P2D", "1P", "xPyD", "1P2", ""] {
             let e = PdRatio::parse(bad).unwrap_err();
             assert!(e.contains("write it xPyD"), "{bad}: {e}");

@@ -124,7 +124,7 @@ impl ReplicaSpec {
             && self
                 .split
                 .as_ref()
-                .is_none_or(|s| u64::from(input_tokens.max(1)) + 1 <= s.prefill.kv_capacity_tokens)
+                .is_none_or(|s| u64::from(input_tokens.max(1)) < s.prefill.kv_capacity_tokens)
     }
 }
 
@@ -139,6 +139,9 @@ mod tests {
         let s = t.seconds(8_192);
         let expected = 2e-6 + 163_840.0 * 8_192.0 / (8.0 * 450e9);
         assert!((s - expected).abs() < 1e-12, "{s} vs {expected}");
-        assert_eq!(KvTransfer::new(1e6, 1, f64::INFINITY, 0.0).seconds(1_000), 0.0);
+        assert_eq!(
+            KvTransfer::new(1e6, 1, f64::INFINITY, 0.0).seconds(1_000),
+            0.0
+        );
     }
 }

@@ -42,7 +42,12 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
     let with = check_shipped(SCENARIO);
     let without = solve_json(SCENARIO, &["gpus[0].disaggregated=[]"]);
     let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
-    assert!(cost(&without) > 2.0 * cost(&with), "{} vs {}", cost(&without), cost(&with));
+    assert!(
+        cost(&without) > 2.0 * cost(&with),
+        "{} vs {}",
+        cost(&without),
+        cost(&with)
+    );
     assert_eq!(
         with["tiers"]["chat"]["configurations"],
         without["tiers"]["chat"]["configurations"]
@@ -122,8 +127,124 @@ fn a_units_mistakes_are_located_at_once() {
     ]);
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("gpus[0].disaggregated: disaggregated units are sized by replaying them"),
+        stderr(&out)
+            .contains("gpus[0].disaggregated: disaggregated units are sized by replaying them"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn predict_takes_a_disaggregated_unit_named_as_the_runs_columns() {
+    let base = [
+        "predict",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--random-input-len",
+        "2048",
+        "--random-output-len",
+        "128",
+        "--max-concurrency",
+        "16",
+        "--num-prompts",
+        "200",
+    ];
+    let mut unit = base.to_vec();
+    unit.extend([
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "2",
+        "--decode-batch",
+        "8",
+    ]);
+    let text = crate::stdout(&planner(&unit));
+    assert!(
+        text.contains("disaggregated: 1 prefill worker of 1 x h100-sxm (TP1) + 2 decode workers of 1 x h100-sxm (TP1, 8 sequences a rank)"),
+        "{text}"
+    );
+    unit.extend(["--format", "json"]);
+    let apart = json(&planner(&unit));
+    assert_eq!(apart["planner"]["disaggregated"]["decode"]["workers"], 2);
+    assert_eq!(apart["completed"], 200);
+    let mut together = base.to_vec();
+    together.extend(["--format", "json"]);
+    let together = json(&planner(&together));
+    // Three replicas against one: the unit's streams run no slower.
+    assert!(
+        apart["mean_tpot_ms"].as_f64().unwrap() < together["mean_tpot_ms"].as_f64().unwrap(),
+        "{} vs {}",
+        apart["mean_tpot_ms"],
+        together["mean_tpot_ms"]
+    );
+    // A unit with half its flags, or with the prefix cache, is refused.
+    let out = planner(&[
+        "predict",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--prefill-workers",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--decode-workers"),
+        "{}",
+        stderr(&out)
+    );
+    let mut cached = base.to_vec();
+    cached.extend([
+        "--prefill-workers",
+        "1",
+        "--decode-workers",
+        "1",
+        "--enable-prefix-caching",
+    ]);
+    let out = planner(&cached);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--enable-prefix-caching is not modelled for a disaggregated unit"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn calibrate_checks_the_disaggregated_runs_without_fitting_to_them() {
+    let check = json(&planner(&[
+        "calibrate",
+        "--runs",
+        "data/engine-runs/disaggregated.csv",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert_eq!(check["fitted"], false);
+    // Of the 295 rows, those that state neither their workers nor their
+    // client's concurrency are set aside with why.
+    let aside: u64 = check["set_aside"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    let runs = check["all"]["before"]["runs"].as_u64().unwrap();
+    assert_eq!(runs + aside, 295);
+    assert!(runs >= 200, "{runs} runs read");
+    let dsv3 = check["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["group"] == "deepseek-v3")
+        .unwrap();
+    // The figures docs/model.md §4.3 quotes, within a point.
+    let tpot = dsv3["before"]["tpot_abs_error"].as_f64().unwrap();
+    let ttft = dsv3["before"]["ttft_abs_error"].as_f64().unwrap();
+    assert!(
+        (tpot - 0.172).abs() < 0.01 && (ttft - 0.844).abs() < 0.01,
+        "{dsv3}"
     );
 }

@@ -57,7 +57,9 @@ pub(crate) fn check(
     let mut before = vec![None; runs.len()];
     let mut after = vec![None; runs.len()];
     for (engine, start) in starts {
-        let idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].engine == *engine).collect();
+        let idx: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].engine == *engine)
+            .collect();
         let mine: Vec<&MeasuredRun> = idx.iter().map(|&i| &runs[i]).collect();
         let b = evaluate(&mine, start, profiles);
         let a = match fitted.get(engine) {
@@ -82,14 +84,22 @@ pub(crate) fn check(
     let medians = |name: String, pick: &dyn Fn(&CheckedRun) -> bool| CheckedGroup {
         group: name,
         before: Medians::of_predictions(
-            checked.iter().filter(|r| pick(r)).map(|r| (&r.run, r.before_ms)),
+            checked
+                .iter()
+                .filter(|r| pick(r))
+                .map(|r| (&r.run, r.before_ms)),
         ),
         after: Medians::of_predictions(
-            checked.iter().filter(|r| pick(r)).map(|r| (&r.run, r.after_ms)),
+            checked
+                .iter()
+                .filter(|r| pick(r))
+                .map(|r| (&r.run, r.after_ms)),
         ),
     };
-    let groups: std::collections::BTreeSet<String> = checked.iter().map(|r| r.group.clone()).collect();
-    let models: std::collections::BTreeSet<String> = checked.iter().map(|r| r.run.model.clone()).collect();
+    let groups: std::collections::BTreeSet<String> =
+        checked.iter().map(|r| r.group.clone()).collect();
+    let models: std::collections::BTreeSet<String> =
+        checked.iter().map(|r| r.run.model.clone()).collect();
     DisaggregatedCheck {
         fitted: !fitted.is_empty(),
         groups: groups

@@ -129,7 +129,11 @@ impl MeasuredRun {
             self.gpu,
             self.engine.as_str(),
             self.precision,
-            if self.disaggregated.is_some() { " disagg" } else { "" }
+            if self.disaggregated.is_some() {
+                " disagg"
+            } else {
+                ""
+            }
         );
         if self.disaggregated.is_some() {
             return group;
@@ -212,7 +216,12 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
         })
         .collect();
     Some(match spec.split {
-        Some(_) => bench::unit_run(spec, &prompts, Some(run.concurrency), model.max_context_tokens),
+        Some(_) => bench::unit_run(
+            spec,
+            &prompts,
+            Some(run.concurrency),
+            model.max_context_tokens,
+        ),
         None => bench::run(
             spec,
             &prompts,
@@ -224,13 +233,8 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
     })
 }
 
-/// The unit a disaggregated run measured: its decode workers' replica
-/// behind its prefill workers' (each side's memory as [`run_replica`]
-/// gives it for its share of the concurrency, its batch cap per attention
-/// rank times the ranks where the row states one), the KV cache moved as
-/// [`KvTransfer::between`] says: over NVLink when the workers fit one
-/// NVLink domain (an NVL72 rack's 72 GPUs), else the profile's scale-out
-/// network.
+/// The unit a disaggregated run measured ([`unit_of`]), each side's
+/// memory as [`run_replica`] gives it for its share of the concurrency.
 fn run_unit(
     run: &MeasuredRun,
     d: &DisaggregatedRun,
@@ -247,7 +251,26 @@ fn run_unit(
             disaggregated: None,
             ..run.clone()
         };
-        let mut spec = run_replica(&side_run, engine, gpu, model).0;
+        run_replica(&side_run, engine, gpu, model).0
+    };
+    let shape = crate::perf::engine::engine_model_shape(model, engine, run.precision);
+    unit_of(side_spec(&d.prefill), side_spec(&d.decode), d, gpu, &shape)
+}
+
+/// The unit of `d`'s workers: `decode` (one decode worker's replica)
+/// behind `prefill`'s, each with its batch cap per attention rank times the
+/// ranks where `d` states one, the KV cache of `shape` (the model at its KV
+/// precision) moved as [`KvTransfer::between`] says: over NVLink when the
+/// workers fit one NVLink domain (an NVL72 rack's 72 GPUs), else the
+/// profile's scale-out network.
+pub(crate) fn unit_of(
+    prefill: ReplicaSpec,
+    decode: ReplicaSpec,
+    d: &DisaggregatedRun,
+    gpu: &GpuProfile,
+    shape: &ModelProfile,
+) -> ReplicaSpec {
+    let capped = |mut spec: ReplicaSpec, side: &RunSide| {
         if let Some(b) = side.batch {
             spec.max_batch = b * side.layout.attention_dp;
         }
@@ -255,14 +278,13 @@ fn run_unit(
     };
     let unit_gpus =
         d.prefill.workers * d.prefill.layout.gpus() + d.decode.workers * d.decode.layout.gpus();
-    let shape = crate::perf::engine::engine_model_shape(model, engine, run.precision);
-    side_spec(&d.decode).split(SplitSpec {
-        prefill: side_spec(&d.prefill),
+    capped(decode, &d.decode).split(SplitSpec {
+        prefill: capped(prefill, &d.prefill),
         prefill_replicas: d.prefill.workers,
         decode_replicas: d.decode.workers,
         transfer: KvTransfer::between(
             gpu,
-            &shape,
+            shape,
             d.prefill.layout,
             unit_gpus,
             gpu.scaleout_bytes_per_s() / 1e9,
@@ -395,7 +417,10 @@ pub(crate) fn refusal(
     }
     if let Some(d) = &run.disaggregated {
         let unit = run_unit(run, d, engine, gpu, model);
-        let prefill = unit.split.as_ref().map_or(0, |s| s.prefill.kv_capacity_tokens);
+        let prefill = unit
+            .split
+            .as_ref()
+            .map_or(0, |s| s.prefill.kv_capacity_tokens);
         return (!unit.holds(run.input_tokens, run.output_tokens)).then(|| {
             format!(
                 "a request of {longest} tokens does not fit the unit: its prefill workers' KV cache holds {prefill} tokens, its decode workers' {}",

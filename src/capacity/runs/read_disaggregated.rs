@@ -13,7 +13,11 @@ pub(super) fn disaggregated_of<'a>(
     moe: bool,
     id_concurrency: Option<f64>,
 ) -> Result<(DisaggregatedRun, u32), String> {
-    let number = |name: &str| cell(name).and_then(|t| t.parse::<f64>().ok()).filter(|v| v.is_finite());
+    let number = |name: &str| {
+        cell(name)
+            .and_then(|t| t.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
+    };
     let side = |prefix: &str| -> Result<RunSide, String> {
         let whole = |name: &str| {
             number(&format!("{prefix}_{name}"))

@@ -194,13 +194,18 @@ impl<'a> Search<'a> {
         );
         let fleet = fleet_of(&self.spec, 1, self.tier, self.demand, self);
         let result = simulate(&fleet, 0..1, arrivals, self.sim.capacity_seed, |_| {});
-        let busy_s = result.groups.first().map_or(0.0, |g| match &self.spec.split {
-            None => g.busy_s,
-            Some(split) => {
-                let side = |i: usize, n: u32| g.sides_busy_s.get(i).copied().unwrap_or(0.0) / f64::from(n);
-                side(0, split.prefill_replicas).max(side(1, split.decode_replicas))
-            }
-        });
+        let busy_s = result
+            .groups
+            .first()
+            .map_or(0.0, |g| match &self.spec.split {
+                None => g.busy_s,
+                Some(split) => {
+                    let side = |i: usize, n: u32| {
+                        g.sides_busy_s.get(i).copied().unwrap_or(0.0) / f64::from(n)
+                    };
+                    side(0, split.prefill_replicas).max(side(1, split.decode_replicas))
+                }
+            });
         let served = result.tiers[0].served_requests as f64;
         let rps = if busy_s > 0.0 { served / busy_s } else { 0.0 };
         assert!(

@@ -9,7 +9,12 @@ use crate::scenario::raw::RawGpuOffer;
 
 impl Validator {
     /// `gpus[i].network_gb_s`, bounded, else the profile's `scaleout_gb_s`.
-    pub(super) fn network(&mut self, i: usize, g: &RawGpuOffer, profile: &GpuProfile) -> Option<f64> {
+    pub(super) fn network(
+        &mut self,
+        i: usize,
+        g: &RawGpuOffer,
+        profile: &GpuProfile,
+    ) -> Option<f64> {
         match g.network_gb_s {
             Some(rate) => {
                 self.bounded(&format!("gpus[{i}].network_gb_s"), rate);

@@ -72,7 +72,8 @@ pub(crate) fn unit_run(
             cached_tokens: 0,
         })
         .collect();
-    let refused = (0..run.refused).map(|_| "the unit's KV caches cannot hold the request".to_string());
+    let refused =
+        (0..run.refused).map(|_| "the unit's KV caches cannot hold the request".to_string());
     let longer = too_long
         .iter()
         .map(|_| format!("the request exceeds the model's context of {max_context_tokens}"));
@@ -99,7 +100,11 @@ fn mean_output(prompts: &[Prompt]) -> f64 {
     if prompts.is_empty() {
         return 1.0;
     }
-    prompts.iter().map(|p| f64::from(p.output_tokens)).sum::<f64>() / prompts.len() as f64
+    prompts
+        .iter()
+        .map(|p| f64::from(p.output_tokens))
+        .sum::<f64>()
+        / prompts.len() as f64
 }
 
 #[cfg(test)]
@@ -167,7 +172,12 @@ mod tests {
                 .sum::<f64>()
                 / r.requests.len() as f64
         };
-        assert!(tpot(&apart) <= tpot(&together), "{} vs {}", tpot(&apart), tpot(&together));
+        assert!(
+            tpot(&apart) <= tpot(&together),
+            "{} vs {}",
+            tpot(&apart),
+            tpot(&together)
+        );
         // A prompt past the context is refused, not sent.
         let long = [Prompt {
             input_tokens: 200_000,

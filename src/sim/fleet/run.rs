@@ -523,8 +523,7 @@ impl<'a> Run<'a> {
             }
             best.map(|(_, r)| r)
         };
-        let Some(r) = least(&state.replicas[..state.up]).or_else(|| least(&state.replicas))
-        else {
+        let Some(r) = least(&state.replicas[..state.up]).or_else(|| least(&state.replicas)) else {
             let k = usize::from(self.reqs.get(id).tier);
             self.result.tiers[k].unserved_requests += 1;
             self.reqs.remove(id);
@@ -551,7 +550,10 @@ impl<'a> Run<'a> {
         let up = rep.rank < self.groups[rep.spec].up && !rep.down && now <= self.horizon_end_s;
         self.finished.clear();
         rep.end_step(now, up, &mut self.reqs, &mut self.finished);
-        let split = self.fleet.groups[self.parts[rep.spec].group].spec.split.as_deref();
+        let split = self.fleet.groups[self.parts[rep.spec].group]
+            .spec
+            .split
+            .as_deref();
         if let (Role::Prefill { decode }, Some(split)) = (self.parts[rep.spec].role, split) {
             for f in &self.finished {
                 let input = self.reqs.get(f.id).input_tokens;

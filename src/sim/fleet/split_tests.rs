@@ -91,7 +91,10 @@ fn a_lone_request_is_prefilled_moved_and_decoded_on_the_other_side() {
     // step over the whole prompt plus a token's prefill).
     let first_step_ms = perf.decode_step_s(1.0, 1000.0) * 1e3 + perf.prefill_s(1.0) * 1e3;
     let ttft = t.ttft.quantile_ms(1.0);
-    assert!(ttft > prefill_ms + transfer_ms, "{ttft} vs {prefill_ms} + {transfer_ms}");
+    assert!(
+        ttft > prefill_ms + transfer_ms,
+        "{ttft} vs {prefill_ms} + {transfer_ms}"
+    );
     assert!(ttft <= prefill_ms + transfer_ms + first_step_ms, "{ttft}");
     // Nothing of the prompt is computed twice: the decode side's busy time
     // is its 101 steps, far less than the prefill.
@@ -118,13 +121,22 @@ fn prefill_apart_never_slows_the_decode_at_the_same_load() {
     for (rate, input) in [(0.5, 2_000), (2.0, 4_000), (4.0, 1_000), (1.0, 8_000)] {
         let arrivals = load(400, rate, input);
         let together = simulate(&fleet(replica(), 1), 0..1, arrivals.clone(), 1, |_| {});
-        let apart = simulate(&fleet(unit(1, 1, free_link()), 1), 0..1, arrivals, 1, |_| {});
+        let apart = simulate(
+            &fleet(unit(1, 1, free_link()), 1),
+            0..1,
+            arrivals,
+            1,
+            |_| {},
+        );
         for q in [0.5, 0.9, 0.99] {
             let (a, t) = (
                 apart.tiers[0].tpot.quantile_ms(q),
                 together.tiers[0].tpot.quantile_ms(q),
             );
-            assert!(a <= t * 1.001, "rate {rate}, input {input}, q {q}: {a} ms vs {t} ms");
+            assert!(
+                a <= t * 1.001,
+                "rate {rate}, input {input}, q {q}: {a} ms vs {t} ms"
+            );
         }
         assert_eq!(apart.tiers[0].served_requests, 400);
     }
@@ -133,7 +145,13 @@ fn prefill_apart_never_slows_the_decode_at_the_same_load() {
 #[test]
 fn every_request_of_a_unit_is_accounted_for_and_a_slow_link_only_delays_first_tokens() {
     let arrivals = load(300, 3.0, 3_000);
-    let fast = simulate(&fleet(unit(2, 1, free_link()), 1), 0..1, arrivals.clone(), 1, |_| {});
+    let fast = simulate(
+        &fleet(unit(2, 1, free_link()), 1),
+        0..1,
+        arrivals.clone(),
+        1,
+        |_| {},
+    );
     // 10 ms a request more than the free link, whatever its prompt.
     let slow_link = KvTransfer::new(0.0, 1, 1.0, 0.01);
     let slow = simulate(&fleet(unit(2, 1, slow_link), 1), 0..1, arrivals, 1, |_| {});
