@@ -411,9 +411,7 @@ fn unit_fleet(fleet: &Fleet, u: Unit) -> Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::step::tests::{h100, llama8b};
-    use crate::perf::{PerfModel, StepModel};
-    use crate::sim::{FleetTier, Group, Limits, ReplicaSpec, Router, Scheduler};
+    use crate::sim::{FleetTier, Group, Limits, Router};
 
     /// The tiny scenario's traces and a fleet of two groups serving them.
     fn tiny() -> (Fleet, TraceReplay, u64, usize) {
@@ -422,17 +420,7 @@ mod tests {
             crate::demand::build_keeping(&scenario, Progress::hidden(), true).unwrap();
         let traces = super::super::traces(&scenario, &demand, kept);
         let slots = demand.slots;
-        let spec = ReplicaSpec::new(
-            StepModel::Roofline(PerfModel::new(
-                &h100(),
-                &llama8b(),
-                1,
-                crate::profiles::precision::Precision::Bf16,
-            )),
-            64,
-            2048,
-            Scheduler::DecodeFirstChunked,
-        );
+        let spec = crate::sim::replica_spec::tests::h100_llama8b();
         let group = |label: &str, replicas: u32| Group {
             tier: 0,
             label: label.into(),

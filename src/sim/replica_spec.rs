@@ -75,3 +75,27 @@ impl ReplicaSpec {
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::ReplicaSpec;
+    use crate::perf::step::tests::{h100, llama8b};
+    use crate::perf::{PerfModel, StepModel};
+    use crate::profiles::Scheduler;
+
+    /// One H100 replica of Llama-3-8B in BF16 under the roofline model:
+    /// batches of 64, 2,048-token steps, decode first.
+    pub(crate) fn h100_llama8b() -> ReplicaSpec {
+        ReplicaSpec::new(
+            StepModel::Roofline(PerfModel::new(
+                &h100(),
+                &llama8b(),
+                1,
+                crate::profiles::precision::Precision::Bf16,
+            )),
+            64,
+            2048,
+            Scheduler::DecodeFirstChunked,
+        )
+    }
+}

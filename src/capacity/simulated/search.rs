@@ -11,7 +11,7 @@ use crate::scenario::{GpuOffer, Simulation, Tier};
 use crate::sim::kv_cache::PrefixSource;
 use crate::sim::renewal::{renewal, RenewalStream};
 use crate::sim::request::Arrival;
-use crate::sim::{simulate, Fleet, FleetTier, Group, Limits, Paused, ReplicaSpec, TierTally};
+use crate::sim::{simulate, Fleet, FleetTier, Limits, Paused, ReplicaSpec, TierTally};
 use crate::traces::block_chains::NO_CHAIN;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -554,30 +554,19 @@ fn fleet_of(
     search: &Search,
 ) -> Fleet {
     let sim = search.sim;
+    let tier = FleetTier {
+        name: tier.name.clone(),
+        limits: Limits {
+            ttft_ms: tier.ttft_ms,
+            tpot_ms: tier.tpot_ms,
+        },
+        api_share_by_slot: vec![0.0],
+        mean_output_tokens: demand.output_tokens.mean,
+        deadline_s: None,
+    };
     Fleet {
-        slot_s: 1e15,
-        tiers: vec![FleetTier {
-            name: tier.name.clone(),
-            limits: Limits {
-                ttft_ms: tier.ttft_ms,
-                tpot_ms: tier.tpot_ms,
-            },
-            api_share_by_slot: vec![0.0],
-            mean_output_tokens: demand.output_tokens.mean,
-            deadline_s: None,
-        }],
-        groups: vec![Group {
-            tier: 0,
-            label: String::new(),
-            spec: spec.clone(),
-            replicas_by_slot: vec![n],
-            rps_per_replica: 1.0,
-            spot: None,
-            loading_by_slot: Vec::new(),
-            load_s: 0.0,
-        }],
-        router: sim.router,
         prefixes: search.hits.clone().map(PrefixSource::Known),
+        ..Fleet::single(1e15, tier, spec.clone(), n, sim.router)
     }
 }
 

@@ -3,7 +3,7 @@
 //! replay driven by the client ([`crate::sim::fleet::client`]).
 
 use super::{BenchRun, Prompt, RequestRecord};
-use crate::sim::fleet::{client, ClientPrompt, Fleet, FleetTier, Group};
+use crate::sim::fleet::{client, ClientPrompt, Fleet, FleetTier};
 use crate::sim::metrics::Limits;
 use crate::sim::replica::ReplicaSpec;
 use crate::sim::router::Router;
@@ -19,31 +19,17 @@ pub(crate) fn unit_run(
     max_concurrency: Option<u32>,
     max_context_tokens: u32,
 ) -> BenchRun {
-    let fleet = Fleet {
-        slot_s: 1e15,
-        tiers: vec![FleetTier {
-            name: "bench".into(),
-            limits: Limits {
-                ttft_ms: f64::INFINITY,
-                tpot_ms: f64::INFINITY,
-            },
-            api_share_by_slot: vec![0.0],
-            mean_output_tokens: mean_output(prompts),
-            deadline_s: None,
-        }],
-        groups: vec![Group {
-            tier: 0,
-            label: "unit".into(),
-            spec: spec.clone(),
-            replicas_by_slot: vec![1],
-            rps_per_replica: 1.0,
-            spot: None,
-            loading_by_slot: Vec::new(),
-            load_s: 0.0,
-        }],
-        router: Router::LeastWork,
-        prefixes: None,
+    let tier = FleetTier {
+        name: "bench".into(),
+        limits: Limits {
+            ttft_ms: f64::INFINITY,
+            tpot_ms: f64::INFINITY,
+        },
+        api_share_by_slot: vec![0.0],
+        mean_output_tokens: mean_output(prompts),
+        deadline_s: None,
     };
+    let fleet = Fleet::single(1e15, tier, spec.clone(), 1, Router::LeastWork);
     let fits = |p: &Prompt| {
         u64::from(p.input_tokens.max(1)) + u64::from(p.output_tokens.max(1))
             <= u64::from(max_context_tokens)
@@ -110,27 +96,10 @@ fn mean_output(prompts: &[Prompt]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::unit_run;
-    use crate::perf::step::tests::{h100, llama8b};
-    use crate::perf::{PerfModel, StepModel};
-    use crate::profiles::Scheduler;
     use crate::sim::bench::{run, Prompt};
+    use crate::sim::replica_spec::tests::h100_llama8b as replica;
     use crate::sim::split::{KvTransfer, SplitSpec};
-    use crate::sim::ReplicaSpec;
     use crate::traces::block_chains::NO_CHAIN;
-
-    fn replica() -> ReplicaSpec {
-        ReplicaSpec::new(
-            StepModel::Roofline(PerfModel::new(
-                &h100(),
-                &llama8b(),
-                1,
-                crate::profiles::precision::Precision::Bf16,
-            )),
-            64,
-            2048,
-            Scheduler::DecodeFirstChunked,
-        )
-    }
 
     #[test]
     fn a_closed_loop_client_keeps_its_concurrency_on_a_unit() {

@@ -86,6 +86,36 @@ pub(crate) struct Fleet {
     pub prefixes: Option<PrefixSource>,
 }
 
+impl Fleet {
+    /// One tier served by one group of `replicas` replicas of `spec` in
+    /// every slot (a capacity search's or a benchmark's fleet), no spot, no
+    /// loads, no prefix caching.
+    pub(crate) fn single(
+        slot_s: f64,
+        tier: FleetTier,
+        spec: ReplicaSpec,
+        replicas: u32,
+        router: Router,
+    ) -> Fleet {
+        Fleet {
+            slot_s,
+            tiers: vec![tier],
+            groups: vec![Group {
+                tier: 0,
+                label: String::new(),
+                spec,
+                replicas_by_slot: vec![replicas],
+                rps_per_replica: 1.0,
+                spot: None,
+                loading_by_slot: Vec::new(),
+                load_s: 0.0,
+            }],
+            router,
+            prefixes: None,
+        }
+    }
+}
+
 /// What a replay measured (cached on disk per slot: `replay::slots`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SimResult {

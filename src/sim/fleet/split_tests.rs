@@ -1,29 +1,13 @@
 //! Unit tests of disaggregated units in the fleet's replay.
 
 use super::*;
-use crate::perf::step::tests::{h100, llama8b};
-use crate::perf::{PerfModel, StepModel, StepTime};
-use crate::profiles::Scheduler;
+use crate::perf::StepTime;
 use crate::sim::renewal::renewal;
+use crate::sim::replica_spec::tests::h100_llama8b as replica;
 use crate::sim::request::Arrival;
 use crate::sim::router::Router;
 use crate::sim::split::{KvTransfer, SplitSpec};
 use crate::traces::block_chains::NO_CHAIN;
-
-/// One H100 replica of Llama-3-8B with a 64-sequence batch.
-fn replica() -> ReplicaSpec {
-    ReplicaSpec::new(
-        StepModel::Roofline(PerfModel::new(
-            &h100(),
-            &llama8b(),
-            1,
-            crate::profiles::precision::Precision::Bf16,
-        )),
-        64,
-        2048,
-        Scheduler::DecodeFirstChunked,
-    )
-}
 
 /// `x` prefill and `y` decode replicas of [`replica`]'s layout, the KV
 /// cache moved by `transfer`.
@@ -37,31 +21,17 @@ fn unit(x: u32, y: u32, transfer: KvTransfer) -> ReplicaSpec {
 }
 
 fn fleet(spec: ReplicaSpec, units: u32) -> Fleet {
-    Fleet {
-        slot_s: 3600.0,
-        tiers: vec![FleetTier {
-            name: "t".into(),
-            limits: Limits {
-                ttft_ms: 2_000.0,
-                tpot_ms: 100.0,
-            },
-            api_share_by_slot: vec![0.0],
-            mean_output_tokens: 200.0,
-            deadline_s: None,
-        }],
-        groups: vec![Group {
-            tier: 0,
-            label: "g".into(),
-            spec,
-            replicas_by_slot: vec![units],
-            rps_per_replica: 1.0,
-            spot: None,
-            loading_by_slot: Vec::new(),
-            load_s: 0.0,
-        }],
-        router: Router::LeastWork,
-        prefixes: None,
-    }
+    let tier = FleetTier {
+        name: "t".into(),
+        limits: Limits {
+            ttft_ms: 2_000.0,
+            tpot_ms: 100.0,
+        },
+        api_share_by_slot: vec![0.0],
+        mean_output_tokens: 200.0,
+        deadline_s: None,
+    };
+    Fleet::single(3600.0, tier, spec, units, Router::LeastWork)
 }
 
 fn free_link() -> KvTransfer {
