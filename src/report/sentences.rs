@@ -215,6 +215,60 @@ pub fn replicas_and_gpus(replicas: u32, gpus_per_replica: u32) -> String {
     )
 }
 
+/// What the solve without disaggregated units found, in one sentence.
+pub fn without_units(w: &crate::solve::units::WithoutUnits) -> String {
+    let verdict = |meets: bool| {
+        if meets {
+            "meets every target"
+        } else {
+            "misses a target"
+        }
+    };
+    let saving = |a: f64, b: f64| {
+        if b > 0.0 {
+            format!("{:.1}%", 100.0 * (b - a) / b)
+        } else {
+            "n/a".into()
+        }
+    };
+    // The tiers whose fleets the replays sized differently in the two.
+    let factors: Vec<String> = w
+        .factors_with_units
+        .iter()
+        .filter_map(|(tier, a)| {
+            let b = w.factors_without_units.get(tier)?;
+            ((a - b).abs() > 1e-9)
+                .then(|| format!("{tier} sized at demand ÷ {a:.3} with units, ÷ {b:.3} without"))
+        })
+        .collect();
+    let why = if factors.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", factors.join("; "))
+    };
+    let chosen = if w.chosen {
+        format!(
+            "aggregated replicas alone are chosen, {} cheaper{why}",
+            saving(w.without_units_usd, w.with_units_usd)
+        )
+    } else if w.without_units_meets_targets {
+        format!(
+            "the units are chosen, {} cheaper",
+            saving(w.with_units_usd, w.without_units_usd)
+        )
+    } else {
+        "the units are chosen: without them the plan misses a target".to_string()
+    };
+    format!(
+        "{} offered: the plan with them {} USD, {}; with aggregated replicas alone {} USD, {}; {chosen}",
+        w.offered.join(", "),
+        usd(w.with_units_usd),
+        verdict(w.with_units_meets_targets),
+        usd(w.without_units_usd),
+        verdict(w.without_units_meets_targets),
+    )
+}
+
 /// What the re-solve with tiers kept off the API found, in one sentence.
 pub fn without_api(w: &WithoutApi) -> String {
     let verdict = |meets: bool| {

@@ -247,6 +247,9 @@ pub fn render(outcome: &Outcome) -> String {
         &outcome.tier_order,
         plan.horizon_hours,
     ));
+    if let Some(w) = &outcome.without_units {
+        let _ = writeln!(o, "  units      {}", super::sentences::without_units(w));
+    }
     if let Some(h) = &outcome.held_out {
         let _ = writeln!(o, "\nDAYS SET ASIDE ([check] days)");
         let _ = writeln!(o, "  {}", super::sentences::held_out(h));

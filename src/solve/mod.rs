@@ -39,6 +39,7 @@ mod round_trial;
 pub mod rounds;
 mod slot_loosening;
 mod term;
+pub mod units;
 
 /// Options for a unit test's solve: no progress bar, no disk cache.
 #[cfg(test)]
@@ -142,7 +143,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     // The rounds size the plan on the design seed's replays; with the
     // replay's own seed apart, the plan is then checked on that seed's
     // (`design`).
-    let (chosen, without_api, design_check) = match &traces {
+    let run_rounds = |scenario: &Scenario| match &traces {
         Some(t) if design::apart(scenario) => {
             let design_traces = t.with_seed(scenario.simulation.capacity_seed);
             let design_replays = on_disk(&design_traces);
@@ -155,13 +156,33 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
                 },
             )?;
             let (chosen, without_api, check) = design::check(scenario, designed, shared)?;
-            (chosen, without_api, Some(check))
+            Ok::<_, PlannerError>((chosen, without_api, Some(check)))
         }
         _ => {
             let (chosen, without_api) = rounds::run(scenario, shared)?;
-            (chosen, without_api, None)
+            Ok((chosen, without_api, None))
         }
     };
+    let mut solved = run_rounds(scenario)?;
+    // Units deployed: the plan without them too, the cheaper that meets
+    // returned (`units`).
+    let mut without_units = None;
+    if let Some(plain) =
+        units::aggregated_only(scenario).filter(|_| units::deploys_units(&solved.0))
+    {
+        let other = timings.time(
+            || "the scenario again with no disaggregated unit offered".into(),
+            || run_rounds(&plain),
+        );
+        if let Ok(other) = other {
+            let compared = units::choose(scenario, &solved.0, &other.0);
+            if compared.chosen {
+                solved = other;
+            }
+            without_units = Some(compared);
+        }
+    }
+    let (chosen, without_api, design_check) = solved;
     let held_out = aside.as_ref().map(|a| {
         timings.time(
             || {
@@ -201,6 +222,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
     let baselines = round_trial::alternatives(scenario, &demand, options, &chosen.trial);
     let found = Found {
         without_api,
+        without_units,
         baselines,
         design_check,
         held_out,
@@ -270,6 +292,9 @@ fn seed_band(
 struct Found {
     /// The comparison with the candidate kept off the API, when there was one.
     without_api: Option<record::WithoutApi>,
+    /// The comparison with the plan offered no disaggregated unit, when the
+    /// plan deployed one.
+    without_units: Option<units::WithoutUnits>,
     /// The alternatives to the plan, priced once.
     baselines: BTreeMap<String, Baseline>,
     design_check: Option<outcome::DesignCheck>,
@@ -293,6 +318,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
     } = chosen;
     let Found {
         without_api,
+        without_units,
         baselines,
         design_check,
         held_out,
@@ -369,6 +395,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
         held_out,
         rounds,
         without_api,
+        without_units,
         plan,
     }
 }

@@ -66,6 +66,9 @@ pub struct Outcome {
     /// The scenario solved again with some tiers kept off the API, when the
     /// rounds had to tighten a tier that sends traffic to it.
     pub without_api: Option<WithoutApi>,
+    /// The scenario solved again with no disaggregated unit offered, when
+    /// the plan with them deployed one (`solve::units`).
+    pub without_units: Option<super::units::WithoutUnits>,
     /// Per tier and configuration: the engine's launch command and the
     /// benchmark that checks one replica's capacity figure.
     pub how_to_run: Vec<RunCommands>,
@@ -188,6 +191,9 @@ impl Serialize for Outcome {
         m.serialize_entry("rounds", &self.rounds)?;
         if let Some(w) = &self.without_api {
             m.serialize_entry("without_api", w)?;
+        }
+        if let Some(w) = &self.without_units {
+            m.serialize_entry("without_units", w)?;
         }
         m.serialize_entry("how_to_run", &self.how_to_run)?;
         m.end()

@@ -98,7 +98,7 @@ pub(super) struct Trial {
 
 impl Trial {
     /// Whether its replay met every tier's target (or it was not replayed).
-    fn meets_targets(&self) -> bool {
+    pub(super) fn meets_targets(&self) -> bool {
         self.verification
             .as_ref()
             .is_none_or(|v| v.tiers.values().all(|t| t.meets_target))

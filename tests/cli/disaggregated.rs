@@ -52,6 +52,27 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
         with["tiers"]["chat"]["configurations"],
         without["tiers"]["chat"]["configurations"]
     );
+    // The plan with units says what it saves against aggregated replicas.
+    let compared = &with["without_units"];
+    assert_eq!(compared["chosen"], false, "{compared}");
+    assert_eq!(compared["without_units_usd"], without["total_cost_usd"]);
+    // At an easy stream the units' replays ask more of their figures: the
+    // plan without them is returned, never a dearer one.
+    let easy = solve_json(SCENARIO, &["tiers[0].tpot_ms=100"]);
+    let easy_alone = solve_json(
+        SCENARIO,
+        &["tiers[0].tpot_ms=100", "gpus[0].disaggregated=[]"],
+    );
+    assert_eq!(
+        easy["without_units"]["chosen"], true,
+        "{}",
+        easy["without_units"]
+    );
+    assert_eq!(easy["total_cost_usd"], easy_alone["total_cost_usd"]);
+    assert!(easy["without_units"]["with_units_usd"].as_f64() > easy["total_cost_usd"].as_f64());
+    assert!(easy["tiers"]["code"]["configurations"][0]
+        .get("disaggregated")
+        .is_none());
 }
 
 #[test]
