@@ -147,7 +147,8 @@ impl Config {
     /// offer, in offer, layout (TP, then EP and attention-DP), precision,
     /// chunk size, batch order; each also with `speculative`'s method when
     /// the model states one (searched as a choice beside running without),
-    /// then as each of the offer's disaggregated units.
+    /// then as each of the offer's disaggregated units whose replicas can
+    /// reach each other (within one NVLink domain, or with a network).
     pub fn candidates(offers: &[GpuOffer], speculative: Option<&str>) -> Vec<(usize, Config)> {
         let mut out = Vec::new();
         for (g, offer) in offers.iter().enumerate() {
@@ -180,7 +181,15 @@ impl Config {
                                     },
                                 ));
                             }
-                            for &ratio in &offer.disaggregated {
+                            // A unit past the NVLink domain needs a network
+                            // to move its KV cache (validation refuses a list
+                            // whose every unit crosses it without one).
+                            let domain = offer.profile.nvlink_domain();
+                            let reachable = |r: &PdRatio| {
+                                offer.network_gb_s.is_some()
+                                    || layout.gpus() * r.replicas() <= domain
+                            };
+                            for &ratio in offer.disaggregated.iter().filter(|r| reachable(r)) {
                                 out.push((
                                     g,
                                     Config {

@@ -11,10 +11,10 @@ pub(crate) struct DisaggregatedArgs {
     /// each prompt runs to its first token on one of them, then its KV
     /// cache moves to a decode worker, over NVLink when the unit fits one
     /// NVLink domain, else the GPU's scale-out network (docs/model.md §4.3).
-    #[arg(long, requires = "decode_workers", value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, requires = "decode_workers", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub prefill_workers: Option<u32>,
     /// Decode workers of the unit (with --prefill-workers).
-    #[arg(long, requires = "prefill_workers", value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, requires = "prefill_workers", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub decode_workers: Option<u32>,
     /// Tensor-parallel degree of each prefill worker; default: --tp.
     #[arg(long, requires = "prefill_workers")]

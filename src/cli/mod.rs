@@ -137,7 +137,8 @@ pub(crate) enum Command {
     /// planner perf --model llama-3.1-8b --gpu h200 --decode 256 --context 2000;
     /// planner perf --model deepseek-v3 --gpu h200 --tp 8 --ep 8 --precision fp8 --engine sglang --decode 64 --context 1000
     Perf(PerfArgs),
-    /// Predict the benchmark `vllm bench serve` would measure on one replica.
+    /// Predict the benchmark `vllm bench serve` would measure on one replica
+    /// or one disaggregated unit.
     ///
     /// A closed-loop client (--max-concurrency N: every prompt queued at time
     /// 0 behind N slots, as vLLM's client does) or an open-loop one
@@ -145,7 +146,9 @@ pub(crate) enum Command {
     /// one replica of --tp × --attention-dp GPUs (--ep for a mixture of
     /// experts) running --engine (CUDA graphs, custom all-reduce, overlapped
     /// CPU, the engine's scheduler, docs/model.md §2.1, §2.2), simulated step
-    /// by step. Prints vLLM's summary; --format json
+    /// by step; with --prefill-workers and --decode-workers, against a unit
+    /// of that many prefill and decode workers behind a router, each prompt's
+    /// KV cache moved between them (docs/model.md §4.3). Prints vLLM's summary; --format json
     /// writes the keys of its --save-result file, which `planner goodput`
     /// reads. A list --max-concurrency 1,2,4,...,512 with --ttft-ms and
     /// --tpot-ms names the highest concurrency at which the limits still hold.

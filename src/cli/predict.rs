@@ -405,6 +405,23 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         prefix_caching: args.enable_prefix_caching,
         prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),
         speculation,
+        kv_link: unit.as_ref().map_or(String::new(), |d| {
+            let unit_gpus = d.prefill.workers * d.prefill.layout.gpus()
+                + d.decode.workers * d.decode.layout.gpus();
+            if unit_gpus <= gpu.nvlink_domain() {
+                format!(
+                    "NVLink ({} GB/s a link; the unit's {unit_gpus} GPUs fit one {}-GPU NVLink domain)",
+                    gpu.interconnect_gb_s,
+                    gpu.nvlink_domain()
+                )
+            } else {
+                format!(
+                    "the scale-out network ({} GB/s a GPU, the GPU profile's `scaleout_gb_s` or 50 where it states none; the unit's {unit_gpus} GPUs span more than one {}-GPU NVLink domain)",
+                    gpu.scaleout_bytes_per_s() / 1e9,
+                    gpu.nvlink_domain()
+                )
+            }
+        }),
         disaggregated: unit,
     };
     let curve = Curve::new(points, slo);

@@ -664,6 +664,19 @@ fn report(
                 .filter(|(up, _)| *up > 0.0)
                 .map(|(up, busy)| busy / up)
                 .collect(),
+            sides: g.spec.split.as_ref().and_then(|split| {
+                let (x, y) = (split.prefill_replicas, split.decode_replicas);
+                let per_replica_up = tally.up_s / f64::from(x + y);
+                let busy = |i: usize| tally.sides_busy_s.get(i).copied().unwrap_or(0.0);
+                (per_replica_up > 0.0).then(|| crate::replay::verification::UnitSides {
+                    shape: crate::scenario::pd_ratio::PdRatio {
+                        prefill: x,
+                        decode: y,
+                    },
+                    prefill_stepping: busy(0) / (per_replica_up * f64::from(x)),
+                    decode_stepping: busy(1) / (per_replica_up * f64::from(y)),
+                })
+            }),
         })
         .collect();
     Verification {

@@ -236,8 +236,22 @@ pub struct ConfigUtilisation {
     pub max_batch: u32,
     pub preemptions: u64,
     /// Busy over up time of each replica of the group, by rank (replicas the
-    /// plan never brought up are left out).
+    /// plan never brought up are left out; a disaggregated unit's replicas
+    /// together, by unit).
     pub replicas: Vec<f64>,
+    /// A group of disaggregated units: the busy share of its prefill and of
+    /// its decode replicas (which side bounds the unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sides: Option<UnitSides>,
+}
+
+/// The stepping shares of a disaggregated unit's two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UnitSides {
+    /// Prefill and decode replicas per unit (`xPyD`).
+    pub shape: crate::scenario::pd_ratio::PdRatio,
+    pub prefill_stepping: f64,
+    pub decode_stepping: f64,
 }
 
 #[cfg(test)]

@@ -113,6 +113,22 @@ pub fn pair(
                         measured_error: error_of(a),
                     }
                 })
+                // Disaggregated units: sized by the simulation alone.
+                .chain(s.iter().filter(|s| s.config.disaggregated.is_some()).map(|s| {
+                    CapacityPair {
+                        config: s.config.label(),
+                        gpus_per_replica: s.gpus_per_replica,
+                        simulated_over_analytic: None,
+                        analytic: Verdict::Cannot {
+                            reason: "a disaggregated unit: the queueing model has no prefill and decode apart (simulated only)".into(),
+                            best_ttft_ms: None,
+                            best_tpot_ms: None,
+                        },
+                        simulated: Some(s.verdict.clone()),
+                        fleet: s.fleet.clone(),
+                        measured_error: error_of(s),
+                    }
+                }))
                 .collect();
             (name.clone(), rows)
         })

@@ -36,6 +36,9 @@ pub(crate) struct Predicted {
     pub speculation: Option<crate::perf::Speculation>,
     /// A disaggregated unit's workers (`--prefill-workers`, ...).
     pub disaggregated: Option<crate::capacity::runs::DisaggregatedRun>,
+    /// The link a unit's KV cache moves over, in words (empty without a
+    /// unit).
+    pub kv_link: String,
 }
 
 /// Latency limits and the percentile at which they must hold.
@@ -179,6 +182,7 @@ impl Curve {
         }
         if let Some(d) = &p.disaggregated {
             planner["disaggregated"] = json!(d);
+            planner["kv_link"] = json!(p.kv_link);
         }
         if p.prefix_caching {
             planner["enable_prefix_caching"] = json!(true);
@@ -395,13 +399,22 @@ fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>, prefix_caching: b
 /// The text of a prediction.
 pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
     let mut o = String::new();
+    let gpus = p.disaggregated.as_ref().map_or(p.tp * p.attention_dp, |d| {
+        d.prefill.workers * d.prefill.layout.gpus() + d.decode.workers * d.decode.layout.gpus()
+    });
     let _ = writeln!(
         o,
-        "Predicted (not measured): {} on {} x {}{}, {} ({}), {}, max-num-seqs {}, max-num-batched-tokens {}; {} prompts from {}, request rate {}",
+        "Predicted (not measured): {} on {}{} x {}{}, {} ({}), {}, max-num-seqs {}, max-num-batched-tokens {}; {} prompts from {}, request rate {}",
         p.model,
-        p.tp * p.attention_dp,
+        p.disaggregated.as_ref().map_or(String::new(), |d| format!(
+            "a {}P{}D unit of ",
+            d.prefill.workers, d.decode.workers
+        )),
+        gpus,
         p.gpu,
-        if p.ep > 1 || p.attention_dp > 1 {
+        if p.disaggregated.is_some() {
+            String::new()
+        } else if p.ep > 1 || p.attention_dp > 1 {
             format!(
                 " ({})",
                 crate::perf::Layout {
@@ -439,9 +452,10 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
         };
         let _ = writeln!(
             o,
-            "disaggregated: {} + {}, each prompt's KV cache moved from its prefill worker to a decode worker; the workers' settings above apply to both sides; inter-token latencies are not recorded for a unit (its TPOT is)",
+            "disaggregated: {} + {}, each prompt's KV cache moved from its prefill worker to a decode worker over {}; the workers' settings above apply to both sides",
             side(&d.prefill, "prefill"),
-            side(&d.decode, "decode")
+            side(&d.decode, "decode"),
+            p.kv_link
         );
     }
     if let Some(s) = &p.speculation {

@@ -274,7 +274,9 @@ pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) ->
     for (g, name) in rows {
         let _ = writeln!(o, "  {name} ({} {})", g.before.runs, runs(g.before.runs));
         let _ = writeln!(o, "{}", medians_row("before", &g.before));
-        let _ = writeln!(o, "{}", medians_row("after", &g.after));
+        if check.fitted {
+            let _ = writeln!(o, "{}", medians_row("after", &g.after));
+        }
     }
     if !check.set_aside.is_empty() {
         let _ = writeln!(o, "Rows set aside:");
@@ -311,6 +313,9 @@ pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) ->
                 fmt(r.before_ms, 1),
                 fmt(r.after_ms, 1),
             );
+            if let Some(why) = &r.refusal {
+                let _ = writeln!(o, "      not predicted: {why}");
+            }
         }
     }
     o

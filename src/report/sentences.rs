@@ -246,26 +246,31 @@ pub fn without_units(w: &crate::solve::units::WithoutUnits) -> String {
     } else {
         format!(" ({})", factors.join("; "))
     };
-    let chosen = if w.chosen {
-        format!(
+    let alone = match (w.without_units_usd, &w.without_units_error) {
+        (Some(usd_alone), _) => format!(
+            "{} USD, {}",
+            usd(usd_alone),
+            verdict(w.without_units_meets_targets)
+        ),
+        (None, Some(e)) => format!("no plan ({e})"),
+        (None, None) => "no plan".to_string(),
+    };
+    let chosen = match w.without_units_usd {
+        Some(alone) if w.aggregated_chosen => format!(
             "aggregated replicas alone are chosen, {} cheaper{why}",
-            saving(w.without_units_usd, w.with_units_usd)
-        )
-    } else if w.without_units_meets_targets {
-        format!(
-            "the units are chosen, {} cheaper",
-            saving(w.with_units_usd, w.without_units_usd)
-        )
-    } else {
-        "the units are chosen: without them the plan misses a target".to_string()
+            saving(alone, w.with_units_usd)
+        ),
+        Some(alone) if w.without_units_meets_targets => format!(
+            "the units are chosen, {} cheaper{why}",
+            saving(w.with_units_usd, alone)
+        ),
+        _ => "the units are chosen: without them no plan meets every target".to_string(),
     };
     format!(
-        "{} offered: the plan with them {} USD, {}; with aggregated replicas alone {} USD, {}; {chosen}",
+        "{} offered: the plan with them {} USD, {}; with aggregated replicas alone {alone}; {chosen}",
         w.offered.join(", "),
         usd(w.with_units_usd),
         verdict(w.with_units_meets_targets),
-        usd(w.without_units_usd),
-        verdict(w.without_units_meets_targets),
     )
 }
 

@@ -381,9 +381,14 @@ pub fn render(outcome: &Outcome) -> String {
                 ),
                 _ => String::new(),
             };
+            let (one, many) = if c.config.disaggregated.is_some() {
+                ("unit", "units")
+            } else {
+                ("replica", "replicas")
+            };
             let _ = writeln!(
                 o,
-                "    {:<30} {:>8.3} req/s per replica ({} GPU{})   replicas {min}–{max}   serves {:>5.1}% of the tier's requests{spot}",
+                "    {:<30} {:>8.3} req/s per {one} ({} GPU{})   {many} {min}–{max}   serves {:>5.1}% of the tier's requests{spot}",
                 c.label,
                 c.rps_per_replica,
                 c.gpus_per_replica,

@@ -111,13 +111,27 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
             let lo = c.replicas.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = c.replicas.iter().copied().fold(0.0, f64::max);
             format!(
-                " ({} replicas, each stepping {:.1}-{:.1}%)",
+                " ({} {}, each stepping {:.1}-{:.1}%)",
                 c.replicas.len(),
+                if c.sides.is_some() {
+                    "units"
+                } else {
+                    "replicas"
+                },
                 lo * 100.0,
                 hi * 100.0
             )
         } else {
             String::new()
+        };
+        let spread = match &c.sides {
+            Some(s) => format!(
+                "{spread}; {} units: prefill replicas stepping {:.1}%, decode replicas {:.1}%",
+                s.shape.label(),
+                s.prefill_stepping * 100.0,
+                s.decode_stepping * 100.0
+            ),
+            None => spread,
         };
         let _ = writeln!(
             o,

@@ -174,13 +174,15 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
             || "the scenario again with no disaggregated unit offered".into(),
             || run_rounds(&plain),
         );
-        if let Ok(other) = other {
-            let compared = units::choose(scenario, &solved.0, &other.0);
-            if compared.chosen {
-                solved = other;
-            }
-            without_units = Some(compared);
+        let compared = units::choose(
+            scenario,
+            &solved.0,
+            other.as_ref().map(|o| &o.0).map_err(ToString::to_string),
+        );
+        if let (true, Ok(other)) = (compared.aggregated_chosen, other) {
+            solved = other;
         }
+        without_units = Some(compared);
     }
     let (chosen, without_api, design_check) = solved;
     let held_out = aside.as_ref().map(|a| {

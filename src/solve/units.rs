@@ -21,16 +21,20 @@ pub struct WithoutUnits {
     /// met every target.
     pub with_units_usd: f64,
     pub with_units_meets_targets: bool,
-    /// The plan with aggregated replicas alone.
-    pub without_units_usd: f64,
+    /// The plan with aggregated replicas alone (`None`: none could be
+    /// made, `without_units_error` says why).
+    pub without_units_usd: Option<f64>,
     pub without_units_meets_targets: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_units_error: Option<String>,
     /// Per tier, the capacity factor its fleets were sized with in each
     /// plan (demand ÷ factor: below 1, the replay asked more of the
     /// capacity figures than they claimed).
     pub factors_with_units: std::collections::BTreeMap<String, f64>,
     pub factors_without_units: std::collections::BTreeMap<String, f64>,
-    /// Whether the plan returned is the one without units.
-    pub chosen: bool,
+    /// Whether the plan returned is the one with aggregated replicas
+    /// alone.
+    pub aggregated_chosen: bool,
 }
 
 /// `scenario` with no disaggregated unit offered, when it offers one.
@@ -62,10 +66,14 @@ pub(super) fn deploys_units(f: &Finished) -> bool {
     })
 }
 
-/// Which of `with` (units offered) and `without` (none) is returned: the
-/// one without units when it meets every target and the other does not or
-/// costs more.
-pub(super) fn choose(scenario: &Scenario, with: &Finished, without: &Finished) -> WithoutUnits {
+/// Which of `with` (units offered) and `without` (none, or why no plan
+/// could be made without them) is returned: the one without units when it
+/// meets every target and the other does not or costs more.
+pub(super) fn choose(
+    scenario: &Scenario,
+    with: &Finished,
+    without: Result<&Finished, String>,
+) -> WithoutUnits {
     let meets = |f: &Finished| f.trial.meets_targets();
     let cost = |f: &Finished| f.trial.plan.total_cost_usd;
     let mut offered: Vec<String> = scenario
@@ -84,14 +92,20 @@ pub(super) fn choose(scenario: &Scenario, with: &Finished, without: &Finished) -
             .map(|(t, &x)| (t.name.clone(), x))
             .collect()
     };
+    let (without_usd, without_meets, error, without_factors) = match without {
+        Ok(w) => (Some(cost(w)), meets(w), None, factors(w)),
+        Err(e) => (None, false, Some(e), std::collections::BTreeMap::new()),
+    };
     WithoutUnits {
         offered,
-        factors_with_units: factors(with),
-        factors_without_units: factors(without),
         with_units_usd: cost(with),
         with_units_meets_targets: meets(with),
-        without_units_usd: cost(without),
-        without_units_meets_targets: meets(without),
-        chosen: meets(without) && (!meets(with) || cost(without) < cost(with)),
+        without_units_usd: without_usd,
+        without_units_meets_targets: without_meets,
+        without_units_error: error,
+        factors_with_units: factors(with),
+        factors_without_units: without_factors,
+        aggregated_chosen: without_meets
+            && (!meets(with) || without_usd.is_some_and(|c| c < cost(with))),
     }
 }

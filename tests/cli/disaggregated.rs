@@ -54,7 +54,7 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
     );
     // The plan with units says what it saves against aggregated replicas.
     let compared = &with["without_units"];
-    assert_eq!(compared["chosen"], false, "{compared}");
+    assert_eq!(compared["aggregated_chosen"], false, "{compared}");
     assert_eq!(compared["without_units_usd"], without["total_cost_usd"]);
     // At an easy stream the units' replays ask more of their figures: the
     // plan without them is returned, never a dearer one.
@@ -64,7 +64,7 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
         &["tiers[0].tpot_ms=100", "gpus[0].disaggregated=[]"],
     );
     assert_eq!(
-        easy["without_units"]["chosen"], true,
+        easy["without_units"]["aggregated_chosen"], true,
         "{}",
         easy["without_units"]
     );

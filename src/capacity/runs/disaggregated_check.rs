@@ -20,6 +20,9 @@ pub(crate) struct CheckedRun {
     /// profiles; `None` when the unit cannot serve the run.
     pub before_ms: Option<(f64, f64)>,
     pub after_ms: Option<(f64, f64)>,
+    /// Why the unit cannot serve the run, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 /// One set of runs' medians with either profile.
@@ -56,6 +59,7 @@ pub(crate) fn check(
 ) -> DisaggregatedCheck {
     let mut before = vec![None; runs.len()];
     let mut after = vec![None; runs.len()];
+    let mut refusals = vec![None; runs.len()];
     for (engine, start) in starts {
         let idx: Vec<usize> = (0..runs.len())
             .filter(|&i| runs[i].engine == *engine)
@@ -69,6 +73,14 @@ pub(crate) fn check(
         for (k, &i) in idx.iter().enumerate() {
             before[i] = b[k];
             after[i] = a[k];
+            let r = &runs[i];
+            if b[k].is_none() {
+                refusals[i] = match (profiles.gpus.get(&r.gpu), profiles.models.get(&r.model)) {
+                    (Some(gpu), Some(model)) => super::refusal(r, start, gpu, model)
+                        .or_else(|| Some("its replay served no request".to_string())),
+                    _ => Some("its GPU or model profile was not loaded".to_string()),
+                };
+            }
         }
     }
     let checked: Vec<CheckedRun> = runs
@@ -79,6 +91,7 @@ pub(crate) fn check(
             group: r.group(),
             before_ms: before[i],
             after_ms: after[i],
+            refusal: refusals[i].clone(),
         })
         .collect();
     let medians = |name: String, pick: &dyn Fn(&CheckedRun) -> bool| CheckedGroup {

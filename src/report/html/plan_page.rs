@@ -486,6 +486,13 @@ pub fn render(outcome: &Outcome) -> String {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(w));
     }
     body.push_str(&super::purchase::section(outcome));
+    if let Some(w) = &outcome.without_units {
+        let _ = write!(
+            body,
+            "<p><strong>Prefill and decode apart.</strong> {}.</p>",
+            esc(&crate::report::sentences::without_units(w))
+        );
+    }
     if let Some(h) = &outcome.held_out {
         let _ = write!(
             body,

@@ -11,8 +11,8 @@ use crate::sim::router::Router;
 /// Runs `prompts` against one unit of `spec` (a spec with its prefill side,
 /// [`ReplicaSpec::split`]). A prompt longer than `max_context_tokens`, or
 /// one the unit cannot hold, is refused. Requests are recorded in
-/// completion order, the refused ones after them; inter-token gaps are not
-/// recorded (the fleet's replay keeps each request's first and last token).
+/// completion order, the refused ones after them, each with its decode
+/// replica's inter-token gaps.
 pub(crate) fn unit_run(
     spec: &ReplicaSpec,
     prompts: &[Prompt],
@@ -47,13 +47,14 @@ pub(crate) fn unit_run(
     let mut requests: Vec<RequestRecord> = run
         .completed
         .iter()
-        .map(|c| RequestRecord {
+        .zip(run.itls_s)
+        .map(|(c, itls_s)| RequestRecord {
             input_tokens: c.input_tokens,
             output_tokens: c.output_tokens,
             sent_s: c.arrival_s,
             ttft_s: c.ttft_ms / 1e3,
             e2e_s: c.e2e_ms / 1e3,
-            itls_s: Vec::new(),
+            itls_s,
             error: None,
             cached_tokens: 0,
         })
@@ -120,6 +121,17 @@ mod tests {
         let apart = unit_run(&unit, &prompts, Some(8), 131_072);
         assert_eq!(apart.requests.len(), 200);
         assert!(apart.requests.iter().all(|r| r.error.is_none()));
+        // Every request's gaps: one fewer than its tokens, summing to its
+        // time after the first token.
+        for r in &apart.requests {
+            assert_eq!(r.itls_s.len(), 99);
+            let sum: f64 = r.itls_s.iter().sum();
+            assert!(
+                (sum - (r.e2e_s - r.ttft_s)).abs() < 1e-6,
+                "{sum} vs {}",
+                r.e2e_s - r.ttft_s
+            );
+        }
         // Never more than 8 in flight: at any send time, fewer than 8
         // requests sent earlier are still running.
         for r in &apart.requests {

@@ -17,11 +17,15 @@ pub(crate) struct ClientPrompt {
     pub output_tokens: u32,
 }
 
-/// What the client saw: each completed request in completion order, the
-/// requests the fleet could not serve, and when the last one ended.
+/// What the client saw: each completed request in completion order with
+/// the gaps before its tokens after the first, the requests the fleet could
+/// not serve, and when the last one ended.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientRun {
     pub completed: Vec<Completed>,
+    /// Per completed request, its inter-token gaps (seconds): the last
+    /// `output − 1` steps of its replica that gave tokens after its first.
+    pub itls_s: Vec<Vec<f64>>,
     pub refused: u64,
     pub duration_s: f64,
 }
@@ -38,6 +42,8 @@ pub(crate) fn client(
     let cap = max_concurrency.map_or(usize::MAX, |c| c as usize);
     let mut out = ClientRun::default();
     let (mut next, mut waking) = (0, false);
+    // Per replica, the times its steps gave tokens.
+    let mut token_times: Vec<Vec<f64>> = Vec::new();
     loop {
         let ended = out.completed.len() + run.result.tiers[0].unserved_requests as usize;
         let now = out.duration_s;
@@ -73,7 +79,25 @@ pub(crate) fn client(
                 replica,
                 generation,
             } if run.replicas[replica].generation == generation => {
+                if token_times.len() <= replica {
+                    token_times.resize(replica + 1, Vec::new());
+                }
+                run.replicas[replica].token_times(&mut token_times[replica]);
+                let before = out.completed.len();
                 run.end_step(at, replica, &mut |c: &Completed| out.completed.push(*c));
+                let server = &run.spec(replica).perf;
+                for c in &out.completed[before..] {
+                    // The replica's own clock: the server's time is in the
+                    // request's latencies, not in its steps.
+                    let first_s = c.arrival_s + c.ttft_ms / 1e3 - server.server_s(c.input_tokens);
+                    let finish_s = first_s + (c.e2e_ms - c.ttft_ms) / 1e3;
+                    out.itls_s.push(gaps(
+                        &token_times[replica],
+                        first_s,
+                        finish_s,
+                        c.output_tokens,
+                    ));
+                }
             }
             Event::Handoff { request, decode } => run.hand_off(at, request as u32, decode),
             Event::Interrupt { replica, slot } => run.interrupt(replica, slot),
@@ -83,4 +107,29 @@ pub(crate) fn client(
     }
     out.refused = run.result.tiers[0].unserved_requests;
     out
+}
+
+/// The gaps before the tokens after the first of a request whose first
+/// token came at `first_s` and its last at `finish_s`, from its replica's
+/// token times: the last `output − 1` that ended in (first, finish].
+fn gaps(times: &[f64], first_s: f64, finish_s: f64, output_tokens: u32) -> Vec<f64> {
+    let wanted = output_tokens.saturating_sub(1) as usize;
+    if wanted == 0 {
+        return Vec::new();
+    }
+    // A tolerance for the float round trip through milliseconds.
+    let eps = 1e-9 * finish_s.abs().max(1.0);
+    let lo = times.partition_point(|&t| t <= first_s + eps);
+    let hi = times.partition_point(|&t| t <= finish_s + eps);
+    let times = &times[lo..hi];
+    let times = &times[times.len().saturating_sub(wanted)..];
+    let mut last = first_s;
+    times
+        .iter()
+        .map(|&t| {
+            let gap = (t - last).max(0.0);
+            last = t;
+            gap
+        })
+        .collect()
 }
