@@ -7,8 +7,8 @@ use crate::profiles::precision::Precision;
 use crate::profiles::{ModelProfile, Scheduler};
 use crate::scenario::pd_ratio::PdRatio;
 use crate::scenario::{GpuOffer, ServedModel};
-use crate::sim::split::{KvTransfer, SplitSpec};
 use crate::sim::ReplicaSpec;
+use crate::sim::{KvTransfer, SplitSpec};
 use serde::{Deserialize, Serialize};
 
 /// GPU type, parallel layout, batch cap, chunked-prefill budget and weight

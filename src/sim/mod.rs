@@ -3,7 +3,7 @@
 //! ([`crate::profiles::Scheduler`]) over its KV cache ([`kv_cache`]) and, for traces that name their
 //! prompts' blocks, a prefix cache ([`prefix_cache`]),
 //! behind a [`router`] ([`fleet`]), aggregated or disaggregated into
-//! prefill and decode replicas ([`split`]), fed by arrivals (the scenario's traces,
+//! prefill and decode replicas ([`replica_spec::SplitSpec`], [`kv_transfer`]), fed by arrivals (the scenario's traces,
 //! `demand::workload`, or a [`renewal`] stream).
 //! Semantics in `docs/simulator.md`.
 
@@ -12,6 +12,7 @@ pub(crate) mod events;
 pub(crate) mod fleet;
 pub(crate) mod histogram;
 pub(crate) mod kv_cache;
+pub(crate) mod kv_transfer;
 pub(crate) mod metrics;
 pub(crate) mod prefix_cache;
 pub(crate) mod prefix_reuse;
@@ -20,13 +21,13 @@ pub(crate) mod replica;
 pub(crate) mod replica_spec;
 pub(crate) mod request;
 pub(crate) mod router;
-pub(crate) mod split;
 
 pub(crate) use crate::profiles::Scheduler;
 pub(crate) use fleet::{
     simulate, simulate_observed, Completed, Fleet, FleetTier, Group, Paused, SimResult, Spot,
 };
+pub(crate) use kv_transfer::KvTransfer;
 pub(crate) use metrics::{Latency, Limits, TierTally};
 pub(crate) use replica::ReplicaSpec;
+pub(crate) use replica_spec::SplitSpec;
 pub(crate) use router::Router;
-pub(crate) use split::{KvTransfer, SplitSpec};

@@ -1,6 +1,8 @@
 //! What one replica runs: its step model, batch and token caps, KV cache and
-//! scheduler ([`ReplicaSpec`]).
+//! scheduler ([`ReplicaSpec`]); for a disaggregated unit, its decode
+//! replicas' with the prefill side beside it ([`SplitSpec`]).
 
+use super::kv_transfer::KvTransfer;
 use crate::perf::{StepModel, StepTime};
 use crate::profiles::Scheduler;
 
@@ -31,7 +33,7 @@ pub(crate) struct ReplicaSpec {
     pub recv_interval_steps: u32,
     /// `Some`: the spec is a disaggregated unit's decode replicas, behind
     /// the prefill replicas it names.
-    pub split: Option<Box<super::split::SplitSpec>>,
+    pub split: Option<Box<SplitSpec>>,
 }
 
 impl ReplicaSpec {
@@ -73,6 +75,60 @@ impl ReplicaSpec {
                 self.scheduler,
             )
         }
+    }
+}
+
+/// The prefill side of a disaggregated unit and its link to the decode
+/// side. The [`ReplicaSpec`] that holds it is the decode replicas'.
+#[derive(Debug, Clone)]
+pub(crate) struct SplitSpec {
+    /// What each prefill replica runs: its prompts to their first token,
+    /// no decoding.
+    pub prefill: ReplicaSpec,
+    /// Prefill replicas per unit (x of xPyD).
+    pub prefill_replicas: u32,
+    /// Decode replicas per unit (y of xPyD).
+    pub decode_replicas: u32,
+    /// The KV cache's move from a prefill to a decode replica.
+    pub transfer: KvTransfer,
+}
+
+impl ReplicaSpec {
+    /// The spec as a disaggregated unit: these (decode) replicas behind
+    /// `split`'s prefill replicas.
+    pub(crate) fn split(mut self, split: SplitSpec) -> Self {
+        self.split = Some(Box::new(split));
+        self
+    }
+
+    /// Replicas per unit: 1 aggregated, x + y disaggregated.
+    pub(crate) fn replicas_per_unit(&self) -> u32 {
+        self.split
+            .as_ref()
+            .map_or(1, |s| s.prefill_replicas + s.decode_replicas)
+    }
+
+    /// Sequences one unit runs at once: its batch cap, or its decode
+    /// replicas' and prefill replicas' caps together.
+    pub(crate) fn batch_slots(&self) -> u32 {
+        match &self.split {
+            None => self.max_batch,
+            Some(s) => {
+                s.decode_replicas * self.max_batch + s.prefill_replicas * s.prefill.max_batch
+            }
+        }
+    }
+
+    /// Whether a request of `input_tokens` + `output_tokens` fits the unit:
+    /// its prompt and first token in a prefill replica's KV cache and the
+    /// whole request in a decode replica's.
+    pub(crate) fn holds(&self, input_tokens: u32, output_tokens: u32) -> bool {
+        let need = u64::from(input_tokens.max(1)) + u64::from(output_tokens.max(1));
+        need <= self.kv_capacity_tokens
+            && self
+                .split
+                .as_ref()
+                .is_none_or(|s| u64::from(input_tokens.max(1)) < s.prefill.kv_capacity_tokens)
     }
 }
 

@@ -4,8 +4,8 @@
 //! the median errors per (model, GPU, engine, precision) group and per
 //! model, as for the aggregated runs.
 
-use super::calibration::Medians;
 use super::fit::{evaluate, Profiles};
+use super::medians::Medians;
 use super::MeasuredRun;
 use crate::profiles::{EngineFamily, EngineProfile};
 use serde::Serialize;

@@ -8,6 +8,7 @@
 pub(crate) mod calibration;
 pub(crate) mod disaggregated_check;
 pub(crate) mod fit;
+mod medians;
 pub(crate) mod read;
 mod read_disaggregated;
 

@@ -99,7 +99,7 @@ mod tests {
     use super::unit_run;
     use crate::sim::bench::{run, Prompt};
     use crate::sim::replica_spec::tests::h100_llama8b as replica;
-    use crate::sim::split::{KvTransfer, SplitSpec};
+    use crate::sim::{KvTransfer, SplitSpec};
     use crate::traces::block_chains::NO_CHAIN;
 
     #[test]

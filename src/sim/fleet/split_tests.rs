@@ -6,7 +6,7 @@ use crate::sim::renewal::renewal;
 use crate::sim::replica_spec::tests::h100_llama8b as replica;
 use crate::sim::request::Arrival;
 use crate::sim::router::Router;
-use crate::sim::split::{KvTransfer, SplitSpec};
+use crate::sim::{KvTransfer, SplitSpec};
 use crate::traces::block_chains::NO_CHAIN;
 
 /// `x` prefill and `y` decode replicas of [`replica`]'s layout, the KV

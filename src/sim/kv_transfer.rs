@@ -1,25 +1,9 @@
-//! A disaggregated serving unit as the simulator runs it: prefill replicas
-//! that compute prompts only, decode replicas that generate, and the KV
-//! cache's move between them ([`SplitSpec`], docs/model.md §4.3).
+//! The KV cache's move from a disaggregated unit's prefill replica to its
+//! decode replica (`docs/model.md` §4.3): a fixed latency plus the prompt's
+//! KV bytes over the links that carry them.
 
-use super::replica_spec::ReplicaSpec;
 use crate::perf::Layout;
 use crate::profiles::{AttentionKind, GpuProfile, ModelProfile};
-
-/// The prefill side of a disaggregated unit and its link to the decode
-/// side. The [`ReplicaSpec`] that holds it is the decode replicas'.
-#[derive(Debug, Clone)]
-pub(crate) struct SplitSpec {
-    /// What each prefill replica runs: its prompts to their first token,
-    /// no decoding.
-    pub prefill: ReplicaSpec,
-    /// Prefill replicas per unit (x of xPyD).
-    pub prefill_replicas: u32,
-    /// Decode replicas per unit (y of xPyD).
-    pub decode_replicas: u32,
-    /// The KV cache's move from a prefill to a decode replica.
-    pub transfer: KvTransfer,
-}
 
 /// Seconds to move a prompt's KV cache: a fixed latency plus the bytes
 /// over the links that carry them.
@@ -86,45 +70,6 @@ impl KvTransfer {
     /// Seconds to move the KV cache of `prompt_tokens`.
     pub(crate) fn seconds(&self, prompt_tokens: u32) -> f64 {
         self.latency_s + self.s_per_token * f64::from(prompt_tokens)
-    }
-}
-
-impl ReplicaSpec {
-    /// The spec as a disaggregated unit: these (decode) replicas behind
-    /// `split`'s prefill replicas.
-    pub(crate) fn split(mut self, split: SplitSpec) -> Self {
-        self.split = Some(Box::new(split));
-        self
-    }
-
-    /// Replicas per unit: 1 aggregated, x + y disaggregated.
-    pub(crate) fn replicas_per_unit(&self) -> u32 {
-        self.split
-            .as_ref()
-            .map_or(1, |s| s.prefill_replicas + s.decode_replicas)
-    }
-
-    /// Sequences one unit runs at once: its batch cap, or its decode
-    /// replicas' and prefill replicas' caps together.
-    pub(crate) fn batch_slots(&self) -> u32 {
-        match &self.split {
-            None => self.max_batch,
-            Some(s) => {
-                s.decode_replicas * self.max_batch + s.prefill_replicas * s.prefill.max_batch
-            }
-        }
-    }
-
-    /// Whether a request of `input_tokens` + `output_tokens` fits the unit:
-    /// its prompt and first token in a prefill replica's KV cache and the
-    /// whole request in a decode replica's.
-    pub(crate) fn holds(&self, input_tokens: u32, output_tokens: u32) -> bool {
-        let need = u64::from(input_tokens.max(1)) + u64::from(output_tokens.max(1));
-        need <= self.kv_capacity_tokens
-            && self
-                .split
-                .as_ref()
-                .is_none_or(|s| u64::from(input_tokens.max(1)) < s.prefill.kv_capacity_tokens)
     }
 }
 
