@@ -76,6 +76,22 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
 }
 
 #[test]
+fn offering_units_never_costs_more_than_offering_none() {
+    for tpot in ["40", "75"] {
+        let limit = format!("tiers[0].tpot_ms={tpot}");
+        let with = solve_json(SCENARIO, &[&limit]);
+        let without = solve_json(SCENARIO, &[&limit, "gpus[0].disaggregated=[]"]);
+        let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+        assert!(
+            cost(&with) <= cost(&without) + 1e-9,
+            "TPOT {tpot} ms: {} with units, {} without",
+            cost(&with),
+            cost(&without)
+        );
+    }
+}
+
+#[test]
 fn a_planned_unit_round_trips_through_the_plan_file() {
     let dir = temp_dir("disaggregated-plan");
     let plan_path = dir.join("plan.json");
