@@ -79,7 +79,8 @@ mod tests {
 
     #[test]
     fn a_transfer_is_its_latency_plus_the_bytes_over_the_links() {
-        // 160 KiB a token (Llama-3-70B in BF16) over 8 links of 450 GB/s.
+        // 160 KiB a token (Llama-3-70B with an FP8 KV cache) over 8 links of
+        // 450 GB/s.
         let t = KvTransfer::new(163_840.0, 8, 450.0, 2e-6);
         let s = t.seconds(8_192);
         let expected = 2e-6 + 163_840.0 * 8_192.0 / (8.0 * 450e9);
@@ -88,5 +89,21 @@ mod tests {
             KvTransfer::new(1e6, 1, f64::INFINITY, 0.0).seconds(1_000),
             0.0
         );
+    }
+
+    #[test]
+    fn the_documented_example_moves_2048_tokens_in_half_a_millisecond() {
+        // docs/model.md §4.3: Llama 3.1 70B, FP8 KV cache, TP2 on H200.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+        let gpu = crate::profiles::load_gpu(&dir, "h200").unwrap();
+        let mut model = crate::profiles::load_model(&dir, "llama-3.1-70b").unwrap();
+        model.kv_bytes_per_element = 1.0;
+        assert_eq!(model.kv_bytes_per_token(), 163_840.0);
+        let t = KvTransfer::between(&gpu, &model, crate::perf::Layout::tp(2), 6, 50.0);
+        let ms = t.seconds(2_048) * 1e3;
+        assert!((ms - (0.4807 + 0.0285)).abs() < 1e-3, "{ms} ms");
+        // Past the node, the network's 50 GB/s a GPU.
+        let far = KvTransfer::between(&gpu, &model, crate::perf::Layout::tp(2), 16, 50.0);
+        assert!(far.seconds(2_048) > 3.3e-3);
     }
 }
