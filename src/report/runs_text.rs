@@ -213,11 +213,6 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
     if per_run {
         let _ = writeln!(o);
         let _ = writeln!(o, "Runs (measured; predicted before -> after -> held out):");
-        let fmt = |p: Option<(f64, f64)>, which: usize| {
-            p.map_or("   n/a".to_string(), |v| {
-                format!("{:>7.1}", if which == 0 { v.0 } else { v.1 })
-            })
-        };
         for r in &c.runs {
             let _ = writeln!(
                 o,
@@ -229,13 +224,13 @@ pub(crate) fn render(c: &Calibration, per_run: bool) -> String {
                 r.run.output_tokens,
                 r.run.concurrency,
                 r.run.ttft_ms,
-                fmt(r.before_ms, 0),
-                fmt(r.after_ms, 0),
-                fmt(r.held_out_ms, 0),
+                predicted(r.before_ms, 0),
+                predicted(r.after_ms, 0),
+                predicted(r.held_out_ms, 0),
                 r.run.tpot_ms,
-                fmt(r.before_ms, 1),
-                fmt(r.after_ms, 1),
-                fmt(r.held_out_ms, 1),
+                predicted(r.before_ms, 1),
+                predicted(r.after_ms, 1),
+                predicted(r.held_out_ms, 1),
             );
         }
     }
@@ -286,11 +281,6 @@ pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) ->
     }
     if per_run {
         let _ = writeln!(o, "  Runs (measured; predicted before -> after):");
-        let fmt = |p: Option<(f64, f64)>, which: usize| {
-            p.map_or("   n/a".to_string(), |v| {
-                format!("{:>7.1}", if which == 0 { v.0 } else { v.1 })
-            })
-        };
         for r in &check.runs {
             let Some(d) = &r.run.disaggregated else {
                 continue;
@@ -307,11 +297,11 @@ pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) ->
                 r.run.output_tokens,
                 r.run.concurrency,
                 r.run.ttft_ms,
-                fmt(r.before_ms, 0),
-                fmt(r.after_ms, 0),
+                predicted(r.before_ms, 0),
+                predicted(r.after_ms, 0),
                 r.run.tpot_ms,
-                fmt(r.before_ms, 1),
-                fmt(r.after_ms, 1),
+                predicted(r.before_ms, 1),
+                predicted(r.after_ms, 1),
             );
             if let Some(why) = &r.refusal {
                 let _ = writeln!(o, "      not predicted: {why}");
@@ -319,6 +309,14 @@ pub(crate) fn render_disaggregated(check: &DisaggregatedCheck, per_run: bool) ->
         }
     }
     o
+}
+
+/// A run's predicted mean TTFT (`which` 0) or TPOT (1) in ms, right
+/// aligned; `n/a` when it was not predicted.
+fn predicted(p: Option<(f64, f64)>, which: usize) -> String {
+    p.map_or("   n/a".to_string(), |v| {
+        format!("{:>7.1}", if which == 0 { v.0 } else { v.1 })
+    })
 }
 
 /// "run" or "runs" after a count.

@@ -329,7 +329,7 @@ fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
     }
     let meets = |f: &Finished| f.trial.meets_targets();
     let cost = |f: &Finished| f.trial.plan.total_cost_usd;
-    let take = meets(&other) && (!meets(&plan) || cost(&other) < cost(&plan));
+    let take = other.replaces(&plan);
     let mut without = WithoutApi {
         tiers: kept,
         total_cost_usd: cost(&other),

@@ -92,9 +92,15 @@ pub(super) fn choose(
             .map(|(t, &x)| (t.name.clone(), x))
             .collect()
     };
-    let (without_usd, without_meets, error, without_factors) = match without {
-        Ok(w) => (Some(cost(w)), meets(w), None, factors(w)),
-        Err(e) => (None, false, Some(e), std::collections::BTreeMap::new()),
+    let (without_usd, without_meets, error, without_factors, replaces) = match without {
+        Ok(w) => (Some(cost(w)), meets(w), None, factors(w), w.replaces(with)),
+        Err(e) => (
+            None,
+            false,
+            Some(e),
+            std::collections::BTreeMap::new(),
+            false,
+        ),
     };
     WithoutUnits {
         offered,
@@ -105,7 +111,6 @@ pub(super) fn choose(
         without_units_error: error,
         factors_with_units: factors(with),
         factors_without_units: without_factors,
-        aggregated_chosen: without_meets
-            && (!meets(with) || without_usd.is_some_and(|c| c < cost(with))),
+        aggregated_chosen: replaces,
     }
 }

@@ -76,18 +76,28 @@ fn without_units_the_tight_stream_costs_more_and_the_easy_one_the_same() {
 }
 
 #[test]
-fn offering_units_never_costs_more_than_offering_none() {
-    for tpot in ["40", "75"] {
-        let limit = format!("tiers[0].tpot_ms={tpot}");
-        let with = solve_json(SCENARIO, &[&limit]);
-        let without = solve_json(SCENARIO, &[&limit, "gpus[0].disaggregated=[]"]);
-        let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
-        assert!(
-            cost(&with) <= cost(&without) + 1e-9,
-            "TPOT {tpot} ms: {} with units, {} without",
-            cost(&with),
-            cost(&without)
-        );
+fn offering_units_never_costs_more_than_offering_none_on_any_seed() {
+    // Where units pay (30 ms) and where they do not (100 ms), seeds 1-3.
+    for seed in ["1", "2", "3"] {
+        for tpot in ["30", "100"] {
+            let sets = [
+                format!("tiers[0].tpot_ms={tpot}"),
+                format!("simulation.seed={seed}"),
+                format!("simulation.capacity_seed={seed}"),
+            ];
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let with = solve_json(SCENARIO, &sets);
+            let mut none = sets.clone();
+            none.push("gpus[0].disaggregated=[]");
+            let without = solve_json(SCENARIO, &none);
+            let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+            assert!(
+                cost(&with) <= cost(&without) + 1e-9,
+                "seed {seed}, TPOT {tpot} ms: {} with units, {} without",
+                cost(&with),
+                cost(&without)
+            );
+        }
     }
 }
 

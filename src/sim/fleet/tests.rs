@@ -28,31 +28,17 @@ fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSp
 }
 
 fn fleet(spec: ReplicaSpec, replicas: u32, api_share: f64) -> Fleet {
-    Fleet {
-        slot_s: 3600.0,
-        tiers: vec![FleetTier {
-            name: "t".into(),
-            limits: Limits {
-                ttft_ms: 500.0,
-                tpot_ms: 50.0,
-            },
-            api_share_by_slot: vec![api_share],
-            mean_output_tokens: 200.0,
-            deadline_s: None,
-        }],
-        groups: vec![Group {
-            tier: 0,
-            label: "g".into(),
-            spec,
-            replicas_by_slot: vec![replicas],
-            rps_per_replica: 1.0,
-            spot: None,
-            loading_by_slot: Vec::new(),
-            load_s: 0.0,
-        }],
-        router: Router::LeastWork,
-        prefixes: None,
-    }
+    let tier = FleetTier {
+        name: "t".into(),
+        limits: Limits {
+            ttft_ms: 500.0,
+            tpot_ms: 50.0,
+        },
+        api_share_by_slot: vec![api_share],
+        mean_output_tokens: 200.0,
+        deadline_s: None,
+    };
+    Fleet::single(3600.0, tier, spec, replicas, Router::LeastWork)
 }
 
 #[test]
