@@ -282,11 +282,16 @@ impl Config {
         model: &ServedModel,
         ratio: PdRatio,
     ) -> KvTransfer {
+        let unit_gpus = self.layout().gpus() * ratio.replicas();
+        debug_assert!(
+            offer.network_gb_s.is_some() || unit_gpus <= offer.profile.nvlink_domain(),
+            "a unit past the NVLink domain with no network is not a candidate"
+        );
         KvTransfer::between(
             &offer.profile,
             &self.model_shape(offer, model),
             self.layout(),
-            self.layout().gpus() * ratio.replicas(),
+            unit_gpus,
             offer.network_gb_s.unwrap_or(f64::INFINITY),
         )
     }

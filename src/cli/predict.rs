@@ -406,8 +406,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         prompt_blocks: chains.as_ref().is_some_and(|c| !c.is_empty()),
         speculation,
         kv_link: unit.as_ref().map_or(String::new(), |d| {
-            let unit_gpus = d.prefill.workers * d.prefill.layout.gpus()
-                + d.decode.workers * d.decode.layout.gpus();
+            let unit_gpus = d.gpus();
             if unit_gpus <= gpu.nvlink_domain() {
                 format!(
                     "NVLink ({} GB/s a link; the unit's {unit_gpus} GPUs fit one {}-GPU NVLink domain)",

@@ -399,9 +399,10 @@ fn summary_text(o: &mut String, pt: &Point, slo: Option<&Slo>, prefix_caching: b
 /// The text of a prediction.
 pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
     let mut o = String::new();
-    let gpus = p.disaggregated.as_ref().map_or(p.tp * p.attention_dp, |d| {
-        d.prefill.workers * d.prefill.layout.gpus() + d.decode.workers * d.decode.layout.gpus()
-    });
+    let gpus = p.disaggregated.as_ref().map_or(
+        p.tp * p.attention_dp,
+        crate::capacity::runs::DisaggregatedRun::gpus,
+    );
     let _ = writeln!(
         o,
         "Predicted (not measured): {} on {}{} x {}{}, {} ({}), {}, max-num-seqs {}, max-num-batched-tokens {}; {} prompts from {}, request rate {}",

@@ -70,6 +70,14 @@ pub(crate) struct DisaggregatedRun {
     pub decode: RunSide,
 }
 
+impl DisaggregatedRun {
+    /// GPUs of the unit: every worker of both sides.
+    pub(crate) fn gpus(&self) -> u32 {
+        self.prefill.workers * self.prefill.layout.gpus()
+            + self.decode.workers * self.decode.layout.gpus()
+    }
+}
+
 /// One side of a disaggregated run: its workers, each a replica of
 /// `layout`, and their batch cap per attention rank (`None`: the engine's).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -277,8 +285,7 @@ pub(crate) fn unit_of(
         }
         spec
     };
-    let unit_gpus =
-        d.prefill.workers * d.prefill.layout.gpus() + d.decode.workers * d.decode.layout.gpus();
+    let unit_gpus = d.gpus();
     capped(decode, &d.decode).split(SplitSpec {
         prefill: capped(prefill, &d.prefill),
         prefill_replicas: d.prefill.workers,

@@ -36,6 +36,8 @@ impl Validator {
         network_gb_s: Option<f64>,
     ) -> Vec<PdRatio> {
         let mut out = Vec::new();
+        let domain = profile.nvlink_domain();
+        let smallest = layouts.iter().map(Layout::gpus).min().unwrap_or(1);
         for (j, text) in g.disaggregated.iter().flatten().enumerate() {
             let key = format!("gpus[{i}].disaggregated[{j}]");
             let ratio = match PdRatio::parse(text.get_ref()) {
@@ -45,8 +47,6 @@ impl Validator {
                     continue;
                 }
             };
-            let domain = profile.nvlink_domain();
-            let smallest = layouts.iter().map(Layout::gpus).min().unwrap_or(1);
             let unit_gpus = ratio.replicas() * smallest;
             if network_gb_s.is_none() && unit_gpus > domain {
                 self.at_key(
