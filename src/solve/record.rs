@@ -127,14 +127,3 @@ pub struct WithoutApi {
     /// Whether this plan is the one without the API.
     pub chosen: bool,
 }
-
-impl super::rounds::Finished {
-    /// Whether this plan replaces `first` as the one returned: it meets
-    /// every target, and `first` does not or costs more (the rule of the
-    /// candidate kept off the API and of the plan without units).
-    pub(super) fn replaces(&self, first: &super::rounds::Finished) -> bool {
-        self.trial.meets_targets()
-            && (!first.trial.meets_targets()
-                || self.trial.plan.total_cost_usd < first.trial.plan.total_cost_usd)
-    }
-}

@@ -114,3 +114,14 @@ pub(super) fn choose(
         aggregated_chosen: replaces,
     }
 }
+
+impl Finished {
+    /// Whether this plan replaces `first` as the one returned: it meets
+    /// every target, and `first` does not or costs more (the rule of the
+    /// candidate kept off the API and of the plan without units).
+    pub(super) fn replaces(&self, first: &Finished) -> bool {
+        self.trial.meets_targets()
+            && (!first.trial.meets_targets()
+                || self.trial.plan.total_cost_usd < first.trial.plan.total_cost_usd)
+    }
+}
