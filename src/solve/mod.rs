@@ -233,35 +233,41 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         speedup,
         speed_plans,
     };
-    let mut outcome = timings.time(
+    // The seed band is this seed's run beside the other seeds': the outcome
+    // hands its own run over once its purchase is priced.
+    let band = |own: SeedRun, milp: &std::sync::Arc<RoundMilp>| {
+        (scenario.simulation.seed_band > 0)
+            .then(|| seed_band(scenario, own, milp.clone(), options))
+            .transpose()
+    };
+    timings.time(
         || "outcome: money, launch commands, questions".into(),
-        || outcome(scenario, chosen, &demand, found),
-    );
-    // The seed band is this seed's outcome beside the other seeds': it is
-    // added once the outcome stands.
-    if scenario.simulation.seed_band > 0 {
-        outcome.purchase.seed_band = Some(seed_band(scenario, &outcome, options)?);
+        || outcome(scenario, chosen, &demand, found, band),
+    )
+}
+
+/// A seed's purchase and cost as one run of the seed band.
+fn seed_run(purchase: &Purchase, plan: &crate::plan::Plan, meets_targets: bool) -> SeedRun {
+    SeedRun {
+        seed: purchase.seed,
+        capacity_seed: purchase.capacity_seed,
+        reserved: plan.reserved.clone(),
+        usd: plan.total_cost_usd,
+        term_usd: purchase.term_usd,
+        meets_targets,
     }
-    Ok(outcome)
 }
 
 /// The whole solve again with each further seed of `simulation.seed_band`,
-/// beside the solve's own.
+/// beside the solve's own run (`own`, of the MILP `own_milp`).
 fn seed_band(
     scenario: &Scenario,
-    outcome: &Outcome,
+    own: SeedRun,
+    own_milp: std::sync::Arc<RoundMilp>,
     options: &SolveOptions,
 ) -> Result<SeedBand, PlannerError> {
-    let run = |o: &Outcome| SeedRun {
-        seed: o.purchase.seed,
-        capacity_seed: o.purchase.capacity_seed,
-        reserved: o.plan.reserved.clone(),
-        usd: o.plan.total_cost_usd,
-        term_usd: o.purchase.term_usd,
-        meets_targets: o.missed_targets.is_empty(),
-    };
-    let mut runs = vec![run(outcome)];
-    let mut milps = vec![outcome.milp.clone()];
+    let mut runs = vec![own];
+    let mut milps = vec![own_milp];
     // Each seed's run is its purchase and cost: question 4 is not asked.
     let options = &SolveOptions {
         speed_questions: false,
@@ -278,7 +284,7 @@ fn seed_band(
             || format!("seed band: seed {}", other.simulation.seed),
             || solve(&other, options),
         )?;
-        runs.push(run(&o));
+        runs.push(seed_run(&o.purchase, &o.plan, o.missed_targets.is_empty()));
         milps.push(o.milp.clone());
     }
     let mut band = SeedBand::of(runs);
@@ -311,8 +317,15 @@ struct Found {
 }
 
 /// The outcome of the chosen candidate: its plan with the money, replay
-/// and questions derived from it, and what the solve `found` beside it.
-fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -> Outcome {
+/// and questions derived from it, what the solve `found` beside it, and
+/// the seed band `band` makes of its own run (none when not asked for).
+fn outcome(
+    stated: &Scenario,
+    chosen: Finished,
+    demand: &Demand,
+    found: Found,
+    band: impl FnOnce(SeedRun, &std::sync::Arc<RoundMilp>) -> Result<Option<SeedBand>, PlannerError>,
+) -> Result<Outcome, PlannerError> {
     let Finished {
         scenario,
         trial,
@@ -347,24 +360,30 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
         commitment::of_plan(&plan, &prices, scenario.commitment_term_months, trial.term);
     let unit_costs = unit_costs::of(&plan, &demand_summary, &prices);
     let pool = crate::money::pool::of(&plan, &demand_summary, &unit_costs, &baselines, &prices);
-    Outcome {
+    let purchase = Purchase {
+        reservation_levels,
+        levels_not_priced,
+        band_edge,
+        pool,
+        ..Purchase::of(
+            &plan,
+            &commitment,
+            (scenario.simulation.seed, scenario.simulation.capacity_seed),
+            &scenario
+                .gpus
+                .iter()
+                .map(|g| (g.id.clone(), g.profile.calibration))
+                .collect(),
+        )
+    };
+    let own = seed_run(&purchase, &plan, missed_targets.is_empty());
+    let purchase = Purchase {
+        seed_band: band(own, &milp)?,
+        ..purchase
+    };
+    Ok(Outcome {
         milp,
-        purchase: Purchase {
-            reservation_levels,
-            levels_not_priced,
-            band_edge,
-            pool,
-            ..Purchase::of(
-                &plan,
-                &commitment,
-                (scenario.simulation.seed, scenario.simulation.capacity_seed),
-                &scenario
-                    .gpus
-                    .iter()
-                    .map(|g| (g.id.clone(), g.profile.calibration))
-                    .collect(),
-            )
-        },
+        purchase,
         how_to_run,
         unit_costs,
         commitment,
@@ -399,7 +418,7 @@ fn outcome(stated: &Scenario, chosen: Finished, demand: &Demand, found: Found) -
         without_api,
         without_units,
         plan,
-    }
+    })
 }
 
 /// The launch and benchmark commands of every configuration the plan runs,
