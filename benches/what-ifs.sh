@@ -18,11 +18,11 @@ list() {
 cat <<'LIST'
 peak|API price 0.6|api.usd_per_million_input_tokens=0.6
 peak|H100 reserved 1.5|gpus[0].reserved_usd_per_gpu_hour=1.5
-peak|MI300X on-demand x1.2|gpus[3].on_demand_usd_per_gpu_hour=3.6
+peak|MI300X on-demand x1.2|gpus[3].on_demand_usd_per_gpu_hour=2.22
 peak|MI300X cap 16|gpus[3].max_gpus=16
 peak|interactive TTFT 600|tiers[0].ttft_ms=600
 peak|interactive TPOT 30|tiers[0].tpot_ms=30
-peak|standard demand x1.5|demand[1].scale=1.5
+peak|standard demand x1.5|demand[1].scale=6
 peak|standard refused the API|tiers[1].api_allowed=false
 peak|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
 api-vs-reserved|API price x2|api.usd_per_million_input_tokens=0.4 api.usd_per_million_output_tokens=0.4
@@ -34,29 +34,29 @@ api-vs-reserved|TPOT 30|tiers[0].tpot_ms=30
 api-vs-reserved|demand x1.5|demand[0].scale=1.5
 api-vs-reserved|refused the API|tiers[0].api_allowed=false
 api-vs-reserved|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
-moe|API price x2|api.usd_per_million_input_tokens=0.5 api.usd_per_million_output_tokens=1.38
+moe|API price x2|api.usd_per_million_input_tokens=0.7 api.usd_per_million_output_tokens=1.5
 moe|B200 reserved 3.0|gpus[1].reserved_usd_per_gpu_hour=3.0
 moe|B200 on-demand 6.0|gpus[1].on_demand_usd_per_gpu_hour=6.0
 moe|B200 cap 1|gpus[1].max_gpus=1
 moe|chat TTFT 1500|tiers[0].ttft_ms=1500
 moe|chat TPOT 20|tiers[0].tpot_ms=20
-moe|standard demand x1.5|demand[1].scale=1.5
+moe|standard demand x1.5|demand[1].scale=6
 moe|standard refused the API|tiers[1].api_allowed=false
 moe|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
 disaggregated|H200 reserved 3.0|gpus[0].reserved_usd_per_gpu_hour=3.0
 disaggregated|H200 on-demand 5.0|gpus[0].on_demand_usd_per_gpu_hour=5.0
-disaggregated|H200 cap 12|gpus[0].max_gpus=12
+disaggregated|H200 cap 24|gpus[0].max_gpus=24
 disaggregated|code TTFT 1500|tiers[0].ttft_ms=1500
-disaggregated|code TPOT 30|tiers[0].tpot_ms=30
+disaggregated|code TPOT 40|tiers[0].tpot_ms=40
 disaggregated|chat demand x1.5|demand[1].scale=1.5
-disaggregated|chat TPOT 100|tiers[1].tpot_ms=100
+disaggregated|chat TPOT 60|tiers[1].tpot_ms=60
 disaggregated|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
 overnight-batch|L40S reserved 1.0|gpus[1].reserved_usd_per_gpu_hour=1.0
 overnight-batch|L4 on-demand 0.6|gpus[0].on_demand_usd_per_gpu_hour=0.6
 overnight-batch|L40S cap 2|gpus[1].max_gpus=2
 overnight-batch|chat TTFT 1000|tiers[0].ttft_ms=1000
 overnight-batch|chat TPOT 50|tiers[0].tpot_ms=50
-overnight-batch|bulk demand x1.5|demand[1].scale=1.5
+overnight-batch|bulk demand x1.5|demand[1].scale=4.5
 overnight-batch|chat demand x1.5|demand[0].scale=1.5
 overnight-batch|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
 overnight-deadline|L4 reserved 0.35|gpus[0].reserved_usd_per_gpu_hour=0.35
@@ -64,7 +64,7 @@ overnight-deadline|L40S on-demand 2.2|gpus[1].on_demand_usd_per_gpu_hour=2.2
 overnight-deadline|L4 cap 24|gpus[0].max_gpus=24
 overnight-deadline|chat TTFT 1000|tiers[0].ttft_ms=1000
 overnight-deadline|chat TPOT 50|tiers[0].tpot_ms=50
-overnight-deadline|bulk demand x1.5|demand[1].scale=1.5
+overnight-deadline|bulk demand x1.5|demand[1].scale=4.5
 overnight-deadline|bulk deadline 4 h|tiers[1].deadline_hours=4
 overnight-deadline|3% growth|commitment.monthly_growth=0.03
 fleet|chat-70b API price x2|models[0].api.usd_per_million_input_tokens=1.76 models[0].api.usd_per_million_output_tokens=1.76
@@ -73,7 +73,7 @@ fleet|B200 on-demand 6.0|gpus[2].on_demand_usd_per_gpu_hour=6.0
 fleet|B200 cap 1|gpus[2].max_gpus=1
 fleet|chat TTFT 600|tiers[0].ttft_ms=600
 fleet|chat TPOT 30|tiers[0].tpot_ms=30
-fleet|assistant demand x1.5|demand[1].scale=1.5
+fleet|assistant demand x1.5|demand[1].scale=3
 fleet|assistant refused the API|tiers[1].api_allowed=false
 fleet|12-month term, 3% growth|commitment.term_months=12 commitment.monthly_growth=0.03
 LIST

@@ -12,10 +12,13 @@
 //! (3) subgradient rounds on the multipliers, each re-levelling from the
 //! slots' own usage, until the gap is within `mip_gap`, the steps stall or
 //! [`ROUNDS`] are done; (4) while the gap is open, moves of one GPU type's
-//! reserved count at a time, then more subgradient rounds.
+//! reserved count at a time, then more subgradient rounds; (5) while it is
+//! still open, branching on the reserved counts ([`reserved_bound`]), up
+//! to [`BRANCH_PRICES`] candidates priced.
 
 use super::lagrangian;
 use super::outer_search::OuterSearch;
+use super::reserved_bound;
 use super::{relaxation, Method, MilpError, Problem, Settings, Solution, SolveStatus};
 use std::time::Instant;
 
@@ -27,6 +30,10 @@ const RELEVEL_ROUNDS: usize = 4;
 
 /// Rounds without a better bound before the step size halves.
 const PATIENCE: usize = 3;
+
+/// Most passes over the slots the branching on reserved counts makes
+/// ([`reserved_bound`]; `Settings::branch_prices`).
+pub(crate) const BRANCH_PRICES: usize = 600;
 
 pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
     let clock = Instant::now();
@@ -98,6 +105,19 @@ pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, Mi
         searched_locally = true;
         search.local_search(4, |s| in_time() && !closed(lower, s));
         theta = 0.5;
+    }
+    if settings.branch_prices > 0 && search.best().is_some() && !closed(lower, &search) && in_time()
+    {
+        // The Lagrangian bound stalled above the gap: branch on the
+        // reserved counts (the cheapest plan may improve on the way).
+        let proved = reserved_bound::branch(
+            &mut search,
+            &lambda,
+            settings.mip_gap,
+            settings.branch_prices,
+            in_time,
+        );
+        lower = lower.max(proved.lower_bound_usd);
     }
     let Some((reserved, priced)) = search.best().cloned() else {
         // No candidate covers every slot: the reserved counts the quotas

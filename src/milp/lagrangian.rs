@@ -34,7 +34,7 @@ pub(super) struct Dual {
 /// USD a reserved GPU of type `g` costs for the horizon, `P[g]`, and the
 /// most one slot's multiplier needs to reach (its on-demand price for the
 /// slot: above it the slot rents instead).
-fn limits(input: &Problem, g: usize) -> Option<(f64, f64)> {
+pub(super) fn limits(input: &Problem, g: usize) -> Option<(f64, f64)> {
     let gpu = &input.gpus[g];
     let total = gpu.reserved_usd_per_gpu_hour? * input.horizon_hours();
     let per_slot = gpu
@@ -184,7 +184,7 @@ pub(super) fn step(
 /// Projects `values` onto `{0 ≤ v ≤ upper, Σ v ≤ total}`: clipped to the
 /// box, then, if the sum is over, shifted down by the τ that brings it to
 /// `total` (found by bisection) and scaled by at most a rounding error.
-fn project(values: &mut [f64], upper: f64, total: f64) {
+pub(super) fn project(values: &mut [f64], upper: f64, total: f64) {
     let clipped =
         |v: &[f64], tau: f64| -> f64 { v.iter().map(|x| (x - tau).clamp(0.0, upper)).sum() };
     if clipped(values, 0.0) > total {

@@ -19,12 +19,22 @@ pub(super) struct Priced {
 /// The candidates priced so far and the cheapest of them.
 pub(super) struct OuterSearch<'a> {
     input: &'a Problem,
-    /// `None`: some slot cannot be covered with those counts.
-    priced: BTreeMap<Vec<u32>, Option<f64>>,
+    /// `Err`: some slot cannot be covered with those counts, or was not
+    /// solved to proven optimality.
+    priced: BTreeMap<Vec<u32>, Result<f64, SlotOutcome>>,
     best: Option<(Vec<u32>, Priced)>,
 }
 
 impl<'a> OuterSearch<'a> {
+    pub(super) fn input(&self) -> &'a Problem {
+        self.input
+    }
+
+    /// How many candidates have been priced.
+    pub(super) fn priced_count(&self) -> usize {
+        self.priced.len()
+    }
+
     pub(super) fn new(input: &'a Problem) -> Self {
         OuterSearch {
             input,
@@ -43,8 +53,16 @@ impl<'a> OuterSearch<'a> {
     }
 
     /// `F(reserved)`, each slot solved on the available cores (once per
-    /// candidate); `None` when a slot cannot be covered.
+    /// candidate); `None` when a slot cannot be covered, or was not solved
+    /// to proven optimality.
     pub(super) fn price(&mut self, reserved: &[u32]) -> Option<f64> {
+        self.price_or_why(reserved).ok()
+    }
+
+    /// `F(reserved)`, or why there is none: a slot that cannot be covered
+    /// with those counts ([`SlotOutcome::Infeasible`]), or one not solved to
+    /// proven optimality ([`SlotOutcome::NodeLimit`]).
+    pub(super) fn price_or_why(&mut self, reserved: &[u32]) -> Result<f64, SlotOutcome> {
         let reserved = &self.in_units(reserved);
         if let Some(&known) = self.priced.get(reserved) {
             return known;
@@ -54,43 +72,53 @@ impl<'a> OuterSearch<'a> {
         let solved = crate::base::parallel::map_in_order(&slots, |&t| {
             slot_search::solve_exact(input, t, Pricing::Reserved(reserved))
         });
-        let plans: Option<Vec<SlotPlan>> = solved
-            .into_iter()
-            .map(|s| match s {
-                Some(Ok(plan)) => Some(plan),
-                Some(Err(SlotOutcome::Infeasible | SlotOutcome::NodeLimit)) | None => None,
-            })
-            .collect();
-        let cost = plans.map(|plans| {
-            let reservation: f64 = input
-                .gpus
-                .iter()
-                .zip(reserved)
-                .map(|(g, &n)| {
-                    f64::from(n)
-                        * g.reserved_usd_per_gpu_hour.unwrap_or(0.0)
-                        * input.horizon_hours()
-                })
-                .sum();
-            let slots_usd: f64 = plans.iter().map(|p| p.cost_usd).sum();
-            Priced {
-                cost_usd: reservation + slots_usd,
-                slots: plans,
-            }
-        });
-        let usd = cost.as_ref().map(|c| c.cost_usd);
-        if let Some(c) = cost {
-            if c.cost_usd < self.best_usd() - 1e-9 {
-                self.best = Some((reserved.clone(), c));
+        let mut plans = Vec::with_capacity(solved.len());
+        let mut why = None;
+        for s in solved {
+            match s {
+                Some(Ok(plan)) => plans.push(plan),
+                Some(Err(SlotOutcome::Infeasible)) => why = Some(SlotOutcome::Infeasible),
+                Some(Err(SlotOutcome::NodeLimit)) | None => {
+                    why = why.or(Some(SlotOutcome::NodeLimit));
+                }
             }
         }
+        let usd = if let Some(why) = why {
+            Err(why)
+        } else {
+            let slots_usd: f64 = plans.iter().map(|p| p.cost_usd).sum();
+            let c = Priced {
+                cost_usd: self.reservation_usd(reserved) + slots_usd,
+                slots: plans,
+            };
+            let usd = c.cost_usd;
+            if usd < self.best_usd() - 1e-9 {
+                self.best = Some((reserved.clone(), c));
+            }
+            Ok(usd)
+        };
         self.priced.insert(reserved.clone(), usd);
         usd
     }
 
+    /// What holding `reserved` costs over the horizon, `Σ_g reserved[g] ×
+    /// P[g]`.
+    pub(super) fn reservation_usd(&self, reserved: &[u32]) -> f64 {
+        self.input
+            .gpus
+            .iter()
+            .zip(reserved)
+            .map(|(g, &n)| {
+                f64::from(n)
+                    * g.reserved_usd_per_gpu_hour.unwrap_or(0.0)
+                    * self.input.horizon_hours()
+            })
+            .sum()
+    }
+
     /// `reserved` in whole purchase units of each type: rounded up, or down
     /// where up would pass the type's quota.
-    fn in_units(&self, reserved: &[u32]) -> Vec<u32> {
+    pub(super) fn in_units(&self, reserved: &[u32]) -> Vec<u32> {
         reserved
             .iter()
             .zip(&self.input.gpus)

@@ -27,6 +27,11 @@ pub struct Settings {
     /// The time HiGHS may still take on the whole model after a decomposed
     /// search stalls ([`super::solve`]), shared by every MILP of one solve.
     pub hand_over: HandOverAllowance,
+    /// Most passes over the slots the decomposed method's branching on the
+    /// reserved counts may make when its bound stalls
+    /// ([`super::reserved_bound`]); 0 leaves a stalled search to the
+    /// hand-over instead.
+    pub branch_prices: usize,
 }
 
 impl Settings {
@@ -47,6 +52,7 @@ impl Settings {
             method: Method::Monolithic,
             node_limit: None,
             hand_over: HandOverAllowance::unlimited(),
+            branch_prices: super::decomposed::BRANCH_PRICES,
         }
     }
 

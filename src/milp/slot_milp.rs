@@ -22,6 +22,8 @@ pub(super) fn by_milp(
     let mut one = input.slots_in(t..t + 1);
     let exact = super::Settings::exact(BY_MILP_TIME_LIMIT_S);
     let fixed = match pricing {
+        // Not modelled here: no bound from this slot.
+        Pricing::PricedUpTo(..) => return Err(SlotOutcome::NodeLimit),
         Pricing::Reserved(reserved) => Some(reserved),
         Pricing::Priced(usd) => {
             for (gpu, &price) in one.gpus.iter_mut().zip(usd) {

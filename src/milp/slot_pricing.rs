@@ -102,6 +102,10 @@ pub(crate) enum Pricing<'a> {
     /// A reserved GPU of type `g` costs `usd[g]` in this slot (the
     /// Lagrangian multipliers); GPUs may also be rented on demand.
     Priced(&'a [f64]),
+    /// As `Priced`, but no more than `most[g]` reserved GPUs of type `g`
+    /// (a box of reserved counts, `milp::reserved_bound`); beyond them the
+    /// slot rents.
+    PricedUpTo(&'a [f64], &'a [u32]),
 }
 
 /// The cost curve of every GPU type in a slot under `pricing`.
@@ -125,6 +129,26 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                     unit: gpu.purchase.unit_gpus,
                     partial_unit_usd: None,
                 },
+                Pricing::PricedUpTo(usd, most) => {
+                    let unit = gpu.purchase.unit_gpus.max(1);
+                    match (gpu.reserved_usd_per_gpu_hour, rent) {
+                        // Reserving is the cheaper way to hold a GPU, up to
+                        // `most[g]`; rented ones one unit at a time beyond.
+                        (Some(_), rent) if rent.is_none_or(|q| usd[g] < q) && unit == 1 => {
+                            GpuCurve {
+                                cheap_usd: usd[g],
+                                cheap_gpus: most[g],
+                                usd_beyond: rent,
+                                cap: gpu.max_gpus,
+                                unit,
+                                partial_unit_usd: None,
+                            }
+                        }
+                        // Otherwise as `Priced`: fewer constraints, a lower
+                        // curve.
+                        _ => curves(input, Pricing::Priced(usd)).swap_remove(g),
+                    }
+                }
                 Pricing::Priced(usd) => {
                     let reserve = gpu.reserved_usd_per_gpu_hour.map(|_| usd[g]);
                     let price = match (reserve, rent) {

@@ -295,5 +295,6 @@ pub(super) fn settings(scenario: &Scenario, options: &SolveOptions) -> Settings 
         method: scenario.planning.milp_method,
         node_limit: None,
         hand_over: options.hand_over.clone(),
+        branch_prices: crate::milp::decomposed::BRANCH_PRICES,
     }
 }
