@@ -39,8 +39,7 @@ mod slot_search_tree;
 mod solution;
 mod vars;
 
-pub(crate) use method::SolveMethod;
-pub(crate) use settings::{HandOverAllowance, Method, Settings};
+pub(crate) use settings::{Method, Settings};
 
 pub(crate) use problem::{ApiTerms, ConfigOption, Problem, TierInput, TierRules};
 pub(crate) use problem::{GpuType, Purchase, SpotTerms};
@@ -62,59 +61,11 @@ pub(crate) fn solve_with_reserved(
 
 /// Solves the MILP by the method `settings.method` names ([`Method`]); with
 /// `auto`, decomposed when [`Problem::decomposable`], monolithic
-/// otherwise (and so for `decomposed` on such a model). When the decomposed
-/// search of `auto` stalls with time left, HiGHS on the whole model,
-/// without a starting plan (its bound is then a proof, docs/model.md §4),
-/// gets the rest of it, as far as the solve's [`HandOverAllowance`] allows;
-/// the cheaper plan is kept, with the higher of the two valid bounds.
+/// otherwise (and so for `decomposed` on such a model). A decomposed search
+/// whose bound stalls above the gap branches on the reserved counts
+/// ([`reserved_bound`]); what it then proves is the plan's bound.
 pub(crate) fn solve(input: &Problem, settings: &Settings) -> Result<Solution, MilpError> {
-    let chosen = method::chosen(input, settings.method);
-    let clock = std::time::Instant::now();
-    let first = chosen.solve(input, settings)?;
-    let left_s = settings.time_limit_s - clock.elapsed().as_secs_f64();
-    // A stall the branching on reserved counts has had its go at is
-    // reported as it stands: in the hand-overs logged, HiGHS only added a
-    // bound, at the cost of the whole allowance.
-    let stalled = chosen.name() == Method::Decomposed
-        && first.status == SolveStatus::Unproven
-        && settings.branch_prices == 0;
-    if !stalled || settings.method != Method::Auto || left_s < 1.0 {
-        return Ok(first);
-    }
-    let granted_s = settings.hand_over.take(left_s);
-    if granted_s < 1.0 {
-        settings.hand_over.give_back(granted_s);
-        return Ok(first);
-    }
-    let whole = Settings {
-        time_limit_s: granted_s,
-        warm_start: false,
-        ..settings.clone()
-    };
-    let handed = std::time::Instant::now();
-    let monolithic = method::Monolithic.solve(input, &whole);
-    settings
-        .hand_over
-        .give_back(granted_s - handed.elapsed().as_secs_f64());
-    let monolithic = monolithic?;
-    let lower_bound_usd = first.lower_bound_usd.max(monolithic.lower_bound_usd);
-    let mut best = if total(input, &monolithic) < total(input, &first) {
-        monolithic
-    } else {
-        first
-    };
-    best.lower_bound_usd = lower_bound_usd.min(total(input, &best));
-    let gap_usd = total(input, &best) - best.lower_bound_usd;
-    best.status = if gap_usd <= settings.mip_gap * total(input, &best).abs() + 1e-6 {
-        SolveStatus::GapLimit
-    } else if best.status == SolveStatus::TimeLimit
-        || clock.elapsed().as_secs_f64() >= settings.time_limit_s
-    {
-        SolveStatus::TimeLimit
-    } else {
-        SolveStatus::Unproven
-    };
-    Ok(best)
+    method::chosen(input, settings.method).solve(input, settings)
 }
 
 #[cfg(test)]
@@ -313,7 +264,6 @@ pub(super) mod tests {
             warm_start: true,
             method,
             node_limit: None,
-            hand_over: HandOverAllowance::unlimited(),
             branch_prices: decomposed::BRANCH_PRICES,
         }
     }
@@ -373,7 +323,7 @@ pub(super) mod tests {
     /// to HiGHS only while the solve's allowance lasts: with none left, the
     /// decomposed plan and bound come back as they are.
     #[test]
-    fn the_hand_over_to_highs_stops_when_the_allowance_is_spent() {
+    fn a_stalled_search_is_proven_by_branching_on_the_reserved_counts() {
         let mut stalled = 0;
         for peaks in [
             vec![(30.0, 12.0), (80.0, 40.0), (20.0, 5.0), (60.0, 22.0)],
@@ -387,43 +337,29 @@ pub(super) mod tests {
             ],
         ] {
             let input = two_tiers(&peaks, true, false);
-            // Without the branching on reserved counts, which proves these.
-            let unbranched = |method| Settings {
+            let unbranched = Settings {
                 branch_prices: 0,
-                ..with_method(method, 0.0)
+                ..with_method(Method::Decomposed, 0.0)
             };
-            let alone = method::Decomposed
-                .solve(&input, &unbranched(Method::Decomposed))
-                .unwrap();
+            let alone = solve(&input, &unbranched).unwrap();
             if alone.status != SolveStatus::Unproven {
                 continue;
             }
             stalled += 1;
-            let spent = Settings {
-                hand_over: HandOverAllowance::of(0.0),
-                ..unbranched(Method::Auto)
-            };
-            let without = solve(&input, &spent).unwrap();
-            assert_eq!(without.method, Method::Decomposed);
-            assert_eq!(without.status, SolveStatus::Unproven);
-            assert_eq!(without.lower_bound_usd, alone.lower_bound_usd);
-            assert_eq!(total(&input, &without), total(&input, &alone));
-            let allowance = HandOverAllowance::of(30.0);
-            let granted = Settings {
-                hand_over: allowance.clone(),
-                ..unbranched(Method::Auto)
-            };
-            // With the branching, no hand-over: proven, or reported as is.
-            let branched = solve(&input, &with_method(Method::Auto, 0.0)).unwrap();
+            let branched = solve(&input, &with_method(Method::Decomposed, 0.0)).unwrap();
             assert_eq!(branched.method, Method::Decomposed);
             assert!(branched.lower_bound_usd >= alone.lower_bound_usd - 1e-9);
             assert!(total(&input, &branched) <= total(&input, &alone) + 1e-9);
-            let with = solve(&input, &granted).unwrap();
-            assert!(with.lower_bound_usd >= alone.lower_bound_usd);
-            assert!(total(&input, &with) <= total(&input, &alone) + 1e-9);
-            // What HiGHS did not spend is left for the next MILP.
-            let left = allowance.take(f64::INFINITY);
-            assert!(left > 0.0 && left <= 30.0, "{left}");
+            // Proven: the bound meets the plan, and HiGHS on the whole
+            // model finds nothing cheaper.
+            assert_eq!(branched.status, SolveStatus::Optimal, "{peaks:?}");
+            let exact = solve(&input, &with_method(Method::Monolithic, 0.0)).unwrap();
+            assert!(
+                (total(&input, &branched) - total(&input, &exact)).abs() < 1e-6,
+                "{peaks:?}: {} against {}",
+                total(&input, &branched),
+                total(&input, &exact)
+            );
         }
         assert!(stalled > 0, "no instance stalled: the test checks nothing");
     }

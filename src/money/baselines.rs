@@ -63,10 +63,12 @@ pub(crate) fn compute(
     models: &ModelTiers,
     settings: &Settings,
 ) -> BTreeMap<String, Baseline> {
+    // The alternatives are priced, not proven: a stalled decomposed
+    // search is reported as it stands, without branching.
     let settings = Settings {
         time_limit_s: settings.time_limit_s.min(TIME_LIMIT_S),
         log_file: None,
-        hand_over: milp::HandOverAllowance::of(0.0),
+        branch_prices: 0,
         ..settings.clone()
     };
     let mut out = BTreeMap::new();

@@ -294,7 +294,6 @@ pub(super) fn settings(scenario: &Scenario, options: &SolveOptions) -> Settings 
         warm_start: options.warm_start,
         method: scenario.planning.milp_method,
         node_limit: None,
-        hand_over: options.hand_over.clone(),
         branch_prices: crate::milp::decomposed::BRANCH_PRICES,
     }
 }

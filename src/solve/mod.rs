@@ -10,7 +10,6 @@ use crate::capacity::probe::{replicas_at_speed, Serving};
 use crate::capacity::{self, simulated, CapacityEntry};
 use crate::demand::summary::DemandSummary;
 use crate::demand::{self, Demand};
-use crate::milp::HandOverAllowance;
 use crate::money::band::BandEdge;
 use crate::money::baselines::Baseline;
 use crate::money::commitment;
@@ -77,10 +76,6 @@ pub struct SolveOptions {
     /// each). A sweep's rows and a seed band's runs read none of it, so they
     /// leave it out.
     pub speed_questions: bool,
-    /// The time `auto`'s hand-overs to HiGHS may take in all
-    /// ([`crate::milp::HandOverAllowance`]): [`solve`] sets it for each
-    /// solve to `planning.time_limit_s`, so it is not the caller's to set.
-    pub(crate) hand_over: HandOverAllowance,
 }
 
 impl SolveOptions {
@@ -93,7 +88,6 @@ impl SolveOptions {
             cache_dir: simulated::default_cache_dir(),
             timings: Timings::default(),
             speed_questions: true,
-            hand_over: HandOverAllowance::unlimited(),
         }
     }
 }
@@ -114,12 +108,6 @@ pub fn solve_file(path: &Path, options: &SolveOptions) -> Result<Outcome, Planne
 /// ([`check`]). The outcome is the returned plan with its money, its
 /// replay, its rounds and the answers to the four questions.
 pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, PlannerError> {
-    // Every MILP of this solve (its rounds, the re-solve kept off the API,
-    // the what-ifs) draws its hand-overs to HiGHS from one allowance.
-    let options = &SolveOptions {
-        hand_over: HandOverAllowance::of(scenario.planning.time_limit_s),
-        ..options.clone()
-    };
     let verify = scenario.simulation.verify != VerifySlots::Off;
     // Demand and the replay's traces do not depend on which tiers may use
     // the API: read once for every candidate.
