@@ -8,7 +8,10 @@
 //!
 //! `min F ≥ R(lo) + S(hi)`,
 //!
-//! exact when the box is one point. The search keeps boxes in order of
+//! exact when the box is one point; and the box's own Lagrangian bound
+//! ([`box_bound`]), with each slot's copies of the counts at most `hi` and
+//! at least `lo` paid for, is tighter on wide boxes. A box's bound is the
+//! larger of the two. The search keeps boxes in order of
 //! their bound and splits the lowest along the count whose width costs the
 //! most (`(hi[g] − lo[g]) × P[g]`), pricing one new corner per split
 //! (`OuterSearch::price_or_why`); the lowest bound of the boxes left is a
@@ -42,6 +45,9 @@ struct Counts {
     /// The order it was made in (ties broken by it, so the search does
     /// not depend on the heap's layout).
     order: usize,
+    /// Whether `hi` was priced to proven optimality (a point's bound is
+    /// then its exact cost).
+    exact: bool,
 }
 
 impl PartialEq for Counts {
@@ -128,10 +134,17 @@ pub(super) fn branch(
         }
         let top = heap.pop().expect("peeked");
         if top.lo == top.hi {
-            // A point whose bound is its exact cost (priced in `bounded`):
-            // the search holds it if it is the cheapest; nothing is left
-            // below it in this box.
-            continue;
+            if top.exact {
+                // A point priced exactly (in `bounded`): the search holds
+                // it if it is the cheapest; nothing is left below it.
+                continue;
+            }
+            // A point whose slots were not all solved to proven
+            // optimality: its bound, the lowest left, is what is proven.
+            return Proved {
+                lower_bound_usd: proven,
+                priced,
+            };
         }
         let g = widest(input, &top);
         let unit = input.gpus[g].purchase.unit_gpus.max(1);
@@ -168,10 +181,10 @@ fn bounded(
     let before = search.priced_count();
     let at_hi = search.price_or_why(&hi);
     *priced += search.priced_count() - before;
-    let slots_usd = match at_hi {
-        Ok(usd) => usd - search.reservation_usd(&hi),
+    let (slots_usd, exact) = match at_hi {
+        Ok(usd) => (usd - search.reservation_usd(&hi), true),
         Err(SlotOutcome::Infeasible) => return None,
-        Err(SlotOutcome::NodeLimit) => 0.0,
+        Err(SlotOutcome::NodeLimit) => (0.0, false),
     };
     let simple = search.reservation_usd(&lo) + slots_usd;
     let input = search.input();
@@ -203,6 +216,7 @@ fn bounded(
         lo,
         hi,
         order: *made,
+        exact,
     })
 }
 
