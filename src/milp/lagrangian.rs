@@ -16,6 +16,7 @@
 //! subgradient steps.
 
 use super::relaxation::LpRelaxation;
+use super::slot_pricing;
 use super::slot_search::{self, Pricing, SlotOutcome, SlotPlan};
 use super::{MilpError, Problem};
 
@@ -99,9 +100,8 @@ pub(super) fn evaluate(input: &Problem, lambda: &Multipliers) -> Result<Option<D
             .iter()
             .enumerate()
             .map(|(g, gpu)| {
-                let rent = gpu.on_demand_usd_per_gpu_hour.map(|p| p * input.slot_hours);
-                let reserves =
-                    gpu.reserved_usd_per_gpu_hour.is_some() && rent.is_none_or(|r| usd[g] < r);
+                let rent = slot_pricing::rent_usd(input, gpu);
+                let reserves = slot_pricing::reserving_is_cheaper(input, gpu, usd[g]);
                 let unit = gpu.purchase.unit_gpus.max(1);
                 if reserves {
                     plan.gpus_used[g]

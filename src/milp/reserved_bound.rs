@@ -26,7 +26,7 @@
 
 use super::lagrangian::{self, Multipliers};
 use super::outer_search::OuterSearch;
-use super::slot_pricing::Pricing;
+use super::slot_pricing::{self, Pricing};
 use super::slot_search;
 use super::slot_search_tree::SlotOutcome;
 use super::Problem;
@@ -265,10 +265,7 @@ fn box_bound(input: &Problem, lambda: &Multipliers, lo: &[u32], hi: &[u32]) -> O
                 .iter()
                 .enumerate()
                 .map(|(g, gpu)| {
-                    let rent = gpu.on_demand_usd_per_gpu_hour.map(|p| p * input.slot_hours);
-                    let reserves =
-                        gpu.reserved_usd_per_gpu_hour.is_some() && rent.is_none_or(|q| usd[g] < q);
-                    if reserves {
+                    if slot_pricing::reserving_is_cheaper(input, gpu, usd[g]) {
                         plan.gpus_used[g].min(hi[g])
                     } else {
                         0

@@ -108,6 +108,18 @@ pub(crate) enum Pricing<'a> {
     PricedUpTo(&'a [f64], &'a [u32]),
 }
 
+/// USD to rent one GPU of `gpu` for a slot of `input` (`None`: not
+/// offered on demand).
+pub(crate) fn rent_usd(input: &Problem, gpu: &super::GpuType) -> Option<f64> {
+    gpu.on_demand_usd_per_gpu_hour.map(|p| p * input.slot_hours)
+}
+
+/// Whether a slot holds a GPU of `gpu` cheaper by reserving it at `usd`
+/// (a multiplier) than by renting it, or can only reserve it.
+pub(crate) fn reserving_is_cheaper(input: &Problem, gpu: &super::GpuType, usd: f64) -> bool {
+    gpu.reserved_usd_per_gpu_hour.is_some() && rent_usd(input, gpu).is_none_or(|q| usd < q)
+}
+
 /// The cost curve of every GPU type in a slot under `pricing`.
 pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
     input
@@ -115,7 +127,7 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
         .iter()
         .enumerate()
         .map(|(g, gpu)| {
-            let rent = gpu.on_demand_usd_per_gpu_hour.map(|p| p * input.slot_hours);
+            let rent = rent_usd(input, gpu);
             match pricing {
                 Pricing::Reserved(reserved) => GpuCurve {
                     cheap_usd: 0.0,
@@ -131,22 +143,20 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                 },
                 Pricing::PricedUpTo(usd, most) => {
                     let unit = gpu.purchase.unit_gpus.max(1);
-                    match (gpu.reserved_usd_per_gpu_hour, rent) {
-                        // Reserving is the cheaper way to hold a GPU, up to
-                        // `most[g]`; rented ones one unit at a time beyond.
-                        (Some(_), rent) if rent.is_none_or(|q| usd[g] < q) && unit == 1 => {
-                            GpuCurve {
-                                cheap_usd: usd[g],
-                                cheap_gpus: most[g],
-                                usd_beyond: rent,
-                                cap: gpu.max_gpus,
-                                unit,
-                                partial_unit_usd: None,
-                            }
+                    if reserving_is_cheaper(input, gpu, usd[g]) && unit == 1 {
+                        // Reserved up to `most[g]`; rented one at a time
+                        // beyond.
+                        GpuCurve {
+                            cheap_usd: usd[g],
+                            cheap_gpus: most[g],
+                            usd_beyond: rent,
+                            cap: gpu.max_gpus,
+                            unit,
+                            partial_unit_usd: None,
                         }
-                        // Otherwise as `Priced`: fewer constraints, a lower
-                        // curve.
-                        _ => curves(input, Pricing::Priced(usd)).swap_remove(g),
+                    } else {
+                        // As `Priced`: fewer constraints, a lower curve.
+                        curves(input, Pricing::Priced(usd)).swap_remove(g)
                     }
                 }
                 Pricing::Priced(usd) => {
