@@ -163,11 +163,26 @@ pub(super) fn step(
         };
         direction.push(r.iter().map(|x| x - mean).collect());
     }
+    projected_step(input, lambda, &direction, dual.bound_usd, target_usd, theta)
+}
+
+/// `lambda` moved along `direction[g][t]` by the Polyak step `theta ×
+/// (target − bound) / ‖direction‖²`, then projected onto each type's limits
+/// (`0 ≤ λ ≤ on-demand price`, `Σ_t λ ≤ P[g]`); `None` when the direction
+/// is zero.
+pub(super) fn projected_step(
+    input: &Problem,
+    lambda: &Multipliers,
+    direction: &[Vec<f64>],
+    bound_usd: f64,
+    target_usd: f64,
+    theta: f64,
+) -> Option<Multipliers> {
     let norm2: f64 = direction.iter().flatten().map(|d| d * d).sum();
     if norm2 <= 1e-12 {
         return None;
     }
-    let size = theta * (target_usd - dual.bound_usd).max(0.0) / norm2;
+    let size = theta * (target_usd - bound_usd).max(0.0) / norm2;
     let mut next = lambda.clone();
     for (g, values) in next.0.iter_mut().enumerate() {
         let Some((total, per_slot)) = limits(input, g) else {
@@ -184,7 +199,7 @@ pub(super) fn step(
 /// Projects `values` onto `{0 ≤ v ≤ upper, Σ v ≤ total}`: clipped to the
 /// box, then, if the sum is over, shifted down by the τ that brings it to
 /// `total` (found by bisection) and scaled by at most a rounding error.
-pub(super) fn project(values: &mut [f64], upper: f64, total: f64) {
+fn project(values: &mut [f64], upper: f64, total: f64) {
     let clipped =
         |v: &[f64], tau: f64| -> f64 { v.iter().map(|x| (x - tau).clamp(0.0, upper)).sum() };
     if clipped(values, 0.0) > total {

@@ -301,22 +301,7 @@ fn box_step(
                 .collect()
         })
         .collect();
-    let norm2: f64 = direction.iter().flatten().map(|d| d * d).sum();
-    if norm2 <= 1e-12 {
-        return None;
-    }
-    let size = theta * (target_usd - dual.bound_usd).max(0.0) / norm2;
-    let mut next = lambda.clone();
-    for (g, values) in next.0.iter_mut().enumerate() {
-        let Some((total, per_slot)) = lagrangian::limits(input, g) else {
-            continue;
-        };
-        for (v, d) in values.iter_mut().zip(&direction[g]) {
-            *v += size * d;
-        }
-        lagrangian::project(values, per_slot, total);
-    }
-    Some(next)
+    lagrangian::projected_step(input, lambda, &direction, dual.bound_usd, target_usd, theta)
 }
 
 /// The count whose width costs the most over the horizon.
