@@ -52,7 +52,8 @@ pub enum Rule {
     LoosenSlots,
     /// Part of it went to the API at the end of the candidate's rounds: the
     /// scenario is solved again with the tier kept off the API, as another
-    /// candidate whose rounds go on from the factors this one reached.
+    /// candidate whose rounds go on from the factors this one reached
+    /// (the kept-off tiers' own factor at 1).
     KeptOffApi,
 }
 

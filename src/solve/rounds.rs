@@ -240,7 +240,7 @@ pub(super) fn run(
                     sizing,
                     first_table.clone(),
                 ) {
-                    Ok(c) => current = c.starting_from(reached),
+                    Ok(c) => current = c.starting_from(reached, &next),
                     Err(_) => break,
                 }
             }
@@ -421,11 +421,16 @@ impl Candidate {
     /// only in the tiers' access to the API, and the replays that moved the
     /// first candidate's factors measured the same figures against the same
     /// trace, so its rounds go on from there instead of starting over.
-    fn starting_from(mut self, reached: Reached) -> Self {
+    fn starting_from(mut self, reached: Reached, kept_off: &[usize]) -> Self {
+        let (factors, brackets) = (self.factors.clone(), self.brackets.clone());
         self.factors = reached.factors;
         self.window_factors = reached.window_factors;
         self.brackets = reached.brackets;
         self.slot_brackets = reached.slot_brackets;
+        for &k in kept_off {
+            self.factors[k] = factors[k];
+            self.brackets[k] = brackets[k].clone();
+        }
         self
     }
 
