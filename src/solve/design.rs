@@ -16,9 +16,10 @@
 //! the band over design draws is `simulation.seed_band`'s, which draws both
 //! seeds anew.
 
+use super::candidates;
 use super::outcome::{missed_targets, DesignCheck};
 use super::record::WithoutApi;
-use super::rounds::{self, Finished, Shared};
+use super::rounds::{Finished, Shared};
 use crate::base::error::PlannerError;
 use crate::plan::file::PlanFile;
 use crate::replay;
@@ -105,7 +106,7 @@ pub(super) fn check(
                 scenario.simulation.seed
             )
         },
-        || rounds::run(scenario, shared),
+        || candidates::run(scenario, shared),
     )?;
     Ok((chosen, without_api, check))
 }
@@ -115,6 +116,7 @@ mod tests {
     use super::{check, design_scenario};
     use crate::base::progress::Progress;
     use crate::replay::slots::SlotReplays;
+    use crate::solve::candidates;
     use crate::solve::rounds::{self, Shared};
     use crate::solve::test_options;
 
@@ -142,7 +144,7 @@ mod tests {
             crate::demand::build_keeping(&design, Progress::hidden(), true).unwrap();
         let design_traces = crate::replay::traces(&design, &design_demand, design_requests);
         let design_replays = SlotReplays::default();
-        let designed = rounds::run(
+        let designed = candidates::run(
             &design,
             Shared {
                 demand: &design_demand,

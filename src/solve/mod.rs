@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 mod assemble;
 mod band;
 mod bracket;
+mod candidates;
 pub mod check;
 pub mod design;
 mod factor_steps;
@@ -135,7 +136,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
         Some(t) if design::apart(scenario) => {
             let design_traces = t.with_seed(scenario.simulation.capacity_seed);
             let design_replays = on_disk(&design_traces);
-            let designed = rounds::run(
+            let designed = candidates::run(
                 &design::design_scenario(scenario),
                 Shared {
                     replay: Some(&design_traces),
@@ -147,7 +148,7 @@ pub fn solve(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome, Pla
             Ok::<_, PlannerError>((chosen, without_api, Some(check)))
         }
         _ => {
-            let (chosen, without_api) = rounds::run(scenario, shared)?;
+            let (chosen, without_api) = candidates::run(scenario, shared)?;
             Ok((chosen, without_api, None))
         }
     };

@@ -7,13 +7,14 @@
 //! attainment that caused it; the last round of a candidate records why it
 //! stopped (`Stop`, in [`super::record`]). `docs/model.md` §5 lists the
 //! rules; `factor_steps` holds the moves they make, `round_trial` the solve
-//! of a round's MILP into its trial.
+//! of a round's MILP into its trial, `candidates` the candidates run and
+//! the plan returned.
 
 use super::bracket::{far_off, Bracket};
 use super::feasibility::check_servable;
 use super::input::{milp_input, settings, Sizing};
 use super::questions::{CapacityBasis, SpeedupCase};
-use super::record::{Move, Round, Rule, Stop, WithoutApi};
+use super::record::{Move, Round, Rule, Stop};
 use super::slot_loosening;
 use super::{capacity_table, need_rps, term, SolveOptions};
 use crate::base::error::PlannerError;
@@ -154,8 +155,9 @@ pub(super) struct Last {
 
 /// Where a candidate's rounds left its factors (after the last round's
 /// rules moved them).
-struct Reached {
-    factors: Vec<f64>,
+#[derive(Clone)]
+pub(super) struct Reached {
+    pub(super) factors: Vec<f64>,
     window_factors: Vec<Vec<f64>>,
     brackets: Vec<Bracket>,
     slot_brackets: Vec<BTreeMap<usize, Bracket>>,
@@ -204,53 +206,6 @@ pub(super) struct Candidate {
 /// The rounds over every candidate, and the plan they return: the cheapest
 /// of the candidates' plans that meets every target (the first candidate's
 /// when none does), with the comparison when there were two.
-pub(super) fn run(
-    scenario: &Scenario,
-    shared: Shared<'_>,
-) -> Result<(Finished, Option<WithoutApi>), PlannerError> {
-    let mut current = Candidate::start(scenario.clone(), shared, "plan")?;
-    let first_table = current.capacity.clone();
-    let mut finished: Vec<Finished> = Vec::new();
-    loop {
-        match current.step(shared) {
-            Ok(None) => {}
-            Ok(Some(stop)) => {
-                let reached = current.reached();
-                let done = current.finish(stop);
-                let next = if finished.is_empty() {
-                    kept_off_api(&done)
-                } else {
-                    Vec::new()
-                };
-                finished.push(done);
-                if next.is_empty() {
-                    break;
-                }
-                let mut kept_off = scenario.clone();
-                for &k in &next {
-                    kept_off.tiers[k].api_allowed = false;
-                }
-                // Without the API the GPU quotas may not cover the tier:
-                // then the plan with the API stands.
-                let sizing = term::sizing_demand(&kept_off, shared.demand);
-                match Candidate::with_table(
-                    kept_off,
-                    shared,
-                    "kept off the API",
-                    sizing,
-                    first_table.clone(),
-                ) {
-                    Ok(c) => current = c.starting_from(reached, &next),
-                    Err(_) => break,
-                }
-            }
-            Err(e) if finished.is_empty() => return Err(e),
-            Err(_) => break,
-        }
-    }
-    Ok(compare(finished))
-}
-
 /// The first round's MILP of `scenario`, as [`run`] builds and solves it
 /// (for timing it on its own, `planner bench`).
 pub fn first_round(
@@ -271,83 +226,10 @@ pub fn first_round(
     Ok(milp)
 }
 
-/// The tiers of a finished candidate that send traffic to the API: the
-/// scenario is solved again with them kept off it, whether or not the rounds
-/// tightened them, so that the plan returned is the cheaper of the two that
-/// meet (a what-if that makes the API cheaper then never returns a dearer
-/// plan than the one without it).
-fn kept_off_api(done: &Finished) -> Vec<usize> {
-    if done.rounds.is_empty() {
-        return Vec::new();
-    }
-    let plan = &done.trial.plan;
-    done.scenario
-        .tiers
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| plan.tiers.get(&t.name).is_some_and(|p| p.api_share > 0.0))
-        .map(|(k, _)| k)
-        .collect()
-}
-
-/// The candidate returned: the kept-off-the-API one when it meets every
-/// target and the first does not or costs more; the first records the move
-/// that started the second.
-fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
-    let other = (finished.len() > 1).then(|| finished.remove(1));
-    let mut plan = finished.remove(0);
-    let Some(other) = other else {
-        return (plan, None);
-    };
-    let kept: Vec<String> = plan
-        .scenario
-        .tiers
-        .iter()
-        .zip(&other.scenario.tiers)
-        .filter(|(a, b)| a.api_allowed && !b.api_allowed)
-        .map(|(a, _)| a.name.clone())
-        .collect();
-    // The factor each kept tier's rounds went on from.
-    let went_on_from = |name: &String| {
-        other
-            .rounds
-            .first()
-            .and_then(|r| r.capacity_factor.get(name).copied())
-            .unwrap_or(1.0)
-    };
-    if let Some(last) = plan.rounds.last_mut() {
-        for name in &kept {
-            last.moves.push(Move {
-                tier: name.clone(),
-                rule: Rule::KeptOffApi,
-                factor_before: last.capacity_factor.get(name).copied().unwrap_or(1.0),
-                factor_after: went_on_from(name),
-                attainment: last.attainment.get(name).copied().unwrap_or(0.0),
-                windows: Vec::new(),
-            });
-        }
-    }
-    let meets = |f: &Finished| f.trial.meets_targets();
-    let cost = |f: &Finished| f.trial.plan.total_cost_usd;
-    let take = other.replaces(&plan);
-    let mut without = WithoutApi {
-        tiers: kept,
-        total_cost_usd: cost(&other),
-        meets_targets: meets(&other),
-        with_api_total_cost_usd: cost(&plan),
-        with_api_meets_targets: meets(&plan),
-        other_rounds: Vec::new(),
-        chosen: take,
-    };
-    let (chosen, mut not_chosen) = if take { (other, plan) } else { (plan, other) };
-    without.other_rounds = std::mem::take(&mut not_chosen.rounds);
-    (chosen, Some(without))
-}
-
 impl Candidate {
     /// A candidate at factor 1 everywhere: its capacity table, checked to
     /// serve every tier with demand.
-    fn start(
+    pub(super) fn start(
         scenario: Scenario,
         shared: Shared<'_>,
         name: &'static str,
@@ -371,7 +253,7 @@ impl Candidate {
     /// A candidate at factor 1 everywhere with the capacity table at factor
     /// 1 already built (the tiers' API permission does not change it: the
     /// candidate kept off the API starts from the first candidate's).
-    fn with_table(
+    pub(super) fn with_table(
         scenario: Scenario,
         shared: Shared<'_>,
         name: &'static str,
@@ -407,7 +289,7 @@ impl Candidate {
 
     /// Where its rounds left the factors: the tiers' and their slots', with
     /// the brackets that searched for them.
-    fn reached(&self) -> Reached {
+    pub(super) fn reached(&self) -> Reached {
         Reached {
             factors: self.factors.clone(),
             window_factors: self.window_factors.clone(),
@@ -420,16 +302,17 @@ impl Candidate {
     /// left them: the kept-off-the-API candidate differs from the first
     /// only in the tiers' access to the API, and the replays that moved the
     /// first candidate's factors measured the same figures against the same
-    /// trace, so its rounds go on from there instead of starting over.
-    fn starting_from(mut self, reached: Reached, kept_off: &[usize]) -> Self {
+    /// trace, so its rounds go on from there instead of starting over. The
+    /// tiers `restart` keep their own factor and bracket at 1.
+    pub(super) fn starting_from(mut self, reached: Reached, restart: &[usize]) -> Self {
         let (factors, brackets) = (self.factors.clone(), self.brackets.clone());
         self.factors = reached.factors;
         self.window_factors = reached.window_factors;
         self.brackets = reached.brackets;
         self.slot_brackets = reached.slot_brackets;
-        for &k in kept_off {
+        for &k in restart {
             self.factors[k] = factors[k];
-            self.brackets[k] = brackets[k].clone();
+            self.brackets[k] = brackets[k];
         }
         self
     }
@@ -493,7 +376,7 @@ impl Candidate {
     /// repeats the last round's), then either another step (its fleets are
     /// the last round's) or a replay and the rules' next factors. `Some`
     /// when the candidate's rounds stop.
-    fn step(&mut self, shared: Shared<'_>) -> Result<Option<Stop>, PlannerError> {
+    pub(super) fn step(&mut self, shared: Shared<'_>) -> Result<Option<Stop>, PlannerError> {
         let mut milp = self.round_milp(shared);
         let coverage = coverage_of(&milp.problem);
         let repeated = self.last.as_ref().is_some_and(|l| l.coverage == coverage);
@@ -675,7 +558,7 @@ impl Candidate {
     /// The candidate's plan and rounds once they stop: the cheapest trial
     /// that met every target, else the last replayed (or the one trial of
     /// an unverified plan).
-    fn finish(mut self, stop: Stop) -> Finished {
+    pub(super) fn finish(mut self, stop: Stop) -> Finished {
         if let Some(round) = self.rounds.last_mut() {
             round.stop = Some(stop);
         }
