@@ -78,6 +78,10 @@ pub(crate) struct CapacityArgs {
 pub(crate) struct BenchArgs {
     /// The scenario to time.
     pub scenario: PathBuf,
+    /// Change one value of the scenario for the timed runs (repeatable), as
+    /// `solve --set` does: times a what-if, e.g. `--set gpus[3].max_gpus=16`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// How many times to run the whole pipeline.
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
@@ -257,10 +261,11 @@ pub(super) fn bench(args: &BenchArgs) -> Result<(), PlannerError> {
     } else {
         None
     };
+    let overrides = parse_overrides(&args.set)?;
     let mut lines = Vec::new();
     for i in 0..args.repeat.max(1) {
         let t0 = Instant::now();
-        let mut scenario = crate::scenario::load(&args.scenario)?;
+        let mut scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
         if let Some(method) = args.milp_method {
             scenario.planning.milp_method = method;
         }

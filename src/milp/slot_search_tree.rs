@@ -8,6 +8,7 @@
 
 use super::slot_pricing::GpuCurve;
 use super::{Problem, TierInput};
+use std::cell::RefCell;
 
 /// One slot's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,8 @@ pub(super) fn search(
         best: None,
         first: None,
         nodes: 0,
+        segments: RefCell::new(Vec::with_capacity(2 * curves.len() + 1)),
+        relevant: RefCell::new(vec![false; curves.len()]),
     };
     if first_plan {
         search.first = search.first_plan();
@@ -126,6 +129,58 @@ pub(super) struct TierSlot {
     /// USD for sending the whole slot's traffic to the API, and API tokens
     /// per minute it takes then; `None` when the tier may not use the API.
     api: Option<(f64, f64)>,
+    /// What the bounds read of the options from `i` on, for every `i` up to
+    /// `options.len()` (computed once, read at every node).
+    from: Vec<Suffix>,
+}
+
+/// The options of a tier from one position in search order on, as the
+/// bounds read them.
+struct Suffix {
+    /// Per GPU type, the most requests/s per GPU of those options on it (0
+    /// when none is).
+    density: Vec<f64>,
+    /// The GPU types those options use, in order.
+    gpus: Vec<usize>,
+    /// The least USD per request/s of those options with every GPU at its
+    /// price beyond the cheap ones (infinite when there are none).
+    full_price_unit: f64,
+}
+
+impl Suffix {
+    /// The suffixes of `options` under `curves`, from the last (empty) back
+    /// to the first, in search order.
+    fn all(options: &[(usize, u32, f64)], curves: &[GpuCurve]) -> Vec<Suffix> {
+        let mut from = Vec::with_capacity(options.len() + 1);
+        let mut s = Suffix {
+            density: vec![0.0; curves.len()],
+            gpus: Vec::new(),
+            full_price_unit: f64::INFINITY,
+        };
+        from.push(Suffix {
+            density: s.density.clone(),
+            gpus: Vec::new(),
+            full_price_unit: f64::INFINITY,
+        });
+        for &(g, p, rps) in options.iter().rev() {
+            s.density[g] = s.density[g].max(rps / f64::from(p));
+            if !s.gpus.contains(&g) {
+                s.gpus.push(g);
+            }
+            let curve = &curves[g];
+            let beyond = curve.usd_beyond.unwrap_or(curve.cheap_usd);
+            s.full_price_unit = s.full_price_unit.min(beyond * f64::from(p) / rps);
+            let mut gpus = s.gpus.clone();
+            gpus.sort_unstable();
+            from.push(Suffix {
+                density: s.density.clone(),
+                gpus,
+                full_price_unit: s.full_price_unit,
+            });
+        }
+        from.reverse();
+        from
+    }
 }
 
 impl TierSlot {
@@ -163,7 +218,7 @@ impl TierSlot {
                 .then(density(b).total_cmp(&density(a)))
                 .then(a.cmp(&b))
         });
-        let options = order
+        let options: Vec<(usize, u32, f64)> = order
             .iter()
             .map(|&c| {
                 let o = &tier.options[c];
@@ -177,12 +232,14 @@ impl TierSlot {
                 peak_rps * terms.tokens_per_request * 60.0,
             )
         });
+        let from = Suffix::all(&options, curves);
         TierSlot {
             peak_rps,
             options_in_tier: tier.options.len(),
             order,
             options,
             api,
+            from,
         }
     }
 }
@@ -202,6 +259,10 @@ struct Search<'a> {
     /// it from the start.
     first: Option<Best>,
     nodes: u64,
+    /// Scratch space of [`Self::tier_bound`] (USD per request/s, requests/s).
+    segments: RefCell<Vec<(f64, f64)>>,
+    /// Scratch space of [`Self::rest_bound`]: the GPU types it discounts.
+    relevant: RefCell<Vec<bool>>,
 }
 
 impl Search<'_> {
@@ -419,7 +480,8 @@ impl Search<'_> {
     /// left could save (`φ(U + Δ) − φ(U) ≥ b Δ − (b − a) × cheap left`).
     fn rest_bound(&self, k: usize, i: usize, residual: f64) -> f64 {
         let mut separate = self.tier_bound(k, i, residual);
-        let mut relevant = vec![false; self.curves.len()];
+        let mut relevant = self.relevant.borrow_mut();
+        relevant.iter_mut().for_each(|r| *r = false);
         let mut at_full_price = self.full_price_bound(k, i, residual, &mut relevant);
         for j in k + 1..self.tiers.len() {
             let peak = self.tiers[j].peak_rps;
@@ -447,15 +509,14 @@ impl Search<'_> {
         if residual <= tier.peak_rps * COVER_TOLERANCE {
             return 0.0;
         }
-        let mut unit = tier
-            .api
-            .map_or(f64::INFINITY, |(usd, _)| usd / tier.peak_rps);
-        for &(g, p, rps) in &tier.options[i..] {
+        let suffix = &tier.from[i];
+        for &g in &suffix.gpus {
             relevant[g] = true;
-            let curve = &self.curves[g];
-            let beyond = curve.usd_beyond.unwrap_or(curve.cheap_usd);
-            unit = unit.min(beyond * f64::from(p) / rps);
         }
+        let unit = tier
+            .api
+            .map_or(f64::INFINITY, |(usd, _)| usd / tier.peak_rps)
+            .min(suffix.full_price_unit);
         if unit.is_finite() {
             residual * unit
         } else {
@@ -472,13 +533,10 @@ impl Search<'_> {
             return 0.0;
         }
         // (USD per request/s, requests/s available)
-        let mut segments: Vec<(f64, f64)> = Vec::with_capacity(2 * self.curves.len() + 1);
+        let mut segments = self.segments.borrow_mut();
+        segments.clear();
         for (g, curve) in self.curves.iter().enumerate() {
-            let density = tier.options[i..]
-                .iter()
-                .filter(|o| o.0 == g)
-                .map(|o| o.2 / f64::from(o.1))
-                .fold(0.0_f64, f64::max);
+            let density = tier.from[i].density[g];
             if density <= 0.0 {
                 continue;
             }
@@ -498,10 +556,17 @@ impl Search<'_> {
         if let Some((usd, _)) = tier.api {
             segments.push((usd / tier.peak_rps, tier.peak_rps));
         }
-        segments.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // A handful of segments: sorted by insertion, ties kept in order.
+        for j in 1..segments.len() {
+            let mut at = j;
+            while at > 0 && segments[at - 1].0.total_cmp(&segments[at].0).is_gt() {
+                segments.swap(at - 1, at);
+                at -= 1;
+            }
+        }
         let mut left = residual;
         let mut usd = 0.0;
-        for (unit, size) in segments {
+        for &(unit, size) in segments.iter() {
             let take = left.min(size);
             usd += take * unit;
             left -= take;
@@ -510,5 +575,66 @@ impl Search<'_> {
             }
         }
         f64::INFINITY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GpuCurve, Suffix};
+
+    fn curve(cheap_usd: f64, cheap_gpus: u32, usd_beyond: Option<f64>) -> GpuCurve {
+        GpuCurve {
+            cheap_usd,
+            cheap_gpus,
+            usd_beyond,
+            cap: None,
+            unit: 1,
+            partial_unit_usd: None,
+        }
+    }
+
+    #[test]
+    fn each_suffix_holds_what_a_scan_of_its_options_finds() {
+        let curves = [
+            curve(1.2, 4, Some(1.85)),
+            curve(2.0, u32::MAX, None),
+            curve(0.0, 0, Some(3.99)),
+        ];
+        // (GPU type, GPUs per replica, requests/s), in search order.
+        let options = [
+            (1, 2, 3.0),
+            (0, 1, 1.1),
+            (2, 4, 9.5),
+            (0, 2, 2.6),
+            (1, 1, 1.0),
+        ];
+        let from = Suffix::all(&options, &curves);
+        assert_eq!(from.len(), options.len() + 1);
+        for (i, suffix) in from.iter().enumerate() {
+            let rest = &options[i..];
+            for g in 0..curves.len() {
+                let density = rest
+                    .iter()
+                    .filter(|o| o.0 == g)
+                    .map(|o| o.2 / f64::from(o.1))
+                    .fold(0.0_f64, f64::max);
+                assert_eq!(suffix.density[g], density, "suffix {i}, GPU {g}");
+                assert_eq!(
+                    suffix.gpus.contains(&g),
+                    rest.iter().any(|o| o.0 == g),
+                    "suffix {i}, GPU {g}"
+                );
+            }
+            let unit = rest
+                .iter()
+                .map(|&(g, p, rps)| {
+                    let c = &curves[g];
+                    c.usd_beyond.unwrap_or(c.cheap_usd) * f64::from(p) / rps
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(suffix.full_price_unit, unit, "suffix {i}");
+        }
+        assert!(from[options.len()].gpus.is_empty());
+        assert_eq!(from[options.len()].full_price_unit, f64::INFINITY);
     }
 }
