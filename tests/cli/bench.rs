@@ -89,3 +89,28 @@ fn bench_shows_the_capacity_stages_parts_beneath_it_and_counts_them_once() {
         "{staged} s staged in {whole} s: {text}"
     );
 }
+
+#[test]
+fn bench_times_a_what_if_given_with_set() {
+    let total = |extra: &[&str]| {
+        let mut args = vec!["bench", "tests/fixtures/ok/tiny.toml", "--repeat", "1"];
+        args.extend_from_slice(extra);
+        let out = planner(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let first = text.lines().next().unwrap_or_default().to_string();
+        first
+            .rsplit_once("total ")
+            .map(|(_, usd)| usd.to_string())
+            .unwrap_or_else(|| panic!("no total in {first}"))
+    };
+    // The L40S at 2.5 USD an hour instead of 1: the plan the bench times
+    // is the what-if's, dearer.
+    let shipped = total(&[]);
+    let dearer = total(&["--set", "gpus[1].on_demand_usd_per_gpu_hour=2.5"]);
+    assert_eq!(shipped, "0.05 USD");
+    assert_eq!(dearer, "0.12 USD");
+    let out = planner(&["bench", "tests/fixtures/ok/tiny.toml", "--set", "nosuch=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--set nosuch"), "{}", stderr(&out));
+}
