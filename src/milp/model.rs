@@ -206,6 +206,9 @@ pub(super) fn build(
     problem = problem
         .set_mip_rel_gap(settings.mip_gap as f32)
         .map_err(|e| MilpError::Solver(e.to_string()))?;
+    if !mode.integer {
+        problem = problem.set_option("presolve", "off");
+    }
     if let Some(nodes) = settings.node_limit {
         problem = problem.set_option("mip_max_nodes", i32::try_from(nodes).unwrap_or(i32::MAX));
     }

@@ -99,10 +99,10 @@ fn bench_times_a_what_if_given_with_set() {
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         let first = text.lines().next().unwrap_or_default().to_string();
-        first
-            .rsplit_once("total ")
-            .map(|(_, usd)| usd.to_string())
-            .unwrap_or_else(|| panic!("no total in {first}"))
+        let Some((_, usd)) = first.rsplit_once("total ") else {
+            panic!("no total in {first}")
+        };
+        usd.to_string()
     };
     // The L40S at 2.5 USD an hour instead of 1: the plan the bench times
     // is the what-if's, dearer.
