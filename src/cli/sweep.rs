@@ -70,11 +70,7 @@ pub(super) fn sweep(args: &SweepArgs) -> Result<(), PlannerError> {
         note!(
             "sweep: {} variants and {} bisection solves in {:.1} s",
             result.rows.len(),
-            result
-                .break_evens
-                .iter()
-                .map(|b| b.probes.len())
-                .sum::<usize>(),
+            result.bisection_solves(),
             t0.elapsed().as_secs_f64()
         );
     }

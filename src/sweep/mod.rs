@@ -60,6 +60,13 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// The scenario's solves the break-evens' bisections made: each value
+    /// once, however many break-evens narrowed through it (they share the
+    /// memo of [`Solver`]).
+    pub fn bisection_solves(&self) -> usize {
+        distinct_probes(&self.break_evens)
+    }
+
     /// Whether some variant states a commitment term.
     pub fn has_term(&self) -> bool {
         self.rows
@@ -212,4 +219,81 @@ pub(crate) fn run(
         direction_violations,
         mip_gap,
     })
+}
+
+/// The distinct variants the break-evens' probes solved: the swept key at
+/// the probe's value, with the other keys' values held.
+fn distinct_probes(break_evens: &[breakeven::BreakEven]) -> usize {
+    break_evens
+        .iter()
+        .flat_map(|b| {
+            let with: Vec<String> = b
+                .with
+                .iter()
+                .map(|s| format!("{}={}", s.key, s.value))
+                .collect();
+            b.probes
+                .iter()
+                .map(move |p| format!("{}={} {}", b.key, p.value, with.join(" ")))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::breakeven::{BreakEven, Probe};
+    use super::distinct_probes;
+    use super::row::{Decision, Setting};
+
+    fn break_even(decision: Decision, with: &str, values: &[&str]) -> BreakEven {
+        BreakEven {
+            key: "demand[1].scale".into(),
+            with: vec![Setting {
+                key: "api.usd_per_million_input_tokens".into(),
+                value: with.into(),
+            }],
+            decision,
+            below: String::new(),
+            above: String::new(),
+            low: 2.0,
+            high: 3.0,
+            swept_low: 2.0,
+            swept_high: 3.0,
+            low_cost_usd: 1.0,
+            high_cost_usd: 1.0,
+            low_meets_targets: true,
+            high_meets_targets: true,
+            probes: values
+                .iter()
+                .map(|v| Probe {
+                    value: (*v).into(),
+                    total_cost_usd: Some(1.0),
+                    holds: Some(true),
+                    meets_targets: Some(true),
+                })
+                .collect(),
+            direction_check_broken: false,
+        }
+    }
+
+    #[test]
+    fn break_evens_narrowed_over_the_same_values_count_their_solves_once() {
+        // Two decisions that change between 2 and 3 bisect through the same
+        // values: three solves, not six; the same values with another
+        // held setting are other solves.
+        let api = || Decision::ApiAny("standard".into());
+        let most = || Decision::ApiMost("standard".into());
+        let shared = [
+            break_even(api(), "0.88", &["2.5", "2.2", "2.1"]),
+            break_even(most(), "0.88", &["2.5", "2.2", "2.1"]),
+        ];
+        assert_eq!(distinct_probes(&shared), 3);
+        let apart = [
+            break_even(api(), "0.88", &["2.5", "2.2"]),
+            break_even(api(), "1.0", &["2.5", "2.2"]),
+        ];
+        assert_eq!(distinct_probes(&apart), 4);
+        assert_eq!(distinct_probes(&[]), 0);
+    }
 }
