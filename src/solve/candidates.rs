@@ -40,17 +40,22 @@ pub(super) fn run(
     // fleets that carried the API's leftover share); where the first
     // candidate's rounds had moved it, the candidate also goes on from
     // there, and the cheaper of the two that meets is the one compared.
-    let mut best = None;
     let mut starts = vec![next.clone()];
     if next.iter().any(|&k| reached.factors[k] != 1.0) {
         starts.push(Vec::new());
     }
-    for reset in starts {
-        let Ok(c) = candidate() else { break };
-        if let Ok((f, _)) = to_the_end(c.starting_from(reached.clone(), &reset), shared) {
-            if best.as_ref().is_none_or(|b| f.replaces(b)) {
-                best = Some(f);
-            }
+    // The two starts side by side, each on a core (each candidate's own
+    // work is deterministic; the cheaper is taken in the starts' order).
+    let finished = crate::base::parallel::map_in_order(&starts, |reset| {
+        let c = candidate().ok()?;
+        to_the_end(c.starting_from(reached.clone(), reset), shared)
+            .ok()
+            .map(|(f, _)| f)
+    });
+    let mut best: Option<Finished> = None;
+    for f in finished.into_iter().flatten().flatten() {
+        if best.as_ref().is_none_or(|b| f.replaces(b)) {
+            best = Some(f);
         }
     }
     Ok(compare(std::iter::once(first).chain(best).collect()))
