@@ -9,6 +9,8 @@ use super::term;
 use crate::base::error::PlannerError;
 use crate::scenario::Scenario;
 
+/// Runs the candidates of `scenario` to their stops and returns the plan
+/// chosen among them, with the comparison when a second candidate ran.
 pub(super) fn run(
     scenario: &Scenario,
     shared: Shared<'_>,
@@ -80,7 +82,7 @@ fn to_the_end(
 /// tightened them, so that the plan returned is the cheaper of the two that
 /// meet (a what-if that makes the API cheaper then never returns a dearer
 /// plan than the one without it).
-pub(super) fn kept_off_api(done: &Finished) -> Vec<usize> {
+fn kept_off_api(done: &Finished) -> Vec<usize> {
     if done.rounds.is_empty() {
         return Vec::new();
     }
@@ -97,7 +99,7 @@ pub(super) fn kept_off_api(done: &Finished) -> Vec<usize> {
 /// The candidate returned: the kept-off-the-API one when it meets every
 /// target and the first does not or costs more; the first records the move
 /// that started the second.
-pub(super) fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
+fn compare(mut finished: Vec<Finished>) -> (Finished, Option<WithoutApi>) {
     let other = (finished.len() > 1).then(|| finished.remove(1));
     let mut plan = finished.remove(0);
     let Some(other) = other else {
