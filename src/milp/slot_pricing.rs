@@ -142,16 +142,19 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                     partial_unit_usd: None,
                 },
                 Pricing::PricedUpTo(usd, most) => {
-                    let unit = gpu.purchase.unit_gpus.max(1);
-                    if reserving_is_cheaper(input, gpu, usd[g]) && unit == 1 {
-                        // Reserved up to `most[g]`; rented one at a time
-                        // beyond.
+                    if reserving_is_cheaper(input, gpu, usd[g]) {
+                        // Reserved up to `most[g]` (a whole number of
+                        // units); rented beyond, in whole units. With the
+                        // slot's reserved copy a whole number of units too,
+                        // this is the slot's least cost: a copy a unit
+                        // smaller rents a unit more, at `rent` a GPU
+                        // instead of `usd[g]`.
                         GpuCurve {
                             cheap_usd: usd[g],
                             cheap_gpus: most[g],
                             usd_beyond: rent,
                             cap: gpu.max_gpus,
-                            unit,
+                            unit: gpu.purchase.unit_gpus,
                             partial_unit_usd: None,
                         }
                     } else {

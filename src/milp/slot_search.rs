@@ -312,6 +312,7 @@ mod tests {
             limit in proptest::option::of(10_000.0f64..200_000.0),
             reserved in proptest::collection::vec(0u32..10, 2),
             priced in proptest::bool::ANY,
+            capped in proptest::bool::ANY,
             unit in proptest::prop_oneof![3 => proptest::strategy::Just(1u32), 1 => proptest::strategy::Just(2u32), 1 => proptest::strategy::Just(4u32)],
         ) {
             let input = input(&peaks, api, limit);
@@ -319,7 +320,12 @@ mod tests {
                 .gpus
                 .iter()
                 .zip(&reserved)
-                .map(|(g, &r)| if priced {
+                .map(|(g, &r)| if priced && capped {
+                    // A priced reservation of at most `r` GPUs, cheaper than
+                    // renting, then whole rented units (a box's curve).
+                    let q = g.on_demand_usd_per_gpu_hour.unwrap();
+                    GpuCurve { cheap_usd: 0.6 * q, cheap_gpus: r * unit, usd_beyond: Some(q), cap: g.max_gpus, unit, partial_unit_usd: None }
+                } else if priced {
                     // A reservation priced at 0.3 × r a GPU against renting
                     // in whole units (the Lagrangian's curve).
                     let (p, q) = (f64::from(r) * 0.3, g.on_demand_usd_per_gpu_hour.unwrap());
