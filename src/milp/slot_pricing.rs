@@ -159,35 +159,40 @@ pub(crate) fn curves(input: &Problem, pricing: Pricing<'_>) -> Vec<GpuCurve> {
                         }
                     } else {
                         // As `Priced`: fewer constraints, a lower curve.
-                        curves(input, Pricing::Priced(usd)).swap_remove(g)
+                        priced_curve(input, gpu, usd[g])
                     }
                 }
-                Pricing::Priced(usd) => {
-                    let reserve = gpu.reserved_usd_per_gpu_hour.map(|_| usd[g]);
-                    let price = match (reserve, rent) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    // Rented GPUs come in whole units: where renting is the
-                    // cheaper way, a part-filled unit costs the whole unit
-                    // or the reservation's price for its GPUs.
-                    let unit = gpu.purchase.unit_gpus.max(1);
-                    let partial_unit_usd = match (reserve, rent) {
-                        (r, Some(q)) if unit > 1 && r.is_none_or(|p| q < p) => {
-                            Some(r.unwrap_or(f64::INFINITY))
-                        }
-                        _ => None,
-                    };
-                    GpuCurve {
-                        cheap_usd: price.unwrap_or(0.0),
-                        cheap_gpus: if price.is_some() { u32::MAX } else { 0 },
-                        usd_beyond: None,
-                        cap: gpu.max_gpus,
-                        unit,
-                        partial_unit_usd,
-                    }
-                }
+                Pricing::Priced(usd) => priced_curve(input, gpu, usd[g]),
             }
         })
         .collect()
+}
+
+/// The curve of `gpu` in a slot whose reserved GPU costs `usd` (a
+/// multiplier): the cheaper of reserving and renting a GPU, one at a time,
+/// or, where renting in whole units is the cheaper, whole rented units and
+/// the GPUs that do not fill one at the reservation's price.
+fn priced_curve(input: &Problem, gpu: &super::GpuType, usd: f64) -> GpuCurve {
+    let rent = rent_usd(input, gpu);
+    let reserve = gpu.reserved_usd_per_gpu_hour.map(|_| usd);
+    let price = match (reserve, rent) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    // Rented GPUs come in whole units: where renting is the
+    // cheaper way, a part-filled unit costs the whole unit
+    // or the reservation's price for its GPUs.
+    let unit = gpu.purchase.unit_gpus.max(1);
+    let partial_unit_usd = match (reserve, rent) {
+        (r, Some(q)) if unit > 1 && r.is_none_or(|p| q < p) => Some(r.unwrap_or(f64::INFINITY)),
+        _ => None,
+    };
+    GpuCurve {
+        cheap_usd: price.unwrap_or(0.0),
+        cheap_gpus: if price.is_some() { u32::MAX } else { 0 },
+        usd_beyond: None,
+        cap: gpu.max_gpus,
+        unit,
+        partial_unit_usd,
+    }
 }
