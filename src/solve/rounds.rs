@@ -543,12 +543,14 @@ impl Candidate {
     /// past it, while the last round's only moves were bisections (every
     /// moving tier bracketed between a factor that met and one that
     /// missed) or window tightenings (a tier that met over the horizon
-    /// sizing up the days it missed), up to [`BISECTION_ROUNDS`] more, so
-    /// that the loop closes on the band [target, target + margin] instead
-    /// of stopping short of it.
+    /// sizing up the days it missed), or while no plan of the candidate has
+    /// met every target yet, up to [`BISECTION_ROUNDS`] more, so that the
+    /// loop closes on the band [target, target + margin] instead of
+    /// stopping short of it, and does not return a plan that misses where
+    /// a few more rounds find one that meets.
     fn round_limit(&self) -> u32 {
         let max_rounds = self.scenario.simulation.max_rounds;
-        if self.rounds.last().is_some_and(|r| closing_in(&r.moves)) {
+        if self.best.is_none() || self.rounds.last().is_some_and(|r| closing_in(&r.moves)) {
             max_rounds + BISECTION_ROUNDS
         } else {
             max_rounds
