@@ -59,6 +59,17 @@ fn closing_in(moves: &[Move]) -> bool {
         })
 }
 
+/// The rounds a candidate may replay ([`Candidate::round_limit`]):
+/// `max_rounds`, or [`BISECTION_ROUNDS`] more while none of its plans has
+/// met every target (`met`) or its last round's moves only closed in.
+fn round_limit(max_rounds: u32, met: bool, last_moves: Option<&[Move]>) -> u32 {
+    if !met || last_moves.is_some_and(closing_in) {
+        max_rounds + BISECTION_ROUNDS
+    } else {
+        max_rounds
+    }
+}
+
 /// What every candidate shares: the demand, the traces to replay (when the
 /// plan is verified) and how to run.
 #[derive(Clone, Copy)]
@@ -549,12 +560,11 @@ impl Candidate {
     /// stopping short of it, and does not return a plan that misses where
     /// a few more rounds find one that meets.
     fn round_limit(&self) -> u32 {
-        let max_rounds = self.scenario.simulation.max_rounds;
-        if self.best.is_none() || self.rounds.last().is_some_and(|r| closing_in(&r.moves)) {
-            max_rounds + BISECTION_ROUNDS
-        } else {
-            max_rounds
-        }
+        round_limit(
+            self.scenario.simulation.max_rounds,
+            self.best.is_some(),
+            self.rounds.last().map(|r| r.moves.as_slice()),
+        )
     }
 
     /// The candidate's plan and rounds once they stop: the cheapest trial
@@ -618,7 +628,9 @@ fn named(scenario: &Scenario, values: &[f64]) -> BTreeMap<String, f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{closing_in, first_round, Candidate, Move, Rule, Shared};
+    use super::{
+        closing_in, first_round, round_limit, Candidate, Move, Rule, Shared, BISECTION_ROUNDS,
+    };
     use crate::base::progress::Progress;
     use crate::scenario::CapacitySource;
 
@@ -684,5 +696,20 @@ mod tests {
         assert!(closing_in(&[moved(Rule::LoosenSlots, 1.0, vec![(30, 31)])]));
         assert!(!closing_in(&[moved(Rule::Loosen, 1.111, Vec::new())]));
         assert!(!closing_in(&[moved(Rule::Hold, 1.0, Vec::new())]));
+    }
+
+    /// A candidate that has not met every target yet goes on past
+    /// `max_rounds` whatever its last moves were; one that has, only while
+    /// they close in.
+    #[test]
+    fn rounds_go_on_past_the_limit_until_a_plan_meets() {
+        let loosened = [moved(Rule::Loosen, 1.111, Vec::new())];
+        let bisected = [moved(Rule::Bisect, 1.1, Vec::new())];
+        let most = 4 + BISECTION_ROUNDS;
+        assert_eq!(round_limit(4, false, Some(&loosened)), most);
+        assert_eq!(round_limit(4, false, None), most);
+        assert_eq!(round_limit(4, true, Some(&loosened)), 4);
+        assert_eq!(round_limit(4, true, Some(&bisected)), most);
+        assert_eq!(round_limit(4, true, None), 4);
     }
 }
