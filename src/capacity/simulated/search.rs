@@ -366,7 +366,8 @@ impl<'a> Search<'a> {
             hi: None,
         };
         let (guess, pooled) = predicted_rps(&f.points);
-        let guess = guess.clamp(b.lo, stable);
+        // (max then min: a ceiling under the floor cannot panic here.)
+        let guess = guess.max(b.lo).min(stable);
         // Gallop from just below the guess, upward while runs pass and
         // downward while they fail, doubling the step. When the guess
         // stands on the fleet's increments, the first step is the widest
