@@ -513,6 +513,47 @@ mod tests {
     use super::*;
     use crate::capacity::fleet::tests::step as function;
 
+    /// What every point of a fleet step function promises, whatever way
+    /// its search took: n = 1, 2, … replicas, each point at or above the
+    /// last (a larger fleet never sustains less), at or under the fleet's
+    /// stable rate (the search's ceiling), and sustained: its run met the
+    /// tier's target.
+    #[test]
+    fn every_fleet_point_is_sustained_between_the_last_point_and_the_ceiling() {
+        let scenario = crate::scenario::tiny_fixture();
+        let demand = crate::demand::build(&scenario, Progress::hidden()).expect("demand");
+        let (tier, tier_demand) = (&scenario.tiers[0], &demand.tiers[0]);
+        let setting = Setting::of(&scenario, 0, None);
+        let offers = &scenario.model_of(0).gpus;
+        let (g, config) = Config::candidates(offers, None)
+            .into_iter()
+            .find(|(g, _)| offers[*g].id == "l40s")
+            .expect("an L40S configuration");
+        let screen = evaluate(&setting, g, &offers[g], &config, tier, tier_demand);
+        let Verdict::Serves(one) = &screen.verdict else {
+            panic!(
+                "one L40S replica serves the tiny tier: {:?}",
+                screen.verdict
+            );
+        };
+        let need = one.max_rps * 8.0;
+        let f = fleet(&setting, &offers[g], &config, tier, tier_demand, need, None)
+            .expect("a fleet step function");
+        assert!(f.points.len() >= 5, "{} points", f.points.len());
+        let ceiling = |n: u32| {
+            scenario.simulation.max_utilisation * f.saturated_rps_per_replica * f64::from(n)
+        };
+        for (i, p) in f.points.iter().enumerate() {
+            assert_eq!(p.replicas, i as u32 + 1);
+            assert!(p.max_rps <= ceiling(p.replicas) * (1.0 + 1e-9), "{p:?}");
+            assert!(p.attainment >= tier.percentile / 100.0, "{p:?}");
+        }
+        for w in f.points.windows(2) {
+            assert!(w[1].max_rps >= w[0].max_rps, "{:?} then {:?}", w[0], w[1]);
+        }
+        assert!(f.points.last().is_some_and(|p| p.max_rps >= need));
+    }
+
     #[test]
     fn a_longer_cached_function_is_cut_to_the_need_and_the_fleet_limit() {
         let f = function(&[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
