@@ -10,10 +10,8 @@
 //! 2. **Fleet**: for the configurations that survive the screen (the best
 //!    per GPU type, tensor parallel and precision, not dominated on capacity
 //!    per GPU), the step function of fleets of n = 1…N replicas behind the
-//!    router ([`FleetCapacity`]): each point is searched with n replicas
-//!    simulated, from the rate the last points' increments predict, to 1%
-//!    (`search::Search::fleet_point`), so the replicas a slot needs are
-//!    exact at the integers.
+//!    router ([`FleetCapacity`]): each point is a bisection with n replicas
+//!    simulated, so the replicas a slot needs are exact at the integers.
 //!
 //! Every run uses the tier's real (input, output) pairs and gamma
 //! interarrival times with the trace's within-minute CV (Poisson only when

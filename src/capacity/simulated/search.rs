@@ -343,119 +343,10 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The next point of `f`: n = last + 1 replicas, searched from the rate
-    /// the last points' increments predict ([`predicted_rps`]) by galloping
-    /// steps up or down, then bisection to [`FLEET_RELATIVE_TOLERANCE`]. The
-    /// last point's rate is the search's floor (a larger fleet never
-    /// sustains less) and the fleet's stable rate its ceiling, run only when
-    /// the search reaches it. When the last fleet sustained nothing, the
-    /// search starts from the screen's lowest rate instead
-    /// ([`Self::first_serving_point`]).
+    /// The next point of `f`: n = last + 1 replicas, searched upward from
+    /// the last point's rate (a larger fleet never sustains less) by
+    /// galloping steps, then bisection to [`FLEET_RELATIVE_TOLERANCE`].
     pub(super) fn fleet_point(&self, f: &FleetCapacity) -> FleetPoint {
-        let last = f.points.last().expect("a started fleet has a point");
-        if last.max_rps <= 0.0 {
-            return self.first_serving_point(f);
-        }
-        let n = last.replicas + 1;
-        let stable = self.stable_rps(n, f.saturated_rps_per_replica);
-        let fleet = self.fleet(n);
-        let tol = FLEET_RELATIVE_TOLERANCE;
-        let mut b = Bracket {
-            lo: last.max_rps,
-            lo_tally: None,
-            hi: None,
-        };
-        let (guess, pooled) = predicted_rps(&f.points);
-        // (max then min: a ceiling under the floor cannot panic here.)
-        let guess = guess.max(b.lo).min(stable);
-        // Gallop from just below the guess, upward while runs pass and
-        // downward while they fail, doubling the step. When the guess
-        // stands on the fleet's increments, the first step is the widest
-        // that closes the bracket at once (hi - lo = tol x lo) if the guess
-        // was within half the tolerance; when only one replica is known, it
-        // is the guess's distance to the last rate (a pair pools bursts a
-        // single replica cannot, by far more than the tolerance).
-        let mut rate = guess * (1.0 - 0.5 * tol);
-        let passed_first = rate > b.lo && self.probe_or_top(&fleet, &mut b, n, rate, stable);
-        let mut step = match (pooled, passed_first) {
-            (false, _) => (guess - last.max_rps).max(tol * rate),
-            (true, true) => tol * rate,
-            (true, false) => tol * rate / (1.0 + tol),
-        };
-        if passed_first {
-            loop {
-                rate = b.lo + step;
-                if rate >= b.hi_rate(stable) {
-                    // The ceiling is next: run it if nothing failed below it.
-                    if b.hi.is_none() && self.probe_or_top(&fleet, &mut b, n, stable, stable) {
-                        return self.point(n, stable, &b.take_lo_tally(), "stability");
-                    }
-                    break;
-                }
-                if !self.probe_or_top(&fleet, &mut b, n, rate, stable) {
-                    break;
-                }
-                step *= 2.0;
-            }
-        } else if b.hi.is_some() {
-            loop {
-                rate = b.hi_rate(stable) - step;
-                if rate <= b.lo || self.probe_or_top(&fleet, &mut b, n, rate, stable) {
-                    break;
-                }
-                step *= 2.0;
-            }
-        }
-        // Bisection; the ceiling is run when the bracket closes on it unrun.
-        loop {
-            let hi = b.hi_rate(stable);
-            if hi - b.lo <= tol * b.lo {
-                if b.hi.is_none() && self.probe_or_top(&fleet, &mut b, n, stable, stable) {
-                    return self.point(n, stable, &b.take_lo_tally(), "stability");
-                }
-                break;
-            }
-            let mid = 0.5 * (b.lo + hi);
-            self.probe_or_top(&fleet, &mut b, n, mid, stable);
-        }
-        let hi = b.hi.expect("the bracket closed on a failed run");
-        let binding = self.binding_of(n, hi);
-        // The last point's rate, if nothing above it passed: its tally at n.
-        let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(&fleet, n, b.lo).0);
-        self.point(n, b.lo, &lo_tally, binding)
-    }
-
-    /// Runs `n` replicas at `rate` and moves the bracket's end it falls on
-    /// (a failed run at the ceiling `stable` is the search's top, whose
-    /// binding limit is named by its latencies alone); whether it passed.
-    fn probe_or_top<'f>(
-        &self,
-        fleet: &'f Fleet,
-        b: &mut Bracket<'f>,
-        n: u32,
-        rate: f64,
-        stable: f64,
-    ) -> bool {
-        match self.trial(fleet, n, rate).sustained_or_not() {
-            Ok(t) => {
-                (b.lo, b.lo_tally) = (rate, Some(t));
-                true
-            }
-            Err(t) => {
-                b.hi = Some(if rate >= stable {
-                    Failed::top(stable, t)
-                } else {
-                    Failed::probe(rate, t)
-                });
-                false
-            }
-        }
-    }
-
-    /// The first point of a fleet larger than one that sustains anything,
-    /// after fleets that sustained nothing: the ceiling first, then the
-    /// screen's lowest rate, then galloping by doubling and bisection.
-    fn first_serving_point(&self, f: &FleetCapacity) -> FleetPoint {
         let last = f.points.last().expect("a started fleet has a point");
         let n = last.replicas + 1;
         let stable = self.stable_rps(n, f.saturated_rps_per_replica);
@@ -464,18 +355,28 @@ impl<'a> Search<'a> {
             Ok(tally) => return self.point(n, stable, &tally, "stability"),
             Err(top) => top,
         };
-        let low = stable * LOW_RATE_FRACTION;
-        let (t, bounded) = self.run(&fleet, n, low);
-        if !(bounded && t.attainment() >= self.target()) {
-            let binding = Self::binding(&t, bounded);
-            return self.point(n, 0.0, &t, binding);
-        }
         let mut b = RateBracket {
-            lo: low,
-            lo_tally: Some(t),
+            lo: last.max_rps,
+            lo_tally: None,
             hi: Failed::top(stable, top),
         };
-        let mut step = b.lo;
+        if last.max_rps <= 0.0 {
+            // Nothing sustained yet: start from the screen's lowest rate.
+            let low = stable * LOW_RATE_FRACTION;
+            let (t, bounded) = self.run(&fleet, n, low);
+            if !(bounded && t.attainment() >= self.target()) {
+                let binding = Self::binding(&t, bounded);
+                return self.point(n, 0.0, &t, binding);
+            }
+            (b.lo, b.lo_tally) = (low, Some(t));
+        }
+        // Gallop from the linear guess n/(n−1) × the last rate (doubling
+        // from the lowest rate when the last fleet sustained nothing).
+        let mut step = if last.max_rps > 0.0 {
+            (b.lo * f64::from(n) / f64::from(last.replicas) - b.lo).max(b.lo * 0.01)
+        } else {
+            b.lo
+        };
         loop {
             let rate = b.lo + step;
             if rate >= b.hi.rate || !self.probe(&fleet, &mut b, n, rate) {
@@ -488,7 +389,8 @@ impl<'a> Search<'a> {
             self.probe(&fleet, &mut b, n, rate);
         }
         let binding = self.binding_of(n, b.hi);
-        let lo_tally = b.lo_tally.expect("the lowest rate passed");
+        // The last point's rate, if nothing above it passed: its tally at n.
+        let lo_tally = b.lo_tally.unwrap_or_else(|| self.run(&fleet, n, b.lo).0);
         self.point(n, b.lo, &lo_tally, binding)
     }
 
@@ -581,55 +483,6 @@ struct RateBracket<'f> {
     hi: Failed<'f>,
 }
 
-/// A fleet point's search from a predicted rate: the highest rate known
-/// sustained (at first the last point's, not run at this fleet) and the
-/// lowest known not, when one was run (else the fleet's stable rate, not
-/// yet run, is the ceiling).
-struct Bracket<'f> {
-    lo: f64,
-    lo_tally: Option<TierTally>,
-    hi: Option<Failed<'f>>,
-}
-
-impl Bracket<'_> {
-    /// The lowest rate known not sustained, or the ceiling `stable`.
-    fn hi_rate(&self, stable: f64) -> f64 {
-        self.hi.as_ref().map_or(stable, |h| h.rate)
-    }
-
-    fn take_lo_tally(&mut self) -> TierTally {
-        self.lo_tally.take().expect("a passed run has its tally")
-    }
-}
-
-/// The rate the next fleet is predicted to sustain, and whether the
-/// prediction stands on an increment between fleets: the last point's plus
-/// the mean of the last two increments between serving points (one when
-/// only one is known; the per-replica rate, without increment, when the
-/// last point is the first that serves). Steps of a fleet function grow about evenly once the
-/// fleet pools its bursts: on `scenarios/peak.toml`'s 486 such points this
-/// lands within 1.2% of the point found in the median and 3.1% at the 80th
-/// percentile, where the linear guess n/(n-1) x the last rate misses by 2.6%
-/// and 6.3%.
-fn predicted_rps(points: &[FleetPoint]) -> (f64, bool) {
-    let serving: Vec<&FleetPoint> = points.iter().filter(|p| p.max_rps > 0.0).collect();
-    let Some(last) = serving.last() else {
-        return (0.0, false);
-    };
-    let increments: Vec<f64> = serving
-        .windows(2)
-        .rev()
-        .take(2)
-        .map(|w| (w[1].max_rps - w[0].max_rps) / f64::from(w[1].replicas - w[0].replicas))
-        .collect();
-    let step = if increments.is_empty() {
-        last.max_rps / f64::from(last.replicas)
-    } else {
-        increments.iter().sum::<f64>() / increments.len() as f64
-    };
-    (last.max_rps + step.max(0.0), !increments.is_empty())
-}
-
 /// The most requests of a run of `count` that may miss while it can still
 /// meet target `q` (its attainment, met ÷ `count`, compared as
 /// [`TierTally::attainment`] is): one more miss decides that it fails.
@@ -719,26 +572,7 @@ fn fleet_of(
 
 #[cfg(test)]
 mod tests {
-    use super::{most_misses, predicted_rps};
-    use crate::capacity::fleet::tests::step;
-
-    #[test]
-    fn the_next_fleet_is_predicted_from_the_last_two_increments() {
-        let (rps, pooled) = predicted_rps(&step(&[2.0, 7.0, 12.0, 18.0]).points);
-        assert!((rps - 23.5).abs() < 1e-12, "{rps}");
-        assert!(pooled);
-        let (rps, pooled) = predicted_rps(&step(&[2.0, 7.0]).points);
-        assert!((rps - 12.0).abs() < 1e-12, "{rps}");
-        assert!(pooled);
-        // One serving point: its rate per replica, and no increment known.
-        let (rps, pooled) = predicted_rps(&step(&[0.0, 0.0, 3.0]).points);
-        assert!((rps - 4.0).abs() < 1e-12, "{rps}");
-        assert!(!pooled);
-        // Fleets that stopped gaining predict no gain.
-        let (rps, _) = predicted_rps(&step(&[5.0, 9.0, 9.0, 9.0]).points);
-        assert!((rps - 9.0).abs() < 1e-12, "{rps}");
-        assert_eq!(predicted_rps(&step(&[0.0, 0.0]).points), (0.0, false));
-    }
+    use super::most_misses;
 
     #[test]
     fn one_miss_past_the_most_decides_that_a_run_fails() {
