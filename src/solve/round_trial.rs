@@ -152,9 +152,12 @@ impl Candidate {
 /// taken away ([`baselines`]), priced once per solve on the chosen trial's
 /// problem: its capacity table, factors, window factors and GPU shares, and
 /// its tiers' access to the API (a tier the rounds kept off the API stays
-/// off it, as in the plan). Being restrictions of the plan's problem, none
-/// costs less than the plan beyond the MILP's gap. Everything to the API is
-/// priced on the API terms the stated scenario gives each tier.
+/// off it, as in the plan), without the options the price for complexity
+/// ruled out of the plan (`Trial::ruled_out`: the plan is the optimum of
+/// that problem, not of the one with every option). Being restrictions of
+/// the plan's problem, none costs less than the plan beyond the MILP's gap.
+/// Everything to the API is priced on the API terms the stated scenario
+/// gives each tier.
 pub(super) fn alternatives(
     stated: &Scenario,
     demand: &Demand,
@@ -185,12 +188,12 @@ pub(super) fn alternatives(
                     (model.name.clone(), tiers)
                 })
                 .collect();
-            baselines::compute(
-                &trial.milp.problem,
-                &stated_api,
-                &models,
-                &trial.milp.settings,
-            )
+            let mut problem = trial.milp.problem.clone();
+            for (k, tier) in problem.tiers.iter_mut().enumerate() {
+                tier.options
+                    .retain(|o| !trial.ruled_out.contains(&(k, o.entry)));
+            }
+            baselines::compute(&problem, &stated_api, &models, &trial.milp.settings)
         },
     )
 }
