@@ -169,6 +169,31 @@ fn the_alternatives_are_priced_on_fleets_sized_for_all_of_the_traffic() {
     );
 }
 
+/// The alternatives are priced without the deployments the price for
+/// complexity left out of the plan: on peak at 300 USD a deployment-month
+/// the plan leaves interactive deployments out, and none of the
+/// alternatives undercuts it (priced with them, the single-GPU-type one was
+/// 1.7% cheaper than the plan).
+#[test]
+fn alternatives_are_priced_without_the_deployments_the_plan_left_out() {
+    let plan = solve_json(
+        "scenarios/peak.toml",
+        &["planning.usd_per_deployment_month=300"],
+    );
+    let dropped = plan["operations"]["dropped"].as_array().unwrap();
+    assert!(!dropped.is_empty(), "{}", plan["operations"]);
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    let gap = plan["solver"]["mip_gap_tolerance"].as_f64().unwrap();
+    for (name, b) in plan["baselines"].as_object().unwrap() {
+        if let Some(cost) = b["total_cost_usd"].as_f64() {
+            assert!(
+                total <= cost * (1.0 + gap) + 1e-6,
+                "{name}: {cost} below the plan's {total}, which left out {dropped:?}"
+            );
+        }
+    }
+}
+
 /// The alternatives follow the plan's rules: purchase units (every count a
 /// whole 8-GPU node), and the API where the tiers may use it (a cheap API
 /// with room in its rate limit carries the single-type alternative too);
