@@ -136,11 +136,12 @@ pub(super) struct TierSlot {
 
 /// The options of a tier from one position in search order on, as the
 /// bounds read them.
+#[derive(Clone)]
 struct Suffix {
     /// Per GPU type, the most requests/s per GPU of those options on it (0
     /// when none is).
     density: Vec<f64>,
-    /// The GPU types those options use, in order.
+    /// The GPU types those options use, each once.
     gpus: Vec<usize>,
     /// The least USD per request/s of those options with every GPU at its
     /// price beyond the cheap ones (infinite when there are none).
@@ -148,20 +149,16 @@ struct Suffix {
 }
 
 impl Suffix {
-    /// The suffixes of `options` under `curves`, from the last (empty) back
-    /// to the first, in search order.
+    /// The suffixes of `options` under `curves`, in search order: from the
+    /// first option on, …, from the last, then the empty one.
     fn all(options: &[(usize, u32, f64)], curves: &[GpuCurve]) -> Vec<Suffix> {
-        let mut from = Vec::with_capacity(options.len() + 1);
         let mut s = Suffix {
             density: vec![0.0; curves.len()],
             gpus: Vec::new(),
             full_price_unit: f64::INFINITY,
         };
-        from.push(Suffix {
-            density: s.density.clone(),
-            gpus: Vec::new(),
-            full_price_unit: f64::INFINITY,
-        });
+        let mut from = Vec::with_capacity(options.len() + 1);
+        from.push(s.clone());
         for &(g, p, rps) in options.iter().rev() {
             s.density[g] = s.density[g].max(rps / f64::from(p));
             if !s.gpus.contains(&g) {
@@ -170,13 +167,7 @@ impl Suffix {
             let curve = &curves[g];
             let beyond = curve.usd_beyond.unwrap_or(curve.cheap_usd);
             s.full_price_unit = s.full_price_unit.min(beyond * f64::from(p) / rps);
-            let mut gpus = s.gpus.clone();
-            gpus.sort_unstable();
-            from.push(Suffix {
-                density: s.density.clone(),
-                gpus,
-                full_price_unit: s.full_price_unit,
-            });
+            from.push(s.clone());
         }
         from.reverse();
         from
@@ -556,14 +547,7 @@ impl Search<'_> {
         if let Some((usd, _)) = tier.api {
             segments.push((usd / tier.peak_rps, tier.peak_rps));
         }
-        // A handful of segments: sorted by insertion, ties kept in order.
-        for j in 1..segments.len() {
-            let mut at = j;
-            while at > 0 && segments[at - 1].0.total_cmp(&segments[at].0).is_gt() {
-                segments.swap(at - 1, at);
-                at -= 1;
-            }
-        }
+        segments.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut left = residual;
         let mut usd = 0.0;
         for &(unit, size) in segments.iter() {
