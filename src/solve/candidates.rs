@@ -55,7 +55,10 @@ pub(super) fn run(
             .map(|(f, _)| f)
     });
     let mut best: Option<Finished> = None;
-    for f in finished.into_iter().flatten().flatten() {
+    for f in finished
+        .into_iter()
+        .filter_map(|f| f.expect("a candidate kept off the API panicked"))
+    {
         if best.as_ref().is_none_or(|b| f.replaces(b)) {
             best = Some(f);
         }
