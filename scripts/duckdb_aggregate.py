@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Runs sql/aggregate.sql on DuckDB over a CSV of requests and writes the
-aggregate tables (docs/aggregate-format.md).
+aggregate tables (docs/aggregate-format.md); with --blocks, also
+sql/prefixes.sql and its `prefixes` table.
 
-    python3 scripts/duckdb_aggregate.py REQUESTS.csv OUT_DIR [--parquet]
+    python3 scripts/duckdb_aggregate.py REQUESTS.csv OUT_DIR [--parquet] [--blocks BLOCKS.csv]
 
 REQUESTS.csv has the header `ts,tier,input_tokens,output_tokens` (ts in
-seconds as a decimal number). The same SQL runs unchanged on Spark SQL; see
-docs/aggregate-format.md for Spark and BigQuery.
+seconds as a decimal number), and with --blocks a fifth column
+`request_seq`; BLOCKS.csv has the header
+`tier,request_seq,block_index,hash_id,block_tokens`. The same SQL runs
+unchanged on Spark SQL; see docs/aggregate-format.md for Spark and BigQuery.
 """
 import os
 import sys
@@ -15,22 +18,45 @@ import duckdb
 
 
 def main(argv):
-    if len(argv) not in (3, 4) or (len(argv) == 4 and argv[3] != "--parquet"):
+    args = argv[1:]
+    parquet = "--parquet" in args
+    if parquet:
+        args.remove("--parquet")
+    blocks = None
+    if "--blocks" in args:
+        at = args.index("--blocks")
+        if at + 1 >= len(args):
+            sys.exit(__doc__)
+        blocks = args[at + 1]
+        del args[at : at + 2]
+    if len(args) != 2:
         sys.exit(__doc__)
-    requests, out_dir = argv[1], argv[2]
-    parquet = len(argv) == 4
-    sql_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql", "aggregate.sql")
-    with open(sql_path, encoding="utf-8") as f:
-        sql = f.read()
+    requests, out_dir = args
+    sql_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
     os.makedirs(out_dir, exist_ok=True)
     con = duckdb.connect()
+    columns = "{'ts': 'DOUBLE', 'tier': 'VARCHAR', 'input_tokens': 'BIGINT', 'output_tokens': 'BIGINT'"
+    if blocks is not None:
+        columns += ", 'request_seq': 'BIGINT'"
     con.execute(
-        "CREATE TABLE requests AS SELECT * FROM read_csv(?, header = true, columns = "
-        "{'ts': 'DOUBLE', 'tier': 'VARCHAR', 'input_tokens': 'BIGINT', 'output_tokens': 'BIGINT'})",
+        f"CREATE TABLE requests AS SELECT * FROM read_csv(?, header = true, columns = {columns}}})",
         [requests],
     )
-    con.execute(sql)
-    for name in ("minutes", "lengths", "pairs", "sample"):
+    names = ["minutes", "lengths", "pairs", "sample"]
+    scripts = ["aggregate.sql"]
+    if blocks is not None:
+        con.execute(
+            "CREATE TABLE request_blocks AS SELECT * FROM read_csv(?, header = true, columns = "
+            "{'tier': 'VARCHAR', 'request_seq': 'BIGINT', 'block_index': 'BIGINT', "
+            "'hash_id': 'BIGINT', 'block_tokens': 'BIGINT'})",
+            [blocks],
+        )
+        names.append("prefixes")
+        scripts.append("prefixes.sql")
+    for script in scripts:
+        with open(os.path.join(sql_dir, script), encoding="utf-8") as f:
+            con.execute(f.read())
+    for name in names:
         if parquet:
             target = os.path.join(out_dir, f"{name}.parquet")
             options = "FORMAT PARQUET"

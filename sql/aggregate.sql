@@ -267,7 +267,9 @@ ORDER BY tier, input_bin, output_bin;
 -- hash of the arrival microsecond and the lengths modulo the prime
 -- 2^31 - 1 (src/traces/length_sample.rs). Every operand is below 2^31, so
 -- every product is below 2^62: exact BIGINT arithmetic on every engine.
-CREATE OR REPLACE TEMPORARY VIEW aggregate_sample AS
+-- Each tier's requests that can be among its 16384 of smallest sample key,
+-- ranked (sql/prefixes.sql finds the sampled requests here too).
+CREATE OR REPLACE TEMPORARY VIEW aggregate_ranked AS
 WITH step_a AS (
   SELECT tier, arrival_us, input_tokens, output_tokens,
          MOD(MOD(arrival_us, 2147483647) + 2147483647, 2147483647) AS a
@@ -318,7 +320,7 @@ cutoff AS (
   GROUP BY tier
 ),
 ranked AS (
-  SELECT k.tier AS tier, k.sample_key AS sample_key,
+  SELECT k.tier AS tier, k.sample_key AS sample_key, k.arrival_us AS arrival_us,
          k.input_tokens AS input_tokens, k.output_tokens AS output_tokens,
          ROW_NUMBER() OVER (PARTITION BY k.tier
                             ORDER BY k.sample_key, k.arrival_us, k.input_tokens, k.output_tokens)
@@ -327,8 +329,12 @@ ranked AS (
   JOIN cutoff c ON c.tier = k.tier
   WHERE k.bucket <= c.bucket
 )
+SELECT tier, sample_rank, sample_key, arrival_us, input_tokens, output_tokens
+FROM ranked
+WHERE sample_rank <= 16384;
+
+CREATE OR REPLACE TEMPORARY VIEW aggregate_sample AS
 SELECT 3 AS version, tier, CAST(sample_rank AS BIGINT) AS sample_rank,
        CAST(sample_key AS BIGINT) AS sample_key, input_tokens, output_tokens
-FROM ranked
-WHERE sample_rank <= 16384
+FROM aggregate_ranked
 ORDER BY tier, sample_rank;

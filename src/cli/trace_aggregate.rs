@@ -5,7 +5,9 @@ use super::args::FormatArg;
 use crate::base::error::PlannerError;
 use crate::base::progress::Progress;
 use crate::cli::output::{Output, Outputs};
-use crate::traces::aggregate::{aggregate_traces, columns, write_csv, write_parquet, TABLES};
+use crate::traces::aggregate::{
+    aggregate_traces, columns, write_csv, write_parquet, PREFIXES_TABLE, TABLES,
+};
 use crate::traces::ReaderOptions;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -33,7 +35,8 @@ pub(crate) struct AggregateArgs {
     #[arg(required = true)]
     pub traces: Vec<String>,
     /// Folder to write the minutes, lengths, pairs and sample tables into
-    /// (created if missing).
+    /// (created if missing), and the prefixes table when a Mooncake trace
+    /// names its prompts' blocks (`hash_ids`).
     #[arg(long)]
     pub out: PathBuf,
     /// Table file format.
@@ -86,7 +89,7 @@ fn check_out(dir: &Path, format: TableFormat) -> Result<(), PlannerError> {
         TableFormat::Csv => TableFormat::Parquet,
         TableFormat::Parquet => TableFormat::Csv,
     };
-    for name in TABLES {
+    for name in TABLES.iter().chain([&PREFIXES_TABLE]) {
         let stale = dir.join(format!("{name}.{}", other.extension()));
         if stale.exists() {
             return Err(usage(format!(
@@ -100,24 +103,31 @@ fn check_out(dir: &Path, format: TableFormat) -> Result<(), PlannerError> {
     Ok(())
 }
 
-/// The option label of each table's output, for messages.
-const OPTIONS: [&str; 4] = [
+/// The option label of each table's output, for messages: the four
+/// tables, then the prefixes table.
+const OPTIONS: [&str; 5] = [
     "--out (minutes)",
     "--out (lengths)",
     "--out (pairs)",
     "--out (sample)",
+    "--out (prefixes)",
 ];
 
 /// Reads the traces and writes the tables: every table is written to a
 /// temporary file first, and all are renamed into place only at the end.
 fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
     let format = args.table_format;
-    let mut outputs = Outputs::prepare(TABLES.iter().zip(OPTIONS).map(|(name, option)| {
-        Some(Output::new(
-            option,
-            &args.out.join(format!("{name}.{}", format.extension())),
-        ))
-    }))?;
+    let path_of = |name: &str| args.out.join(format!("{name}.{}", format.extension()));
+    let prepare = |names: &[&str]| {
+        Outputs::prepare(
+            names
+                .iter()
+                .zip(OPTIONS)
+                .map(|(name, option)| Some(Output::new(option, &path_of(name)))),
+        )
+    };
+    // Every path checked before the traces are read.
+    drop(prepare(&[TABLES.as_slice(), &[PREFIXES_TABLE]].concat())?);
     let traces: Vec<(String, PathBuf)> = args
         .traces
         .iter()
@@ -130,7 +140,13 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
         drop_over_context: false,
     };
     let (agg, summary) = aggregate_traces(&traces, options, Progress::new(args.quiet))?;
-    for (name, option) in TABLES.iter().zip(OPTIONS) {
+    let prefixes = agg.tiers.iter().any(|t| t.prefixes.is_some());
+    let mut names = TABLES.to_vec();
+    if prefixes {
+        names.push(PREFIXES_TABLE);
+    }
+    let mut outputs = prepare(&names)?;
+    for (name, option) in names.iter().zip(OPTIONS) {
         let failed = |e: String| PlannerError::Io {
             path: args.out.join(format!("{name}.{}", format.extension())),
             source: std::io::Error::other(e),
@@ -148,6 +164,16 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
         }
     }
     outputs.commit()?;
+    if !prefixes {
+        // A prefixes table an earlier aggregate left here is not this one's.
+        let stale = path_of(PREFIXES_TABLE);
+        if stale.is_file() {
+            std::fs::remove_file(&stale).map_err(|source| PlannerError::Io {
+                path: stale,
+                source,
+            })?;
+        }
+    }
     let minutes: usize = agg.tiers.iter().map(|t| t.minutes.len()).sum();
     let tiers: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
     note!(

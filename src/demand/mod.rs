@@ -13,9 +13,9 @@ use crate::demand::source::{
     read_source, AggregateCache, CapacityLengths, DroppedOverContext, KeptSource, SourceFigures,
 };
 use crate::scenario::{PeakStatistic, Scenario, ShapeAnchor};
-use crate::sim::prefix_reuse::PrefixReuse;
 use crate::traces::block_chains::{BlockChains, NO_CHAIN};
 use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
+use crate::traces::prefix_reuse::PrefixReuse;
 use crate::traces::shape::{read_rate_curve, RateCurve};
 use crate::traces::stats::LengthStats;
 use serde::Serialize;
@@ -237,8 +237,10 @@ pub(crate) fn build_keeping(
             }
         };
         let (lengths, input_tokens, output_tokens, cv) = merge_lengths(&accs);
-        let (chains, sample_chains) = merge_chains(&accs);
-        let prefix_reuse = chains.map(|c| Arc::new(PrefixReuse::of(&c)));
+        let (prefix_reuse, sample_chains) = merge_reuse(&accs).unwrap_or_else(|| {
+            let (chains, rows) = merge_chains(&accs);
+            (chains.map(|c| Arc::new(PrefixReuse::of(&c))), rows)
+        });
         let total_weight: f64 = accs.iter().map(|(a, s)| a.requests as f64 * s).sum();
         let within_minute_cv = accs
             .iter()
@@ -435,6 +437,43 @@ fn merge_chains(accs: &[(SourceFigures, f64)]) -> (Option<Arc<BlockChains>>, Vec
         }
     }
     (Some(Arc::new(chains)), rows)
+}
+
+/// The tier's prefix reuse when a source is an aggregate that carries its
+/// sampled requests' ([`SourceFigures::reuse`]): each source's own, one
+/// after the other (a trace's from one pass over its chains), with the
+/// sampled requests' rows beside the merged sample; `None` when no source
+/// is such an aggregate. A source whose blocks are of another size than the
+/// first's adds no hits (none is invented).
+fn merge_reuse(accs: &[(SourceFigures, f64)]) -> Option<(Option<Arc<PrefixReuse>>, Vec<u32>)> {
+    let first = accs.iter().find_map(|(a, _)| a.reuse.as_ref())?;
+    if accs.len() == 1 {
+        return Some((Some(Arc::clone(first)), accs[0].0.sample_chains.clone()));
+    }
+    let mut reuse = PrefixReuse::from_steps(first.block_tokens(), &[]);
+    let mut rows = Vec::new();
+    for ((a, _), take) in accs.iter().zip(sample_shares(accs)) {
+        let n = a.lengths.len().min(take);
+        let own = match (&a.reuse, &a.chains) {
+            (Some(r), _) => Some(Arc::clone(r)),
+            (None, Some(c)) => Some(Arc::new(PrefixReuse::of(c))),
+            (None, None) => None,
+        };
+        match own.filter(|o| o.block_tokens() == reuse.block_tokens()) {
+            None => rows.extend(std::iter::repeat_n(NO_CHAIN, n)),
+            Some(own) => {
+                let offset = reuse.append(&own);
+                rows.extend(a.sample_chains.iter().take(n).map(|&r| {
+                    if r == NO_CHAIN {
+                        r
+                    } else {
+                        r + offset
+                    }
+                }));
+            }
+        }
+    }
+    Some((Some(Arc::new(reuse)), rows))
 }
 
 /// How many of each source's sampled requests the tier's sample takes: in

@@ -7,11 +7,8 @@ use crate::base::error::{PlannerError, Problem};
 use crate::base::progress::Progress;
 use crate::scenario::{DemandSource, OverContext, Scenario};
 use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
-use crate::traces::block_chains::{
-    kept_chains, shared_prefix, BlockChains, NO_CHAIN, SHARED_PREFIX_LATER,
-};
-use crate::traces::length_sample::SampledRequest;
-use crate::traces::micros::arrival_us;
+use crate::traces::block_chains::{kept_chains, shared_prefix, BlockChains, SHARED_PREFIX_LATER};
+use crate::traces::prefix_reuse::PrefixReuse;
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
 use crate::traces::stats::{accumulate_keeping, LengthStats};
 use crate::traces::{Dropped, ReaderOptions, Request, TraceFormat};
@@ -62,6 +59,10 @@ pub(crate) struct SourceFigures {
     /// Beside each of `lengths`, its request's index in `chains`
     /// (`NO_CHAIN` when not found); empty without `chains`.
     pub sample_chains: Vec<u32>,
+    /// An aggregate's sampled requests' prefix reuse (its `prefixes`
+    /// table), when the replicas cache prefixes: beside each of `lengths`
+    /// its row here (`sample_chains` then numbers them 0, 1, …).
+    pub reuse: Option<Arc<PrefixReuse>>,
     /// Where `lengths` come from.
     pub capacity_lengths: CapacityLengths,
     /// The requests over the model's context that `over_context = "drop"`
@@ -146,8 +147,16 @@ pub(crate) fn read_source(
         let t = Arc::new(t.clone());
         let counts = t.minutes.iter().map(|m| m.requests).collect();
         let lengths = t.capacity_lengths();
-        let (chains, sample_chains) =
+        let (chains, mut sample_chains) =
             shared_prefix_of(scenario, index, source, t.input_tokens().p50, lengths.len())?;
+        let reuse = t
+            .prefixes
+            .as_ref()
+            .filter(|_| scenario.simulation.prefix_caching && chains.is_none())
+            .map(|p| Arc::new(PrefixReuse::from_steps(p.block_tokens, &p.steps)));
+        if reuse.is_some() {
+            sample_chains = (0..lengths.len() as u32).collect();
+        }
         let figures = SourceFigures {
             format: "aggregate".into(),
             aggregate_tier: Some(name.clone()),
@@ -165,6 +174,7 @@ pub(crate) fn read_source(
             lengths,
             chains,
             sample_chains,
+            reuse,
             capacity_lengths: if t.has_length_sample() {
                 CapacityLengths::AggregateSample
             } else {
@@ -247,7 +257,7 @@ pub(crate) fn read_source(
         None
     };
     let mut sample_chains = match &chains {
-        Some(_) => rows_of(&requests, &acc.length_sample_requests()),
+        Some(_) => crate::traces::prefix_reuse::rows_of(&requests, &acc.length_sample_requests()),
         None => Vec::new(),
     };
     let lengths = acc.length_sample();
@@ -288,6 +298,7 @@ pub(crate) fn read_source(
         lengths,
         chains: chains.clone(),
         sample_chains,
+        reuse: None,
         capacity_lengths: CapacityLengths::TraceSample,
         dropped_over_context: dropped_share(
             summary.dropped_over_context,
@@ -340,26 +351,6 @@ fn shared_prefix_of(
         Some(Arc::new(shared_prefix(index, tokens))),
         vec![SHARED_PREFIX_LATER; sampled],
     ))
-}
-
-/// The index in `requests` of each of `sample`'s requests (the first with
-/// its arrival and lengths), `NO_CHAIN` when none has them.
-fn rows_of(requests: &[Request], sample: &[SampledRequest]) -> Vec<u32> {
-    let mut by_request: HashMap<(i64, u32, u32), u32> = HashMap::with_capacity(requests.len());
-    for (i, r) in requests.iter().enumerate() {
-        by_request
-            .entry((arrival_us(r.arrival_s), r.input_tokens, r.output_tokens))
-            .or_insert(i as u32);
-    }
-    sample
-        .iter()
-        .map(|s| {
-            by_request
-                .get(&(s.arrival_us, s.input_tokens, s.output_tokens))
-                .copied()
-                .unwrap_or(NO_CHAIN)
-        })
-        .collect()
 }
 
 /// The requests dropped against the whole trace: `kept` requests holding

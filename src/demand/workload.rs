@@ -21,7 +21,8 @@ use crate::base::disk_cache::Fnv;
 use crate::sim::request::Arrival;
 use crate::traces::aggregate::sample::{minute_offsets, LengthSampler};
 use crate::traces::aggregate::{MinuteRow, TierAggregate};
-use crate::traces::block_chains::{BlockChains, NO_CHAIN};
+use crate::traces::block_chains::{BlockChains, NO_CHAIN, REUSED_CHAIN};
+use crate::traces::prefix_reuse::PrefixReuse;
 use crate::traces::Request;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -53,6 +54,9 @@ enum Arrivals {
         sampler: LengthSampler,
         seed: u64,
         stream: (u64, u64),
+        /// Where the aggregate's sampled requests' prefix reuse begins in
+        /// the replay's [`TraceReplay::reuse`] (`None`: no hit is known).
+        reused_from: Option<u32>,
     },
 }
 
@@ -190,12 +194,23 @@ impl SourceReplay {
                 sampler: LengthSampler::new(tier),
                 seed: minute_seed(seed, stream),
                 stream,
+                reused_from: None,
             },
             span_s,
             scale,
             base_rps: tier.requests() as f64 / span_s * scale,
             shared_chain: None,
         }
+    }
+
+    /// The aggregate's source whose request drawn as sample row `r` has the
+    /// prefix reuse of row `first + r` of the replay's reuse (a chain index
+    /// with [`REUSED_CHAIN`] set); a trace's is left as it is.
+    pub(crate) fn reusing_from(mut self, first: u32) -> Self {
+        if let Arrivals::Minutes { reused_from, .. } = &mut self.arrivals {
+            *reused_from = Some(first);
+        }
+        self
     }
 
     /// The source whose every request without a chain of its own has chain
@@ -222,6 +237,7 @@ impl SourceReplay {
                 first_s,
                 sampler,
                 seed,
+                reused_from,
                 ..
             } => {
                 let index = |t: f64| ((t - first_s) / 60.0).floor().max(0.0) as usize;
@@ -231,10 +247,14 @@ impl SourceReplay {
                     let mut rng = StdRng::seed_from_u64(mix(*seed, i as u64, 0, 0));
                     let minute_start = first_s + 60.0 * i as f64;
                     for offset in minute_offsets(m, &mut rng) {
-                        let (input, output) = sampler.draw(&mut rng);
+                        let (input, output, row) = sampler.draw_row(&mut rng);
+                        let chain = match (reused_from, row) {
+                            (Some(first), Some(row)) => REUSED_CHAIN | (first + row),
+                            _ => shared,
+                        };
                         let t = minute_start + offset;
                         if (start..end).contains(&t) {
-                            out.push((t + shift, input, output, shared));
+                            out.push((t + shift, input, output, chain));
                         }
                     }
                 }
@@ -292,6 +312,11 @@ pub(crate) struct TraceReplay {
     /// into; `None` when no trace does or the replicas do not cache
     /// prefixes.
     pub chains: Option<Arc<BlockChains>>,
+    /// The prefix reuse of the sampled requests of the aggregates that
+    /// carry it (their `prefixes` tables, one after the other), which the
+    /// chain indices with [`REUSED_CHAIN`] set point into; `None` when none
+    /// does or the replicas do not cache prefixes.
+    pub reuse: Option<Arc<PrefixReuse>>,
 }
 
 impl TraceReplay {
@@ -339,11 +364,13 @@ impl TraceReplay {
                         first_s,
                         sampler,
                         seed,
+                        reused_from,
                         ..
                     } => {
                         h.u64(u64::MAX);
                         h.f64(*first_s);
                         h.u64(*seed);
+                        h.u64(reused_from.map_or(u64::MAX, u64::from));
                         h.bytes(format!("{minutes:?}{sampler:?}").as_bytes());
                     }
                 }
@@ -352,6 +379,9 @@ impl TraceReplay {
             for &r in &tier.mean_rps {
                 h.f64(r);
             }
+        }
+        if let Some(reuse) = &self.reuse {
+            reuse.hash_into(&mut h);
         }
         h.finish()
     }
@@ -527,6 +557,7 @@ mod tests {
             seed,
             first_slot: 0,
             chains: None,
+            reuse: None,
         }
     }
 

@@ -26,6 +26,7 @@ use crate::sim::{
     TierTally,
 };
 use crate::traces::block_chains::{shared_prefix, BlockChains, SHARED_PREFIX_LATER};
+use crate::traces::prefix_reuse::PrefixReuse;
 use std::sync::Arc;
 
 /// Slots replayed in "sample" mode besides each tier's most loaded slot and
@@ -118,10 +119,7 @@ pub(crate) fn fleet(
         tiers,
         groups,
         router: scenario.simulation.router,
-        prefixes: replay
-            .chains
-            .as_ref()
-            .map(|c| PrefixSource::Chains(Arc::clone(c))),
+        prefixes: PrefixSource::of_replay(replay.chains.as_ref(), replay.reuse.as_ref()),
     }
 }
 
@@ -133,8 +131,10 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
     let shaped = scenario.shape.is_some();
     let seed = scenario.simulation.seed;
     let mut sources: Vec<Vec<SourceReplay>> = vec![Vec::new(); scenario.tiers.len()];
-    // Every trace's chains in one list, each trace's from its own offset.
+    // Every trace's chains in one list, each trace's from its own offset;
+    // every aggregate's sampled requests' prefix reuse likewise.
     let mut chains: Option<BlockChains> = None;
+    let mut reuse: Option<PrefixReuse> = None;
     for (j, (source, kept)) in scenario.demand.iter().zip(kept).enumerate() {
         let replay = match kept {
             KeptSource::Requests(r, None) => SourceReplay::new(r, source.scale, slot_s, shaped),
@@ -144,13 +144,35 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
                 SourceReplay::with_chains(r, first, source.scale, slot_s, shaped)
             }
             KeptSource::Nothing => SourceReplay::new(Vec::new(), source.scale, slot_s, shaped),
-            KeptSource::Aggregate(t) => SourceReplay::from_aggregate(
-                &t,
-                source.scale,
-                slot_s,
-                shaped,
-                (seed, (source.tier as u64, j as u64)),
-            ),
+            KeptSource::Aggregate(t) => {
+                let replay = SourceReplay::from_aggregate(
+                    &t,
+                    source.scale,
+                    slot_s,
+                    shaped,
+                    (seed, (source.tier as u64, j as u64)),
+                );
+                let own = t.prefixes.as_ref().filter(|_| {
+                    scenario.simulation.prefix_caching && source.shared_prefix_tokens.is_none()
+                });
+                match own {
+                    Some(p) => {
+                        let own = PrefixReuse::from_steps(p.block_tokens, &p.steps);
+                        match &mut reuse {
+                            None => {
+                                reuse = Some(own);
+                                replay.reusing_from(0)
+                            }
+                            Some(all) if all.block_tokens() == own.block_tokens() => {
+                                replay.reusing_from(all.append(&own))
+                            }
+                            // Blocks of another size: no hit is invented.
+                            Some(_) => replay,
+                        }
+                    }
+                    None => replay,
+                }
+            }
         };
         // A prefix model: every request of the source begins with the same
         // system prompt (its chain 1, a request after the first).
@@ -179,6 +201,7 @@ pub(crate) fn traces(scenario: &Scenario, demand: &Demand, kept: Vec<KeptSource>
         seed: scenario.simulation.seed,
         first_slot: 0,
         chains: chains.map(Arc::new),
+        reuse: reuse.map(Arc::new),
     }
 }
 

@@ -14,18 +14,45 @@
 //! release; this type holds the counts and does the arithmetic.
 
 use super::prefix_cache::PrefixCache;
-use crate::traces::block_chains::{BlockChains, NO_CHAIN};
+use crate::traces::block_chains::{BlockChains, NO_CHAIN, REUSED_CHAIN};
+use crate::traces::prefix_reuse::PrefixReuse;
 use std::sync::Arc;
 
 /// What a fleet's replicas know of their requests' prompt prefixes, when
 /// they cache them.
 #[derive(Debug, Clone)]
 pub(crate) enum PrefixSource {
-    /// Every request's prompt blocks: each replica keeps a prefix cache.
-    Chains(Arc<BlockChains>),
+    /// Every request's prompt blocks: each replica keeps a prefix cache;
+    /// and, for the requests whose chain index has [`REUSED_CHAIN`] set
+    /// (an aggregate's sampled requests), the tokens one cache of the
+    /// replica's memory finds when the tier's requests run through it in
+    /// order.
+    Chains {
+        chains: Arc<BlockChains>,
+        reused: Option<Arc<PrefixReuse>>,
+    },
     /// Every request's cached tokens, by its chain index
     /// ([`KvCache::with_known_hits`]).
     Known(Arc<[u32]>),
+}
+
+impl PrefixSource {
+    /// The prefixes of a replay's requests: the traces' chains and the
+    /// aggregates' reuse (`None` when it has neither).
+    pub(crate) fn of_replay(
+        chains: Option<&Arc<BlockChains>>,
+        reused: Option<&Arc<PrefixReuse>>,
+    ) -> Option<Self> {
+        let chains = match (chains, reused) {
+            (None, None) => return None,
+            (Some(c), _) => Arc::clone(c),
+            (None, Some(r)) => Arc::new(BlockChains::new(r.block_tokens())),
+        };
+        Some(PrefixSource::Chains {
+            chains,
+            reused: reused.cloned(),
+        })
+    }
 }
 
 /// Where a replica's requests find prompt tokens already computed.
@@ -38,10 +65,13 @@ enum Prefixes {
     Cached {
         cache: PrefixCache,
         chains: Arc<BlockChains>,
+        /// Requests known by their reuse instead of their blocks, and the
+        /// replica's memory in that reuse's blocks.
+        reused: Option<(Arc<PrefixReuse>, usize)>,
     },
     /// Known beforehand, by the request's chain index: the tokens one cache
     /// of the replica's memory found when the tier's requests ran in order
-    /// (the capacity search's sampled requests, `sim::prefix_reuse`).
+    /// (the capacity search's sampled requests, `traces::prefix_reuse`).
     Known(Arc<[u32]>),
 }
 
@@ -78,14 +108,22 @@ impl KvCache {
 
     /// The cache with a prefix cache over the prompt blocks `chains`, as
     /// many blocks as its tokens hold ([`PrefixCache`]).
-    pub(crate) fn with_prefix_cache(mut self, chains: Arc<BlockChains>) -> Self {
-        let blocks = self.capacity_tokens / u64::from(chains.block_tokens.max(1));
+    pub(crate) fn with_prefix_cache(
+        mut self,
+        chains: Arc<BlockChains>,
+        reused: Option<Arc<PrefixReuse>>,
+    ) -> Self {
+        let blocks = |block_tokens: u32| {
+            let b = self.capacity_tokens / u64::from(block_tokens.max(1));
+            usize::try_from(b).unwrap_or(usize::MAX)
+        };
         self.prefix = Prefixes::Cached {
-            cache: PrefixCache::new(
-                chains.block_tokens,
-                usize::try_from(blocks).unwrap_or(usize::MAX),
-            ),
+            cache: PrefixCache::new(chains.block_tokens, blocks(chains.block_tokens)),
             chains,
+            reused: reused.map(|r| {
+                let b = blocks(r.block_tokens());
+                (r, b)
+            }),
         };
         self
     }
@@ -100,7 +138,9 @@ impl KvCache {
     /// The cache with the prefixes `source` gives.
     pub(crate) fn with_prefixes(self, source: &PrefixSource) -> Self {
         match source {
-            PrefixSource::Chains(chains) => self.with_prefix_cache(Arc::clone(chains)),
+            PrefixSource::Chains { chains, reused } => {
+                self.with_prefix_cache(Arc::clone(chains), reused.clone())
+            }
             PrefixSource::Known(hits) => self.with_known_hits(Arc::clone(hits)),
         }
     }
@@ -114,10 +154,17 @@ impl KvCache {
             return 0;
         }
         match &self.prefix {
-            Prefixes::Off => 0,
-            Prefixes::Cached { cache, chains } => {
+            Prefixes::Cached {
+                reused: Some((reuse, blocks)),
+                ..
+            } if chain & REUSED_CHAIN != 0 => reuse
+                .hit_tokens(chain & !REUSED_CHAIN, *blocks)
+                .min(input_tokens.saturating_sub(1)),
+            Prefixes::Cached { cache, chains, .. } if chain & REUSED_CHAIN == 0 => {
                 cache.cached_tokens(chains.get(chain), input_tokens)
             }
+            // Off, or a reused request without the reuse it names.
+            Prefixes::Off | Prefixes::Cached { .. } => 0,
             Prefixes::Known(hits) => hits
                 .get(chain as usize)
                 .map_or(0, |&h| h.min(input_tokens.saturating_sub(1))),
@@ -126,7 +173,9 @@ impl KvCache {
 
     /// An admitted request's prompt blocks (chain `chain`) are cached.
     pub(crate) fn remember(&mut self, chain: u32) {
-        if let (Prefixes::Cached { cache, chains }, false) = (&mut self.prefix, chain == NO_CHAIN) {
+        if let (Prefixes::Cached { cache, chains, .. }, false) =
+            (&mut self.prefix, chain & REUSED_CHAIN != 0)
+        {
             cache.remember(chains.get(chain));
         }
     }
@@ -299,5 +348,43 @@ mod tests {
         assert_eq!((kv.used_tokens(), kv.reserved_tokens()), (0, 0));
         assert!(kv.admits(999, 0, kv.reservation_tokens(900, 100)));
         assert!(!kv.admits(1_000, 0, 0));
+    }
+
+    /// An aggregate's sampled request finds what its steps give at the
+    /// replica's memory in blocks; a chain of blocks beside it still goes
+    /// through the replica's own cache, which the reused request leaves as
+    /// it is.
+    #[test]
+    fn a_reused_request_finds_its_hit_at_the_replicas_size() {
+        use super::{PrefixSource, REUSED_CHAIN};
+        use crate::traces::block_chains::{BlockChains, NO_CHAIN};
+        use crate::traces::prefix_reuse::PrefixReuse;
+        use std::sync::Arc;
+        // Row 0: 2 blocks within a cache of more than 3 blocks, 5 within
+        // one of more than 40.
+        let reuse = PrefixReuse::from_steps(16, &[vec![(3, 2), (40, 5)], vec![]]);
+        let source = PrefixSource::of_replay(None, Some(&Arc::new(reuse))).unwrap();
+        let at = |tokens: u64| KvCache::new(tokens, false).with_prefixes(&source);
+        // 4 blocks of 16 tokens: more than 3, not more than 40.
+        assert_eq!(at(64).cached_prompt_tokens(REUSED_CHAIN, 1_000), 32);
+        assert_eq!(at(48).cached_prompt_tokens(REUSED_CHAIN, 1_000), 0);
+        assert_eq!(at(41 * 16).cached_prompt_tokens(REUSED_CHAIN, 1_000), 80);
+        // At most all but the prompt's last token; row 1 finds nothing.
+        assert_eq!(at(41 * 16).cached_prompt_tokens(REUSED_CHAIN, 50), 49);
+        assert_eq!(at(41 * 16).cached_prompt_tokens(REUSED_CHAIN | 1, 1_000), 0);
+        assert_eq!(at(41 * 16).cached_prompt_tokens(NO_CHAIN, 1_000), 0);
+        // With chains beside it: a chain's blocks are remembered, a reused
+        // request's are not.
+        let mut chains = BlockChains::new(16);
+        chains.push(&[7, 8]);
+        let reuse = PrefixReuse::from_steps(16, &[vec![(0, 1)]]);
+        let source =
+            PrefixSource::of_replay(Some(&Arc::new(chains)), Some(&Arc::new(reuse))).unwrap();
+        let mut kv = KvCache::new(1_600, false).with_prefixes(&source);
+        assert_eq!(kv.cached_prompt_tokens(0, 100), 0);
+        kv.remember(0);
+        kv.remember(REUSED_CHAIN);
+        assert_eq!(kv.cached_prompt_tokens(0, 100), 32);
+        assert_eq!(kv.cached_prompt_tokens(REUSED_CHAIN, 100), 16);
     }
 }

@@ -15,7 +15,6 @@ pub(crate) mod kv_cache;
 pub(crate) mod kv_transfer;
 pub(crate) mod metrics;
 pub(crate) mod prefix_cache;
-pub(crate) mod prefix_reuse;
 pub(crate) mod renewal;
 pub(crate) mod replica;
 pub(crate) mod replica_spec;

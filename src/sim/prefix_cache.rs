@@ -99,6 +99,8 @@ impl PrefixCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traces::block_chains::BlockChains;
+    use crate::traces::prefix_reuse::PrefixReuse;
 
     #[test]
     fn a_hit_is_the_leading_run_of_cached_blocks_and_leaves_the_last_token() {
@@ -141,6 +143,62 @@ mod tests {
             cache.remember(chain);
             let counted = share.push(input, chain);
             assert_eq!(hit, counted.min(input - 1));
+        }
+    }
+
+    /// The hits of a cache of `capacity` blocks, simulated request by request.
+    fn simulated(chains: &BlockChains, capacity: usize) -> Vec<u32> {
+        let mut cache = PrefixCache::new(chains.block_tokens, capacity);
+        (0..chains.len() as u32)
+            .map(|i| {
+                let hit = cache.cached_tokens(chains.get(i), u32::MAX);
+                cache.remember(chains.get(i));
+                hit
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_pass_finds_what_a_cache_of_every_size_finds() {
+        let mut chains = BlockChains::new(512);
+        for chain in [
+            &[1, 2, 3][..],
+            &[1, 2, 7, 8],
+            &[9, 3],
+            &[1, 2, 3],
+            &[],
+            &[4, 5, 6, 7, 8, 9],
+            &[1, 2, 7, 8, 10],
+        ] {
+            chains.push(chain);
+        }
+        let reuse = PrefixReuse::of(&chains);
+        for capacity in [0, 1, 2, 3, 4, 5, 6, 8, 11, 100] {
+            let one_pass: Vec<u32> = (0..chains.len() as u32)
+                .map(|i| reuse.hit_tokens(i, capacity))
+                .collect();
+            assert_eq!(one_pass, simulated(&chains, capacity), "{capacity} blocks");
+        }
+    }
+
+    /// The shipped conversation trace, at sizes from a few requests' worth
+    /// to more than it holds: the same hits, request by request.
+    #[test]
+    fn on_the_conversation_trace_every_size_agrees_with_the_cache() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/mooncake/conversation_trace.jsonl");
+        let chains = BlockChains::read_mooncake(&path, "").unwrap();
+        let reuse = PrefixReuse::of(&chains);
+        let mut before = u64::MAX;
+        for capacity in [16, 300, 2_000, 20_000, 1_000_000] {
+            let one_pass: Vec<u32> = (0..chains.len() as u32)
+                .map(|i| reuse.hit_tokens(i, capacity))
+                .collect();
+            assert_eq!(one_pass, simulated(&chains, capacity), "{capacity} blocks");
+            // A smaller cache never finds more.
+            let sum: u64 = one_pass.iter().map(|&h| u64::from(h)).sum();
+            assert!(before == u64::MAX || sum >= before);
+            before = sum;
         }
     }
 }

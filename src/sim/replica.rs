@@ -163,7 +163,7 @@ impl Replica {
     /// (`--enable-prefix-caching`): a request finds the leading blocks of
     /// its chain computed and prefills the rest ([`super::prefix_cache`]).
     pub(crate) fn caching_prefixes(mut self, chains: Arc<BlockChains>) -> Self {
-        self.kv = self.kv.with_prefix_cache(chains);
+        self.kv = self.kv.with_prefix_cache(chains, None);
         self
     }
 

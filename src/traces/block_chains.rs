@@ -11,6 +11,11 @@ use std::path::Path;
 /// No chain: a request whose prompt's blocks are not known.
 pub(crate) const NO_CHAIN: u32 = u32::MAX;
 
+/// The bit of a request's chain index that says the index names a row of
+/// a [`super::prefix_reuse::PrefixReuse`] (an aggregate's sampled request,
+/// whose hits are known for any cache size) rather than a chain of blocks.
+pub(crate) const REUSED_CHAIN: u32 = 1 << 31;
+
 /// The block hashes of every request, one flat list.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BlockChains {

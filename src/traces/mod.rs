@@ -9,6 +9,7 @@ pub mod lines;
 pub mod micros;
 pub(crate) mod mooncake;
 pub mod prefix;
+pub(crate) mod prefix_reuse;
 pub mod quantised;
 mod read;
 mod reader;

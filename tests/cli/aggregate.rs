@@ -42,6 +42,7 @@ fn trace_aggregate_writes_the_four_tables() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
+    // No block of the Mooncake fixture is used twice: no prefixes table.
     assert_eq!(names.len(), 4, "{names:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -496,5 +497,146 @@ fn sql_aggregate_on_duckdb_equals_trace_aggregate_bin_by_bin() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sql_prefixes_on_duckdb_equal_trace_aggregates_bin_by_bin_and_step_by_step() {
+    // The Mooncake conversation trace names its prompts' blocks: the
+    // `prefixes` table of sql/prefixes.sql on DuckDB (from a requests table
+    // with each request's place in the log, and one row per block) is the
+    // one `planner trace aggregate` writes, byte for byte, as are the other
+    // four tables.
+    use planner::traces::block_chains::BlockChains;
+    use planner::traces::{read_all, ReaderOptions};
+    use std::fmt::Write as _;
+    let dir = temp_dir("agg-duckdb-prefixes");
+    let trace = Path::new("data/mooncake/conversation_trace.jsonl");
+    let requests = read_all(trace, ReaderOptions::default()).unwrap();
+    let chains = BlockChains::read_mooncake(trace, "").unwrap();
+    assert_eq!(chains.len(), requests.len());
+    let mut table = String::from("ts,tier,input_tokens,output_tokens,request_seq\n");
+    let mut blocks = String::from("tier,request_seq,block_index,hash_id,block_tokens\n");
+    for (seq, r) in requests.iter().enumerate() {
+        let _ = writeln!(
+            table,
+            "{},chat,{},{},{seq}",
+            r.arrival_s, r.input_tokens, r.output_tokens
+        );
+        for (k, h) in chains.get(seq as u32).iter().enumerate() {
+            let _ = writeln!(blocks, "chat,{seq},{k},{h},{}", chains.block_tokens);
+        }
+    }
+    std::fs::write(dir.join("requests.csv"), table).unwrap();
+    std::fs::write(dir.join("blocks.csv"), blocks).unwrap();
+    let ours = dir.join("planner");
+    aggregate_into(&ours, &["chat=data/mooncake/conversation_trace.jsonl"]);
+    let theirs = dir.join("duckdb");
+    let out = Command::new(python_with_duckdb())
+        .arg("scripts/duckdb_aggregate.py")
+        .arg(dir.join("requests.csv"))
+        .arg(&theirs)
+        .arg("--blocks")
+        .arg(dir.join("blocks.csv"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("python3 runs (scripts/prereqs.sh installs DuckDB's Python package for this test)");
+    assert!(
+        out.status.success(),
+        "sql/prefixes.sql on DuckDB failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["minutes", "lengths", "pairs", "sample", "prefixes"] {
+        let read = |d: &Path| std::fs::read_to_string(d.join(format!("{name}.csv"))).unwrap();
+        assert_eq!(read(&ours), read(&theirs), "{name}.csv");
+    }
+    let read = planner::traces::aggregate::read_aggregate(&theirs).unwrap();
+    let p = read.tiers[0].prefixes.as_ref().unwrap();
+    // Every request is sampled (12,031 < 16,384); 16,707 steps.
+    assert_eq!(p.steps.len(), requests.len());
+    assert_eq!(p.steps.iter().map(Vec::len).sum::<usize>(), 16_707);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_plan_on_prefix_caching_from_an_aggregate_is_sized_on_the_traces_hits() {
+    // api-vs-reserved.toml caches prefixes of the Mooncake conversation
+    // trace; with the trace replaced by its aggregate (whose prefixes table
+    // carries each sampled request's reuse), the capacity search counts the
+    // same cached tokens, so the capacity figures and first plan are the
+    // trace's. The replay draws requests from the aggregate, each finding
+    // what one cache of its replica's memory finds over the whole log; its
+    // draws are not the trace's requests (with or without caching it accepts
+    // 2 H100 and rentals where the trace's replay asks for 3), so the final
+    // plans are compared with caching and without, on the aggregate.
+    let dir = temp_dir("prefix-aggregate");
+    let agg = dir.join("agg");
+    aggregate_into(&agg, &["chat=data/mooncake/conversation_trace.jsonl"]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("scenarios/api-vs-reserved.toml")).unwrap();
+    let trace = "trace = \"../data/mooncake/conversation_trace.jsonl\"\nformat = \"mooncake\"";
+    assert!(text.contains(trace));
+    let scenario = text
+        .replace(
+            trace,
+            &format!(
+                "aggregate = \"{}\"\naggregate_tier = \"chat\"",
+                agg.display()
+            ),
+        )
+        .replace(
+            "name = \"api-vs-reserved\"",
+            &format!(
+                "name = \"api-vs-reserved\"\nprofiles_dir = \"{}/profiles\"",
+                root.display()
+            ),
+        );
+    let path = dir.join("api-vs-reserved-aggregate.toml");
+    std::fs::write(&path, scenario).unwrap();
+    // The trace's clock is rounded to 3 s, which its aggregate does not
+    // record: both are given the within-minute CV the trace falls back to.
+    let cv = ["demand[0].within_minute_cv=1"];
+    let from_trace = solve_json("scenarios/api-vs-reserved.toml", &cv);
+    let from_agg = solve_json(path.to_str().unwrap(), &cv);
+    // The configurations' figures; the fleets the rounds extended follow
+    // each replay.
+    let figures = |j: &serde_json::Value| {
+        let mut c = j["capacity"]["assistant"].clone();
+        for config in c.as_array_mut().unwrap() {
+            config.as_object_mut().unwrap().remove("fleet");
+        }
+        c
+    };
+    assert_eq!(figures(&from_trace), figures(&from_agg));
+    let shares =
+        |j: &serde_json::Value| j["questions"]["capacity_basis"][0]["prefix_shares"].clone();
+    assert_eq!(shares(&from_trace), shares(&from_agg));
+    assert!(shares(&from_agg)[0].as_f64().unwrap() > 0.05);
+    assert_eq!(
+        from_trace["rounds"][0]["total_cost_usd"],
+        from_agg["rounds"][0]["total_cost_usd"]
+    );
+    let hit = |j: &serde_json::Value| {
+        j["verification"]["tiers"]["assistant"]["prefix_cache"]["hit_rate"].as_f64()
+    };
+    assert!(hit(&from_agg).unwrap() > 0.04, "{:?}", hit(&from_agg));
+    assert_eq!(
+        from_agg["verification"]["tiers"]["assistant"]["meets_target"],
+        true
+    );
+    // Without prefix caching the aggregate's reuse is not used.
+    let off = solve_json(
+        path.to_str().unwrap(),
+        &["simulation.prefix_caching=false", cv[0]],
+    );
+    assert_eq!(hit(&off), None);
+    assert!(shares(&off).is_null() || shares(&off)[0].as_f64() == Some(0.0));
+    let cost = |j: &serde_json::Value| j["total_cost_usd"].as_f64().unwrap();
+    assert!(
+        cost(&from_agg) <= cost(&off),
+        "{} cached, {} not",
+        cost(&from_agg),
+        cost(&off)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

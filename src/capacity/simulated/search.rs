@@ -514,7 +514,7 @@ pub(super) fn burst_scale(cv: f64, most: f64) -> f64 {
 /// replica of `spec`, when the replicas cache prefixes and the tier's
 /// traces name their blocks: the tier's requests fed in order through one
 /// prefix cache of the replica's KV memory, and each sampled request's hit
-/// there (at most all but its last prompt token; `sim::prefix_reuse` finds it
+/// there (at most all but its last prompt token; `traces::prefix_reuse` finds it
 /// for any size from one pass). Every replica is taken
 /// to see the whole trace, which a fleet behind a prefix-aware router
 /// betters (each conversation on one replica, whose memory holds fewer

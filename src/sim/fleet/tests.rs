@@ -490,7 +490,10 @@ fn the_prefix_aware_router_sends_a_conversations_next_turn_where_its_prefix_is()
     let cached = |router: Router| {
         let mut f = fleet(spec(true, 8, 1_000_000), 2, 0.0);
         f.router = router;
-        f.prefixes = Some(PrefixSource::Chains(std::sync::Arc::new(chains.clone())));
+        f.prefixes = Some(PrefixSource::Chains {
+            chains: std::sync::Arc::new(chains.clone()),
+            reused: None,
+        });
         let r = simulate(&f, 0..1, arrivals, 1, |_| {});
         let t = &r.tiers[0];
         assert_eq!(t.served_requests, 3);

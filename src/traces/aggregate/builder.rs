@@ -7,7 +7,7 @@
 
 use super::bins::fine_bin;
 use super::{Aggregate, JointLengths, MinuteRow, SampleRow, TierAggregate};
-use crate::traces::length_sample::BottomK;
+use crate::traces::length_sample::{BottomK, SampledRequest};
 use crate::traces::micros::arrival_us;
 use crate::traces::stats::MAX_SPAN_S;
 use crate::traces::Request;
@@ -96,6 +96,13 @@ impl AggregateBuilder {
             ((last - first) as f64 > MAX_SPAN_S)
                 .then(|| (name.as_str(), (last - first) as f64 / 86_400.0))
         })
+    }
+
+    /// Tier `tier`'s length sample so far, in rank order.
+    pub(crate) fn sample_requests(&self, tier: &str) -> Vec<SampledRequest> {
+        self.tiers
+            .get(tier)
+            .map_or_else(Vec::new, |t| t.sample.sorted())
     }
 
     /// The aggregate: every minute from each tier's first to its last, empty

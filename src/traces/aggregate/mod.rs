@@ -16,7 +16,11 @@
 //!   grid of fine bins (versions 1 and 2: counts on the coarse grid);
 //! * `sample`: per tier, the lengths of the 16,384 requests of smallest sample
 //!   key ([`crate::traces::length_sample`]), the same requests a trace's
-//!   capacity search runs on (versions 1 and 2 have none).
+//!   capacity search runs on (versions 1 and 2 have none);
+//! * `prefixes` (optional, version 3, when the log names its prompts'
+//!   blocks): per sampled request, what a prefix cache of any size finds of
+//!   its prompt when the tier's requests run through it in order
+//!   ([`SamplePrefixes`]).
 
 pub mod bins;
 mod builder;
@@ -25,6 +29,7 @@ mod checks;
 mod figures;
 mod from_traces;
 mod parquet;
+mod prefixes;
 mod read;
 pub mod sample;
 mod table;
@@ -52,6 +57,9 @@ pub const MINUTE_US: u32 = 60_000_000;
 
 /// The tables of the current version, by file stem.
 pub const TABLES: [&str; 4] = ["minutes", "lengths", "pairs", "sample"];
+
+/// The table a log that names its prompts' blocks adds (version 3 on).
+pub const PREFIXES_TABLE: &str = "prefixes";
 
 /// The tables of format `version`: versions 1 and 2 have no `sample`.
 pub fn tables_of(version: i64) -> &'static [&'static str] {
@@ -159,6 +167,33 @@ pub(crate) const SAMPLE_COLUMNS: [&str; 6] = [
     "output_tokens",
 ];
 
+/// The columns of the prefixes table (format version 3), in file order.
+pub(crate) const PREFIX_COLUMNS: [&str; 6] = [
+    "version",
+    "tier",
+    "sample_rank",
+    "block_tokens",
+    "reuse_distance",
+    "cached_blocks",
+];
+
+/// What a prefix cache of any size finds of each of a tier's sampled
+/// requests, when the tier's requests (in the log's order) run through one
+/// LRU cache of whole blocks: a request's *steps*, each a distinct finite
+/// running maximum `reuse_distance` of its leading blocks' LRU stack
+/// distances with the number `cached_blocks` of leading blocks it covers,
+/// both rising. A cache of `C` blocks finds the `cached_blocks` of the
+/// last step whose distance is below `C` (none before the first step).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplePrefixes {
+    /// Tokens per block of the hashes the steps were counted on.
+    pub block_tokens: u32,
+    /// Beside each row of the tier's sample, in rank order: its
+    /// `(reuse_distance, cached_blocks)` steps (none for a request whose
+    /// first block no earlier request used).
+    pub steps: Vec<Vec<(u32, u32)>>,
+}
+
 /// One clock minute of one tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MinuteRow {
@@ -231,6 +266,9 @@ pub struct TierAggregate {
     pub pairs: JointLengths,
     /// The length sample in rank order (`None` before version 3).
     pub sample: Option<Vec<SampleRow>>,
+    /// The sampled requests' prefix reuse, when the log names its prompts'
+    /// blocks.
+    pub prefixes: Option<SamplePrefixes>,
 }
 
 impl TierAggregate {
@@ -258,6 +296,7 @@ impl TierAggregate {
             output: vec![BinTotal::default(); FINE_BINS as usize],
             pairs,
             sample,
+            prefixes: None,
         }
     }
 

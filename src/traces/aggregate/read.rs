@@ -35,8 +35,8 @@ fn read_versions_text() -> String {
 }
 
 /// A row's cells by column name.
-struct Row<'a> {
-    row: &'a RawRow,
+pub(super) struct Row<'a> {
+    pub(super) row: &'a RawRow,
     index: &'a HashMap<String, usize>,
 }
 
@@ -50,7 +50,7 @@ impl Row<'_> {
         })
     }
 
-    fn text(&self, name: &str) -> Result<String, String> {
+    pub(super) fn text(&self, name: &str) -> Result<String, String> {
         self.cell(name)?
             .text()
             .map_err(|e| format!("`{name}`: {e}"))
@@ -60,7 +60,7 @@ impl Row<'_> {
         self.cell(name)?.int().map_err(|e| format!("`{name}`: {e}"))
     }
 
-    fn count(&self, name: &str) -> Result<u64, String> {
+    pub(super) fn count(&self, name: &str) -> Result<u64, String> {
         let v = self.int(name)?;
         u64::try_from(v).map_err(|_| format!("`{name}` is negative ({v}); counts are 0 or more"))
     }
@@ -149,7 +149,7 @@ fn folder_version(minutes: &RawTable) -> (i64, bool) {
 }
 
 /// Checks the columns; returns the name → position index when all are there.
-fn columns(
+pub(super) fn columns(
     t: &RawTable,
     expected: &[&str],
     problems: &mut Problems,
@@ -194,7 +194,7 @@ fn columns(
 }
 
 /// `line N` for a CSV line number, the location itself otherwise.
-fn at(location: &str) -> String {
+pub(super) fn at(location: &str) -> String {
     if location.chars().all(|c| c.is_ascii_digit()) {
         format!("line {location}")
     } else {
@@ -205,7 +205,7 @@ fn at(location: &str) -> String {
 /// Runs `parse` on every row, recording its error at the row's location. A
 /// row not of the aggregate's `version` is reported once per table, at the
 /// first such row.
-fn each_row<'a>(
+pub(super) fn each_row<'a>(
     t: &'a RawTable,
     index: &'a HashMap<String, usize>,
     version: i64,
@@ -281,6 +281,15 @@ pub fn read_aggregate(dir: &Path) -> Result<Aggregate, Vec<Problem>> {
     read_pairs(&pairs_t, version, &mut tiers, &mut problems);
     if let Some(sample_t) = &sample_t {
         read_sample(sample_t, version, &mut tiers, &mut problems);
+    }
+    let prefixes_t = match table::find_optional(dir, super::PREFIXES_TABLE) {
+        Ok(found) => found.map(|p| table::read(&p)).transpose(),
+        Err(p) => Err(p),
+    };
+    match prefixes_t {
+        Ok(Some(t)) => super::prefixes::read(&t, version, &mut tiers, &mut problems),
+        Ok(None) => {}
+        Err(p) => problems.0.push(p),
     }
 
     if problems.0.is_empty() {

@@ -123,8 +123,11 @@ struct FineCell {
     input_mean: f64,
     output_bin: u32,
     output_mean: f64,
-    sampled: Vec<(u32, u32)>,
+    sampled: Vec<SampledPair>,
 }
+
+/// A sampled request in a cell: (input, output, its row of the sample).
+type SampledPair = (u32, u32, u32);
 
 /// What a drawn cell stands for.
 #[derive(Debug, Clone)]
@@ -148,13 +151,13 @@ impl LengthSampler {
         let mut weights = Weighted::default();
         let cells = match &tier.pairs {
             JointLengths::Fine(fine) => {
-                let mut sampled: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
-                for r in tier.sample.iter().flatten() {
+                let mut sampled: BTreeMap<(u32, u32), Vec<SampledPair>> = BTreeMap::new();
+                for (row, r) in tier.sample.iter().flatten().enumerate() {
                     let (i, o) = (r.input_tokens, r.output_tokens);
                     sampled
                         .entry((fine_bin(i), fine_bin(o)))
                         .or_default()
-                        .push((i, o));
+                        .push((i, o, row as u32));
                 }
                 Cells::Fine(
                     fine.iter()
@@ -188,22 +191,30 @@ impl LengthSampler {
 
     /// One (input tokens, output tokens) pair; (0, 0) for an empty tier.
     pub fn draw(&self, rng: &mut impl Rng) -> (u32, u32) {
+        let (i, o, _) = self.draw_row(rng);
+        (i, o)
+    }
+
+    /// [`Self::draw`], with the row of the tier's sample the pair is (`None`
+    /// for a pair drawn inside the bins of a cell the sample misses).
+    pub fn draw_row(&self, rng: &mut impl Rng) -> (u32, u32, Option<u32>) {
         let Some(cell) = self.weights.draw(rng) else {
-            return (0, 0);
+            return (0, 0, None);
         };
         match &self.cells {
             Cells::Fine(cells) => {
                 let c = &cells[cell as usize];
                 if c.sampled.is_empty() {
                     let input = within_bin(c.input_bin, c.input_mean, rng);
-                    (input, within_bin(c.output_bin, c.output_mean, rng))
+                    (input, within_bin(c.output_bin, c.output_mean, rng), None)
                 } else {
-                    c.sampled[rng.gen_range(0..c.sampled.len())]
+                    let (i, o, row) = c.sampled[rng.gen_range(0..c.sampled.len())];
+                    (i, o, Some(row))
                 }
             }
             Cells::Coarse { input, output } => {
                 let i = input.draw(cell / COARSE_BINS, rng);
-                (i, output.draw(cell % COARSE_BINS, rng))
+                (i, output.draw(cell % COARSE_BINS, rng), None)
             }
         }
     }

@@ -20,6 +20,14 @@ pub(super) fn find(dir: &Path, name: &str) -> Result<PathBuf, Problem> {
     }
 }
 
+/// The file of the optional table `name` in `dir`, if there is one.
+pub(super) fn find_optional(dir: &Path, name: &str) -> Result<Option<PathBuf>, Problem> {
+    let any = ["csv", "parquet"]
+        .iter()
+        .any(|e| dir.join(format!("{name}.{e}")).is_file());
+    any.then(|| find(dir, name)).transpose()
+}
+
 /// Reads a table file (CSV or Parquet, by extension).
 pub(super) fn read(path: &Path) -> Result<RawTable, Problem> {
     let problem = |message: String| Problem::new(path.to_path_buf(), String::new(), message);

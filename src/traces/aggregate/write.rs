@@ -30,7 +30,8 @@ fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// The table `name` (one of [`super::TABLES`]) of `agg`, by columns.
+/// The table `name` (one of [`super::TABLES`], or
+/// [`super::PREFIXES_TABLE`]) of `agg`, by columns.
 pub fn columns(agg: &Aggregate, name: &str) -> Columns {
     let mut tier = Vec::new();
     let mut ints: Vec<Vec<i64>> = Vec::new();
@@ -102,6 +103,29 @@ pub fn columns(agg: &Aggregate, name: &str) -> Columns {
                 }
             }
             &super::PAIR_COLUMNS[2..]
+        }
+        super::PREFIXES_TABLE => {
+            ints.resize(4, Vec::new());
+            for t in &agg.tiers {
+                let Some(p) = &t.prefixes else {
+                    continue;
+                };
+                for (rank, steps) in p.steps.iter().enumerate() {
+                    for &(distance, blocks) in steps {
+                        tier.push(t.tier.clone());
+                        let row = [
+                            rank as i64 + 1,
+                            i64::from(p.block_tokens),
+                            i64::from(distance),
+                            i64::from(blocks),
+                        ];
+                        for (c, v) in ints.iter_mut().zip(row) {
+                            c.push(v);
+                        }
+                    }
+                }
+            }
+            &super::PREFIX_COLUMNS[2..]
         }
         _ => {
             ints.resize(4, Vec::new());
