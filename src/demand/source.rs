@@ -10,6 +10,7 @@ use crate::traces::aggregate::{read_aggregate, Aggregate, TierAggregate};
 use crate::traces::block_chains::{kept_chains, shared_prefix, BlockChains, SHARED_PREFIX_LATER};
 use crate::traces::prefix_reuse::PrefixReuse;
 use crate::traces::quantised::FALLBACK_WITHIN_MINUTE_CV;
+use crate::traces::sessions::session_chains;
 use crate::traces::stats::{accumulate_keeping, LengthStats};
 use crate::traces::{Dropped, ReaderOptions, Request, TraceFormat};
 use serde::Serialize;
@@ -196,9 +197,14 @@ pub(crate) fn read_source(
         drop_over_context: source.over_context == OverContext::Drop,
     };
     let mut requests = Vec::new();
-    // Prefix caching reads a Mooncake trace's blocks for the requests kept.
+    // Prefix caching reads a Mooncake trace's blocks for the requests kept,
+    // unless a prefix model stands in for them.
+    let sessions = source
+        .sessions
+        .filter(|_| scenario.simulation.prefix_caching);
     let blocks = scenario.simulation.prefix_caching
         && source.shared_prefix_tokens.is_none()
+        && sessions.is_none()
         && source.format.is_none_or(|f| f == TraceFormat::Mooncake);
     // A problem of the whole file names the scenario's key that reads it.
     let named = |mut e: Problem| {
@@ -216,7 +222,7 @@ pub(crate) fn read_source(
         &source.trace,
         options,
         progress,
-        (keep || blocks).then_some(&mut requests),
+        (keep || blocks || sessions.is_some()).then_some(&mut requests),
     )
     .map_err(|mut e| {
         e.skippable = false;
@@ -246,7 +252,9 @@ pub(crate) fn read_source(
         ))));
     }
     let (first_minute_s, minute_counts) = acc.window_counts(60);
-    let chains = if blocks && format == TraceFormat::Mooncake {
+    let chains = if let Some(s) = sessions {
+        Some(Arc::new(session_chains(index, &requests, s.turns, s.gap_s)))
+    } else if blocks && format == TraceFormat::Mooncake {
         let read = kept_chains(
             &source.trace,
             &requests,

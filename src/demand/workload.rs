@@ -322,9 +322,10 @@ pub(crate) struct TraceReplay {
 impl TraceReplay {
     /// A stable hash of everything tier `only`'s arrivals (every tier's when
     /// `None`) are drawn from: each source's requests or minutes, scales and
-    /// loops, the per-slot rates, the slot length, shaping and seed, but not
-    /// `first_slot`: the key of a slot's replay in the on-disk cache names
-    /// the horizon's slot itself.
+    /// loops, the per-slot rates, the slot length, shaping and seed, and the
+    /// prompts' blocks and reuse (every tier's), but not `first_slot`: the
+    /// key of a slot's replay in the on-disk cache names the horizon's slot
+    /// itself.
     pub(crate) fn fingerprint_of(&self, only: Option<usize>) -> u64 {
         let mut h = Fnv::default();
         h.f64(self.slot_s);
@@ -378,6 +379,18 @@ impl TraceReplay {
             h.u64(tier.mean_rps.len() as u64);
             for &r in &tier.mean_rps {
                 h.f64(r);
+            }
+        }
+        // The chains' blocks, not only their indices: a prefix model's
+        // chains change with its settings over the same requests.
+        if let Some(chains) = &self.chains {
+            h.u64(u64::from(chains.block_tokens));
+            for i in 0..chains.len() as u32 {
+                let chain = chains.get(i);
+                h.u64(chain.len() as u64);
+                for &b in chain {
+                    h.u64(b);
+                }
             }
         }
         if let Some(reuse) = &self.reuse {

@@ -458,6 +458,19 @@ pub struct DemandSource {
     /// the same system prompt of this many tokens (its hashes, if any, not
     /// read).
     pub shared_prefix_tokens: Option<u32>,
+    /// A prefix model for the source's prompts: sessions of a few turns,
+    /// each turn's prompt beginning with the previous turn's
+    /// ([`crate::traces::sessions`]; its hashes, if any, not read).
+    pub sessions: Option<Sessions>,
+}
+
+/// Sessions of turns, for [`DemandSource::sessions`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sessions {
+    /// Turns a session has at most.
+    pub turns: u32,
+    /// Seconds at least between a session's turns.
+    pub gap_s: f64,
 }
 
 /// What a demand entry does with requests whose prompt and output exceed

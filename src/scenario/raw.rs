@@ -221,6 +221,10 @@ pub struct RawDemand {
     #[serde(default)]
     pub shared_prefix_tokens: Option<u32>,
     #[serde(default)]
+    pub session_turns: Option<u32>,
+    #[serde(default)]
+    pub session_gap_s: Option<f64>,
+    #[serde(default)]
     pub shift_hours: Option<f64>,
 }
 

@@ -14,6 +14,7 @@ pub mod quantised;
 mod read;
 mod reader;
 mod row_error;
+pub mod sessions;
 pub mod shape;
 mod split;
 pub mod stats;

@@ -22,6 +22,7 @@ mod outputs;
 mod perf;
 mod pool;
 mod predict;
+mod sessions;
 mod set;
 mod simulate;
 mod solve;

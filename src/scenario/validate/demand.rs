@@ -2,7 +2,8 @@
 
 use super::Validator;
 use crate::scenario::raw::RawDemand;
-use crate::scenario::{DemandSource, OverContext, Tier};
+use crate::scenario::{DemandSource, OverContext, Sessions, Tier};
+use crate::traces::sessions::DEFAULT_SESSION_GAP_S;
 use crate::traces::TraceFormat;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -104,11 +105,12 @@ impl Validator {
                 if let Some(n) = d.shared_prefix_tokens {
                     self.bounded(&format!("demand[{i}].shared_prefix_tokens"), f64::from(n));
                 }
+                let sessions = self.sessions(i, d, aggregate_tier.is_some());
                 let shift_hours = d.shift_hours.unwrap_or(0.0);
                 if d.shift_hours.is_some() {
                     self.bounded(&format!("demand[{i}].shift_hours"), shift_hours);
                 }
-                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context, shared_prefix_tokens: d.shared_prefix_tokens, shift_hours })
+                Some(DemandSource { tier, trace, format, scale, aggregate_tier, within_minute_cv: d.within_minute_cv, over_context, shared_prefix_tokens: d.shared_prefix_tokens, sessions, shift_hours })
             })
             .collect();
         // By name: a tier defined twice (its own problem) is fed when either is.
@@ -137,5 +139,30 @@ impl Validator {
             );
         }
         sources
+    }
+
+    /// `demand[i]`'s sessions prefix model, when it states one: turns and a
+    /// gap within their bounds, not beside a shared system prompt, not on
+    /// an aggregate (which keeps neither the requests' order nor times).
+    fn sessions(&mut self, i: usize, d: &RawDemand, aggregate: bool) -> Option<Sessions> {
+        let key = |k: &str| format!("demand[{i}].{k}");
+        let Some(turns) = d.session_turns else {
+            if d.session_gap_s.is_some() {
+                self.at_key(key("session_gap_s"), "`session_gap_s` is the gap between a session's turns: give `session_turns` too (2 or more)");
+            }
+            return None;
+        };
+        let gap_s = d.session_gap_s.unwrap_or(DEFAULT_SESSION_GAP_S);
+        let ok = self.bounded(&key("session_turns"), f64::from(turns))
+            & self.bounded(&key("session_gap_s"), gap_s);
+        if d.shared_prefix_tokens.is_some() {
+            self.at_key(key("session_turns"), "give one prefix model: `shared_prefix_tokens` (a system prompt every request begins with) or `session_turns` (each turn begins with the previous one)");
+            return None;
+        }
+        if aggregate {
+            self.at_key(key("session_turns"), "sessions are assigned from a trace's requests in order and time, which an aggregate does not keep; name the trace, or an aggregate whose `prefixes` table carries the log's own reuse");
+            return None;
+        }
+        ok.then_some(Sessions { turns, gap_s })
     }
 }

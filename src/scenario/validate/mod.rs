@@ -109,6 +109,8 @@ pub const SCENARIO_BOUNDS: &[Bound] = &[
         1_048_576.0,
         "tokens",
     ),
+    Bound::closed("demand[].session_turns", 2.0, 1_000.0, "turns"),
+    Bound::positive("demand[].session_gap_s", 86_400.0, "s"),
     Bound::closed("shape.days", 1.0, 366.0, "days"),
     Bound::closed("commitment.term_months", 1.0, 120.0, "months"),
     Bound::closed("commitment.monthly_growth", -0.5, 1.0, "share per month"),

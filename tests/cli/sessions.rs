@@ -1,0 +1,94 @@
+//! The sessions prefix model: a hash-less trace's requests as turns of
+//! conversations, each turn's prompt beginning with the previous one's.
+
+use crate::{planner, solve_json, stderr};
+
+fn chat_hit(plan: &serde_json::Value) -> Option<f64> {
+    plan["verification"]["tiers"]["chat"]["prefix_cache"]["hit_rate"].as_f64()
+}
+
+/// On overnight-batch's Azure conversation trace (no block hashes), turns
+/// 20 s apart give the chat tier hits, and never a dearer plan than no
+/// cache, on three seeds; the bulk tier, with no model stated, finds
+/// nothing; a cache that is not on counts nothing.
+#[test]
+fn sessions_give_a_hashless_trace_hits_and_never_a_dearer_plan() {
+    let sessions = ["demand[0].session_turns=8", "demand[0].session_gap_s=20"];
+    for seed in 1..=3 {
+        let seeds = [
+            format!("simulation.seed={seed}"),
+            format!("simulation.capacity_seed={seed}"),
+        ];
+        let solve = |extra: &[&str]| {
+            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
+            sets.extend_from_slice(extra);
+            let plan = solve_json("scenarios/overnight-batch.toml", &sets);
+            assert!(
+                plan["missed_targets"].as_array().unwrap().is_empty(),
+                "{sets:?}"
+            );
+            plan
+        };
+        let cached = solve(&[&["simulation.prefix_caching=true"][..], &sessions].concat());
+        let hit = chat_hit(&cached).unwrap();
+        assert!(hit > 0.2, "seed {seed}: {hit}");
+        assert_eq!(
+            cached["verification"]["tiers"]["bulk"]["prefix_cache"]["hit_rate"],
+            0.0
+        );
+        let plain = solve(&sessions);
+        assert_eq!(chat_hit(&plain), None);
+        let cost = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
+        assert!(
+            cost(&cached) <= cost(&plain) * 1.01 + 1e-9,
+            "seed {seed}: {} with sessions cached, {} without",
+            cost(&cached),
+            cost(&plain)
+        );
+    }
+}
+
+#[test]
+fn a_sessions_model_out_of_its_bounds_or_beside_another_is_located() {
+    let out = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--set",
+        "demand[0].session_turns=1",
+        "--set",
+        "demand[1].session_gap_s=30",
+        "--set",
+        "demand[1].shared_prefix_tokens=600",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("demand[0].session_turns"), "{err}");
+    assert!(
+        err.contains("demand[1].session_gap_s") && err.contains("give `session_turns` too"),
+        "{err}"
+    );
+    let out = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "--set",
+        "demand[0].session_turns=4",
+        "--set",
+        "demand[0].shared_prefix_tokens=600",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("give one prefix model"), "{err}");
+    // An aggregate keeps neither the requests' order nor their times.
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny-aggregate.toml",
+        "--set",
+        "demand[0].session_turns=3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("demand[0].session_turns") && err.contains("an aggregate does not keep"),
+        "{err}"
+    );
+}
