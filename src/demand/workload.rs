@@ -584,6 +584,30 @@ mod tests {
             .collect()
     }
 
+    /// Two prefix models over the same requests (sessions 60 s and 120 s
+    /// apart) number their chains alike; their replays must not share a
+    /// cached slot.
+    #[test]
+    fn the_fingerprint_holds_the_chains_blocks() {
+        use crate::traces::sessions::session_chains;
+        let requests = trace();
+        let replay = |gap_s: f64| {
+            let chains = session_chains(0, &requests, 4, gap_s);
+            let src = SourceReplay::with_chains(requests.clone(), 0, 1.0, 3600.0, false);
+            TraceReplay {
+                chains: Some(Arc::new(chains)),
+                ..one_source(src, vec![], 3600.0, false, 1)
+            }
+        };
+        let (a, b) = (replay(60.0), replay(120.0));
+        assert_eq!(a.slot(0), b.slot(0));
+        assert_ne!(a.fingerprint_of(None), b.fingerprint_of(None));
+        assert_eq!(
+            a.fingerprint_of(Some(0)),
+            replay(60.0).fingerprint_of(Some(0))
+        );
+    }
+
     #[test]
     fn unshaped_slot_replays_the_trace_times_its_scale() {
         let src = SourceReplay::new(trace(), 2.0, 3600.0, false);
