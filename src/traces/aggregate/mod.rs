@@ -31,6 +31,7 @@ mod from_traces;
 mod parquet;
 mod prefixes;
 mod read;
+mod rows;
 pub mod sample;
 mod table;
 pub mod write;

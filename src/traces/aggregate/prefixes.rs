@@ -6,7 +6,7 @@
 
 use super::cells::RawTable;
 use super::checks::Problems;
-use super::read::{at, columns, each_row};
+use super::rows::{at, columns, each_row};
 use super::{SamplePrefixes, TierAggregate, PREFIX_COLUMNS};
 use std::collections::BTreeMap;
 
