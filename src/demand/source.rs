@@ -146,6 +146,7 @@ pub(crate) fn read_source(
             )]));
         }
         let t = Arc::new(t.clone());
+        let quantised = t.quantised();
         let counts = t.minutes.iter().map(|m| m.requests).collect();
         let lengths = t.capacity_lengths();
         let (chains, mut sample_chains) =
@@ -165,11 +166,12 @@ pub(crate) fn read_source(
             span_s: t.span_s(),
             first_minute_s: t.minutes.first().map_or(0, |m| m.minute_s),
             minute_counts: counts,
-            within_minute_cv: source
-                .within_minute_cv
-                .unwrap_or_else(|| t.within_minute_cv()),
+            within_minute_cv: source.within_minute_cv.unwrap_or_else(|| match quantised {
+                Some(_) => FALLBACK_WITHIN_MINUTE_CV,
+                None => t.within_minute_cv(),
+            }),
             interarrival_cv: None,
-            quantised_step_s: None,
+            quantised_step_s: quantised.map(|q| q.step_s),
             input_tokens: t.input_tokens(),
             output_tokens: t.output_tokens(),
             lengths,

@@ -593,11 +593,15 @@ fn a_plan_on_prefix_caching_from_an_aggregate_is_sized_on_the_traces_hits() {
         );
     let path = dir.join("api-vs-reserved-aggregate.toml");
     std::fs::write(&path, scenario).unwrap();
-    // The trace's clock is rounded to 3 s, which its aggregate does not
-    // record: both are given the within-minute CV the trace falls back to.
-    let cv = ["demand[0].within_minute_cv=1"];
-    let from_trace = solve_json("scenarios/api-vs-reserved.toml", &cv);
-    let from_agg = solve_json(path.to_str().unwrap(), &cv);
+    // The trace's clock is rounded to 3 s; its aggregate's seconds say so
+    // too, and both take the within-minute CV of 1 such a clock falls back to.
+    let from_trace = solve_json("scenarios/api-vs-reserved.toml", &[]);
+    let from_agg = solve_json(path.to_str().unwrap(), &[]);
+    for j in [&from_trace, &from_agg] {
+        assert_eq!(j["demand"]["assistant"]["within_minute_cv"], 1.0);
+        let step = j["demand"]["assistant"]["sources"][0]["quantised_step_s"].as_f64();
+        assert!((step.unwrap() - 3.0).abs() < 0.01, "{step:?}");
+    }
     // The configurations' figures; the fleets the rounds extended follow
     // each replay.
     let figures = |j: &serde_json::Value| {
@@ -625,10 +629,7 @@ fn a_plan_on_prefix_caching_from_an_aggregate_is_sized_on_the_traces_hits() {
         true
     );
     // Without prefix caching the aggregate's reuse is not used.
-    let off = solve_json(
-        path.to_str().unwrap(),
-        &["simulation.prefix_caching=false", cv[0]],
-    );
+    let off = solve_json(path.to_str().unwrap(), &["simulation.prefix_caching=false"]);
     assert_eq!(hit(&off), None);
     assert!(shares(&off).is_null() || shares(&off)[0].as_f64() == Some(0.0));
     let cost = |j: &serde_json::Value| j["total_cost_usd"].as_f64().unwrap();

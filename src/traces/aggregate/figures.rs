@@ -8,6 +8,7 @@ use super::{BinTotal, MinuteRow, TierAggregate};
 use crate::base::stats::percentile_histogram;
 use crate::traces::length_sample::LENGTH_SAMPLE_SIZE;
 use crate::traces::micros::span_s;
+use crate::traces::quantised::{Quantised, MAX_OFFSETS};
 use crate::traces::stats::{within_minute_cv_of, LengthStats};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -20,6 +21,44 @@ impl TierAggregate {
     /// `second_sq_sum`).
     pub fn within_minute_cv(&self) -> f64 {
         within_minute_cv_of(self.minutes.iter().map(|m| (m.requests, m.second_sq_sum)))
+    }
+
+    /// Whether the log's clock was rounded to a coarse step, judged as
+    /// [`crate::traces::quantised::QuantisationDetector`] judges a trace's
+    /// times, from what the minutes keep (format version 3): the distinct
+    /// millisecond offsets within the second of each busy minute's first
+    /// and last arrivals (at most [`MAX_OFFSETS`]), the requests per busy
+    /// second (at least 2), and at least 10 gaps between busy seconds; on a
+    /// clock rounded to a second or more every arrival of a time falls in one
+    /// second, so busy seconds are the trace's distinct times. The step is
+    /// measured between busy seconds, to the second. `None` before version 3.
+    pub fn quantised(&self) -> Option<Quantised> {
+        let mut offsets_ms: Vec<u32> = Vec::new();
+        let (mut busy, mut requests) = (0u64, 0u64);
+        let (mut first, mut last) = (None, 0i64);
+        for m in self.minutes.iter().filter(|m| m.requests > 0) {
+            let (seconds, (first_us, last_us)) = (m.seconds?, m.arrivals_us?);
+            for us in [first_us, last_us] {
+                let ms = (f64::from(us % 1_000_000) / 1000.0).round() as u32 % 1000;
+                if !offsets_ms.contains(&ms) {
+                    offsets_ms.push(ms);
+                }
+            }
+            for (k, _) in seconds.iter().enumerate().filter(|(_, &c)| c > 0) {
+                let at = m.minute_s + k as i64;
+                first.get_or_insert(at);
+                last = at;
+                busy += 1;
+            }
+            requests += m.requests;
+        }
+        let gaps = busy.saturating_sub(1);
+        let per_time = requests as f64 / busy.max(1) as f64;
+        (offsets_ms.len() <= MAX_OFFSETS && per_time >= 2.0 && gaps >= 10).then(|| Quantised {
+            step_s: (last - first.unwrap_or(last)) as f64 / gaps as f64,
+            sub_second_offsets: offsets_ms.len(),
+            requests_per_time: per_time,
+        })
     }
 
     /// Seconds from the first to the last arrival, as the shaped demand's
@@ -190,5 +229,42 @@ mod tests {
         assert_eq!(t.drawn_lengths(100).len(), 100);
         // The recorded sample is the trace's own, request for request.
         assert_eq!(t.capacity_lengths(), acc.length_sample());
+    }
+
+    /// The shipped traces' clocks as the trace reader judges them: the
+    /// Mooncake trace's rounded to 3 s, the Azure traces' fine; their
+    /// aggregates say the same.
+    #[test]
+    fn an_aggregate_finds_the_rounded_clock_its_trace_has() {
+        use crate::base::progress::Progress;
+        use crate::traces::aggregate::aggregate_traces;
+        use crate::traces::stats::accumulate_keeping;
+        use crate::traces::ReaderOptions;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (tier, file) in [
+            ("chat", "data/mooncake/conversation_trace.jsonl"),
+            (
+                "code",
+                "data/azure-llm-2023/AzureLLMInferenceTrace_code.csv",
+            ),
+            (
+                "conv",
+                "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
+            ),
+        ] {
+            let path = root.join(file);
+            let (_, _, acc) =
+                accumulate_keeping(&path, ReaderOptions::default(), Progress::new(true), None)
+                    .unwrap();
+            let traces = [(tier.to_string(), path)];
+            let (agg, _) =
+                aggregate_traces(&traces, ReaderOptions::default(), Progress::new(true)).unwrap();
+            let (trace, aggregate) = (acc.quantised(), agg.tiers[0].quantised());
+            assert_eq!(trace.is_some(), aggregate.is_some(), "{file}");
+            if let (Some(t), Some(a)) = (trace, aggregate) {
+                assert!((a.step_s / t.step_s - 1.0).abs() < 0.01, "{t:?} {a:?}");
+                assert!((a.requests_per_time - t.requests_per_time).abs() < 1e-9);
+            }
+        }
     }
 }
