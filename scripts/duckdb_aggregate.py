@@ -5,10 +5,13 @@ sql/prefixes.sql and its `prefixes` table.
 
     python3 scripts/duckdb_aggregate.py REQUESTS.csv OUT_DIR [--parquet] [--blocks BLOCKS.csv]
 
-REQUESTS.csv has the header `ts,tier,input_tokens,output_tokens` (ts in
-seconds as a decimal number), and with --blocks a fifth column
-`request_seq`; BLOCKS.csv has the header
-`tier,request_seq,block_index,hash_id,block_tokens`. The same SQL runs
+REQUESTS.csv has the columns `ts,tier,input_tokens,output_tokens` (ts in
+seconds as a decimal number: a Mooncake trace's `timestamp` / 1000), and
+with --blocks a fifth column `request_seq` (the request's place in the log,
+unique within a tier); BLOCKS.csv has the columns
+`tier,request_seq,block_index,hash_id,block_tokens` (one row per prompt
+block; `request_seq` as in REQUESTS.csv). Columns are found by their header
+names, in any order. The same SQL runs
 unchanged on Spark SQL; see docs/aggregate-format.md for Spark and BigQuery.
 """
 import os
@@ -35,21 +38,27 @@ def main(argv):
     sql_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
     os.makedirs(out_dir, exist_ok=True)
     con = duckdb.connect()
-    columns = "{'ts': 'DOUBLE', 'tier': 'VARCHAR', 'input_tokens': 'BIGINT', 'output_tokens': 'BIGINT'"
+    # Columns are taken by their header names, in any order, each cast from
+    # its text (a missing one fails with DuckDB's message naming it).
+    def table(name, path, columns):
+        casts = ", ".join(f"CAST({c} AS {t}) AS {c}" for c, t in columns)
+        con.execute(
+            f"CREATE TABLE {name} AS SELECT {casts} FROM read_csv(?, header = true, all_varchar = true)",
+            [path],
+        )
+
+    columns = [("ts", "DOUBLE"), ("tier", "VARCHAR"), ("input_tokens", "BIGINT"), ("output_tokens", "BIGINT")]
     if blocks is not None:
-        columns += ", 'request_seq': 'BIGINT'"
-    con.execute(
-        f"CREATE TABLE requests AS SELECT * FROM read_csv(?, header = true, columns = {columns}}})",
-        [requests],
-    )
+        columns.append(("request_seq", "BIGINT"))
+    table("requests", requests, columns)
     names = ["minutes", "lengths", "pairs", "sample"]
     scripts = ["aggregate.sql"]
     if blocks is not None:
-        con.execute(
-            "CREATE TABLE request_blocks AS SELECT * FROM read_csv(?, header = true, columns = "
-            "{'tier': 'VARCHAR', 'request_seq': 'BIGINT', 'block_index': 'BIGINT', "
-            "'hash_id': 'BIGINT', 'block_tokens': 'BIGINT'})",
-            [blocks],
+        table(
+            "request_blocks",
+            blocks,
+            [("tier", "VARCHAR"), ("request_seq", "BIGINT"), ("block_index", "BIGINT"),
+             ("hash_id", "BIGINT"), ("block_tokens", "BIGINT")],
         )
         names.append("prefixes")
         scripts.append("prefixes.sql")

@@ -3,11 +3,11 @@
 -- after sql/aggregate.sql, whose views it reads, with two more inputs:
 --   requests        as for sql/aggregate.sql, plus
 --     request_seq   BIGINT   the request's place in the log (the order its
---                            prompts reached the cache; one per request of
---                            a tier, e.g. the line number)
+--                            prompts reached the cache): unique within a
+--                            tier, any base, e.g. the line number
 --   request_blocks  one row per prompt block of a request:
 --     tier          STRING   the request's tier
---     request_seq   BIGINT   the request (as in `requests`)
+--     request_seq   BIGINT   the request (the same numbers as `requests`)
 --     block_index   BIGINT   the block's place in the prompt, 0, 1, 2, …
 --     hash_id       BIGINT   the block's hash (Mooncake's `hash_ids`: equal
 --                            hashes, equal prefixes up to that block)

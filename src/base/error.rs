@@ -118,11 +118,25 @@ impl fmt::Display for PlannerError {
 /// "`what` has N problem(s):", one line per problem, and what to do.
 fn list(f: &mut fmt::Formatter<'_>, what: &str, problems: &[Problem]) -> fmt::Result {
     let n = problems.len();
-    writeln!(
-        f,
-        "{what} has {n} problem{}:",
-        if n == 1 { "" } else { "s" }
-    )?;
+    // A list cut by `located::listed` ends with a count of the rest.
+    let cut = n == crate::base::located::MAX_LISTED + 1
+        && problems[n - 1]
+            .message
+            .starts_with(crate::base::located::MORE_PROBLEMS);
+    if cut {
+        writeln!(
+            f,
+            "{what} has more than {} problems; the first {}:",
+            n - 1,
+            n - 1
+        )?;
+    } else {
+        writeln!(
+            f,
+            "{what} has {n} problem{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
     for p in problems {
         writeln!(f, "  - {p}")?;
     }

@@ -82,6 +82,9 @@ impl std::error::Error for Problem {}
 /// more line.
 pub(crate) const MAX_LISTED: usize = 20;
 
+/// How the problem that counts the rest of a cut list begins.
+pub(crate) const MORE_PROBLEMS: &str = "… and ";
+
 /// `problems` cut to [`MAX_LISTED`], with one more problem of `file` that
 /// counts the rest.
 pub(crate) fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
@@ -91,7 +94,7 @@ pub(crate) fn listed(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
         problems.push(Problem::new(
             file,
             "",
-            format!("… and {more} more problems"),
+            format!("{MORE_PROBLEMS}{more} more problems"),
         ));
     }
     problems

@@ -133,6 +133,9 @@ pub(super) fn solve(args: &SolveArgs) -> Result<(), PlannerError> {
     }
     let overrides = parse_overrides(&args.set)?;
     let scenario = crate::scenario::load_with(&args.scenario, &overrides)?;
+    for warning in scenario.unused_prefix_models() {
+        note!("warning: {warning}");
+    }
     let outcome = crate::solve::solve(&scenario, &options)?;
     finite(&outcome)?;
     let text = match args.format {

@@ -31,13 +31,16 @@ pub(crate) enum TraceCommand {
     /// Sum a folder of ServeGen per-client rate files into one curve file.
     Shape(ShapeArgs),
     /// Aggregate demand tables (per tier: minutes with each second's
-    /// arrivals, length histograms, length pairs, the length sample) of
-    /// per-request traces, in one streaming pass.
+    /// arrivals, length histograms, length pairs, the length sample, and the
+    /// sampled requests' prefix reuse when a Mooncake trace names its
+    /// prompts' blocks) of per-request traces, in one streaming pass.
     ///
     /// Memory grows with the minutes spanned, not the rows (the sample holds
-    /// 16,384 requests a tier). A scenario naming the tables with `aggregate`
-    /// gets the capacity figures its traces give. The same tables
-    /// come from sql/aggregate.sql on a warehouse; docs/aggregate-format.md.
+    /// 16,384 requests a tier; a Mooncake trace's requests are kept for its
+    /// blocks). A scenario naming the tables with `aggregate` gets the
+    /// capacity figures its traces give, prefix-cache hits included. The same
+    /// tables come from sql/aggregate.sql (and sql/prefixes.sql) on a
+    /// warehouse; docs/aggregate-format.md.
     /// Example: planner trace aggregate chat=data/mooncake/conversation_trace.jsonl --out agg
     Aggregate(super::trace_aggregate::AggregateArgs),
 }

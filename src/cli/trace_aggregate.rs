@@ -176,8 +176,22 @@ fn run(args: &AggregateArgs) -> Result<(), PlannerError> {
     }
     let minutes: usize = agg.tiers.iter().map(|t| t.minutes.len()).sum();
     let tiers: Vec<&str> = agg.tiers.iter().map(|t| t.tier.as_str()).collect();
+    let reused: Vec<&str> = agg
+        .tiers
+        .iter()
+        .filter(|t| t.prefixes.is_some())
+        .map(|t| t.tier.as_str())
+        .collect();
+    let prefixes_note = if reused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the prefixes table holds the sampled requests' prefix reuse of {}",
+            reused.join(", ")
+        )
+    };
     note!(
-        "aggregated {} requests of {} tier{} ({}) into {minutes} tier-minutes: {}",
+        "aggregated {} requests of {} tier{} ({}) into {minutes} tier-minutes: {}{prefixes_note}",
         summary.requests,
         tiers.len(),
         if tiers.len() == 1 { "" } else { "s" },

@@ -632,6 +632,7 @@ fn report(
                     .prefixes
                     .is_some()
                     .then(|| PrefixCacheUse::of(t.served_input_tokens, t.cached_input_tokens)),
+                prefix_source: fleet.prefixes.is_some().then(|| prefix_source(scenario, k)),
                 met_ttft: t.met_ttft,
                 met_tpot: t.met_tpot,
                 met_both: t.met_both,
@@ -713,6 +714,29 @@ fn report(
         configurations,
         prefix_router: fleet.prefixes.as_ref().map(|_| fleet.router),
     }
+}
+
+/// Where tier `k`'s prefix-cache hits come from, source by source: what
+/// the report says beside the hit rate, so that a stated model's hits do not
+/// read as measured.
+fn prefix_source(scenario: &Scenario, k: usize) -> String {
+    let sources: Vec<String> = scenario
+        .demand
+        .iter()
+        .filter(|d| d.tier == k)
+        .map(|d| match (&d.sessions, d.shared_prefix_tokens, &d.aggregate_tier) {
+            (Some(s), _, _) => format!(
+                "stated sessions of up to {} turns at least {} s apart (a model, not the trace's)",
+                s.turns, s.gap_s
+            ),
+            (None, Some(n), _) => format!(
+                "a stated system prompt of {n} tokens (a model, not the trace's)"
+            ),
+            (None, None, Some(_)) => "the aggregate's prefixes table, where it has one (each request finds what one cache of its replica's memory finds over the whole log; the router plays no part)".to_string(),
+            (None, None, None) => "the trace's block hashes, where it names them".to_string(),
+        })
+        .collect();
+    sources.join("; ")
 }
 
 fn attainment(s: &SlotTally) -> f64 {

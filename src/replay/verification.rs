@@ -52,6 +52,11 @@ pub struct TierVerification {
     /// replicas cache prefixes and a trace of the tier names its blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<PrefixCacheUse>,
+    /// Where `prefix_cache`'s hits come from: the traces' block hashes, an
+    /// aggregate's prefixes table, or a prefix model the scenario states
+    /// (absent with `prefix_cache`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_source: Option<String>,
     pub met_ttft: u64,
     pub met_tpot: u64,
     pub met_both: u64,

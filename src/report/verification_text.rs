@@ -70,11 +70,12 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
         if let Some(p) = t.prefix_cache {
             let _ = write!(
                 worst,
-                "; prefix cache held {:.1}% of their prompt tokens ({} of {} not computed, behind the {} router)",
+                "; prefix cache held {:.1}% of their prompt tokens ({} of {} not computed, behind the {} router; prefixes from {})",
                 p.hit_rate * 100.0,
                 group_thousands(p.cached_input_tokens as i64),
                 group_thousands(p.input_tokens as i64),
-                v.prefix_router.map_or("", |r| r.name())
+                v.prefix_router.map_or("", |r| r.name()),
+                t.prefix_source.as_deref().unwrap_or("the traces")
             );
         }
         if let Some(late) = t.late_requests {

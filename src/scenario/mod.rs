@@ -88,6 +88,29 @@ pub struct ServedModel {
 }
 
 impl Scenario {
+    /// Warnings for the prefix models the scenario states but does not use:
+    /// without `[simulation] prefix_caching` no hit is counted.
+    pub fn unused_prefix_models(&self) -> Vec<String> {
+        if self.simulation.prefix_caching {
+            return Vec::new();
+        }
+        self.demand
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let key = match (d.shared_prefix_tokens, d.sessions) {
+                    (Some(_), _) => "shared_prefix_tokens",
+                    (None, Some(_)) => "session_turns",
+                    (None, None) => return None,
+                };
+                Some(format!(
+                    "{}: demand[{i}].{key} states a prefix model, but the replicas do not cache prefixes: it counts no hit; set [simulation] prefix_caching = true to plan on it",
+                    self.path.display()
+                ))
+            })
+            .collect()
+    }
+
     /// The model tier `k` serves.
     pub fn model_of(&self, k: usize) -> &ServedModel {
         &self.models[self.tiers[k].model]

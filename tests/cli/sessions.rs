@@ -32,6 +32,12 @@ fn sessions_give_a_hashless_trace_hits_and_never_a_dearer_plan() {
         let cached = solve(&[&["simulation.prefix_caching=true"][..], &sessions].concat());
         let hit = chat_hit(&cached).unwrap();
         assert!(hit > 0.2, "seed {seed}: {hit}");
+        // The report says the hits are a stated model's.
+        let source = cached["verification"]["tiers"]["chat"]["prefix_source"].as_str();
+        assert!(
+            source.unwrap().contains("stated sessions of up to 8 turns"),
+            "{source:?}"
+        );
         assert_eq!(
             cached["verification"]["tiers"]["bulk"]["prefix_cache"]["hit_rate"],
             0.0
@@ -78,6 +84,24 @@ fn a_sessions_model_out_of_its_bounds_or_beside_another_is_located() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("give one prefix model"), "{err}");
+    // Stated without the cache: planned on, with a warning that it counts
+    // nothing.
+    let out = planner(&[
+        "solve",
+        "scenarios/overnight-batch.toml",
+        "-q",
+        "--format",
+        "json",
+        "--set",
+        "demand[0].session_turns=4",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("demand[0].session_turns states a prefix model")
+            && err.contains("prefix_caching = true"),
+        "{err}"
+    );
     // An aggregate keeps neither the requests' order nor their times.
     let out = planner(&[
         "solve",

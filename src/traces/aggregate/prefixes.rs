@@ -90,7 +90,7 @@ pub(super) fn read(
                 match last.filter(|l| l.0 == *rank) {
                     Some(l) if l.2 == *distance => Some(format!("tier `{name}`'s sample_rank {rank} lists reuse_distance {distance} twice (also at {})", at(&l.4))),
                     Some(l) if l.3 >= *blocks => Some(format!("tier `{name}`'s sample_rank {rank}: cached_blocks {blocks} at reuse_distance {distance} is not more than the {} at the smaller distance {} ({}); a larger cache finds more leading blocks", l.3, l.2, at(&l.4))),
-                    _ if *blocks > prompt_blocks => Some(format!("tier `{name}`'s sample_rank {rank} has {} prompt tokens, {prompt_blocks} blocks of {block_tokens}, fewer than its cached_blocks {blocks}", row.input_tokens)),
+                    _ if *blocks > prompt_blocks => Some(format!("tier `{name}`'s sample_rank {rank} has {} prompt tokens, {prompt_blocks} {} of {block_tokens}, fewer than its cached_blocks {blocks} (do `requests` and `request_blocks` number their requests alike?)", row.input_tokens, crate::base::numbers::noun(u64::from(prompt_blocks), "block", "blocks"))),
                     _ => None,
                 }
             };
