@@ -160,18 +160,7 @@ mod tests {
 
     #[test]
     fn one_pass_finds_what_a_cache_of_every_size_finds() {
-        let mut chains = BlockChains::new(512);
-        for chain in [
-            &[1, 2, 3][..],
-            &[1, 2, 7, 8],
-            &[9, 3],
-            &[1, 2, 3],
-            &[],
-            &[4, 5, 6, 7, 8, 9],
-            &[1, 2, 7, 8, 10],
-        ] {
-            chains.push(chain);
-        }
+        let chains = crate::traces::prefix_reuse::example_chains(512);
         let reuse = PrefixReuse::of(&chains);
         for capacity in [0, 1, 2, 3, 4, 5, 6, 8, 11, 100] {
             let one_pass: Vec<u32> = (0..chains.len() as u32)

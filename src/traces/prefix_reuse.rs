@@ -225,25 +225,34 @@ impl Fenwick {
     }
 }
 
+/// Chains that reuse blocks in every way a cache meets: a repeated
+/// prompt, a shared head, a block seen only further in, an empty prompt, a
+/// prompt seen just before.
+#[cfg(test)]
+pub(crate) fn example_chains(block_tokens: u32) -> BlockChains {
+    let mut chains = BlockChains::new(block_tokens);
+    for chain in [
+        &[1, 2, 3][..],
+        &[1, 2, 7, 8],
+        &[9, 3],
+        &[1, 2, 3],
+        &[],
+        &[4, 5, 6, 7, 8, 9],
+        &[1, 2, 7, 8, 10],
+        &[1, 2, 7, 8, 10],
+    ] {
+        chains.push(chain);
+    }
+    chains
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn steps_give_the_hits_the_chains_give_at_every_size() {
-        let mut chains = BlockChains::new(16);
-        for chain in [
-            &[1, 2, 3][..],
-            &[1, 2, 7, 8],
-            &[9, 3],
-            &[1, 2, 3],
-            &[],
-            &[4, 5, 6, 7, 8, 9],
-            &[1, 2, 7, 8, 10],
-            &[1, 2, 7, 8, 10],
-        ] {
-            chains.push(chain);
-        }
+        let chains = example_chains(16);
         let reuse = PrefixReuse::of(&chains);
         let steps: Vec<Vec<(u32, u32)>> =
             (0..chains.len() as u32).map(|i| reuse.steps(i)).collect();
