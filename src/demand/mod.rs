@@ -237,10 +237,13 @@ pub(crate) fn build_keeping(
             }
         };
         let (lengths, input_tokens, output_tokens, cv) = merge_lengths(&accs);
-        let (prefix_reuse, sample_chains) = merge_reuse(&accs).unwrap_or_else(|| {
-            let (chains, rows) = merge_chains(&accs);
-            (chains.map(|c| Arc::new(PrefixReuse::of(&c))), rows)
-        });
+        let (prefix_reuse, sample_chains) = merge_reuse(&accs).map_or_else(
+            || {
+                let (chains, rows) = merge_chains(&accs);
+                (chains.map(|c| Arc::new(PrefixReuse::of(&c))), rows)
+            },
+            |(reuse, rows)| (Some(reuse), rows),
+        );
         let total_weight: f64 = accs.iter().map(|(a, s)| a.requests as f64 * s).sum();
         let within_minute_cv = accs
             .iter()
@@ -419,23 +422,7 @@ fn merge_chains(accs: &[(SourceFigures, f64)]) -> (Option<Arc<BlockChains>>, Vec
         return (Some(Arc::clone(first)), accs[0].0.sample_chains.clone());
     }
     let mut chains = BlockChains::new(first.block_tokens);
-    let mut rows = Vec::new();
-    for ((a, _), take) in accs.iter().zip(sample_shares(accs)) {
-        let n = a.lengths.len().min(take);
-        match &a.chains {
-            None => rows.extend(std::iter::repeat_n(NO_CHAIN, n)),
-            Some(own) => {
-                let offset = chains.append(own);
-                rows.extend(a.sample_chains.iter().take(n).map(|&r| {
-                    if r == NO_CHAIN {
-                        r
-                    } else {
-                        r + offset
-                    }
-                }));
-            }
-        }
-    }
+    let rows = merged_rows(accs, |a| a.chains.as_ref().map(|own| chains.append(own)));
     (Some(Arc::new(chains)), rows)
 }
 
@@ -445,35 +432,45 @@ fn merge_chains(accs: &[(SourceFigures, f64)]) -> (Option<Arc<BlockChains>>, Vec
 /// sampled requests' rows beside the merged sample; `None` when no source
 /// is such an aggregate. A source whose blocks are of another size than the
 /// first's adds no hits (none is invented).
-fn merge_reuse(accs: &[(SourceFigures, f64)]) -> Option<(Option<Arc<PrefixReuse>>, Vec<u32>)> {
+fn merge_reuse(accs: &[(SourceFigures, f64)]) -> Option<(Arc<PrefixReuse>, Vec<u32>)> {
     let first = accs.iter().find_map(|(a, _)| a.reuse.as_ref())?;
     if accs.len() == 1 {
-        return Some((Some(Arc::clone(first)), accs[0].0.sample_chains.clone()));
+        return Some((Arc::clone(first), accs[0].0.sample_chains.clone()));
     }
     let mut reuse = PrefixReuse::from_steps(first.block_tokens(), &[]);
+    let rows = merged_rows(accs, |a| {
+        let own = match (&a.reuse, &a.chains) {
+            (Some(r), _) => Arc::clone(r),
+            (None, Some(c)) => Arc::new(PrefixReuse::of(c)),
+            (None, None) => return None,
+        };
+        (own.block_tokens() == reuse.block_tokens()).then(|| reuse.append(&own))
+    });
+    Some((Arc::new(reuse), rows))
+}
+
+/// Beside the lengths [`merge_lengths`] takes from each source, its sampled
+/// requests' rows moved to where `place` puts the source's own list in the
+/// merged one (`NO_CHAIN` for a source it puts nowhere).
+fn merged_rows(
+    accs: &[(SourceFigures, f64)],
+    mut place: impl FnMut(&SourceFigures) -> Option<u32>,
+) -> Vec<u32> {
     let mut rows = Vec::new();
     for ((a, _), take) in accs.iter().zip(sample_shares(accs)) {
         let n = a.lengths.len().min(take);
-        let own = match (&a.reuse, &a.chains) {
-            (Some(r), _) => Some(Arc::clone(r)),
-            (None, Some(c)) => Some(Arc::new(PrefixReuse::of(c))),
-            (None, None) => None,
-        };
-        match own.filter(|o| o.block_tokens() == reuse.block_tokens()) {
+        match place(a) {
             None => rows.extend(std::iter::repeat_n(NO_CHAIN, n)),
-            Some(own) => {
-                let offset = reuse.append(&own);
-                rows.extend(a.sample_chains.iter().take(n).map(|&r| {
-                    if r == NO_CHAIN {
-                        r
-                    } else {
-                        r + offset
-                    }
-                }));
-            }
+            Some(offset) => rows.extend(a.sample_chains.iter().take(n).map(|&r| {
+                if r == NO_CHAIN {
+                    r
+                } else {
+                    r + offset
+                }
+            })),
         }
     }
-    Some((Some(Arc::new(reuse)), rows))
+    rows
 }
 
 /// How many of each source's sampled requests the tier's sample takes: in
