@@ -639,5 +639,27 @@ fn a_plan_on_prefix_caching_from_an_aggregate_is_sized_on_the_traces_hits() {
         cost(&from_agg),
         cost(&off)
     );
+    // The cache never costs more beyond the MILP's gap on the other seeds.
+    for seed in [2, 3] {
+        let seeds = [
+            format!("simulation.seed={seed}"),
+            format!("simulation.capacity_seed={seed}"),
+        ];
+        let solve = |extra: &[&str]| {
+            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
+            sets.extend_from_slice(extra);
+            let plan = solve_json(path.to_str().unwrap(), &sets);
+            assert!(
+                plan["missed_targets"].as_array().unwrap().is_empty(),
+                "{sets:?}"
+            );
+            cost(&plan)
+        };
+        let (cached, plain) = (solve(&[]), solve(&["simulation.prefix_caching=false"]));
+        assert!(
+            cached <= plain * 1.01 + 1e-9,
+            "seed {seed}: {cached} cached, {plain} not"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
