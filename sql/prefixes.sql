@@ -17,13 +17,23 @@
 --
 -- What it computes, per tier: the tier's requests run in `request_seq` order
 -- through one LRU cache of blocks, each request looked up before its own
--- blocks are used. A block's *stack distance* is the number of distinct
--- hashes used after its hash's last use and before its request (none when
--- the hash was never used: such a block is never cached); a cache of C
--- blocks finds a request's leading blocks while the running maximum of
--- their distances stays below C. Each sampled request gets one row per
--- distinct running maximum: the distance, and how many leading blocks it
--- covers.
+-- blocks are used, and the blocks it generated for its conversation's next
+-- turn used right after its prompt's (below). A block's *stack distance* is
+-- the number of distinct hashes used after its hash's last use and before
+-- its request (none when the hash was never used: such a block is never
+-- cached); a cache of C blocks finds a request's leading blocks while the
+-- running maximum of their distances stays below C. Each sampled request
+-- gets one row per distinct running maximum: the distance, and how many
+-- leading blocks it covers.
+--
+-- A conversation's next turn (as `planner`'s src/traces/turns.rs finds it):
+-- a request x continues the request a whose last whole prompt block (a has
+-- at least two whole blocks, FLOOR(input_tokens / block_tokens)) is the
+-- block of x at the same place, the latest such a for that block, and the
+-- one with the most whole blocks among x's blocks; when x's prompt is at
+-- least a's prompt and output, a generated x's blocks from a's whole blocks
+-- up to FLOOR((a's input + output) / block_tokens), those whose hash no
+-- earlier prompt named. The first such x of each a names a's blocks.
 --
 -- The distinct count is a dominance count: with t the last use of the
 -- block's hash and s its request's first block (clocks count block uses
@@ -40,14 +50,93 @@
 -- AS BIGINT), FLOOR, POWER, MOD, MIN, MAX, SUM, COUNT, VALUES, ROW_NUMBER(),
 -- LAG() and MIN()/MAX()/SUM() OVER (PARTITION BY ... ORDER BY ...).
 
+-- Each request's last whole prompt block, when it has at least two.
+CREATE OR REPLACE TEMPORARY VIEW turn_ends AS
+SELECT b.tier AS tier, b.request_seq AS request_seq, b.hash_id AS hash_id,
+       b.block_index AS block_index, b.block_tokens AS block_tokens,
+       r.input_tokens + r.output_tokens AS conversation_tokens
+FROM request_blocks b
+JOIN requests r ON r.tier = b.tier AND r.request_seq = b.request_seq
+WHERE b.block_index >= 1
+  AND b.block_index + 1 = CAST(FLOOR(r.input_tokens / b.block_tokens) AS BIGINT);
+
+-- The blocks each turn generated that its next turn names.
+CREATE OR REPLACE TEMPORARY VIEW turn_generated AS
+WITH marks AS (
+  -- Every prompt block (a lookup) and every last whole block (an end), by
+  -- hash; at one request, its lookups come before its end.
+  SELECT tier, hash_id, request_seq, block_index, 0 AS kind, -1 AS end_seq
+  FROM request_blocks
+  UNION ALL
+  SELECT tier, hash_id, request_seq, block_index, 1 AS kind, request_seq AS end_seq
+  FROM turn_ends
+),
+latest AS (
+  -- For each prompt block, the latest earlier request whose last whole
+  -- block it is (-1: none).
+  SELECT tier, request_seq, block_index, earlier_seq
+  FROM (
+    SELECT tier, request_seq, block_index, kind,
+           MAX(end_seq) OVER (PARTITION BY tier, hash_id ORDER BY request_seq, kind
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS earlier_seq
+    FROM marks
+  ) AS w
+  WHERE kind = 0
+),
+candidates AS (
+  -- Of those that end at the same place, the one with the most blocks.
+  SELECT l.tier AS tier, l.request_seq AS request_seq, e.request_seq AS earlier_seq,
+         e.block_index + 1 AS whole_blocks, e.block_tokens AS block_tokens,
+         e.conversation_tokens AS conversation_tokens,
+         ROW_NUMBER() OVER (PARTITION BY l.tier, l.request_seq ORDER BY l.block_index DESC) AS rank
+  FROM latest l
+  JOIN turn_ends e ON e.tier = l.tier AND e.request_seq = l.earlier_seq
+  WHERE e.block_index = l.block_index
+),
+first_named AS (
+  -- Each hash's first prompt.
+  SELECT tier, hash_id, MIN(request_seq) AS first_seq
+  FROM request_blocks
+  GROUP BY tier, hash_id
+),
+named AS (
+  SELECT c.tier AS tier, c.earlier_seq AS earlier_seq, c.request_seq AS request_seq,
+         b.block_index AS block_index, b.hash_id AS hash_id
+  FROM candidates c
+  JOIN requests r ON r.tier = c.tier AND r.request_seq = c.request_seq
+  JOIN request_blocks b ON b.tier = c.tier AND b.request_seq = c.request_seq
+  JOIN first_named f ON f.tier = b.tier AND f.hash_id = b.hash_id
+  WHERE c.rank = 1
+    AND r.input_tokens >= c.conversation_tokens
+    AND b.block_index >= c.whole_blocks
+    AND b.block_index < CAST(FLOOR(c.conversation_tokens / c.block_tokens) AS BIGINT)
+    AND f.first_seq = c.request_seq
+),
+firsts AS (
+  SELECT tier, earlier_seq, MIN(request_seq) AS request_seq
+  FROM named
+  GROUP BY tier, earlier_seq
+)
+SELECT n.tier AS tier, n.earlier_seq AS request_seq, n.block_index AS block_index,
+       n.hash_id AS hash_id
+FROM named n
+JOIN firsts f
+  ON f.tier = n.tier AND f.earlier_seq = n.earlier_seq AND f.request_seq = n.request_seq;
+
+-- Every block use in order: a request's prompt blocks (kind 0), then the
+-- blocks it generated (kind 1); `position` numbers the prompt's.
 CREATE OR REPLACE TEMPORARY VIEW prefix_uses AS
-SELECT tier, request_seq, hash_id, position, clock,
+SELECT tier, request_seq, hash_id, kind, position, clock,
        COALESCE(LAG(clock) OVER (PARTITION BY tier, hash_id ORDER BY clock), -1) AS previous_use
 FROM (
-  SELECT tier, request_seq, hash_id,
-         ROW_NUMBER() OVER (PARTITION BY tier, request_seq ORDER BY block_index) AS position,
-         ROW_NUMBER() OVER (PARTITION BY tier ORDER BY request_seq, block_index) - 1 AS clock
-  FROM request_blocks
+  SELECT tier, request_seq, hash_id, kind,
+         ROW_NUMBER() OVER (PARTITION BY tier, request_seq, kind ORDER BY block_index) AS position,
+         ROW_NUMBER() OVER (PARTITION BY tier ORDER BY request_seq, kind, block_index) - 1 AS clock
+  FROM (
+    SELECT tier, request_seq, hash_id, block_index, 0 AS kind FROM request_blocks
+    UNION ALL
+    SELECT tier, request_seq, hash_id, block_index, 1 AS kind FROM turn_generated
+  ) AS all_uses
 ) AS u;
 
 -- Each block's lookup: its hash's last use before the request (-1: none),
@@ -56,7 +145,8 @@ CREATE OR REPLACE TEMPORARY VIEW prefix_lookups AS
 SELECT tier, request_seq, position,
        MIN(previous_use) OVER (PARTITION BY tier, request_seq, hash_id) AS last_use,
        MIN(clock) OVER (PARTITION BY tier, request_seq) AS request_start
-FROM prefix_uses;
+FROM prefix_uses
+WHERE kind = 0;
 
 CREATE OR REPLACE TEMPORARY VIEW prefix_distances AS
 WITH levels AS (

@@ -101,9 +101,10 @@ pub(crate) struct PredictArgs {
     pub scheduler_recv_interval: u32,
     /// Cache the KV blocks of prompts by prefix (vLLM
     /// --enable-prefix-caching; SGLang's radix cache): a request finds the
-    /// leading blocks that an earlier prompt computed and prefills the
-    /// rest. Hits come from the --dataset trace's block hashes (Mooncake's
-    /// `hash_ids`, 512-token blocks); a dataset without hashes, or the
+    /// leading blocks that an earlier request computed (its prompt, or its
+    /// output where the request is its conversation's next turn) and
+    /// prefills the rest. Hits come from the --dataset trace's block hashes
+    /// (Mooncake's `hash_ids`, 512-token blocks); a dataset without hashes, or the
     /// random one, finds none (no hit is invented). Off by default (the
     /// engines' own default is on: plans turn it on or off by the
     /// scenario's `[simulation] prefix_caching`).

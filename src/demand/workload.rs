@@ -384,14 +384,7 @@ impl TraceReplay {
         // The chains' blocks, not only their indices: a prefix model's
         // chains change with its settings over the same requests.
         if let Some(chains) = &self.chains {
-            h.u64(u64::from(chains.block_tokens));
-            for i in 0..chains.len() as u32 {
-                let chain = chains.get(i);
-                h.u64(chain.len() as u64);
-                for &b in chain {
-                    h.u64(b);
-                }
-            }
+            chains.hash_into(&mut h);
         }
         if let Some(reuse) = &self.reuse {
             reuse.hash_into(&mut h);

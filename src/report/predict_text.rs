@@ -475,7 +475,7 @@ pub(crate) fn render(p: &Predicted, curve: &Curve) -> String {
             o,
             "{}",
             if p.prompt_blocks {
-                "prefix caching on (--enable-prefix-caching): a prompt's leading 512-token blocks that an earlier prompt computed, by the dataset's block hashes, are not prefilled again"
+                "prefix caching on (--enable-prefix-caching): a prompt's leading 512-token blocks that an earlier request computed, by the dataset's block hashes (its prompt, or its output where this prompt is the conversation's next turn), are not prefilled again"
             } else {
                 "prefix caching on (--enable-prefix-caching), but the dataset names no prompt blocks (only a Mooncake trace's `hash_ids` do): no hit is counted"
             }

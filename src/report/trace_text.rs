@@ -95,6 +95,14 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
             p.block_hit_share * 100.0,
             group_thousands(p.requests_with_hashes as i64)
         );
+        if p.next_turns > 0 {
+            let _ = writeln!(
+                out,
+                "  {} requests continue a conversation whose previous turn's output fills {} blocks they name (counted as computed: cached when that turn finished)",
+                group_thousands(p.next_turns as i64),
+                group_thousands(p.generated_blocks as i64)
+            );
+        }
         let _ = writeln!(
             out,
             "tokens per request        mean     p50     p90     p99     max"

@@ -180,6 +180,16 @@ impl KvCache {
         }
     }
 
+    /// A finished request's generated blocks (chain `chain`'s, those its
+    /// conversation's next turn names) are cached.
+    pub(crate) fn remember_generated(&mut self, chain: u32) {
+        if let (Prefixes::Cached { cache, chains, .. }, false) =
+            (&mut self.prefix, chain & REUSED_CHAIN != 0)
+        {
+            cache.remember(chains.generated(chain));
+        }
+    }
+
     /// The tokens a request of `input_tokens` and `output_tokens` is
     /// reserved at admission: its whole length when the cache reserves
     /// outputs, else none.

@@ -18,8 +18,9 @@
 //!   a running request holds are not pinned: a running request admitted
 //!   long ago may lose its blocks from the index while newer free ones
 //!   stay, which again can only lower the hit rate;
-//! * generated tokens are not cached for a later turn: the traces hash
-//!   prompts only.
+//! * once a request finishes, the blocks its output filled are cached
+//!   where its conversation's next turn names them
+//!   ([`crate::traces::turns`]: the traces hash prompts only).
 //!
 //! The blocks of a hit are counted in the KV cache's token accounting
 //! ([`super::kv_cache`]) as the request's own, as if not shared with
@@ -133,17 +134,60 @@ mod tests {
     #[test]
     fn an_unbounded_cache_finds_what_the_trace_share_counts() {
         // The share of `traces::prefix` with a cache larger than the trace:
-        // the same hit tokens request by request.
-        let chains: [&[u64]; 4] = [&[1, 2, 3], &[1, 2, 7, 8], &[9, 3], &[1, 2, 3]];
-        let inputs = [1_500, 2_000, 1_000, 1_600];
+        // the same hit tokens request by request, a turn's generated blocks
+        // included (request 3 continues request 0).
+        let requests: [(u32, u32, &[u64]); 5] = [
+            (1_100, 500, &[1, 2, 3]),
+            (2_000, 10, &[1, 7, 8, 9]),
+            (1_000, 10, &[9, 3]),
+            (1_700, 40, &[1, 2, 5, 6]),
+            (1_800, 10, &[1, 2, 5, 6]),
+        ];
+        let mut chains = BlockChains::new(512);
+        for (_, _, chain) in requests {
+            chains.push(chain);
+        }
+        chains.link_turns(requests.iter().map(|&(i, o, _)| (i, o)));
+        assert_eq!(chains.generated(0), &[5]);
         let mut cache = PrefixCache::new(512, usize::MAX);
         let mut share = crate::traces::prefix::PrefixAccumulator::default();
-        for (chain, &input) in chains.iter().zip(&inputs) {
+        for (i, &(input, output, chain)) in requests.iter().enumerate() {
             let hit = cache.cached_tokens(chain, input);
             cache.remember(chain);
-            let counted = share.push(input, chain);
+            cache.remember(chains.generated(i as u32));
+            let counted = share.push(input, output, chain);
             assert_eq!(hit, counted.min(input - 1));
         }
+        assert_eq!(cache.cached_tokens(&[1, 2, 5, 20], 1_700), 1_536);
+    }
+
+    /// The shipped conversation trace through an unbounded cache, each
+    /// turn's generated blocks cached after its prompt's: request by
+    /// request, what the trace's share counts (which caches them only when
+    /// the next turn comes).
+    #[test]
+    fn on_the_conversation_trace_the_unbounded_cache_finds_the_share() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/mooncake/conversation_trace.jsonl");
+        let chains = BlockChains::read_mooncake(&path, "").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut cache = PrefixCache::new(512, usize::MAX);
+        let mut share = crate::traces::prefix::PrefixAccumulator::default();
+        let mut generated = 0;
+        for (i, line) in text.lines().enumerate() {
+            let (r, blocks) =
+                crate::traces::mooncake::parse_row_with_blocks(line.as_bytes()).unwrap();
+            let i = i as u32;
+            assert_eq!(chains.get(i), blocks.as_slice());
+            let hit = cache.cached_tokens(&blocks, r.input_tokens);
+            cache.remember(&blocks);
+            cache.remember(chains.generated(i));
+            generated += chains.generated(i).len();
+            let counted = share.push(r.input_tokens, r.output_tokens, &blocks);
+            assert_eq!(hit, counted.min(r.input_tokens - 1), "request {i}");
+        }
+        // The module documentation of `traces::turns`.
+        assert_eq!(generated, 2_458);
     }
 
     /// The hits of a cache of `capacity` blocks, simulated request by request.
@@ -153,6 +197,7 @@ mod tests {
             .map(|i| {
                 let hit = cache.cached_tokens(chains.get(i), u32::MAX);
                 cache.remember(chains.get(i));
+                cache.remember(chains.generated(i));
                 hit
             })
             .collect()

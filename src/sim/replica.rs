@@ -416,6 +416,7 @@ impl Replica {
             if r.generated_at_join >= r.output_tokens {
                 self.kv
                     .release(u64::from(r.prefill_target), u64::from(r.kv_reserved));
+                self.kv.remember_generated(r.chain);
                 self.in_system -= 1;
                 finished.push(Finished { id, finish_s: now });
             } else {
@@ -442,6 +443,7 @@ impl Replica {
             }
             let kv = r.kv_tokens(self.clock);
             self.kv.release(kv, u64::from(r.kv_reserved));
+            self.kv.remember_generated(r.chain);
             self.context_sum -= kv + 1;
             self.in_system -= 1;
             let pos = r.decode_pos as usize;

@@ -1,10 +1,13 @@
 //! Each request's prompt blocks, by hash (Mooncake's `hash_ids`), in the
 //! trace's order: what a prefix cache matches ([`crate::sim`]'s
-//! `prefix_cache`).
+//! `prefix_cache`); and the blocks a request generated that its
+//! conversation's next turn names ([`super::turns`]).
 
 use super::mooncake::{parse_row, parse_row_with_blocks, MOONCAKE_BLOCK_TOKENS};
+use super::turns::TurnLinker;
 use super::Request;
 use crate::base::located::Problem;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -24,6 +27,9 @@ pub struct BlockChains {
     hashes: Vec<u64>,
     /// Chain `i` is `hashes[starts[i]..starts[i + 1]]`.
     starts: Vec<usize>,
+    /// Request → the blocks its output fills that a later request's prompt
+    /// names (its conversation's next turn), cached when it finishes.
+    generated: BTreeMap<u32, Vec<u64>>,
 }
 
 impl BlockChains {
@@ -33,6 +39,7 @@ impl BlockChains {
             block_tokens,
             hashes: Vec::new(),
             starts: vec![0],
+            generated: BTreeMap::new(),
         }
     }
 
@@ -51,7 +58,49 @@ impl BlockChains {
         self.hashes.extend_from_slice(&other.hashes);
         self.starts
             .extend(other.starts[1..].iter().map(|&s| base + s));
+        self.generated.extend(
+            other
+                .generated
+                .iter()
+                .map(|(&i, blocks)| (first + i, blocks.clone())),
+        );
         first
+    }
+
+    /// Finds each request's next turn ([`super::turns`]): `lengths` are the
+    /// requests' prompt and output tokens, one per chain in order; a request
+    /// that a later one continues keeps the blocks its output fills.
+    pub fn link_turns(&mut self, lengths: impl IntoIterator<Item = (u32, u32)>) {
+        let mut linker = TurnLinker::default();
+        let mut seen: HashSet<u64> = HashSet::new();
+        for (i, lengths) in lengths.into_iter().enumerate().take(self.len()) {
+            let i = i as u32;
+            let chain = &self.hashes[self.starts[i as usize]..self.starts[i as usize + 1]];
+            let turn = linker.push(i, lengths, chain, self.block_tokens, |h| seen.contains(&h));
+            seen.extend(chain.iter().copied());
+            if let Some((earlier, blocks)) = turn {
+                self.generated.insert(earlier, blocks);
+            }
+        }
+    }
+
+    /// The blocks request `i` generated that its next turn names (empty
+    /// when none does): cached once it finishes.
+    pub fn generated(&self, i: u32) -> &[u64] {
+        self.generated.get(&i).map_or(&[], Vec::as_slice)
+    }
+
+    /// Adds every block, prompt and generated, to `h`.
+    pub(crate) fn hash_into(&self, h: &mut crate::base::disk_cache::Fnv) {
+        h.u64(u64::from(self.block_tokens));
+        for i in 0..self.len() as u32 {
+            for blocks in [self.get(i), self.generated(i)] {
+                h.u64(blocks.len() as u64);
+                for &b in blocks {
+                    h.u64(b);
+                }
+            }
+        }
     }
 
     /// Chain `i`.
@@ -71,13 +120,17 @@ impl BlockChains {
     }
 
     /// The chains of the Mooncake trace at `path`, one per request row, in
-    /// file order (the order its requests are read in); a row whose hashes
+    /// file order (the order its requests are read in), with the blocks
+    /// each turn generated for the next; a row whose hashes
     /// contradict it fails with its line (`fix` says how to go on).
     pub fn read_mooncake(path: &Path, fix: &str) -> Result<Self, Problem> {
         let mut chains = BlockChains::new(MOONCAKE_BLOCK_TOKENS);
-        for_each_mooncake_chain(path, None, fix, |_, blocks| {
+        let mut lengths = Vec::new();
+        for_each_mooncake_chain(path, None, fix, |request, blocks| {
             chains.push(blocks);
+            lengths.push((request.input_tokens, request.output_tokens));
         })?;
+        chains.link_turns(lengths);
         Ok(chains)
     }
 }
@@ -105,7 +158,8 @@ pub(crate) fn shared_prefix(source: usize, tokens: u32) -> BlockChains {
 /// The chains of `kept`, the requests a read of the Mooncake trace at
 /// `path` kept (in file order, a subsequence of its request rows: rows
 /// left out, such as those over the model's context, are passed over), one
-/// per kept request in their order.
+/// per kept request in their order, with the blocks each kept turn
+/// generated for the next kept one.
 pub(crate) fn kept_chains(
     path: &Path,
     kept: &[Request],
@@ -130,6 +184,7 @@ pub(crate) fn kept_chains(
             ),
         ));
     }
+    chains.link_turns(kept.iter().map(|r| (r.input_tokens, r.output_tokens)));
     Ok(chains)
 }
 

@@ -20,6 +20,7 @@ mod split;
 pub mod stats;
 pub mod synth;
 pub mod timestamp;
+pub(crate) mod turns;
 
 pub use read::{read_all, read_trace};
 pub(crate) use reader::not_a_file;

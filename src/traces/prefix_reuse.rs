@@ -38,9 +38,14 @@ pub(crate) struct PrefixReuse {
 
 impl PrefixReuse {
     /// The distances of `chains` fed in order, each request looked up
-    /// before any of its own blocks is used.
+    /// before any of its own blocks is used, and the blocks it generated
+    /// for its next turn used right after its prompt's (the cache holds
+    /// them from when it finishes, which in the order of arrivals comes
+    /// before its next turn).
     pub(crate) fn of(chains: &BlockChains) -> Self {
-        let total: usize = (0..chains.len() as u32).map(|i| chains.get(i).len()).sum();
+        let total: usize = (0..chains.len() as u32)
+            .map(|i| chains.get(i).len() + chains.generated(i).len())
+            .sum();
         let mut used = Fenwick::new(total);
         let mut last: HashMap<u64, usize> = HashMap::new();
         let mut prefix_max = Vec::with_capacity(total);
@@ -59,7 +64,7 @@ impl PrefixReuse {
                 running = running.max(d);
                 prefix_max.push(running);
             }
-            for hash in chain {
+            for hash in chain.iter().chain(chains.generated(i)) {
                 if let Some(t) = last.insert(*hash, clock) {
                     used.add(t, -1);
                 }
@@ -231,18 +236,27 @@ impl Fenwick {
 #[cfg(test)]
 pub(crate) fn example_chains(block_tokens: u32) -> BlockChains {
     let mut chains = BlockChains::new(block_tokens);
-    for chain in [
-        &[1, 2, 3][..],
-        &[1, 2, 7, 8],
-        &[9, 3],
-        &[1, 2, 3],
-        &[],
-        &[4, 5, 6, 7, 8, 9],
-        &[1, 2, 7, 8, 10],
-        &[1, 2, 7, 8, 10],
-    ] {
+    let b = block_tokens;
+    // Prompt blocks, prompt tokens, output tokens.
+    let requests: [(&[u64], u32, u32); 10] = [
+        (&[1, 2, 3], 3 * b, 1),
+        (&[1, 2, 7, 8], 4 * b, 1),
+        (&[9, 3], 2 * b, 1),
+        (&[1, 2, 3], 3 * b, 1),
+        (&[], 0, 1),
+        (&[4, 5, 6, 7, 8, 9], 6 * b, 1),
+        (&[1, 2, 7, 8, 10], 5 * b, 1),
+        (&[1, 2, 7, 8, 10], 5 * b, 1),
+        // A turn whose output fills a block of its own: its next turn's
+        // third block, 13, cached when it finishes.
+        (&[11, 12], 2 * b, b + b / 2),
+        (&[11, 12, 13, 14], 4 * b, 1),
+    ];
+    for (chain, _, _) in requests {
         chains.push(chain);
     }
+    chains.link_turns(requests.iter().map(|&(_, i, o)| (i, o)));
+    debug_assert_eq!(chains.generated(8), &[13]);
     chains
 }
 
@@ -259,8 +273,11 @@ mod tests {
         // The sixth request sees 7, 8 and 9 again past 4, 5, 6 it has not.
         assert_eq!(steps[4], vec![]);
         assert_eq!(steps[5], vec![]);
-        // The last: 1, 2, 7, 8, 10 used just before, by the one before it.
+        // The eighth: 1, 2, 7, 8, 10 used just before, by the one before it.
         assert_eq!(steps[7], vec![(4, 5)]);
+        // The last: 11 and 12 its previous turn's prompt, 13 its output
+        // (used after them).
+        assert_eq!(steps[9], vec![(2, 3)]);
         for s in &steps {
             assert!(s.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
         }

@@ -127,7 +127,7 @@ mod tests {
         let chains = session_chains(0, &requests, 1, 120.0);
         let mut share = crate::traces::prefix::PrefixAccumulator::default();
         for i in 0..requests.len() as u32 {
-            assert_eq!(share.push(2_000, chains.get(i)), 0);
+            assert_eq!(share.push(2_000, 100, chains.get(i)), 0);
         }
     }
 }

@@ -552,9 +552,9 @@ fn sql_prefixes_on_duckdb_equal_trace_aggregates_bin_by_bin_and_step_by_step() {
     }
     let read = planner::traces::aggregate::read_aggregate(&theirs).unwrap();
     let p = read.tiers[0].prefixes.as_ref().unwrap();
-    // Every request is sampled (12,031 < 16,384); 16,707 steps.
+    // Every request is sampled (12,031 < 16,384); 16,709 steps.
     assert_eq!(p.steps.len(), requests.len());
-    assert_eq!(p.steps.iter().map(Vec::len).sum::<usize>(), 16_707);
+    assert_eq!(p.steps.iter().map(Vec::len).sum::<usize>(), 16_709);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
