@@ -59,6 +59,7 @@ pub struct EngineModel {
     /// How much slower than the figures the steps run (the band's edge).
     slowdown: crate::profiles::engine::StepSlowdown,
     reserve_output_kv: bool,
+    attention_dp_budget: crate::profiles::engine::AttentionDpBudget,
 }
 
 /// The efficiencies of `gpu` scaled by `engine`'s, each at most 1.
@@ -195,6 +196,7 @@ impl EngineModel {
             server_s_per_prompt_token: engine.server_us_per_prompt_token * 1e-6,
             slowdown: engine.slowdown,
             reserve_output_kv: engine.reserve_output_kv,
+            attention_dp_budget: engine.attention_dp_budget,
         }
     }
 
@@ -213,6 +215,11 @@ impl EngineModel {
     /// Whether a request is admitted only when its whole output fits too.
     pub fn reserve_output_kv(&self) -> bool {
         self.reserve_output_kv
+    }
+
+    /// How data-parallel attention ranks share the token budget.
+    pub fn attention_dp_budget(&self) -> crate::profiles::engine::AttentionDpBudget {
+        self.attention_dp_budget
     }
 
     /// Seconds the front end takes per request.

@@ -177,6 +177,17 @@ impl StepModel {
         }
     }
 
+    /// How data-parallel attention ranks share the token budget (the
+    /// engine's `attention_dp_budget`; each rank its own under the roofline
+    /// alone, as vLLM does).
+    pub fn attention_dp_budget(&self) -> crate::profiles::engine::AttentionDpBudget {
+        match self {
+            StepModel::Roofline(_) => crate::profiles::engine::AttentionDpBudget::PerRank,
+            StepModel::Engine(e) => e.attention_dp_budget(),
+            StepModel::Speculative(inner, _) => inner.attention_dp_budget(),
+        }
+    }
+
     /// Seconds the front end takes per request before the engine sees it
     /// (0 for the roofline model).
     pub fn frontend_s(&self) -> f64 {

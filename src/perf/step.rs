@@ -201,6 +201,11 @@ impl PerfModel {
     }
 
     /// Data-parallel attention ranks.
+    pub(crate) fn attention_ranks(&self) -> u32 {
+        self.layout.attention_dp
+    }
+
+    /// Data-parallel attention ranks, as a factor.
     pub(crate) fn attention_dp(&self) -> f64 {
         f64::from(self.layout.attention_dp)
     }

@@ -72,6 +72,14 @@ pub struct EngineProfile {
     /// SGLang `--chunked-prefill-size`, TensorRT-LLM `max_num_tokens`); a
     /// longer prompt is split into chunks of it.
     pub max_num_batched_tokens: u32,
+    /// How data-parallel attention ranks share the token budget: each rank
+    /// schedules its own steps with the whole budget (`per-rank`, the
+    /// default: vLLM's data-parallel engine cores, TensorRT-LLM's
+    /// attention-DP ranks) or with the budget divided among them (`shared`:
+    /// SGLang, which divides `--chunked-prefill-size` by the DP size under
+    /// `--enable-dp-attention`).
+    #[serde(default)]
+    pub attention_dp_budget: AttentionDpBudget,
     /// Default cap on running sequences (vLLM `--max-num-seqs`, SGLang
     /// `--max-running-requests`, TensorRT-LLM `max_batch_size`).
     pub max_num_seqs: u32,
@@ -314,6 +322,17 @@ fn one() -> f64 {
     1.0
 }
 
+/// How data-parallel attention ranks share a replica's token budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttentionDpBudget {
+    /// Each rank takes the whole budget.
+    #[default]
+    PerRank,
+    /// The ranks divide it.
+    Shared,
+}
+
 fn default_all_to_all_latency_us() -> f64 {
     20.0
 }
@@ -551,6 +570,7 @@ pub(crate) fn vllm_fixture() -> EngineProfile {
         family: EngineFamily::Vllm,
         scheduler: Scheduler::DecodeFirstChunked,
         max_num_batched_tokens: 8192,
+        attention_dp_budget: AttentionDpBudget::PerRank,
         max_num_seqs: 1024,
         reserve_output_kv: false,
         memory_utilization: 0.9,

@@ -508,12 +508,15 @@ impl Replica {
     /// Fills `chunks` within `budget` tokens: the part-prefilled prompts
     /// first, oldest first, then newly admitted ones (the last chunked).
     fn fill_chunks(&mut self, now: f64, reqs: &mut Slab, spec: &ReplicaSpec, mut budget: u64) {
+        let rank = u64::from(spec.rank_tokens);
         for &id in &self.prefilling {
             if budget == 0 {
                 break;
             }
             let r = reqs.get(id);
-            let chunk = u64::from(r.prefill_target - r.prefilled).min(budget);
+            let chunk = u64::from(r.prefill_target - r.prefilled)
+                .min(budget)
+                .min(rank);
             self.chunks.push((id, chunk as u32));
             budget -= chunk;
         }
@@ -521,7 +524,7 @@ impl Replica {
             let Some((id, target)) = self.admit_head(now, reqs, spec, u64::MAX) else {
                 break;
             };
-            let chunk = target.min(budget);
+            let chunk = target.min(budget).min(rank);
             self.chunks.push((id, chunk as u32));
             budget -= chunk;
         }
@@ -728,6 +731,7 @@ mod tests {
             perf: StepModel::Roofline(PerfModel::new(&h100(), &llama8b(), 1, Precision::Bf16)),
             max_batch: 8,
             max_batched_tokens: 2048,
+            rank_tokens: 2048,
             kv_capacity_tokens: 100_000,
             scheduler: Scheduler::DecodeFirstChunked,
             reserve_output_kv: false,

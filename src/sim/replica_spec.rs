@@ -4,6 +4,7 @@
 
 use super::kv_transfer::KvTransfer;
 use crate::perf::{StepModel, StepTime};
+use crate::profiles::engine::AttentionDpBudget;
 use crate::profiles::Scheduler;
 
 /// What one replica runs.
@@ -12,8 +13,13 @@ pub(crate) struct ReplicaSpec {
     pub perf: StepModel,
     /// Most sequences in the batch (vLLM `max_num_seqs`).
     pub max_batch: u32,
-    /// Most tokens per step (vLLM `max_num_batched_tokens`).
+    /// Most tokens per step (vLLM `max_num_batched_tokens`), over every
+    /// data-parallel attention rank ([`Self::new`]).
     pub max_batched_tokens: u32,
+    /// Most prompt tokens one sequence takes in a step: one attention rank's
+    /// token budget ([`Self::new`]); `max_batched_tokens` without
+    /// data-parallel attention.
+    pub rank_tokens: u32,
     /// KV-cache tokens the replica holds after its weights.
     pub kv_capacity_tokens: u64,
     /// How each step is filled.
@@ -46,10 +52,16 @@ impl ReplicaSpec {
     ) -> Self {
         let kv_capacity_tokens = perf.kv_capacity_tokens().max(0.0).floor() as u64;
         let reserve_output_kv = perf.reserve_output_kv();
+        let (max_batched_tokens, rank_tokens) = rank_budgets(
+            max_batched_tokens,
+            perf.roofline().attention_ranks(),
+            perf.attention_dp_budget(),
+        );
         ReplicaSpec {
             perf,
             max_batch,
             max_batched_tokens,
+            rank_tokens,
             kv_capacity_tokens,
             scheduler,
             reserve_output_kv,
@@ -57,6 +69,21 @@ impl ReplicaSpec {
             recv_interval_steps: 1,
             split: None,
         }
+    }
+}
+
+/// The step's token budget over every attention rank and one rank's, from
+/// the engine's `budget` (`max_batched_tokens`) at `ranks` data-parallel
+/// attention ranks, each of which schedules its own sequences: `PerRank`
+/// (vLLM's data-parallel engine cores, TensorRT-LLM's attention-DP ranks)
+/// gives each rank the whole budget; `Shared` (SGLang, which divides
+/// `--chunked-prefill-size` by the DP size under `--enable-dp-attention`)
+/// divides it among them.
+fn rank_budgets(budget: u32, ranks: u32, sharing: AttentionDpBudget) -> (u32, u32) {
+    match (ranks, sharing) {
+        (0 | 1, _) => (budget, budget),
+        (_, AttentionDpBudget::PerRank) => (budget.saturating_mul(ranks), budget),
+        (_, AttentionDpBudget::Shared) => (budget, (budget / ranks).max(1)),
     }
 }
 
@@ -68,6 +95,9 @@ impl ReplicaSpec {
             decode_runs: self.decode_runs,
             recv_interval_steps: self.recv_interval_steps,
             split: self.split,
+            // Already over the ranks.
+            max_batched_tokens: self.max_batched_tokens,
+            rank_tokens: self.rank_tokens,
             ..ReplicaSpec::new(
                 self.perf.speculating(speculation),
                 self.max_batch,
@@ -153,5 +183,17 @@ pub(crate) mod tests {
             2048,
             Scheduler::DecodeFirstChunked,
         )
+    }
+
+    #[test]
+    fn ranks_take_the_whole_budget_each_or_share_it_as_the_engine_does() {
+        // No data-parallel attention: one budget.
+        use super::{rank_budgets, AttentionDpBudget::*};
+        assert_eq!(rank_budgets(8_192, 1, PerRank), (8_192, 8_192));
+        assert_eq!(rank_budgets(8_192, 1, Shared), (8_192, 8_192));
+        // vLLM, TensorRT-LLM: every rank its own budget.
+        assert_eq!(rank_budgets(8_192, 8, PerRank), (65_536, 8_192));
+        // SGLang: the chunked-prefill size divided among the ranks.
+        assert_eq!(rank_budgets(8_192, 8, Shared), (8_192, 1_024));
     }
 }

@@ -281,3 +281,39 @@ fn the_hit_rate_never_rises_when_the_cache_shrinks() {
     // The sizes matter: the smallest cache finds less than the largest.
     assert!(last < largest.unwrap(), "{last} vs {largest:?}");
 }
+
+#[test]
+fn each_attention_rank_takes_at_most_its_own_budget_of_a_prompt() {
+    // The replica's step budget spans its ranks, a prompt's chunk one
+    // rank's: a 4,096-token prompt under a 1,024-token rank budget takes
+    // four chunks even when the step budget holds it whole.
+    let mut s = spec(1_000_000);
+    s.max_batched_tokens = 8_192;
+    s.rank_tokens = 1_024;
+    let chunked = run(&s, &prompts(1, 4_096, 2), Some(1), 100_000, true, None);
+    s.rank_tokens = 8_192;
+    let whole = run(&s, &prompts(1, 4_096, 2), Some(1), 100_000, true, None);
+    let perf = &s.perf;
+    assert!((whole.requests[0].ttft_s - perf.prefill_s(4_096.0)).abs() < 1e-12);
+    let four_chunks: f64 = (0..4)
+        .map(|k| {
+            let (c, o) = (1_024.0, 1_024.0 * f64::from(k));
+            perf.step_s(&crate::perf::StepWork {
+                tokens: c,
+                attention_pairs: c * o + c * c / 2.0,
+                kv_read_tokens: o,
+                logit_tokens: if k == 3 { 1.0 } else { 0.0 },
+                sequences: 1.0,
+            })
+        })
+        .sum();
+    assert!((chunked.requests[0].ttft_s - four_chunks).abs() < 1e-9);
+    // Four prompts of one rank's budget each run in one step together.
+    s.rank_tokens = 1_024;
+    let four = run(&s, &prompts(4, 1_024, 2), Some(4), 100_000, true, None);
+    let firsts: Vec<f64> = four.requests.iter().map(|r| r.ttft_s).collect();
+    assert!(
+        firsts.iter().all(|&t| (t - firsts[0]).abs() < 1e-12),
+        "{firsts:?}"
+    );
+}

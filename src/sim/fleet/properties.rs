@@ -37,6 +37,7 @@ fn fleet(
                 )),
                 max_batch,
                 max_batched_tokens: budget,
+                rank_tokens: budget,
                 kv_capacity_tokens: kv,
                 scheduler,
                 reserve_output_kv: false,

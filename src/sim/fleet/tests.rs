@@ -18,6 +18,7 @@ fn spec(decode_runs: bool, max_batch: u32, kv_capacity_tokens: u64) -> ReplicaSp
         )),
         max_batch,
         max_batched_tokens: 2048,
+        rank_tokens: 2048,
         kv_capacity_tokens,
         scheduler: Scheduler::DecodeFirstChunked,
         reserve_output_kv: false,
