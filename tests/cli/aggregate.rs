@@ -2,7 +2,7 @@
 //! aggregate instead of its traces (the same demand, the same plan), older
 //! aggregate versions, bad aggregates, and the SQL aggregate on DuckDB.
 
-use crate::{json, planner, solve_json, stderr, stdout, temp_dir};
+use crate::{json, planner, solve_json, solve_met_on_seed, stderr, stdout, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -641,20 +641,7 @@ fn a_plan_on_prefix_caching_from_an_aggregate_is_sized_on_the_traces_hits() {
     );
     // The cache never costs more beyond the MILP's gap on the other seeds.
     for seed in [2, 3] {
-        let seeds = [
-            format!("simulation.seed={seed}"),
-            format!("simulation.capacity_seed={seed}"),
-        ];
-        let solve = |extra: &[&str]| {
-            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
-            sets.extend_from_slice(extra);
-            let plan = solve_json(path.to_str().unwrap(), &sets);
-            assert!(
-                plan["missed_targets"].as_array().unwrap().is_empty(),
-                "{sets:?}"
-            );
-            cost(&plan)
-        };
+        let solve = |extra: &[&str]| cost(&solve_met_on_seed(path.to_str().unwrap(), seed, extra));
         let (cached, plain) = (solve(&[]), solve(&["simulation.prefix_caching=false"]));
         assert!(
             cached <= plain * 1.01 + 1e-9,

@@ -338,3 +338,20 @@ fn solve_json(scenario: &str, sets: &[&str]) -> serde_json::Value {
     }
     json(&planner(&args))
 }
+
+/// [`solve_json`] with both seeds (`simulation.seed`, `simulation.capacity_seed`)
+/// at `seed` and `sets` after them; the plan must meet every target.
+fn solve_met_on_seed(scenario: &str, seed: u64, sets: &[&str]) -> serde_json::Value {
+    let seeds = [
+        format!("simulation.seed={seed}"),
+        format!("simulation.capacity_seed={seed}"),
+    ];
+    let mut all: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    all.extend_from_slice(sets);
+    let plan = solve_json(scenario, &all);
+    assert!(
+        plan["missed_targets"].as_array().unwrap().is_empty(),
+        "{scenario} {all:?}"
+    );
+    plan
+}

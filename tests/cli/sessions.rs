@@ -1,7 +1,7 @@
 //! The sessions prefix model: a hash-less trace's requests as turns of
 //! conversations, each turn's prompt beginning with the previous one's.
 
-use crate::{planner, solve_json, stderr};
+use crate::{planner, solve_met_on_seed, stderr};
 
 fn chat_hit(plan: &serde_json::Value) -> Option<f64> {
     plan["verification"]["tiers"]["chat"]["prefix_cache"]["hit_rate"].as_f64()
@@ -15,20 +15,8 @@ fn chat_hit(plan: &serde_json::Value) -> Option<f64> {
 fn sessions_give_a_hashless_trace_hits_and_never_a_dearer_plan() {
     let sessions = ["demand[0].session_turns=8", "demand[0].session_gap_s=20"];
     for seed in 1..=3 {
-        let seeds = [
-            format!("simulation.seed={seed}"),
-            format!("simulation.capacity_seed={seed}"),
-        ];
-        let solve = |extra: &[&str]| {
-            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
-            sets.extend_from_slice(extra);
-            let plan = solve_json("scenarios/overnight-batch.toml", &sets);
-            assert!(
-                plan["missed_targets"].as_array().unwrap().is_empty(),
-                "{sets:?}"
-            );
-            plan
-        };
+        let solve =
+            |extra: &[&str]| solve_met_on_seed("scenarios/overnight-batch.toml", seed, extra);
         let cached = solve(&[&["simulation.prefix_caching=true"][..], &sessions].concat());
         let hit = chat_hit(&cached).unwrap();
         assert!(hit > 0.2, "seed {seed}: {hit}");

@@ -218,19 +218,10 @@ fn ngram_runs_synchronously_and_a_plan_keeps_its_speculation() {
 #[test]
 fn prefix_caching_and_speculation_never_cost_more_on_any_seed() {
     for seed in 1..=3 {
-        let seeds = [
-            format!("simulation.seed={seed}"),
-            format!("simulation.capacity_seed={seed}"),
-        ];
         let cost = |extra: &[&str]| {
-            let mut sets: Vec<&str> = seeds.iter().map(String::as_str).collect();
-            sets.extend_from_slice(extra);
-            let plan = solve_json("scenarios/api-vs-reserved.toml", &sets);
-            assert!(
-                plan["missed_targets"].as_array().unwrap().is_empty(),
-                "{sets:?}"
-            );
-            plan["total_cost_usd"].as_f64().unwrap()
+            solve_met_on_seed("scenarios/api-vs-reserved.toml", seed, extra)["total_cost_usd"]
+                .as_f64()
+                .unwrap()
         };
         let within_gap = |helped: f64, plain: f64| helped <= plain * 1.01 + 1e-9;
         let ttft = "tiers[0].ttft_ms=2000";
