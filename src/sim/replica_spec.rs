@@ -50,7 +50,7 @@ impl ReplicaSpec {
         max_batched_tokens: u32,
         scheduler: Scheduler,
     ) -> Self {
-        let kv_capacity_tokens = perf.kv_capacity_tokens().max(0.0).floor() as u64;
+        let kv_capacity_tokens = kv_capacity_of(&perf);
         let reserve_output_kv = perf.reserve_output_kv();
         let (max_batched_tokens, rank_tokens) = rank_budgets(
             max_batched_tokens,
@@ -91,21 +91,20 @@ impl ReplicaSpec {
     /// The replica with `speculation` on its decode steps (its KV cache
     /// less the draft head's weights).
     pub(crate) fn speculating(self, speculation: crate::perf::Speculation) -> Self {
+        let perf = self.perf.speculating(speculation);
         ReplicaSpec {
-            decode_runs: self.decode_runs,
-            recv_interval_steps: self.recv_interval_steps,
-            split: self.split,
-            // Already over the ranks.
-            max_batched_tokens: self.max_batched_tokens,
-            rank_tokens: self.rank_tokens,
-            ..ReplicaSpec::new(
-                self.perf.speculating(speculation),
-                self.max_batch,
-                self.max_batched_tokens,
-                self.scheduler,
-            )
+            kv_capacity_tokens: kv_capacity_of(&perf),
+            reserve_output_kv: perf.reserve_output_kv(),
+            perf,
+            ..self
         }
     }
+}
+
+/// The KV-cache tokens of a replica of `perf`: the memory left after its
+/// weights.
+fn kv_capacity_of(perf: &StepModel) -> u64 {
+    perf.kv_capacity_tokens().max(0.0).floor() as u64
 }
 
 /// The prefill side of a disaggregated unit and its link to the decode
