@@ -62,6 +62,24 @@ impl GpuCurve {
         self.priced(cheap, used - cheap)
     }
 
+    /// What `used` GPUs commit any plan that holds them to: a lower bound
+    /// of what it pays for this type, and how many more GPUs it may then
+    /// use at no further cost (the rest of a rented unit it part-fills).
+    /// With GPUs one at a time, or under a priced reservation whose
+    /// part-filled units cost by the GPU ([`Self::partial_unit_usd`]),
+    /// that is [`Self::usd_at_least`] and none; else [`Self::usd`], whole
+    /// units charged, and the unit's GPUs left. `None` beyond what may be
+    /// held.
+    pub(crate) fn committed(&self, used: u32) -> Option<(f64, u32)> {
+        if self.unit <= 1 || self.partial_unit_usd.is_some() {
+            return self.usd_at_least(used).map(|usd| (usd, 0));
+        }
+        let usd = self.usd(used)?;
+        let beyond = used.saturating_sub(self.cheap_gpus);
+        let free = beyond.div_ceil(self.unit) * self.unit - beyond;
+        Some((usd, free.min(self.limit().saturating_sub(used))))
+    }
+
     /// `cheap` GPUs at the first price and `beyond` at the second.
     fn priced(&self, cheap: u32, beyond: u32) -> Option<f64> {
         let beyond_usd = match (beyond, self.usd_beyond) {
@@ -194,5 +212,59 @@ fn priced_curve(input: &Problem, gpu: &super::GpuType, usd: f64) -> GpuCurve {
         cap: gpu.max_gpus,
         unit,
         partial_unit_usd,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GpuCurve;
+
+    proptest::proptest! {
+        #![proptest_config(crate::base::testing::proptest_config(200))]
+
+        /// What the search's bounds read of a curve: GPUs used commit a plan
+        /// to at least `committed`'s USD, and any more GPUs cost at least
+        /// nothing for the free ones, then the cheap price for the cheap ones
+        /// left, then the price beyond, one GPU at a time.
+        #[test]
+        fn more_gpus_never_cost_less_than_what_the_used_ones_commit_to(
+            cheap_usd in 0.0f64..3.0,
+            cheap_units in 0u32..4,
+            beyond_extra in proptest::option::of(0.0f64..3.0),
+            unit in proptest::prop_oneof![proptest::strategy::Just(1u32), proptest::strategy::Just(2u32), proptest::strategy::Just(8u32)],
+            cap in proptest::option::of(0u32..40),
+            used in 0u32..40,
+            more in 0u32..40,
+        ) {
+            let curve = GpuCurve {
+                cheap_usd,
+                cheap_gpus: cheap_units * unit,
+                usd_beyond: beyond_extra.map(|e| cheap_usd + e),
+                cap,
+                unit,
+                partial_unit_usd: None,
+            };
+            let Some((paid, free)) = curve.committed(used) else {
+                proptest::prop_assert!(curve.usd(used).is_none());
+                return Ok(());
+            };
+            proptest::prop_assert!(paid >= curve.usd_at_least(used).unwrap() - 1e-12);
+            proptest::prop_assert!(used + free <= curve.limit());
+            let Some(total) = curve.usd(used + more) else {
+                return Ok(());
+            };
+            let held = used + free;
+            let cheap_left = curve.cheap_gpus.min(curve.limit()).saturating_sub(held);
+            let extra = more.saturating_sub(free);
+            let at_cheap = extra.min(cheap_left);
+            let beyond = extra - at_cheap;
+            let beyond_usd = match (beyond, curve.usd_beyond) {
+                (0, _) => 0.0,
+                (n, Some(price)) => f64::from(n) * price,
+                (_, None) => f64::INFINITY,
+            };
+            let lower = paid + f64::from(at_cheap) * cheap_usd + beyond_usd;
+            proptest::prop_assert!(total >= lower - 1e-9, "{curve:?}: {used} + {more}: {total} < {lower}");
+        }
     }
 }

@@ -69,6 +69,7 @@ pub(super) fn search(
         nodes: 0,
         segments: RefCell::new(Vec::with_capacity(2 * curves.len() + 1)),
         relevant: RefCell::new(vec![false; curves.len()]),
+        free: RefCell::new(vec![0; curves.len()]),
     };
     if first_plan {
         search.first = search.first_plan();
@@ -254,6 +255,10 @@ struct Search<'a> {
     segments: RefCell<Vec<(f64, f64)>>,
     /// Scratch space of [`Self::rest_bound`]: the GPU types it discounts.
     relevant: RefCell<Vec<bool>>,
+    /// Per GPU type, the GPUs the rest may use at no further cost (the
+    /// rest of a rented unit the GPUs used so far part-fill), as
+    /// [`Self::committed_usd`] last found them; the bounds read them.
+    free: RefCell<Vec<u32>>,
 }
 
 impl Search<'_> {
@@ -277,13 +282,17 @@ impl Search<'_> {
     }
 
     /// A lower bound of what the GPUs used so far cost in any plan that
-    /// holds them ([`GpuCurve::usd_at_least`]).
-    fn gpu_usd_at_least(&self) -> Option<f64> {
-        self.curves
-            .iter()
-            .zip(&self.used)
-            .map(|(c, &u)| c.usd_at_least(u))
-            .sum()
+    /// holds them, and (into `free`) the GPUs the rest may then use at no
+    /// further cost ([`GpuCurve::committed`]).
+    fn committed_usd(&self) -> Option<f64> {
+        let mut free = self.free.borrow_mut();
+        let mut usd = 0.0;
+        for ((c, &u), f) in self.curves.iter().zip(&self.used).zip(free.iter_mut()) {
+            let (paid, left) = c.committed(u)?;
+            usd += paid;
+            *f = left;
+        }
+        Some(usd)
     }
 
     /// Starts tier `k` (all earlier tiers are decided); `api_usd` is what
@@ -335,7 +344,7 @@ impl Search<'_> {
             }
             return result;
         }
-        let Some(so_far) = self.gpu_usd_at_least() else {
+        let Some(so_far) = self.committed_usd() else {
             return Ok(());
         };
         if so_far + api_usd + self.rest_bound(k, i, residual) >= self.best_usd() - 1e-9 {
@@ -468,11 +477,13 @@ impl Search<'_> {
     /// two: (a) each tier as a fractional cover on its own, each free to use
     /// all the cheap GPUs left (so the sum never exceeds the true cost); (b)
     /// every GPU at its price beyond the cheap ones, less what the cheap ones
-    /// left could save (`φ(U + Δ) − φ(U) ≥ b Δ − (b − a) × cheap left`).
+    /// left could save (`φ(U + Δ) − φ(U) ≥ b Δ − (b − a) × cheap left`) and
+    /// what the free GPUs of a part-filled unit save (`b × free`).
     fn rest_bound(&self, k: usize, i: usize, residual: f64) -> f64 {
         let mut separate = self.tier_bound(k, i, residual);
         let mut relevant = self.relevant.borrow_mut();
         relevant.iter_mut().for_each(|r| *r = false);
+        let free = self.free.borrow();
         let mut at_full_price = self.full_price_bound(k, i, residual, &mut relevant);
         for j in k + 1..self.tiers.len() {
             let peak = self.tiers[j].peak_rps;
@@ -487,6 +498,7 @@ impl Search<'_> {
                     .min(curve.limit())
                     .saturating_sub(self.used[g]);
                 at_full_price -= (beyond - curve.cheap_usd).max(0.0) * f64::from(cheap_left);
+                at_full_price -= beyond * f64::from(free[g]);
             }
         }
         separate.max(at_full_price)
@@ -516,8 +528,9 @@ impl Search<'_> {
     }
 
     /// Fractional cover of `residual` by tier `k`'s options from `i` on and
-    /// the API: per GPU type, the cheap GPUs left and those beyond, each at
-    /// the best requests/s per GPU of the tier's options on that type.
+    /// the API: per GPU type, the free GPUs of a part-filled unit, the cheap
+    /// GPUs left and those beyond, each at the best requests/s per GPU of
+    /// the tier's options on that type.
     fn tier_bound(&self, k: usize, i: usize, residual: f64) -> f64 {
         let tier = &self.tiers[k];
         if residual <= tier.peak_rps * COVER_TOLERANCE {
@@ -526,6 +539,7 @@ impl Search<'_> {
         // (USD per request/s, requests/s available)
         let mut segments = self.segments.borrow_mut();
         segments.clear();
+        let free = self.free.borrow();
         for (g, curve) in self.curves.iter().enumerate() {
             let density = tier.from[i].density[g];
             if density <= 0.0 {
@@ -533,12 +547,15 @@ impl Search<'_> {
             }
             let used = self.used[g];
             let limit = curve.limit();
+            if free[g] > 0 {
+                segments.push((0.0, f64::from(free[g]) * density));
+            }
             let cheap_left = curve.cheap_gpus.min(limit).saturating_sub(used);
             if cheap_left > 0 {
                 segments.push((curve.cheap_usd / density, f64::from(cheap_left) * density));
             }
             if let Some(price) = curve.usd_beyond {
-                let beyond_left = limit.saturating_sub(used.max(curve.cheap_gpus));
+                let beyond_left = limit.saturating_sub(used.max(curve.cheap_gpus) + free[g]);
                 if beyond_left > 0 {
                     segments.push((price / density, f64::from(beyond_left) * density));
                 }
