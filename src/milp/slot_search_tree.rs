@@ -70,10 +70,14 @@ pub(super) fn search(
         segments: RefCell::new(Vec::with_capacity(2 * curves.len() + 1)),
         relevant: RefCell::new(vec![false; curves.len()]),
         free: RefCell::new(vec![0; curves.len()]),
+        at_no_cost: RefCell::new(vec![0; curves.len()]),
+        next_usd: RefCell::new(vec![f64::INFINITY; curves.len()]),
     };
     if first_plan {
         search.first = search.first_plan();
     }
+    // The bounds read what the GPUs used commit to: none at the root.
+    search.committed_usd();
     let root_bound = tiers
         .first()
         .map_or(0.0, |k| search.rest_bound(0, 0, k.peak_rps.max(0.0)));
@@ -259,6 +263,12 @@ struct Search<'a> {
     /// rest of a rented unit the GPUs used so far part-fill), as
     /// [`Self::committed_usd`] last found them; the bounds read them.
     free: RefCell<Vec<u32>>,
+    /// Per GPU type, the GPUs beyond those used that the rest may use at
+    /// no further cost (the free ones and the cheap ones left at no price),
+    /// and the least the rest pays for any GPU beyond them (infinite when
+    /// there is none), as [`Self::committed_usd`] last found them.
+    at_no_cost: RefCell<Vec<u32>>,
+    next_usd: RefCell<Vec<f64>>,
 }
 
 impl Search<'_> {
@@ -286,11 +296,23 @@ impl Search<'_> {
     /// further cost ([`GpuCurve::committed`]).
     fn committed_usd(&self) -> Option<f64> {
         let mut free = self.free.borrow_mut();
+        let mut at_no_cost = self.at_no_cost.borrow_mut();
+        let mut next_usd = self.next_usd.borrow_mut();
         let mut usd = 0.0;
-        for ((c, &u), f) in self.curves.iter().zip(&self.used).zip(free.iter_mut()) {
+        for (g, (c, &u)) in self.curves.iter().zip(&self.used).enumerate() {
             let (paid, left) = c.committed(u)?;
             usd += paid;
-            *f = left;
+            free[g] = left;
+            let unpriced = if c.cheap_usd == 0.0 {
+                c.cheap_gpus.min(c.limit()).saturating_sub(u + left)
+            } else {
+                0
+            };
+            at_no_cost[g] = left + unpriced;
+            next_usd[g] = (u + at_no_cost[g])
+                .checked_add(1)
+                .and_then(|more| c.usd(more))
+                .map_or(f64::INFINITY, |usd| usd - paid);
         }
         Some(usd)
     }
@@ -501,7 +523,44 @@ impl Search<'_> {
                 at_full_price -= beyond * f64::from(free[g]);
             }
         }
-        separate.max(at_full_price)
+        let mut step = self.step_bound(k, i, residual);
+        for j in k + 1..self.tiers.len() {
+            step = step.max(self.step_bound(j, 0, self.tiers[j].peak_rps));
+        }
+        separate.max(at_full_price).max(step)
+    }
+
+    /// At least one step beyond what costs nothing more: when `residual`
+    /// of tier `k` is more than the GPUs at no further cost could cover (at
+    /// the best requests/s per GPU of its options from `i` on), covering it
+    /// costs at least the least step of a GPU type those options use (a
+    /// whole rented unit, or one GPU where they come one at a time) or the
+    /// API for the excess, whichever is less. One tier's alone (several
+    /// tiers may share the step), so the rest's bound takes the largest.
+    fn step_bound(&self, k: usize, i: usize, residual: f64) -> f64 {
+        let tier = &self.tiers[k];
+        let suffix = &tier.from[i];
+        let at_no_cost = self.at_no_cost.borrow();
+        let next_usd = self.next_usd.borrow();
+        let mut covered = 0.0;
+        let mut step = f64::INFINITY;
+        for &g in &suffix.gpus {
+            covered += f64::from(at_no_cost[g]) * suffix.density[g];
+            step = step.min(next_usd[g]);
+        }
+        let excess = residual - covered;
+        if excess <= tier.peak_rps * COVER_TOLERANCE {
+            return 0.0;
+        }
+        let api = tier
+            .api
+            .map_or(f64::INFINITY, |(usd, _)| excess * usd / tier.peak_rps);
+        let least = step.min(api);
+        if least.is_finite() {
+            least
+        } else {
+            0.0
+        }
     }
 
     /// `residual` of tier `k` covered at the cheapest USD per request/s of
