@@ -70,6 +70,7 @@ pub(super) fn search(
         segments: RefCell::new(Vec::with_capacity(2 * curves.len() + 1)),
         relevant: RefCell::new(vec![false; curves.len()]),
         free: RefCell::new(vec![0; curves.len()]),
+        units: curves.iter().any(|c| c.unit > 1),
         at_no_cost: RefCell::new(vec![0; curves.len()]),
         next_usd: RefCell::new(vec![f64::INFINITY; curves.len()]),
     };
@@ -263,6 +264,9 @@ struct Search<'a> {
     /// rest of a rented unit the GPUs used so far part-fill), as
     /// [`Self::committed_usd`] last found them; the bounds read them.
     free: RefCell<Vec<u32>>,
+    /// Whether some GPU type comes in units of several GPUs (only then do
+    /// the bounds read `free`, `at_no_cost` and `next_usd`).
+    units: bool,
     /// Per GPU type, the GPUs beyond those used that the rest may use at
     /// no further cost (the free ones and the cheap ones left at no price),
     /// and the least the rest pays for any GPU beyond them (infinite when
@@ -295,6 +299,14 @@ impl Search<'_> {
     /// holds them, and (into `free`) the GPUs the rest may then use at no
     /// further cost ([`GpuCurve::committed`]).
     fn committed_usd(&self) -> Option<f64> {
+        if !self.units {
+            return self
+                .curves
+                .iter()
+                .zip(&self.used)
+                .map(|(c, &u)| c.usd_at_least(u))
+                .sum();
+        }
         let mut free = self.free.borrow_mut();
         let mut at_no_cost = self.at_no_cost.borrow_mut();
         let mut next_usd = self.next_usd.borrow_mut();
@@ -523,11 +535,14 @@ impl Search<'_> {
                 at_full_price -= beyond * f64::from(free[g]);
             }
         }
-        let mut step = self.step_bound(k, i, residual);
-        for j in k + 1..self.tiers.len() {
-            step = step.max(self.step_bound(j, 0, self.tiers[j].peak_rps));
+        let mut bound = separate.max(at_full_price);
+        if self.units {
+            bound = bound.max(self.step_bound(k, i, residual));
+            for j in k + 1..self.tiers.len() {
+                bound = bound.max(self.step_bound(j, 0, self.tiers[j].peak_rps));
+            }
         }
-        separate.max(at_full_price).max(step)
+        bound
     }
 
     /// At least one step beyond what costs nothing more: when `residual`
