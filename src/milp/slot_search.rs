@@ -205,8 +205,8 @@ mod tests {
     /// 47.4, and the API would take its whole slot for 45 USD. The search
     /// without a first plan starts at 420 replicas of the first option and
     /// stops at its node limit with a plan of 261 USD.
-    #[test]
-    fn many_small_options_beside_a_cheap_api_are_searched_to_the_optimum() {
+    /// The slot of [`many_small_options_beside_a_cheap_api_are_searched_to_the_optimum`].
+    fn peak_slot_22() -> Problem {
         let gpu = |id: &str, usd: f64| GpuType {
             id: id.into(),
             reserved_usd_per_gpu_hour: Some(usd),
@@ -225,7 +225,7 @@ mod tests {
             0.150_326_721_237_235,
             0.225_490_081_855_852_56,
         );
-        let input = Problem {
+        Problem {
             slot_hours: 1.0,
             gpus: vec![
                 gpu("h100", 2.99),
@@ -277,7 +277,14 @@ mod tests {
             ],
             api_max_tokens_per_minute: None,
             block_slots: None,
-        };
+        }
+    }
+
+    #[test]
+    fn many_small_options_beside_a_cheap_api_are_searched_to_the_optimum() {
+        let input = peak_slot_22();
+        // The requests/s of the standard tier's H100 TP2 option.
+        let c = input.tiers[1].options[0].rps(0);
         let curves = curves(&input, Pricing::Reserved(&[0, 0, 0, 26]));
         // What the search without a first plan gives (a better bound or
         // search order could prove this slot without one; the assertions on
@@ -297,6 +304,27 @@ mod tests {
         let share = (47.352_917_189_729_204 - c) / 47.352_917_189_729_204;
         assert!((plan.cost_usd - share * api_usd).abs() < 1e-6, "{plan:?}");
         assert_eq!(plan.gpus_used, vec![0, 0, 0, 26]);
+    }
+
+    /// The same slot with every GPU type bought in whole 8-GPU nodes and
+    /// two H100 nodes reserved: the search proves its optimum, 16 H100 and
+    /// one rented MI300X node (59.37 USD). Pricing GPUs one at a time it
+    /// stopped at its node limit with that plan and a bound of 48.21 USD,
+    /// every way of filling a part-filled node a branch of its own.
+    #[test]
+    fn a_slot_of_whole_nodes_is_searched_to_the_optimum() {
+        let mut input = peak_slot_22();
+        for gpu in &mut input.gpus {
+            gpu.purchase.unit_gpus = 8;
+        }
+        let curves = curves(&input, Pricing::Reserved(&[16, 0, 0, 0]));
+        let plan = solve(&input, 0, &curves).unwrap();
+        assert_eq!(plan.lower_usd, plan.cost_usd, "proven: {plan:?}");
+        assert_eq!(plan.gpus_used, vec![16, 0, 0, 8]);
+        assert!(
+            (plan.cost_usd - 59.365_155_701_890_83).abs() < 1e-6,
+            "{plan:?}"
+        );
     }
 
     proptest::proptest! {
