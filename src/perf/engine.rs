@@ -270,7 +270,7 @@ impl EngineModel {
     /// With data-parallel attention each rank captures its own graphs:
     /// the busiest rank's sequences pad to the next size, on every rank.
     fn graph_batch(&self, batch: f64) -> Option<f64> {
-        let dp = self.roofline.attention_dp();
+        let dp = f64::from(self.roofline.attention_ranks());
         let per_rank = if dp > 1.0 { (batch / dp).ceil() } else { batch };
         self.graph_sizes
             .iter()

@@ -205,11 +205,6 @@ impl PerfModel {
         self.layout.attention_dp
     }
 
-    /// Data-parallel attention ranks, as a factor.
-    pub(crate) fn attention_dp(&self) -> f64 {
-        f64::from(self.layout.attention_dp)
-    }
-
     fn tp(&self) -> f64 {
         f64::from(self.tp)
     }
@@ -245,7 +240,7 @@ impl PerfModel {
             return 1.0;
         }
         let s = sequences.max(1.0);
-        (s / self.attention_dp()).ceil() / s
+        (s / f64::from(self.attention_ranks())).ceil() / s
     }
 
     /// Time of the two all-reduces per layer over `tokens` tokens of
@@ -437,7 +432,7 @@ impl PerfModel {
     /// per token of KV cache read at its memory bound.
     pub(crate) fn attention_per_unit(&self) -> (f64, f64) {
         if !self.plain {
-            return self.attention_per_unit_at(1.0 / self.attention_dp());
+            return self.attention_per_unit_at(1.0 / f64::from(self.attention_ranks()));
         }
         (
             4.0 * self.layers * self.heads * self.head_dim
@@ -501,7 +496,7 @@ impl StepTime for PerfModel {
         if !self.plain {
             return (self.usable_memory_bytes - self.weight_bytes_per_gpu())
                 * self.kv_shards
-                * self.attention_dp()
+                * f64::from(self.attention_ranks())
                 / self.kv_bytes_per_token;
         }
         (self.usable_memory_bytes - self.weight_bytes_per_gpu()) * self.tp()
