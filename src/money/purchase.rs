@@ -87,7 +87,8 @@ pub struct ReservationLevels {
     /// What `usd` covers: the horizon, or the term with growth.
     pub basis: String,
     pub chosen_gpus: u32,
-    /// GPUs between levels (the largest replica on the type).
+    /// GPUs between levels (the smallest replica on the type, or its
+    /// purchase unit if larger).
     pub step_gpus: u32,
     pub levels: Vec<Level>,
     /// Whether another level costs within 1% of the chosen one.

@@ -18,9 +18,9 @@ use std::sync::Arc;
 /// reservation level is a near tie.
 pub(crate) const NEAR_TIE: f64 = 0.01;
 
-/// Levels tried on each side of the chosen count, in steps of the largest
-/// replica on that GPU type.
-const STEPS_EACH_SIDE: i64 = 4;
+/// How far the levels reach on each side of the chosen count: this many of
+/// the largest replica on that GPU type.
+const WIDEST_REPLICAS_EACH_SIDE: i64 = 4;
 
 /// Branch-and-bound nodes each re-solve may take in HiGHS (the whole model,
 /// or the decomposed method's fallback to it): a what-if's cost is then the
@@ -93,17 +93,16 @@ pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Result<Vec<ReservationLevels>
         if n == 0 || gpu.reserved_usd_per_gpu_hour.is_none() {
             continue;
         }
-        let step = plan
+        let replicas: Vec<u32> = plan
             .tiers
             .values()
             .flat_map(|t| &t.configurations)
             .filter(|c| c.config.gpu_type == gpu.id)
-            .map(|c| c.config.tensor_parallel)
-            .max()
-            .unwrap_or(1)
-            .max(gpu.purchase.unit_gpus.max(1));
+            .map(|c| c.gpus_per_replica)
+            .collect();
+        let (step, each_side) = grid(&replicas, gpu.purchase.unit_gpus);
         let mut levels = Vec::new();
-        for d in -STEPS_EACH_SIDE..=STEPS_EACH_SIDE {
+        for d in -each_side..=each_side {
             let gpus = i64::from(n) + d * i64::from(step);
             if gpus < 0 || gpu.max_gpus.is_some_and(|m| gpus > i64::from(m)) {
                 continue;
@@ -142,6 +141,24 @@ pub(super) fn of(milp: &RoundMilp, plan: &Plan) -> Result<Vec<ReservationLevels>
         });
     }
     Ok(out)
+}
+
+/// The levels' grid on a GPU type whose plan runs replicas of `replicas`
+/// GPUs each, bought in units of `unit_gpus`: the step (GPUs between
+/// levels) and how many steps on each side. The step is the smallest
+/// replica (or the unit, if larger), since a fleet changes by one replica at
+/// a time: in steps of the largest, a level one small replica away from the
+/// chosen count goes unpriced, and the report would call a near tie a clear
+/// choice. The levels reach [`WIDEST_REPLICAS_EACH_SIDE`] of the largest
+/// replica each way.
+fn grid(replicas: &[u32], unit_gpus: u32) -> (u32, i64) {
+    let unit = unit_gpus.max(1);
+    let step = replicas.iter().copied().min().unwrap_or(1).max(unit);
+    let widest = replicas.iter().copied().max().unwrap_or(1).max(unit);
+    (
+        step,
+        WIDEST_REPLICAS_EACH_SIDE * i64::from(widest.div_ceil(step)),
+    )
 }
 
 /// The plan's reserved counts in the order of `problem`'s GPU types.
@@ -235,6 +252,18 @@ mod tests {
         scenario.simulation.capacity = CapacitySource::Analytic;
         scenario.simulation.seed_band = seed_band;
         solve(&scenario, &test_options()).unwrap()
+    }
+
+    #[test]
+    fn levels_step_by_the_smallest_replica_and_reach_four_of_the_largest() {
+        // Two- and four-GPU replicas: every two GPUs, eight steps a side.
+        assert_eq!(super::grid(&[2, 4, 2], 1), (2, 8));
+        // One size: four steps of it.
+        assert_eq!(super::grid(&[8], 1), (8, 4));
+        // Whole 8-GPU nodes: no level between two nodes.
+        assert_eq!(super::grid(&[2, 4], 8), (8, 4));
+        // Nothing of the type run (a reservation the plan leaves idle).
+        assert_eq!(super::grid(&[], 1), (1, 4));
     }
 
     #[test]
