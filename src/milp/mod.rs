@@ -20,6 +20,7 @@
 
 pub(crate) mod decomposed;
 pub(crate) mod deployments;
+mod fewest_reserved;
 mod heuristic;
 mod lagrangian;
 mod links;
@@ -39,6 +40,7 @@ mod slot_search_tree;
 mod solution;
 mod vars;
 
+pub(crate) use fewest_reserved::fewest_reserved;
 pub(crate) use settings::{Method, Settings};
 
 pub(crate) use problem::{ApiTerms, ConfigOption, Problem, TierInput, TierRules};

@@ -187,6 +187,9 @@ pub struct Planning {
     pub usd_per_deployment_month: f64,
     /// USD a month each GPU vendor the plan runs on costs to operate.
     pub usd_per_gpu_vendor_month: f64,
+    /// Of the reservations within `mip_gap` of the proven bound, the plan
+    /// takes the fewest GPUs (`milp::fewest_reserved`).
+    pub reserve_fewest_within_gap: bool,
 }
 
 /// A deployment's operating cost a month by default: about two

@@ -103,6 +103,7 @@ pub struct RawPlanning {
     pub milp_method: Option<Spanned<String>>,
     pub usd_per_deployment_month: Option<f64>,
     pub usd_per_gpu_vendor_month: Option<f64>,
+    pub reserve_fewest_within_gap: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

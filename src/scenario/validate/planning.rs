@@ -75,6 +75,7 @@ impl Validator {
             milp_method,
             usd_per_deployment_month,
             usd_per_gpu_vendor_month,
+            reserve_fewest_within_gap: p.and_then(|p| p.reserve_fewest_within_gap).unwrap_or(true),
         }
     }
 }
