@@ -135,7 +135,8 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
             }
         }
     }
-    let (reserved, usd) = super::levels::what_if(&problem, &milp.settings)?;
+    let fewest = chosen.scenario.planning.reserve_fewest_within_gap;
+    let (reserved, usd) = super::levels::what_if(&problem, &milp.settings, fewest)?;
     Some(BandEdge {
         configurations,
         reserved,

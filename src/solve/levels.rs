@@ -46,11 +46,20 @@ pub(super) fn quick(settings: &Settings) -> Settings {
 
 /// A what-if's MILP solved with the [`quick`] settings: the GPUs it
 /// reserves, by type, and the horizon's cost; `None` when it has no plan.
+/// With `fewest`, of the reservations within the gap the fewest, as the
+/// plan takes them (`planning.reserve_fewest_within_gap`).
 pub(super) fn what_if(
     problem: &crate::milp::Problem,
     settings: &Settings,
+    fewest: bool,
 ) -> Option<(std::collections::BTreeMap<String, u32>, f64)> {
-    let s = crate::milp::solve(problem, &quick(settings)).ok()?;
+    let quick = quick(settings);
+    let s = crate::milp::solve(problem, &quick).ok()?;
+    let s = if fewest {
+        milp::fewest_reserved(problem, quick.mip_gap, s)
+    } else {
+        s
+    };
     let reserved = problem
         .gpus
         .iter()

@@ -569,7 +569,8 @@ fn speed_plan(chosen: &Finished, speedup: &[Speedup], factor: f64) -> Option<Spe
             }
         }
     }
-    let (reserved, usd) = levels::what_if(&problem, &milp.settings)?;
+    let fewest = chosen.scenario.planning.reserve_fewest_within_gap;
+    let (reserved, usd) = levels::what_if(&problem, &milp.settings, fewest)?;
     Some(SpeedPlan {
         faster_by,
         gpu_types: scaled.into_iter().collect(),
