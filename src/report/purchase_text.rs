@@ -61,29 +61,24 @@ pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> 
         .filter(|v| v.gpus.abs_diff(l.chosen_gpus) <= 2 * l.step_gpus)
         .map(|v| format!("{}: {}", v.gpus, pct(v.vs_chosen)))
         .collect();
-    let cheaper = l.levels.iter().any(|v| v.vs_chosen < 0.0);
-    if l.near_tie && cheaper && l.chosen_gpus == l.fewest_within {
-        format!(
-            "reserving {}-{} {} costs within 1% of the plan {} ({}): a near tie the simulated figures do not decide, and the plan reserves the fewest, {}, within its solver gap (planning.reserve_fewest_within_gap)",
+    if l.near_tie {
+        let tie = format!(
+            "reserving {}-{} {} costs within 1% of the plan {} ({}): a near tie the simulated figures do not decide",
             l.fewest_within,
             l.most_within,
             l.gpu_type,
             l.basis,
             others.join(", "),
-            l.fewest_within,
-        )
-    } else if l.near_tie {
-        format!(
-            "reserving {}-{} {} costs within 1% of the plan {} ({}): a near tie the simulated figures do not decide; {} GPU{} commit{} least",
-            l.fewest_within,
-            l.most_within,
-            l.gpu_type,
-            l.basis,
-            others.join(", "),
-            l.fewest_within,
-            if l.fewest_within == 1 { "" } else { "s" },
-            if l.fewest_within == 1 { "s" } else { "" }
-        )
+        );
+        // A level cheaper than the plan's own: the plan took the fewest.
+        let cheaper = l.levels.iter().any(|v| v.vs_chosen < 0.0);
+        let n = l.fewest_within;
+        if cheaper && l.chosen_gpus == n {
+            format!("{tie}, and the plan reserves the fewest, {n}, within its solver gap (planning.reserve_fewest_within_gap)")
+        } else {
+            let (s, verb) = if n == 1 { ("", "s") } else { ("s", "") };
+            format!("{tie}; {n} GPU{s} commit{verb} least")
+        }
     } else {
         format!(
             "{} {} is a clear choice: {} with the others re-planned ({})",
