@@ -243,6 +243,29 @@ pub(super) mod tests {
         }
 
         #[test]
+        fn the_fewest_reserved_within_the_gap_keeps_the_fleets_coverage_and_ceiling(
+            peaks in proptest::collection::vec(0.0f64..20.0, 1..6),
+            mip_gap in 0.0f64..0.3,
+        ) {
+            let input = tiny(peaks.clone());
+            let s = solve(&input, &settings()).unwrap();
+            let fewest = fewest_reserved(&input, mip_gap, s.clone());
+            proptest::prop_assert!(covered(&input, &fewest));
+            proptest::prop_assert_eq!(&fewest.replicas, &s.replicas);
+            proptest::prop_assert_eq!(&fewest.api, &s.api);
+            for (after, before) in fewest.reserved.iter().zip(&s.reserved) {
+                proptest::prop_assert!(after <= before);
+            }
+            let ceiling = s.lower_bound_usd * (1.0 + mip_gap);
+            let cost = total(&input, &fewest);
+            proptest::prop_assert!(cost >= total(&input, &s) - 1e-9);
+            proptest::prop_assert!(
+                cost == total(&input, &s) || cost <= ceiling + 1e-9,
+                "{} past the ceiling {}", cost, ceiling
+            );
+        }
+
+        #[test]
         fn the_plan_covers_demand_in_every_slot(
             peaks in proptest::collection::vec(0.0f64..20.0, 1..6),
             with_api in proptest::bool::ANY,
