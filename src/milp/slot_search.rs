@@ -202,10 +202,7 @@ mod tests {
     /// 3 times its rate; the with-API plan's seventh round): 26 MI300X
     /// reserved, 24 of them taken by the interactive tier; the standard
     /// tier's options cover 0.11-0.45 requests/s a replica against a peak of
-    /// 47.4, and the API would take its whole slot for 45 USD. The search
-    /// without a first plan starts at 420 replicas of the first option and
-    /// stops at its node limit with a plan of 261 USD.
-    /// The slot of [`many_small_options_beside_a_cheap_api_are_searched_to_the_optimum`].
+    /// 47.4, and the API would take its whole slot for 45 USD.
     fn peak_slot_22() -> Problem {
         let gpu = |id: &str, usd: f64| GpuType {
             id: id.into(),
@@ -280,6 +277,9 @@ mod tests {
         }
     }
 
+    /// [`peak_slot_22`]: the search without a first plan starts at 420
+    /// replicas of the first option and stops at its node limit with a plan
+    /// of 261 USD; with one it proves the optimum.
     #[test]
     fn many_small_options_beside_a_cheap_api_are_searched_to_the_optimum() {
         let input = peak_slot_22();
