@@ -70,11 +70,14 @@ pub(crate) fn levels_sentence(l: &crate::money::purchase::ReservationLevels) -> 
             l.basis,
             others.join(", "),
         );
-        // A level cheaper than the plan's own: the plan took the fewest.
+        // A level cheaper than the plan's own: the plan holds the fewest,
+        // the others cheaper by no more than its solver gap (the rule
+        // `planning.reserve_fewest_within_gap` takes such a plan; a solver
+        // may return one too, so the sentence states what holds either way).
         let cheaper = l.levels.iter().any(|v| v.vs_chosen < 0.0);
         let n = l.fewest_within;
         if cheaper && l.chosen_gpus == n {
-            format!("{tie}, and the plan reserves the fewest, {n}, within its solver gap (planning.reserve_fewest_within_gap)")
+            format!("{tie}, and the plan reserves the fewest, {n}: the others cost less by no more than its solver gap")
         } else {
             let (s, verb) = if n == 1 { ("", "s") } else { ("s", "") };
             format!("{tie}; {n} GPU{s} commit{verb} least")
