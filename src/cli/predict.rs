@@ -373,7 +373,7 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let mut points = Vec::new();
     for c in concurrencies {
         let run = match &unit {
-            Some(_) => bench::unit_run(&spec, &sent, c, model.max_context_tokens),
+            Some(_) => bench::unit_run(&spec, &sent, c, model.max_context_tokens, true),
             None => bench::run(
                 &spec,
                 &sent,

@@ -230,6 +230,7 @@ fn client_run(run: &MeasuredRun, spec: &ReplicaSpec, model: &ModelProfile) -> Op
             &prompts,
             Some(run.concurrency),
             model.max_context_tokens,
+            false,
         ),
         None => bench::run(
             spec,

@@ -12,12 +12,13 @@ use crate::sim::router::Router;
 /// [`ReplicaSpec::split`]). A prompt longer than `max_context_tokens`, or
 /// one the unit cannot hold, is refused. Requests are recorded in
 /// completion order, the refused ones after them, each with its decode
-/// replica's inter-token gaps.
+/// replica's inter-token gaps when `itls` asks for them.
 pub(crate) fn unit_run(
     spec: &ReplicaSpec,
     prompts: &[Prompt],
     max_concurrency: Option<u32>,
     max_context_tokens: u32,
+    itls: bool,
 ) -> BenchRun {
     let tier = FleetTier {
         name: "bench".into(),
@@ -43,11 +44,11 @@ pub(crate) fn unit_run(
             output_tokens: p.output_tokens,
         })
         .collect();
-    let run = client(&fleet, &sent, max_concurrency);
+    let run = client(&fleet, &sent, max_concurrency, itls);
     let mut requests: Vec<RequestRecord> = run
         .completed
         .iter()
-        .zip(run.itls_s)
+        .zip(run.itls_s.into_iter().chain(std::iter::repeat(Vec::new())))
         .map(|(c, itls_s)| RequestRecord {
             input_tokens: c.input_tokens,
             output_tokens: c.output_tokens,
@@ -118,7 +119,7 @@ mod tests {
                 chain: NO_CHAIN,
             })
             .collect();
-        let apart = unit_run(&unit, &prompts, Some(8), 131_072);
+        let apart = unit_run(&unit, &prompts, Some(8), 131_072, true);
         assert_eq!(apart.requests.len(), 200);
         assert!(apart.requests.iter().all(|r| r.error.is_none()));
         // Every request's gaps: one fewer than its tokens, summing to its
@@ -166,7 +167,16 @@ mod tests {
             send_s: 0.0,
             chain: NO_CHAIN,
         }];
-        let refused = unit_run(&unit, &long, Some(1), 131_072);
+        let refused = unit_run(&unit, &long, Some(1), 131_072, true);
         assert!(refused.requests[0].error.is_some());
+        // Without the gaps (a fit's means): the same requests, latencies and
+        // duration, and no gap kept.
+        let bare = unit_run(&unit, &prompts, Some(8), 131_072, false);
+        assert_eq!(bare.duration_s, apart.duration_s);
+        assert_eq!(bare.requests.len(), apart.requests.len());
+        for (b, a) in bare.requests.iter().zip(&apart.requests) {
+            assert!(b.itls_s.is_empty());
+            assert_eq!((b.sent_s, b.ttft_s, b.e2e_s), (a.sent_s, a.ttft_s, a.e2e_s));
+        }
     }
 }

@@ -18,24 +18,29 @@ pub(crate) struct ClientPrompt {
 }
 
 /// What the client saw: each completed request in completion order with
-/// the gaps before its tokens after the first, the requests the fleet could
-/// not serve, and when the last one ended.
+/// the gaps before its tokens after the first (when asked for), the
+/// requests the fleet could not serve, and when the last one ended.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientRun {
     pub completed: Vec<Completed>,
     /// Per completed request, its inter-token gaps (seconds): the last
-    /// `output − 1` steps of its replica that gave tokens after its first.
+    /// `output − 1` steps of its replica that gave tokens after its first;
+    /// empty when the run was not asked to record them.
     pub itls_s: Vec<Vec<f64>>,
     pub refused: u64,
     pub duration_s: f64,
 }
 
 /// Runs `prompts` (sorted by `send_s`) against `fleet`'s slot 0 with at
-/// most `max_concurrency` in flight (`None`: no cap).
+/// most `max_concurrency` in flight (`None`: no cap). `itls`: record each
+/// completed request's inter-token gaps (a fit that needs only means skips
+/// them: a gap per output token of every request, and every step's time
+/// kept per replica to find them).
 pub(crate) fn client(
     fleet: &Fleet,
     prompts: &[ClientPrompt],
     max_concurrency: Option<u32>,
+    itls: bool,
 ) -> ClientRun {
     let mut run = Run::new(fleet, 0..1, 0);
     run.start_slot(0);
@@ -79,6 +84,10 @@ pub(crate) fn client(
                 replica,
                 generation,
             } if run.replicas[replica].generation == generation => {
+                if !itls {
+                    run.end_step(at, replica, &mut |c: &Completed| out.completed.push(*c));
+                    continue;
+                }
                 if token_times.len() <= replica {
                     token_times.resize(replica + 1, Vec::new());
                 }
