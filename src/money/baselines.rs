@@ -56,12 +56,16 @@ struct Restricted {
 
 /// All baselines, keyed by name: the GPU alternatives as restrictions of
 /// `input` (the plan's problem), everything to the API on `api[k]`, tier
-/// `k`'s API terms where the scenario lets it use the API.
+/// `k`'s API terms where the scenario lets it use the API. `fewest`: each
+/// alternative reserves the fewest GPUs its gap accepts, as the plan does
+/// (`planning.reserve_fewest_within_gap`, [`milp::fewest_reserved`]), so
+/// that a restriction is priced by the plan's rules.
 pub(crate) fn compute(
     input: &Problem,
     api: &[Option<ApiTerms>],
     models: &ModelTiers,
     settings: &Settings,
+    fewest: bool,
 ) -> BTreeMap<String, Baseline> {
     // The alternatives are priced, not proven: a stalled decomposed
     // search is reported as it stands, without branching.
@@ -130,8 +134,14 @@ pub(crate) fn compute(
             });
         }
     }
-    let solved =
-        crate::base::parallel::map_in_order(&restricted, |r| milp::solve(&r.problem, &settings));
+    let solved = crate::base::parallel::map_in_order(&restricted, |r| {
+        let s = milp::solve(&r.problem, &settings)?;
+        Ok(if fewest {
+            milp::fewest_reserved(&r.problem, settings.mip_gap, s)
+        } else {
+            s
+        })
+    });
     let mut alone: Vec<(String, Baseline)> = Vec::new();
     let mut best_single: Option<Baseline> = None;
     let mut none_single = Vec::new();
@@ -396,9 +406,39 @@ mod tests {
         Settings::exact(10.0)
     }
 
+    /// Alternatives take the plan's rule: of the reservations the gap
+    /// accepts, the fewest GPUs. Two-GPU replicas, 4, 4, 3 and 2 of them,
+    /// 1 USD an hour reserved and 2 on demand: reserving 8 or 6 GPUs costs
+    /// 32 USD, 4 costs 36 (within a gap of 15%), 2 costs 44.
+    #[test]
+    fn alternatives_reserve_the_fewest_gpus_their_gap_accepts() {
+        let mut p = one_type();
+        p.gpus[0].on_demand_usd_per_gpu_hour = Some(2.0);
+        p.tiers[0].peak_rps = vec![4.0, 4.0, 3.0, 2.0];
+        p.tiers[0].options = vec![ConfigOption::uniform(0, 2, 1.0, 4)];
+        let loose = Settings {
+            mip_gap: 0.15,
+            ..settings()
+        };
+        let reserved = |b: &BTreeMap<String, Baseline>| {
+            let d = &b["best-single-gpu-type"].description;
+            let n: u32 = d
+                .split(": ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{d}"));
+            n
+        };
+        let solver = compute(&p, &[None], &[], &loose, false);
+        let fewest = compute(&p, &[None], &[], &loose, true);
+        assert!(reserved(&fewest) <= reserved(&solver));
+        assert_eq!(reserved(&fewest), 4, "{fewest:?}");
+    }
+
     #[test]
     fn single_type_reserves_the_best_level() {
-        let b = compute(&one_type(), &[None], &[], &settings());
+        let b = compute(&one_type(), &[None], &[], &settings(), true);
         // Needs 1,1,1,4: reserve 1 (4 $) + rent 3 for one hour (9 $) = 13 $.
         assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(13.0));
         assert_eq!(b["all-reserved-for-peak"].total_cost_usd, Some(16.0));
@@ -414,7 +454,7 @@ mod tests {
     fn purchase_units_apply_to_every_alternative() {
         let mut input = one_type();
         input.gpus[0].purchase.unit_gpus = 2;
-        let b = compute(&input, &api_of(&input), &[], &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings(), true);
         // Whole pairs: reserve 2 (8 $) and rent a pair for the last hour
         // (6 $); renting only: pairs of 2, 2, 2, 4 GPUs (30 $).
         assert_eq!(b["best-single-gpu-type"].total_cost_usd, Some(14.0));
@@ -423,7 +463,7 @@ mod tests {
         // A quota below the peak leaves the reservation-only alternative
         // without a fleet, with the reason.
         input.gpus[0].max_gpus = Some(2);
-        let b = compute(&input, &api_of(&input), &[], &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings(), true);
         assert_eq!(b["all-reserved-for-peak"].total_cost_usd, None);
         assert!(b["all-reserved-for-peak"]
             .description
@@ -439,7 +479,7 @@ mod tests {
             usd_per_request: 0.0001,
             tokens_per_request: 1_000.0,
         });
-        let b = compute(&input, &api_of(&input), &[], &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings(), true);
         let api = 4.0 * 0.36;
         let close = |x: Option<f64>| (x.unwrap() - api).abs() < 1e-9;
         assert!(close(b["all-api"].total_cost_usd), "{b:?}");
@@ -450,7 +490,7 @@ mod tests {
         // A rate limit below the busiest slot (4 requests/s × 1,000 tokens
         // × 60) refuses the all-API alternative, naming both figures.
         input.api_max_tokens_per_minute = Some(100_000.0);
-        let b = compute(&input, &api_of(&input), &[], &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings(), true);
         assert_eq!(b["all-api"].total_cost_usd, None);
         assert!(
             b["all-api"].description.contains("100000")
@@ -478,7 +518,7 @@ mod tests {
             .options
             .push(ConfigOption::uniform(1, 1, 1.5, 4));
         let optimum = milp::total(&input, &milp::solve(&input, &settings()).unwrap());
-        let b = compute(&input, &api_of(&input), &[], &settings());
+        let b = compute(&input, &api_of(&input), &[], &settings(), true);
         for (name, alternative) in &b {
             if let Some(cost) = alternative.total_cost_usd {
                 assert!(cost >= optimum - 1e-9, "{name}: {cost} < {optimum}");

@@ -199,7 +199,13 @@ pub(super) fn alternatives(
                 tier.options
                     .retain(|o| !trial.ruled_out.contains(&(k, o.entry)));
             }
-            baselines::compute(&problem, &stated_api, &models, &trial.milp.settings)
+            baselines::compute(
+                &problem,
+                &stated_api,
+                &models,
+                &trial.milp.settings,
+                stated.planning.reserve_fewest_within_gap,
+            )
         },
     )
 }
