@@ -22,21 +22,21 @@ pub(crate) struct GoodputArgs {
     /// or vLLM benchmark-serving JSON (`ttfts`, `itls`, `output_lens`).
     pub log: PathBuf,
     /// TTFT limit in ms (with --tpot-ms; or take the limits from --scenario).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ttft_ms: Option<f64>,
     /// TPOT limit in ms.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tpot_ms: Option<f64>,
     /// Take each tier's limits from this scenario (the log's `tier` column
     /// names the tiers).
     #[arg(long)]
     pub scenario: Option<PathBuf>,
     /// Cost of the serving fleet per hour, in --currency.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub cost_per_hour: Option<f64>,
     /// Seconds the cost is paid for (default: first arrival to last
     /// completion; for vLLM JSON its `duration`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub duration_s: Option<f64>,
     /// Label of the cost's currency.
     #[arg(long, default_value = "USD")]

@@ -279,15 +279,19 @@ fn fits(args: &PerfArgs, perf: &StepModel, model: &ModelProfile) -> Result<(), P
         .filter(|(_, given)| *given)
         .map(|(flag, _)| *flag)
         .collect();
+        // One byte a KV element already: FP8 is no way out.
+        let fp8_kv = model.kv_bytes_per_element <= 1.0
+            || perf.kv_bytes_per_token() < model.kv_bytes_per_token();
+        let or_fp8 = if fp8_kv { "" } else { " or use --kv-cache fp8" };
         return usage(format!(
-            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower {}, or {}",
+            "{replica} cannot hold this step: it needs {:.0} tokens of KV cache, and the memory left after the weights holds {:.0}; lower {}, or {}{or_fp8}",
             kv_tokens,
             perf.kv_capacity_tokens(),
             given.join(" or "),
             if model.kv_replicated_over_tp() {
-                "spread the sequences over --attention-dp ranks (every TP rank holds a latent attention's whole KV cache) or use --kv-cache fp8"
+                "spread the sequences over --attention-dp ranks (every TP rank holds a latent attention's whole KV cache)"
             } else {
-                "raise --tp or use --kv-cache fp8"
+                "raise --tp"
             }
         ));
     }

@@ -325,11 +325,18 @@ pub(crate) fn verify_with(
         return verify_whole(scenario, demand, plan, replay, progress);
     }
     let slots = sample_slots(demand, plan);
-    let method = format!(
-        "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
-        slots.len(),
-        demand.slots
-    );
+    let method = if slots.len() == demand.slots {
+        format!(
+            "all {} slots (the sample holds every one), each replayed from an empty fleet",
+            demand.slots
+        )
+    } else {
+        format!(
+            "{} of {} slots (each tier's most loaded, the busiest, {EVENLY_SPACED_SLOTS} evenly spaced), each replayed from an empty fleet",
+            slots.len(),
+            demand.slots
+        )
+    };
     verify_alone(
         scenario,
         demand,

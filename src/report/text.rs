@@ -357,7 +357,7 @@ pub fn render(outcome: &Outcome) -> String {
             .map_or(String::new(), |h| format!(", done within {h} h of arrival"));
         let factor = if (tier.capacity_factor - 1.0).abs() > 1e-9 {
             format!(
-                "; fleets sized for its demand ÷ {:.3}, the factor the replay rounds settled on (REPLAY, rounds), on the per-replica figures below",
+                "; fleets sized for its demand ÷ {:.3}, the factor of the round whose plan is kept (REPLAY, rounds), on the per-replica figures below",
                 tier.capacity_factor
             )
         } else {

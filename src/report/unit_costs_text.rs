@@ -65,8 +65,12 @@ pub fn render(o: &mut String, costs: &UnitCosts, with_api: bool) {
         o,
         "  output tokens alone (per 1k out is that figure per 1,000, all output tokens, SLO met or not; per 1,000 SLO-met"
     );
-    let _ = writeln!(
-        o,
-        "  output tokens is in REPLAY); API: what the API's list prices charge for the same input and output tokens."
-    );
+    if with_api {
+        let _ = writeln!(
+            o,
+            "  output tokens is in REPLAY); API: what the API's list prices charge for the same input and output tokens."
+        );
+    } else {
+        let _ = writeln!(o, "  output tokens is in REPLAY).");
+    }
 }
