@@ -52,9 +52,9 @@ pub fn render(outcome: &Outcome) -> String {
     }
     header.extend(
         [
-            "capacity_reserved_rps",
-            "capacity_on_demand_rps",
-            "capacity_spot_rps",
+            "carried_reserved_rps",
+            "carried_on_demand_rps",
+            "carried_spot_rps",
             "api_rps",
             "cost_usd",
         ]

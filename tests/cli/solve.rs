@@ -494,9 +494,9 @@ fn csv_schedule_adds_up(scenario: &str) {
     );
     for r in &rows {
         // Capacity carried covers the demand not sent to the API.
-        let carried = r[col("capacity_reserved_rps")]
-            + r[col("capacity_on_demand_rps")]
-            + r[col("capacity_spot_rps")]
+        let carried = r[col("carried_reserved_rps")]
+            + r[col("carried_on_demand_rps")]
+            + r[col("carried_spot_rps")]
             + r[col("api_rps")];
         assert!(
             carried + 1e-9 >= r[col("sum_of_tier_peaks_rps")] * 0.999,

@@ -49,7 +49,10 @@ fn capacity_chart(outcome: &Outcome, schedule: &[Slot]) -> String {
     let (x_ticks, x_title) = time_ticks(plan.horizon_hours, plan.slot_hours);
     let y_ticks = nice_ticks(0.0, top, 6);
     let zero = vec![0.0; n];
-    let mut o = frame.open("capacity", "Demand and capacity per slot, requests/s");
+    let mut o = frame.open(
+        "capacity",
+        "Demand per slot and what carries it, requests/s",
+    );
     o.push_str(&frame.axes(&x_ticks, &y_ticks, x_title, "requests/s (all tiers)"));
     o.push_str(&frame.step_band(0.0, &zero, &reserved, "reserved"));
     o.push_str(&frame.step_band(0.0, &reserved, &on_demand, "on-demand"));
@@ -546,7 +549,7 @@ pub fn render(outcome: &Outcome) -> String {
     body.push_str("</div>");
     let _ = write!(
         body,
-        "<section><h2>Demand and capacity per slot</h2><p class=\"lead\">Requests/s each source of capacity carries in each {}-minute slot (reserved GPUs are used first within a GPU type), stacked, against the demand capacity must cover.</p>{}</section>",
+        "<section><h2>Demand per slot and what carries it</h2><p class=\"lead\">Requests/s each source of capacity carries in each {}-minute slot (reserved GPUs are used first within a GPU type), stacked, against the demand capacity must cover.</p>{}</section>",
         (plan.slot_hours * 60.0).round(),
         capacity_chart(outcome, &schedule)
     );
