@@ -643,15 +643,15 @@ fn report(
                 met_ttft: t.met_ttft,
                 met_tpot: t.met_tpot,
                 met_both: t.met_both,
-                ttft_p50_ms: t.ttft.quantile_ms(0.5),
-                ttft_p99_ms: t.ttft.quantile_ms(0.99),
-                tpot_p50_ms: t.tpot.quantile_ms(0.5),
-                tpot_p99_ms: t.tpot.quantile_ms(0.99),
+                ttft_p50_ms: t.ttft_quantile_ms(0.5, tier.ttft_ms),
+                ttft_p99_ms: t.ttft_quantile_ms(0.99, tier.ttft_ms),
+                tpot_p50_ms: t.tpot_quantile_ms(0.5, tier.tpot_ms),
+                tpot_p99_ms: t.tpot_quantile_ms(0.99, tier.tpot_ms),
                 ttft_distribution_ms: crate::replay::verification::distribution(|q| {
-                    t.ttft.quantile_ms(q)
+                    t.ttft_quantile_ms(q, tier.ttft_ms)
                 }),
                 tpot_distribution_ms: crate::replay::verification::distribution(|q| {
-                    t.tpot.quantile_ms(q)
+                    t.tpot_quantile_ms(q, tier.tpot_ms)
                 }),
                 e2e_p99_ms: t.e2e.quantile_ms(0.99),
                 queue_p99_ms: t.queue.quantile_ms(0.99),

@@ -104,6 +104,36 @@ impl TierTally {
         self.queue.record(latency.queue_ms);
     }
 
+    /// The `q` quantile (0-1) of the served requests' TTFT, ms: its
+    /// histogram's (the upper edge of a 1% bucket, so at most 1% above the
+    /// exact value), and no more than `limit_ms` when the on-time count says
+    /// the exact quantile is within it: both are upper bounds of the exact
+    /// value, so a quantile the limit holds is never printed above it.
+    pub(crate) fn ttft_quantile_ms(&self, q: f64, limit_ms: f64) -> f64 {
+        self.within(self.ttft.quantile_ms(q), q, self.met_ttft, limit_ms)
+    }
+
+    /// [`Self::ttft_quantile_ms`] of TPOT.
+    pub(crate) fn tpot_quantile_ms(&self, q: f64, limit_ms: f64) -> f64 {
+        self.within(self.tpot.quantile_ms(q), q, self.met_tpot, limit_ms)
+    }
+
+    /// `value` (an upper bound of the exact `q` quantile of the served
+    /// requests) capped at `limit_ms` when `met` of them were within it and
+    /// that reaches the quantile's rank.
+    fn within(&self, value: f64, q: f64, met: u64, limit_ms: f64) -> f64 {
+        let n = self.served_requests;
+        if n == 0 {
+            return value;
+        }
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        if met >= rank {
+            value.min(limit_ms)
+        } else {
+            value
+        }
+    }
+
     /// Share of the requests kept on GPUs (served or unserved) that met both
     /// limits; 1 when there were none.
     pub(crate) fn attainment(&self) -> f64 {
@@ -190,5 +220,47 @@ impl GroupTally {
         for (a, b) in self.sides_busy_s.iter_mut().zip(&o.sides_busy_s) {
             *a += b;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100 served requests, `late` of them at 2,010 ms and the rest at
+    /// 1,999.9 ms, against a 2,000 ms limit: both lie in the 1% bucket
+    /// [1,999.8, 2,019.8) ms, whose upper edge is past the limit.
+    fn tally(late: usize) -> TierTally {
+        let limits = Limits {
+            ttft_ms: 2_000.0,
+            tpot_ms: 50.0,
+        };
+        let mut t = TierTally::default();
+        for i in 0..100 {
+            let ttft_ms = if i < late { 2_010.0 } else { 1_999.9 };
+            let latency = Latency {
+                ttft_ms,
+                tpot_ms: 20.0,
+                e2e_ms: ttft_ms + 2_000.0,
+                queue_ms: 0.0,
+            };
+            t.record_on_time(latency, 101, limits, true);
+        }
+        t
+    }
+
+    #[test]
+    fn a_quantile_the_limit_holds_is_never_printed_above_it() {
+        // One late request: 99 of 100 met, so the exact p99 is within the
+        // limit, though the bucket's edge is past it.
+        let met = tally(1);
+        assert!(met.ttft.quantile_ms(0.99) > 2_000.0);
+        assert_eq!(met.ttft_quantile_ms(0.99, 2_000.0), 2_000.0);
+        // Two late: the exact p99 is 2,010 ms, and so is the figure.
+        let missed = tally(2);
+        assert_eq!(missed.ttft_quantile_ms(0.99, 2_000.0), 2_010.0);
+        // A figure within the limit is the histogram's.
+        assert_eq!(met.tpot_quantile_ms(0.99, 50.0), met.tpot.quantile_ms(0.99));
+        assert!(met.tpot_quantile_ms(0.99, 50.0) < 50.0);
     }
 }

@@ -9,7 +9,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::path::Path;
 
 /// Bumped whenever the simulator or the search changes results.
-const CACHE_VERSION: &str = "simcap-6";
+const CACHE_VERSION: &str = "simcap-7";
 /// The cache's folder for capacity searches.
 const FOLDER: &str = "capacity";
 /// Every input the search depends on, as text.

@@ -322,8 +322,8 @@ impl<'a> Search<'a> {
         Screen {
             verdict: Verdict::Serves(Sustained {
                 max_rps: point.max_rps,
-                ttft_ms: tally.ttft.quantile_ms(q),
-                tpot_ms: tally.tpot.quantile_ms(q),
+                ttft_ms: tally.ttft_quantile_ms(q, self.tier.ttft_ms),
+                tpot_ms: tally.tpot_quantile_ms(q, self.tier.tpot_ms),
                 mean_batch,
                 binding: binding.into(),
             }),
