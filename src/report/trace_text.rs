@@ -25,12 +25,21 @@ pub fn render(path: &str, s: &TraceSummary) -> String {
         s.span_s,
         s.span_s / 3600.0
     );
-    let _ = writeln!(out, "mean rate  {:.3} requests/s", s.mean_rps);
-    let _ = writeln!(
-        out,
-        "interarrival  mean {:.4} s, CV {:.3}; within-minute arrival CV {:.3}",
-        s.interarrival_mean_s, s.interarrival_cv, s.within_minute_cv
-    );
+    if s.requests < 2 || s.span_s <= 0.0 {
+        // No time between arrivals: a rate and the CVs would be made up.
+        let _ = writeln!(
+            out,
+            "mean rate  not measured: {} request(s) over {:.1} s; the rate and the arrival CVs need two arrivals at different times",
+            s.requests, s.span_s
+        );
+    } else {
+        let _ = writeln!(out, "mean rate  {:.3} requests/s", s.mean_rps);
+        let _ = writeln!(
+            out,
+            "interarrival  mean {:.4} s, CV {:.3}; within-minute arrival CV {:.3}",
+            s.interarrival_mean_s, s.interarrival_cv, s.within_minute_cv
+        );
+    }
     if let Some(q) = &s.quantised_timestamps {
         let _ = writeln!(
             out,
