@@ -13,6 +13,17 @@
 
 use super::{total, Problem, Solution, SolveStatus};
 
+/// [`fewest_reserved`] where the scenario asks for it (`on`:
+/// `planning.reserve_fewest_within_gap`), else `s` as solved: the one
+/// place every plan, alternative and what-if takes the rule from.
+pub(crate) fn fewest_reserved_if(on: bool, input: &Problem, mip_gap: f64, s: Solution) -> Solution {
+    if on {
+        fewest_reserved(input, mip_gap, s)
+    } else {
+        s
+    }
+}
+
 /// `s` with each reserved GPU type lowered to the fewest GPUs that keep
 /// its cost within `mip_gap` of `s.lower_bound_usd`, its fleets unchanged.
 /// A type is left as it is when it cannot be rented on demand, when its

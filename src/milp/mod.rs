@@ -40,7 +40,7 @@ mod slot_search_tree;
 mod solution;
 mod vars;
 
-pub(crate) use fewest_reserved::fewest_reserved;
+pub(crate) use fewest_reserved::fewest_reserved_if;
 pub(crate) use settings::{Method, Settings};
 
 pub(crate) use problem::{ApiTerms, ConfigOption, Problem, TierInput, TierRules};
@@ -249,7 +249,7 @@ pub(super) mod tests {
         ) {
             let input = tiny(peaks.clone());
             let s = solve(&input, &settings()).unwrap();
-            let fewest = fewest_reserved(&input, mip_gap, s.clone());
+            let fewest = fewest_reserved::fewest_reserved(&input, mip_gap, s.clone());
             proptest::prop_assert!(covered(&input, &fewest));
             proptest::prop_assert_eq!(&fewest.replicas, &s.replicas);
             proptest::prop_assert_eq!(&fewest.api, &s.api);

@@ -58,7 +58,7 @@ struct Restricted {
 /// `input` (the plan's problem), everything to the API on `api[k]`, tier
 /// `k`'s API terms where the scenario lets it use the API. `fewest`: each
 /// alternative reserves the fewest GPUs its gap accepts, as the plan does
-/// (`planning.reserve_fewest_within_gap`, [`milp::fewest_reserved`]), so
+/// (`planning.reserve_fewest_within_gap`, [`milp::fewest_reserved_if`]), so
 /// that a restriction is priced by the plan's rules.
 pub(crate) fn compute(
     input: &Problem,
@@ -136,11 +136,12 @@ pub(crate) fn compute(
     }
     let solved = crate::base::parallel::map_in_order(&restricted, |r| {
         let s = milp::solve(&r.problem, &settings)?;
-        Ok(if fewest {
-            milp::fewest_reserved(&r.problem, settings.mip_gap, s)
-        } else {
-            s
-        })
+        Ok(milp::fewest_reserved_if(
+            fewest,
+            &r.problem,
+            settings.mip_gap,
+            s,
+        ))
     });
     let mut alone: Vec<(String, Baseline)> = Vec::new();
     let mut best_single: Option<Baseline> = None;

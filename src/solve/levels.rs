@@ -55,11 +55,7 @@ pub(super) fn what_if(
 ) -> Option<(std::collections::BTreeMap<String, u32>, f64)> {
     let quick = quick(settings);
     let s = crate::milp::solve(problem, &quick).ok()?;
-    let s = if fewest {
-        milp::fewest_reserved(problem, quick.mip_gap, s)
-    } else {
-        s
-    };
+    let s = milp::fewest_reserved_if(fewest, problem, quick.mip_gap, s);
     let reserved = problem
         .gpus
         .iter()

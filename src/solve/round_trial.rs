@@ -85,11 +85,12 @@ impl Candidate {
                 MilpError::Solver(msg) => PlannerError::Solver(msg),
             })?;
             // Of the reservations the gap accepts, the fewest GPUs.
-            let s = if scenario.planning.reserve_fewest_within_gap {
-                milp::fewest_reserved(&milp.problem, milp.settings.mip_gap, s)
-            } else {
-                s
-            };
+            let s = milp::fewest_reserved_if(
+                scenario.planning.reserve_fewest_within_gap,
+                &milp.problem,
+                milp.settings.mip_gap,
+                s,
+            );
             (s, Some(p))
         } else {
             (solution, None)

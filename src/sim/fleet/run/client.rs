@@ -84,16 +84,17 @@ pub(crate) fn client(
                 replica,
                 generation,
             } if run.replicas[replica].generation == generation => {
-                if !itls {
-                    run.end_step(at, replica, &mut |c: &Completed| out.completed.push(*c));
-                    continue;
+                if itls {
+                    if token_times.len() <= replica {
+                        token_times.resize(replica + 1, Vec::new());
+                    }
+                    run.replicas[replica].token_times(&mut token_times[replica]);
                 }
-                if token_times.len() <= replica {
-                    token_times.resize(replica + 1, Vec::new());
-                }
-                run.replicas[replica].token_times(&mut token_times[replica]);
                 let before = out.completed.len();
                 run.end_step(at, replica, &mut |c: &Completed| out.completed.push(*c));
+                if !itls {
+                    continue;
+                }
                 let server = &run.spec(replica).perf;
                 for c in &out.completed[before..] {
                     // The replica's own clock: the server's time is in the
