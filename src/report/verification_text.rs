@@ -286,6 +286,7 @@ pub fn rule_name(rule: Rule) -> &'static str {
         Rule::Settle => "settle",
         Rule::ResizeAfterApiShare => "resize-after-api-share",
         Rule::TightenWindows => "tighten-windows",
+        Rule::UndoLoosening => "undo-loosening",
         Rule::LoosenSlots => "loosen-slots",
         Rule::RepeatSkipped => "repeat-skipped",
         Rule::SameFleets => "same-fleets",

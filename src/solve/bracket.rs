@@ -36,12 +36,7 @@ impl Bracket {
     pub(super) fn next(&mut self, r: Reading, tighten_factor: f64) -> (f64, Rule) {
         let factor = r.factor;
         if r.attainment < r.target {
-            self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
-            // A factor that met in another round's context is no guide
-            // when this one, no larger, missed.
-            if self.met.is_some_and(|m| m >= factor) {
-                self.met = None;
-            }
+            self.missed_at(factor);
         } else {
             self.met = Some(self.met.map_or(factor, |m| m.max(factor)));
             if self.missed.is_some_and(|m| m <= factor) {
@@ -52,7 +47,7 @@ impl Bracket {
             }
         }
         match (self.met, self.missed) {
-            (Some(met), Some(missed)) if missed / met <= 1.01 => (met, Rule::Settle),
+            (Some(met), Some(missed)) if missed / met <= SETTLE_RATIO => (met, Rule::Settle),
             (Some(met), Some(missed)) => ((met * missed).sqrt(), Rule::Bisect),
             _ if r.attainment < r.target => (
                 factor * tightening(r.attainment, r.target, tighten_factor),
@@ -63,6 +58,24 @@ impl Bracket {
                 Rule::Loosen,
             ),
         }
+    }
+
+    /// Records `factor` as one that missed: the smallest such factor is
+    /// kept, and a factor that met in another round's context is no guide
+    /// when this one, no larger, missed.
+    pub(super) fn missed_at(&mut self, factor: f64) {
+        self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
+        if self.met.is_some_and(|m| m >= factor) {
+            self.met = None;
+        }
+    }
+
+    /// Settles the bracket on `factor`: a factor 1% over it is recorded as
+    /// one that missed, so that reading `factor` again settles there
+    /// instead of loosening past it.
+    pub(super) fn settle_on(&mut self, factor: f64) {
+        self.met = Some(factor);
+        self.missed = Some(factor * SETTLE_RATIO);
     }
 
     /// Whether moving to `candidate` crosses a factor whose outcome this
@@ -76,6 +89,10 @@ impl Bracket {
         }
     }
 }
+
+/// A bracket whose missed factor is within this ratio of its met one
+/// settles on the met one.
+const SETTLE_RATIO: f64 = 1.01;
 
 /// Most `tighten_factor` steps one loosening takes.
 const MAX_LOOSEN_STEPS: f64 = 4.0;

@@ -47,6 +47,9 @@ impl Candidate {
         // Per tier, whether the last round loosened some of its slots (a
         // miss now is theirs: they are sized back up, the tier kept).
         let slots_loosened = self.last_moved_by(Rule::LoosenSlots);
+        // The window factors of the round replayed before this one: a slot
+        // whose factor is larger now was loosened since.
+        let before: Option<&Vec<Vec<f64>>> = self.last.as_ref().map(|l| &l.trial.window_factors);
         for (k, (((tier, &factor), bracket), &resized)) in scenario
             .tiers
             .iter()
@@ -91,9 +94,36 @@ impl Candidate {
                 // calls for, as a whole tier's would be, at most two
                 // (`bracket::window_tightening`), or back between the factor
                 // the slot last met with and this one.
+                let mut undone = false;
                 for w in missed {
-                    let step_w = window_tightening(w.attainment, target, tighten);
                     let slots = w.start_slot..w.end_slot;
+                    // Slots of the window loosened since the last replay:
+                    // the miss is theirs. Each goes back to the factor it
+                    // met with and its bracket settles there (a smaller
+                    // step would mostly give up the same replica); the
+                    // window's other slots stay.
+                    let loosened = slot_loosening::loosened_since(
+                        before.and_then(|b| b.get(k)).map(Vec::as_slice),
+                        &self.window_factors[k],
+                        slots.clone(),
+                    );
+                    if !loosened.is_empty() {
+                        for (slot, was) in loosened {
+                            self.slot_brackets[k]
+                                .entry(slot)
+                                .or_default()
+                                .settle_on(factor * was);
+                            spans.push((slot, slot + 1));
+                            window_steps.push((
+                                k,
+                                slot..slot + 1,
+                                was / self.window_factors[k][slot],
+                            ));
+                        }
+                        undone = true;
+                        continue;
+                    }
+                    let step_w = window_tightening(w.attainment, target, tighten);
                     for (&(slot, _, a), read) in r.slot_attainment.iter().zip(&reads) {
                         if !slots.contains(&slot) || a >= target + guard {
                             continue;
@@ -105,7 +135,12 @@ impl Candidate {
                         }
                     }
                 }
-                (factor, Rule::TightenWindows)
+                let rule = if undone {
+                    Rule::UndoLoosening
+                } else {
+                    Rule::TightenWindows
+                };
+                (factor, rule)
             } else {
                 bracket.next(
                     Reading {
@@ -220,7 +255,12 @@ impl Candidate {
             .map(|r| {
                 r.moves
                     .iter()
-                    .filter(|m| matches!(m.rule, Rule::TightenWindows | Rule::LoosenSlots))
+                    .filter(|m| {
+                        matches!(
+                            m.rule,
+                            Rule::TightenWindows | Rule::UndoLoosening | Rule::LoosenSlots
+                        )
+                    })
                     .filter_map(|m| {
                         let k = self.scenario.tiers.iter().position(|t| t.name == m.tier)?;
                         Some((k, m.windows.clone(), m.attainment, m.rule))
@@ -229,10 +269,10 @@ impl Candidate {
             })
             .unwrap_or_default();
         for (k, spans, attainment, rule_before) in windows {
-            let step = if rule_before == Rule::TightenWindows {
-                tighten
-            } else {
+            let step = if rule_before == Rule::LoosenSlots {
                 1.0 / tighten
+            } else {
+                tighten
             };
             let spans: Vec<(usize, usize)> = spans
                 .into_iter()

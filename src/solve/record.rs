@@ -43,6 +43,13 @@ pub enum Rule {
     /// further doubling of the allowed miss rate, at most two), or bisected
     /// back towards the factor it last met with, the tier's factor kept.
     TightenWindows,
+    /// A window fell under the target + guard right after some of its
+    /// slots were loosened: the miss is theirs, so those slots go back to
+    /// the factor they met with before the loosening (their brackets keep
+    /// the loosened factor as one that missed, so a later loosening
+    /// bisects towards it), the window's other slots and the tier's factor
+    /// kept.
+    UndoLoosening,
     /// Met in its band with every window met, some replayed slots more
     /// than `attainment_margin_points` over the target: each such slot is
     /// loosened (by its own bracket: 1 / `tighten_factor` per step its

@@ -54,7 +54,7 @@ fn closing_in(moves: &[Move]) -> bool {
         && moving.iter().all(|m| {
             matches!(
                 m.rule,
-                Rule::Bisect | Rule::TightenWindows | Rule::LoosenSlots
+                Rule::Bisect | Rule::TightenWindows | Rule::UndoLoosening | Rule::LoosenSlots
             )
         })
 }
@@ -159,7 +159,7 @@ impl RoundMilp {
 /// coverage rows read, and the factors behind them.
 #[derive(Debug, Clone)]
 pub(super) struct Last {
-    trial: Trial,
+    pub(super) trial: Trial,
     coverage: Vec<Vec<Vec<f64>>>,
     pub(super) factors: Vec<f64>,
 }

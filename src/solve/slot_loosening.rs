@@ -106,9 +106,28 @@ pub(super) fn affordable(
     out
 }
 
+/// The slots of `window` whose factor is larger `now` than it was
+/// `before` (the factors of the round replayed before: none, nothing was
+/// loosened), each with the factor it had then.
+pub(super) fn loosened_since(
+    before: Option<&[f64]>,
+    now: &[f64],
+    window: std::ops::Range<usize>,
+) -> Vec<(usize, f64)> {
+    let Some(before) = before else {
+        return Vec::new();
+    };
+    window
+        .filter_map(|slot| {
+            let was = *before.get(slot)?;
+            (*now.get(slot)? > was).then_some((slot, was))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{affordable, read, Over};
+    use super::{affordable, loosened_since, read, Over};
     use crate::replay::verification::Window;
     use crate::solve::bracket::{Bracket, Reading};
 
@@ -197,5 +216,26 @@ mod tests {
         let r = read(&mut b, reading(1.2, 0.985), 0.9);
         let back = r.back.unwrap();
         assert!((back - 1.2f64.sqrt() / 1.2).abs() < 1e-12, "{back}");
+    }
+
+    /// A window that misses right after a loosening blames the slots whose
+    /// factor grew since the round before, back to the factors they had;
+    /// once settled there, a slot over its band is not loosened again.
+    #[test]
+    fn a_loosening_that_breaks_its_window_is_undone_and_not_tried_again() {
+        let before = [1.0, 1.0, 0.9, 1.0];
+        let now = [1.0, 1.2, 0.9, 1.0 / 0.9];
+        assert_eq!(
+            loosened_since(Some(&before), &now, 0..4),
+            vec![(1, 1.0), (3, 1.0)]
+        );
+        assert_eq!(loosened_since(Some(&before), &now, 2..4), vec![(3, 1.0)]);
+        assert!(loosened_since(None, &now, 0..4).is_empty());
+        let mut b = Bracket::default();
+        assert!(read(&mut b, reading(1.0, 0.9999), 0.9).up > 1.0);
+        b.settle_on(1.0);
+        let r = read(&mut b, reading(1.0, 0.9999), 0.9);
+        assert_eq!(r.up, 1.0);
+        assert_eq!(r.back, Some(1.0));
     }
 }
