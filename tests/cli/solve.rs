@@ -32,6 +32,12 @@ fn peak_scenario_solves_end_to_end() {
     }
     assert_eq!(plan["on_demand"].as_array().unwrap().len(), 168);
     assert_eq!(plan["demand"].as_object().unwrap().len(), 2);
+    // The rounds stop on their own, not at their limit: a loosening that
+    // broke a day is undone, not followed by sizing up the day's other
+    // hours and loosening again (which cycled until the limit).
+    let rounds = plan["rounds"].as_array().unwrap();
+    let stop = rounds.last().unwrap()["stop"].as_str().unwrap();
+    assert_ne!(stop, "round-limit", "{} rounds", rounds.len());
     // Every configuration names the engine it runs (vLLM, the default).
     for tier in plan["tiers"].as_object().unwrap().values() {
         for c in tier["configurations"].as_array().unwrap() {
@@ -429,7 +435,7 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
                 .map(|m| m["rule"].as_str().unwrap())
                 .collect();
             assert!(
-                ["tighten", "tighten-windows", "bisect"]
+                ["tighten", "tighten-windows", "undo-loosening", "bisect"]
                     .iter()
                     .any(|r| rules.contains(r)),
                 "{r}"
