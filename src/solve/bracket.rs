@@ -36,7 +36,12 @@ impl Bracket {
     pub(super) fn next(&mut self, r: Reading, tighten_factor: f64) -> (f64, Rule) {
         let factor = r.factor;
         if r.attainment < r.target {
-            self.missed_at(factor);
+            self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
+            // A factor that met in another round's context is no guide
+            // when this one, no larger, missed.
+            if self.met.is_some_and(|m| m >= factor) {
+                self.met = None;
+            }
         } else {
             self.met = Some(self.met.map_or(factor, |m| m.max(factor)));
             if self.missed.is_some_and(|m| m <= factor) {
@@ -57,16 +62,6 @@ impl Bracket {
                 factor / loosening(r.attainment, r.target, tighten_factor),
                 Rule::Loosen,
             ),
-        }
-    }
-
-    /// Records `factor` as one that missed: the smallest such factor is
-    /// kept, and a factor that met in another round's context is no guide
-    /// when this one, no larger, missed.
-    pub(super) fn missed_at(&mut self, factor: f64) {
-        self.missed = Some(self.missed.map_or(factor, |m| m.min(factor)));
-        if self.met.is_some_and(|m| m >= factor) {
-            self.met = None;
         }
     }
 

@@ -45,10 +45,9 @@ pub enum Rule {
     TightenWindows,
     /// A window fell under the target + guard right after some of its
     /// slots were loosened: the miss is theirs, so those slots go back to
-    /// the factor they met with before the loosening (their brackets keep
-    /// the loosened factor as one that missed, so a later loosening
-    /// bisects towards it), the window's other slots and the tier's factor
-    /// kept.
+    /// the factor they met with before the loosening and their brackets
+    /// settle there (they are not loosened again in the candidate's
+    /// rounds), the window's other slots and the tier's factor kept.
     UndoLoosening,
     /// Met in its band with every window met, some replayed slots more
     /// than `attainment_margin_points` over the target: each such slot is
@@ -75,7 +74,8 @@ pub struct Move {
     pub attainment: f64,
     /// With `tighten-windows`, the windows whose slots were tightened
     /// (first slot, the slot after the last), each by the step its own
-    /// attainment calls for (at most two); with `repeat-skipped` or
+    /// attainment calls for (at most two); with `undo-loosening` and
+    /// `loosen-slots`, the slots sized back up or down; with `repeat-skipped` or
     /// `same-fleets`, tightened once more by `tighten_factor`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<(usize, usize)>,
