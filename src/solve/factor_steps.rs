@@ -31,12 +31,17 @@ impl Candidate {
     }
 
     /// Each tier's factor for the next round, from its bracket and the
-    /// replay, with the move that says why.
+    /// replay, with the move that says why. `every_tier_met`: every tier
+    /// met its target and every complete window its target plus the guard;
+    /// slots are loosened only in such a round (loosened while another
+    /// tier is sized up, the tiers go out of step: one misses in every
+    /// round and no round's plan is one the candidate can return).
     pub(super) fn next_factors(
         &mut self,
         plan: &Plan,
         v: &Verification,
         resized: &[bool],
+        every_tier_met: bool,
     ) -> (Vec<f64>, Vec<Move>) {
         let scenario = &self.scenario;
         let margin = scenario.simulation.attainment_margin_points / 100.0;
@@ -50,6 +55,7 @@ impl Candidate {
         // The window factors of the round replayed before this one: a slot
         // whose factor is larger now was loosened since.
         let before: Option<&Vec<Vec<f64>>> = self.last.as_ref().map(|l| &l.trial.window_factors);
+        let guard = slot_loosening::guard(margin);
         for (k, (((tier, &factor), bracket), &resized)) in scenario
             .tiers
             .iter()
@@ -63,7 +69,6 @@ impl Candidate {
             let tighten = scenario.simulation.tighten_factor;
             // Windows under the target, or over it by less than the guard
             // against the replay's own noise: both are sized up.
-            let guard = slot_loosening::guard(margin);
             let missed: Vec<&Window> = r
                 .windows
                 .iter()
@@ -153,11 +158,12 @@ impl Candidate {
                     tighten,
                 )
             };
-            // A tier in its band whose every window met by the guard: its
-            // slots far over the target (more than `margin` over it) are
-            // loosened, as many as each window's surplus over target + guard
-            // affords (`slot_loosening::affordable`).
-            let balance = rule == Rule::Hold && r.meets_target && loosenable;
+            // A tier in its band, in a round where every tier met and every
+            // window met by the guard: its slots far over the target (more
+            // than `margin` over it) are loosened, as many as each window's
+            // surplus over target + guard affords
+            // (`slot_loosening::affordable`).
+            let balance = rule == Rule::Hold && every_tier_met && loosenable;
             let over: Vec<slot_loosening::Over> = r
                 .slot_attainment
                 .iter()

@@ -49,12 +49,14 @@ pub enum Rule {
     /// settle there (they are not loosened again in the candidate's
     /// rounds), the window's other slots and the tier's factor kept.
     UndoLoosening,
-    /// Met in its band with every window met, some replayed slots more
-    /// than `attainment_margin_points` over the target: each such slot is
-    /// loosened (by its own bracket: 1 / `tighten_factor` per step its
-    /// surplus calls for, at most two, or bisected back towards the factor
-    /// it last missed with), as many as each window's surplus over the
-    /// target affords, the tier's factor kept.
+    /// Met in its band with every window met, in a round where every tier
+    /// met its target and every window its target plus the guard (slots
+    /// are never sized down while another tier is sized up), some replayed
+    /// slots more than `attainment_margin_points` over the target: each
+    /// such slot is loosened (by its own bracket: 1 / `tighten_factor` per
+    /// step its surplus calls for, at most two, or bisected back towards
+    /// the factor it last missed with), as many as each window's surplus
+    /// over the target affords, the tier's factor kept.
     LoosenSlots,
     /// Part of it went to the API at the end of the candidate's rounds: the
     /// scenario is solved again with the tier kept off the API, as another

@@ -501,7 +501,8 @@ impl Candidate {
             })
             .collect();
         let windows_before = self.window_factors.clone();
-        let (next, moves) = self.next_factors(&trial.plan, &v, &resized);
+        let kept_guard = guarded(&self.scenario, &v);
+        let (next, moves) = self.next_factors(&trial.plan, &v, &resized, met && kept_guard);
         let windows_moved = self.window_factors != windows_before;
         self.resized_last = resized;
         let scenario = &self.scenario;
@@ -517,7 +518,6 @@ impl Candidate {
             moves,
             stop: None,
         });
-        let kept_guard = guarded(scenario, &v);
         trial.verification = Some(v);
         let cheaper = |best: &Option<Trial>| {
             best.as_ref()

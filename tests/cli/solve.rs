@@ -32,12 +32,33 @@ fn peak_scenario_solves_end_to_end() {
     }
     assert_eq!(plan["on_demand"].as_array().unwrap().len(), 168);
     assert_eq!(plan["demand"].as_object().unwrap().len(), 2);
-    // The rounds stop on their own, not at their limit: a loosening that
-    // broke a day is undone, not followed by sizing up the day's other
-    // hours and loosening again (which cycled until the limit).
-    let rounds = plan["rounds"].as_array().unwrap();
-    let stop = rounds.last().unwrap()["stop"].as_str().unwrap();
-    assert_ne!(stop, "round-limit", "{} rounds", rounds.len());
+    // Slots are sized down only in a round whose plan met everywhere: no
+    // round, of the plan returned or of the other candidate, loosens slots
+    // while a tier is sized up (the tiers then went out of step, one
+    // missing in every round, and the answer moved with the path).
+    let mut all_rounds = plan["rounds"].as_array().unwrap().clone();
+    if let Some(other) = plan["without_api"]["other_rounds"].as_array() {
+        all_rounds.extend(other.iter().cloned());
+    }
+    let sizing_up = [
+        "tighten",
+        "tighten-windows",
+        "undo-loosening",
+        "resize-after-api-share",
+    ];
+    for round in &all_rounds {
+        let rules: Vec<&str> = round["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["rule"].as_str().unwrap())
+            .collect();
+        assert!(
+            !rules.contains(&"loosen-slots") || !rules.iter().any(|r| sizing_up.contains(r)),
+            "round {}: {rules:?}",
+            round["round"]
+        );
+    }
     // Every configuration names the engine it runs (vLLM, the default).
     for tier in plan["tiers"].as_object().unwrap().values() {
         for c in tier["configurations"].as_array().unwrap() {
@@ -257,10 +278,15 @@ fn alternatives_follow_the_plans_purchase_units_and_api() {
 /// bound; `planning.reserve_fewest_within_gap = false` keeps the solver's.
 #[test]
 fn the_plan_reserves_the_fewest_gpus_its_gap_allows_with_the_same_fleets() {
-    let fewest = solve_json("scenarios/peak.toml", &[]);
+    // One MILP, unreplayed: the rule acts on each round's MILP, and the
+    // rounds that follow may take other paths once the costs differ (the
+    // replayed plan reserves 28 MI300X either way). There the solver's
+    // own optimum reserves 28 and 26 cost within its gap.
+    let off = "simulation.verify=off";
+    let fewest = solve_json("scenarios/peak.toml", &[off]);
     let solver = solve_json(
         "scenarios/peak.toml",
-        &["planning.reserve_fewest_within_gap=false"],
+        &[off, "planning.reserve_fewest_within_gap=false"],
     );
     let reserved = |p: &serde_json::Value| p["reserved"]["mi300x"].as_u64().unwrap();
     let total = |p: &serde_json::Value| p["total_cost_usd"].as_f64().unwrap();
