@@ -47,12 +47,7 @@ fn peak_scenario_solves_end_to_end() {
         "resize-after-api-share",
     ];
     for round in &all_rounds {
-        let rules: Vec<&str> = round["moves"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["rule"].as_str().unwrap())
-            .collect();
+        let rules = rules_of(round);
         assert!(
             !rules.contains(&"loosen-slots") || !rules.iter().any(|r| sizing_up.contains(r)),
             "round {}: {rules:?}",
@@ -65,6 +60,16 @@ fn peak_scenario_solves_end_to_end() {
             assert_eq!(c["engine"], "vllm", "{c}");
         }
     }
+}
+
+/// The rules of a round's moves (JSON `rounds[].moves[].rule`).
+fn rules_of(round: &serde_json::Value) -> Vec<&str> {
+    round["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["rule"].as_str().unwrap())
+        .collect()
 }
 
 #[test]
@@ -454,12 +459,7 @@ fn a_tier_that_misses_on_replay_is_tightened_and_solved_again() {
     assert!(factor(&rounds[1]) < factor(&rounds[0]));
     for r in rounds {
         if r["attainment"]["standard"].as_f64().unwrap() < 0.99 {
-            let rules: Vec<&str> = r["moves"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["rule"].as_str().unwrap())
-                .collect();
+            let rules = rules_of(r);
             assert!(
                 ["tighten", "tighten-windows", "undo-loosening", "bisect"]
                     .iter()
