@@ -26,6 +26,14 @@ fn group_error(
     (group, error.map(|(e, _)| e))
 }
 
+/// The (TTFT, TPOT) band of the engine of capacity entry `entry` over all
+/// its runs (`errors.all`), if any run measured it: what a group no run
+/// measured is slowed by at the edge when the plan does not run it.
+fn engine_error(finished: &Finished, entry: &crate::capacity::CapacityEntry) -> Option<(f64, f64)> {
+    let engine = finished.scenario.gpus[entry.gpu].engine.as_ref()?;
+    engine.profile.errors.get("all").map(|e| e.band())
+}
+
 /// The (TTFT, TPOT) errors of a group and the runs they rest on.
 type Basis = ((f64, f64), String);
 
@@ -43,6 +51,31 @@ fn group_basis(
         .and_then(|e| e.profile.error_basis(&c.gpu_type, c.precision))
         .map(|(e, basis)| (e.band(), basis));
     (group, error)
+}
+
+/// An option's requests/s at the edge over its figures', or `None` when it
+/// leaves the edge's MILP. `probed`: its own configuration's replicas now
+/// and at the edge (`Some(None)`: it cannot keep the limits there);
+/// `group`: the sums over its group's probed configurations; `error`: its
+/// group's measured error; `engine`: its engine's error over all its runs.
+fn edge_scale(
+    probed: Option<Option<(u32, u32)>>,
+    group: Option<(u32, u32)>,
+    error: Option<(f64, f64)>,
+    engine: impl FnOnce() -> Option<(f64, f64)>,
+) -> Option<f64> {
+    // To first order: 1 / (1 + the larger of the TTFT and TPOT errors).
+    let first_order = |(ttft, tpot): (f64, f64)| 1.0 / (1.0 + f64::max(ttft, tpot));
+    match (probed, group, error) {
+        (Some(None), _, _) => None,
+        (Some(Some((now, after))), _, _) | (_, Some((now, after)), _) => {
+            Some(f64::from(now) / f64::from(after))
+        }
+        // A group the plan does not run: by its own measured error or, where
+        // no run measured it, its engine's over all its runs.
+        (None, None, Some(e)) => Some(first_order(e)),
+        (None, None, None) => engine().map(first_order),
+    }
 }
 
 /// The plan at the band's pessimistic edge; `None` when the plan runs no
@@ -114,26 +147,36 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
     let milp = &chosen.trial.milp;
     let mut problem = milp.problem.clone();
     for (k, tier) in problem.tiers.iter_mut().enumerate() {
-        // Options whose configuration cannot keep the tier's limits at the
-        // edge leave the MILP.
-        tier.options
-            .retain(|o| !matches!(probed.get(&(k, o.entry)), Some(None)));
-        for option in &mut tier.options {
-            let entry = &capacity[k][option.entry];
-            let (group, error) = group_error(chosen, entry);
-            let scale = match (probed.get(&(k, option.entry)), by_group.get(&group), error) {
-                (Some(Some((now, after))), _, _) | (_, Some((now, after)), _) => {
-                    f64::from(*now) / f64::from(*after)
-                }
-                // A measured group the plan does not run: its requests/s
-                // over the slower steps, to first order.
-                (_, None, Some((ttft, tpot))) => 1.0 / (1.0 + ttft.max(tpot)),
-                (_, None, None) => 1.0,
+        // Per option, what its requests/s are scaled by at the edge; `None`
+        // when it leaves the MILP: its configuration cannot keep the tier's
+        // limits at the edge, or nothing measured how far its steps may be
+        // off (a GPU no run measured, on an engine with no runs at all, that
+        // the plan does not run: the edge cannot move the purchase onto it
+        // at the speed its figures promise).
+        let scales: Vec<Option<f64>> = tier
+            .options
+            .iter()
+            .map(|option| {
+                let entry = &capacity[k][option.entry];
+                let (group, error) = group_error(chosen, entry);
+                edge_scale(
+                    probed.get(&(k, option.entry)).copied(),
+                    by_group.get(&group).copied(),
+                    error,
+                    || engine_error(chosen, entry),
+                )
+            })
+            .collect();
+        let mut scales = scales.into_iter();
+        tier.options.retain_mut(|option| {
+            let Some(scale) = scales.next().flatten() else {
+                return false;
             };
             for rps in &mut option.rps_by_slot {
                 *rps *= scale;
             }
-        }
+            true
+        });
     }
     let fewest = chosen.scenario.planning.reserve_fewest_within_gap;
     let (reserved, usd) = super::levels::what_if(&problem, &milp.settings, fewest)?;
@@ -144,4 +187,28 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
         vs_plan: usd / chosen.trial.plan.total_cost_usd - 1.0,
         not_measured: not_measured.into_iter().collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edge_scale;
+
+    /// At the edge a configuration the plan runs scales by its replicas now
+    /// over its replicas there; one it does not run, by its group's measured
+    /// error or, where no run measured its GPU, its engine's over all runs;
+    /// and with neither, it leaves the MILP, so the edge cannot move the
+    /// purchase onto a GPU at the speed its figures promise.
+    #[test]
+    fn the_edge_never_moves_onto_an_unmeasured_gpu_at_full_speed() {
+        let none = || None;
+        assert_eq!(edge_scale(Some(Some((2, 4))), None, None, none), Some(0.5));
+        assert_eq!(edge_scale(Some(None), Some((2, 3)), None, none), None);
+        assert_eq!(edge_scale(None, Some((3, 4)), None, none), Some(0.75));
+        assert_eq!(edge_scale(None, None, Some((0.25, 0.1)), none), Some(0.8));
+        assert_eq!(
+            edge_scale(None, None, None, || Some((0.1, 0.25))),
+            Some(0.8)
+        );
+        assert_eq!(edge_scale(None, None, None, none), None);
+    }
 }
