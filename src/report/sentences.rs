@@ -13,7 +13,8 @@ use crate::solve::record::WithoutApi;
 /// What FP4 weights mean for the answers (text and HTML).
 pub(crate) const FP4_QUALITY: &str = "FP4 weights (NVFP4, or MXFP4 experts as gpt-oss-120b publishes them) change the answers more than FP8 unless the model was published or trained in FP4: whether that quality is acceptable is yours to decide, and FP4 is ruled out by leaving \"fp4\" out of gpus[].precision";
 
-/// "tier `x` met both limits for …% of its GPU-served requests …".
+/// "tier `x` met both limits for …% of its GPU-served requests …" (or served
+/// none of them).
 pub fn missed_target(m: &MissedTarget) -> String {
     let window = m.worst_window.map_or(String::new(), |w| {
         format!(
@@ -23,10 +24,17 @@ pub fn missed_target(m: &MissedTarget) -> String {
             w.end_slot - 1
         )
     });
+    let met = if m.served_requests == 0 {
+        "served none of the requests meant for its GPUs (no replica ran them)".to_string()
+    } else {
+        format!(
+            "met both limits for {:.2}% of its GPU-served requests",
+            m.attainment * 100.0
+        )
+    };
     format!(
-        "tier `{}` met both limits for {:.2}% of its GPU-served requests on replay{window}, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
+        "tier `{}` {met} on replay{window}, below its target of {}% (p{} TTFT ≤ {} ms, TPOT ≤ {} ms)",
         m.tier,
-        m.attainment * 100.0,
         m.percentile,
         m.percentile,
         m.ttft_ms,

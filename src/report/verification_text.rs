@@ -36,20 +36,34 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
         "USD/1k good"
     );
     for (name, t) in &v.tiers {
+        // A tier none of whose requests ran on a replica has no latency to
+        // show, and with none sent to the API either no token to spread its
+        // cost over: a dash, not a zero.
+        let dash = |none: bool, text: String| if none { "—".to_string() } else { text };
+        let no_latency = t.served_requests == 0;
+        let no_tokens = no_latency && t.api_requests == 0;
+        let shown = |text: String| dash(no_latency, text);
         let _ = writeln!(
             o,
-            "  {:<14} {:>10.2}% {:>6.0}% {:>7.0}ms {:>7.0}ms {:>7.1}ms {:>7.1}ms {:>8.0}ms {:>13.5} {:>13.5}{}",
+            "  {:<14} {:>10.2}% {:>6.0}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>13} {:>13}{}",
             name,
             t.attainment * 100.0,
             t.target * 100.0,
-            t.ttft_p50_ms,
-            t.ttft_p99_ms,
-            t.tpot_p50_ms,
-            t.tpot_p99_ms,
-            t.queue_p99_ms,
-            t.cost_per_1k_output_tokens_usd,
-            t.cost_per_1k_goodput_tokens_usd,
-            if t.meets_target { "" } else { "  MISSES TARGET" }
+            shown(format!("{:.0}ms", t.ttft_p50_ms)),
+            shown(format!("{:.0}ms", t.ttft_p99_ms)),
+            shown(format!("{:.1}ms", t.tpot_p50_ms)),
+            shown(format!("{:.1}ms", t.tpot_p99_ms)),
+            shown(format!("{:.0}ms", t.queue_p99_ms)),
+            dash(no_tokens, format!("{:.5}", t.cost_per_1k_output_tokens_usd)),
+            dash(
+                no_tokens,
+                format!("{:.5}", t.cost_per_1k_goodput_tokens_usd)
+            ),
+            if t.meets_target {
+                ""
+            } else {
+                "  MISSES TARGET"
+            }
         );
     }
     let _ = writeln!(
@@ -101,10 +115,14 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
             let _ = writeln!(o, "{line}");
         }
     }
-    let _ = writeln!(
-        o,
-        "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is the GPU utilisation in the COST section of `planner solve`; batch: mean decoding sequences per step):"
-    );
+    if v.configurations.iter().all(|c| c.replicas.is_empty()) {
+        let _ = writeln!(o, "  replicas: none was up in the slots replayed");
+    } else {
+        let _ = writeln!(
+            o,
+            "  replicas (stepping: share of up time with an engine step running, which a continuous-batching engine does while any request is in flight, so 100% is not a full replica: the load against SLO capacity is the GPU utilisation in the COST section of `planner solve`; batch: mean decoding sequences per step):"
+        );
+    }
     // A configuration with no replica up in the slots replayed (`simulate
     // --slot N` of a slot it does not run in) has nothing to say.
     for c in v.configurations.iter().filter(|c| !c.replicas.is_empty()) {

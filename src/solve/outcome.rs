@@ -99,6 +99,9 @@ pub struct MissedTarget {
     pub tier: String,
     /// Share (0-1) of its GPU-served requests that met both limits.
     pub attainment: f64,
+    /// Its requests the replay served on GPUs (0: none ran on a replica,
+    /// so the attainment is of no request).
+    pub served_requests: u64,
     /// The tier's percentile, its target in percent.
     pub percentile: f64,
     pub ttft_ms: f64,
@@ -125,6 +128,7 @@ pub fn missed_targets(
             (!r.meets_target).then(|| MissedTarget {
                 tier: t.name.clone(),
                 attainment: r.attainment,
+                served_requests: r.served_requests,
                 percentile: t.percentile,
                 ttft_ms: t.ttft_ms,
                 tpot_ms: t.tpot_ms,

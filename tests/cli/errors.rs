@@ -220,6 +220,28 @@ fn a_plan_of_4294967295_replicas_does_not_wrap_past_the_gpu_check() {
     );
 }
 
+/// A plan that runs no replica: the replay misses, and says that no
+/// request ran on a GPU rather than printing latencies and costs of zero.
+#[test]
+fn a_plan_with_no_replica_shows_dashes_not_zero_latencies() {
+    let plan = format!("{HARDENED}/plans/no-replicas.json");
+    let out = planner(&["simulate", "tests/fixtures/ok/tiny.toml", "--plan", &plan]);
+    assert_eq!(out.status.code(), Some(5));
+    let stdout = stdout(&out);
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("chat "))
+        .expect("the tier's row");
+    assert_eq!(row.matches('—').count(), 7, "{row}");
+    assert!(!row.contains("0ms"), "{row}");
+    assert!(stdout.contains("replicas: none was up"), "{stdout}");
+    let stderr = stderr(&out);
+    assert!(
+        stderr.contains("served none of the requests meant for its GPUs"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_plan_using_a_configuration_the_scenario_does_not_offer_is_refused() {
     let plan = format!("{HARDENED}/plans/tensor-parallel-3-max-batch-100000.json");
