@@ -31,7 +31,11 @@ fn group_error(
 /// measured is slowed by at the edge when the plan does not run it.
 fn engine_error(finished: &Finished, entry: &crate::capacity::CapacityEntry) -> Option<(f64, f64)> {
     let engine = finished.scenario.gpus[entry.gpu].engine.as_ref()?;
-    engine.profile.errors.get("all").map(|e| e.band())
+    engine
+        .profile
+        .errors
+        .get("all")
+        .map(crate::profiles::engine::MeasuredError::band)
 }
 
 /// The (TTFT, TPOT) errors of a group and the runs they rest on.
@@ -53,13 +57,24 @@ fn group_basis(
     (group, error)
 }
 
+/// What the edge's probe found of a configuration the plan runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Probed {
+    /// The plan does not run it: not probed.
+    No,
+    /// No fleet of it keeps the tier's limits at the edge.
+    CannotKeep,
+    /// Its replicas now and at the edge.
+    Replicas(u32, u32),
+}
+
 /// An option's requests/s at the edge over its figures', or `None` when it
-/// leaves the edge's MILP. `probed`: its own configuration's replicas now
-/// and at the edge (`Some(None)`: it cannot keep the limits there);
-/// `group`: the sums over its group's probed configurations; `error`: its
-/// group's measured error; `engine`: its engine's error over all its runs.
+/// leaves the edge's MILP. `probed`: what the probe of its own
+/// configuration found; `group`: the replicas now and at the edge summed
+/// over its group's probed configurations; `error`: its group's measured
+/// error; `engine`: its engine's error over all its runs.
 fn edge_scale(
-    probed: Option<Option<(u32, u32)>>,
+    probed: Probed,
     group: Option<(u32, u32)>,
     error: Option<(f64, f64)>,
     engine: impl FnOnce() -> Option<(f64, f64)>,
@@ -67,14 +82,14 @@ fn edge_scale(
     // To first order: 1 / (1 + the larger of the TTFT and TPOT errors).
     let first_order = |(ttft, tpot): (f64, f64)| 1.0 / (1.0 + f64::max(ttft, tpot));
     match (probed, group, error) {
-        (Some(None), _, _) => None,
-        (Some(Some((now, after))), _, _) | (_, Some((now, after)), _) => {
+        (Probed::CannotKeep, _, _) => None,
+        (Probed::Replicas(now, after), _, _) | (Probed::No, Some((now, after)), _) => {
             Some(f64::from(now) / f64::from(after))
         }
         // A group the plan does not run: by its own measured error or, where
         // no run measured it, its engine's over all its runs.
-        (None, None, Some(e)) => Some(first_order(e)),
-        (None, None, None) => engine().map(first_order),
+        (Probed::No, None, Some(e)) => Some(first_order(e)),
+        (Probed::No, None, None) => engine().map(first_order),
     }
 }
 
@@ -159,12 +174,14 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
             .map(|option| {
                 let entry = &capacity[k][option.entry];
                 let (group, error) = group_error(chosen, entry);
-                edge_scale(
-                    probed.get(&(k, option.entry)).copied(),
-                    by_group.get(&group).copied(),
-                    error,
-                    || engine_error(chosen, entry),
-                )
+                let found = match probed.get(&(k, option.entry)) {
+                    None => Probed::No,
+                    Some(None) => Probed::CannotKeep,
+                    Some(Some((now, after))) => Probed::Replicas(*now, *after),
+                };
+                edge_scale(found, by_group.get(&group).copied(), error, || {
+                    engine_error(chosen, entry)
+                })
             })
             .collect();
         let mut scales = scales.into_iter();
@@ -191,7 +208,7 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
 
 #[cfg(test)]
 mod tests {
-    use super::edge_scale;
+    use super::{edge_scale, Probed};
 
     /// At the edge a configuration the plan runs scales by its replicas now
     /// over its replicas there; one it does not run, by its group's measured
@@ -201,14 +218,16 @@ mod tests {
     #[test]
     fn the_edge_never_moves_onto_an_unmeasured_gpu_at_full_speed() {
         let none = || None;
-        assert_eq!(edge_scale(Some(Some((2, 4))), None, None, none), Some(0.5));
-        assert_eq!(edge_scale(Some(None), Some((2, 3)), None, none), None);
-        assert_eq!(edge_scale(None, Some((3, 4)), None, none), Some(0.75));
-        assert_eq!(edge_scale(None, None, Some((0.25, 0.1)), none), Some(0.8));
+        let no = Probed::No;
+        let run = Probed::Replicas(2, 4);
+        assert_eq!(edge_scale(run, None, None, none), Some(0.5));
         assert_eq!(
-            edge_scale(None, None, None, || Some((0.1, 0.25))),
-            Some(0.8)
+            edge_scale(Probed::CannotKeep, Some((2, 3)), None, none),
+            None
         );
-        assert_eq!(edge_scale(None, None, None, none), None);
+        assert_eq!(edge_scale(no, Some((3, 4)), None, none), Some(0.75));
+        assert_eq!(edge_scale(no, None, Some((0.25, 0.1)), none), Some(0.8));
+        assert_eq!(edge_scale(no, None, None, || Some((0.1, 0.25))), Some(0.8));
+        assert_eq!(edge_scale(no, None, None, none), None);
     }
 }
