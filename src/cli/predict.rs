@@ -67,7 +67,7 @@ pub(crate) struct PredictArgs {
     /// Requests per second of an open-loop client (a Poisson process);
     /// `inf` sends every prompt at once (vLLM's default); `trace` sends them
     /// at the --dataset trace's own arrival times.
-    #[arg(long, default_value = "inf")]
+    #[arg(long, default_value = "inf", allow_negative_numbers = true)]
     pub request_rate: String,
     /// Prompts sent per run.
     #[arg(long, default_value_t = 1000)]

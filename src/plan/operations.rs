@@ -30,6 +30,7 @@ pub struct DeploymentRun {
     /// Its share of the tier's requests over the horizon.
     pub share: f64,
     /// What the GPUs and the API would cost more without it, in USD over
-    /// the horizon (`None`: the tier has no other way to be served).
+    /// the horizon (`None`: not priced, as the tier runs nothing else and
+    /// may not use the API, or no plan serves the tier without it).
     pub saving_usd: Option<f64>,
 }

@@ -145,7 +145,7 @@ fn operations_lines(o: &mut String, ops: &crate::plan::Operations) {
     for d in &ops.deployments {
         let why = match d.saving_usd {
             Some(saving) => format!("running without it costs {} USD more", usd(saving)),
-            None => "the tier's only way to be served".to_string(),
+            None => "not priced without it: its tier runs nothing else and may not use the API, or no plan serves the tier without it".to_string(),
         };
         let _ = writeln!(
             o,

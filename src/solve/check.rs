@@ -104,10 +104,11 @@ pub(super) fn split(
             scenario.path.clone(),
             "check.days",
             format!(
-                "the demand covers {} slots of {} minutes ({:.1} h): setting {days} days aside leaves less than a day to plan on; set fewer days aside, or give the traces a `[shape]` over more days",
+                "the demand covers {} slots of {} minutes ({:.1} h): setting {days} {} aside leaves less than a day to plan on; set fewer days aside, or give the traces a `[shape]` over more days",
                 demand.slots,
                 demand.slot_minutes,
-                demand.horizon_hours()
+                demand.horizon_hours(),
+                if days == 1 { "day" } else { "days" }
             ),
         )]));
     }
@@ -115,8 +116,13 @@ pub(super) fn split(
     let planned = demand.slots_in(
         0..first_slot,
         format!(
-            "{}; the last {days} days (slots {first_slot}-{}) set aside to check the plan on",
+            "{}; the last {} (slots {first_slot}-{}) set aside to check the plan on",
             demand.method,
+            if days == 1 {
+                "day".to_string()
+            } else {
+                format!("{days} days")
+            },
             demand.slots - 1
         ),
     );

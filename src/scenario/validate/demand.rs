@@ -20,7 +20,7 @@ impl Validator {
                     let names: Vec<_> = tiers.iter().map(|t| t.name.as_str()).collect();
                     let near = crate::base::nearest::nearest(d.tier.get_ref(), names.iter().copied())
                         .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
-                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; {near}defined tiers: {}", d.tier.get_ref(), names.join(", ")));
+                    self.at_span(&d.tier, format!("demand names tier `{}`, which is not defined; {near}{}", d.tier.get_ref(), if names.is_empty() { "the scenario defines no tier: add a [[tiers]] table".to_string() } else { format!("defined tiers: {}", names.join(", ")) }));
                 }
                 let (trace, aggregate_tier) = match (&d.trace, &d.aggregate) {
                     (Some(t), None) => {
