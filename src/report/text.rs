@@ -290,7 +290,7 @@ pub fn render(outcome: &Outcome) -> String {
     commitment_lines(o, outcome);
     let _ = writeln!(
         o,
-        "  per 1,000 output tokens  {:>14.5}   (total cost over all {:.3e} output tokens of the horizon, SLO met or not)",
+        "  per 1,000 output tokens  {:>14.5}   (total cost over the {:.3e} output tokens of the horizon at each slot's mean demand, SLO met or not)",
         plan.cost_per_1k_output_tokens_usd, plan.output_tokens
     );
     let _ = writeln!(

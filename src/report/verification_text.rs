@@ -68,7 +68,7 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
     }
     let _ = writeln!(
         o,
-        "    USD/1k out: the replayed slots' cost per 1,000 output tokens (all of them); USD/1k good: per 1,000 SLO-met output tokens (of requests meeting both limits)"
+        "    USD/1k out: the replayed slots' cost per 1,000 output tokens (all of them); USD/1k good: per 1,000 SLO-met output tokens (of requests meeting both limits); percentiles: from 1% log buckets, within 1% of the exact ones (`planner goodput` on `simulate --requests-out` gives those)"
     );
     for (name, t) in &v.tiers {
         let mut worst = t.worst_slot.map_or(String::new(), |(s, a)| {
