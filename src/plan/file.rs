@@ -381,17 +381,15 @@ impl PlanFile {
                     ),
                 );
             }
-            if let Some(bad) = tier
+            for (bad, share) in tier
                 .api_share_by_slot
                 .iter()
-                .position(|s| !(0.0..=1.0).contains(s))
+                .enumerate()
+                .filter(|(_, s)| !(0.0..=1.0).contains(*s))
             {
                 add(
                     format!("tiers.{name}.api_share_by_slot[{bad}]"),
-                    format!(
-                        "an API share must be in [0, 1], got {}",
-                        tier.api_share_by_slot[bad]
-                    ),
+                    format!("an API share must be in [0, 1], got {share}"),
                 );
             }
             // The offers as the tier's model runs them.

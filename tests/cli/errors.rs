@@ -220,6 +220,26 @@ fn a_plan_of_4294967295_replicas_does_not_wrap_past_the_gpu_check() {
     );
 }
 
+/// Every API share out of [0, 1] is named, not only the first.
+#[test]
+fn every_api_share_out_of_range_is_named() {
+    let plan = format!("{HARDENED}/plans/api-shares-out-of-range.json");
+    refused(
+        &[
+            "simulate",
+            "tests/fixtures/ok/tiny.toml",
+            "--plan",
+            &plan,
+            "--quiet",
+        ],
+        &[
+            "has 2 problems",
+            "tiers.chat.api_share_by_slot[0]: an API share must be in [0, 1], got 1.5",
+            "tiers.chat.api_share_by_slot[1]: an API share must be in [0, 1], got -0.2",
+        ],
+    );
+}
+
 /// A plan that runs no replica: the replay misses, and says that no
 /// request ran on a GPU rather than printing latencies and costs of zero.
 #[test]
