@@ -88,7 +88,21 @@ pub(crate) struct CalibrateArgs {
     pub format: Format,
 }
 
+/// Every mode of `calibrate` reads the GPU and model profiles: without them
+/// each run or point would be refused one by one for a profile it cannot
+/// find.
+pub(super) fn profiles_present(args: &CalibrateArgs) -> Result<(), PlannerError> {
+    if args.profiles.join("models").is_dir() && args.profiles.join("gpus").is_dir() {
+        return Ok(());
+    }
+    Err(PlannerError::Usage(format!(
+        "no profiles in {} (it needs its gpus/ and models/ folders): run from the repository root or pass --profiles DIR",
+        args.profiles.display()
+    )))
+}
+
 pub(super) fn calibrate(args: &CalibrateArgs) -> Result<(), PlannerError> {
+    profiles_present(args)?;
     if let Some(dir) = &args.kernels {
         let c = crate::perf::kernels::calibrate(dir, &args.profiles)?;
         finite(&c)?;

@@ -220,6 +220,26 @@ fn a_plan_of_4294967295_replicas_does_not_wrap_past_the_gpu_check() {
     );
 }
 
+/// `calibrate` without its profiles says where it looked and how to point
+/// it there, instead of refusing every run for a model it cannot find.
+#[test]
+fn calibrate_without_profiles_says_how_to_find_them() {
+    for mode in [
+        &["--runs", "data/engine-runs/disaggregated.csv"][..],
+        &["--kernels"][..],
+    ] {
+        let mut args = vec!["calibrate", "--profiles", "tests/fixtures/no-such-folder"];
+        args.extend_from_slice(mode);
+        refused(
+            &args,
+            &[
+                "no profiles in tests/fixtures/no-such-folder",
+                "--profiles DIR",
+            ],
+        );
+    }
+}
+
 /// Every API share out of [0, 1] is named, not only the first.
 #[test]
 fn every_api_share_out_of_range_is_named() {
