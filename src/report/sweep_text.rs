@@ -119,7 +119,7 @@ pub fn render(s: &Sweep) -> String {
     }
     let _ = writeln!(
         o,
-        "  USD/1M tok: cost per 1M input + output tokens; peak rented: most on-demand GPUs in any slot; met: replayed attainment of both limits"
+        "  USD/1M tok: cost per 1M input + output tokens; peak rented: most on-demand GPUs in any slot; met: replayed attainment of both limits (— when none ran on a GPU)"
     );
     let _ = writeln!(o);
     render_break_evens(&mut o, s);

@@ -22,7 +22,8 @@ pub struct RowTier {
     pub usd_per_million_tokens: f64,
     /// The tier's cost per 1M output tokens.
     pub usd_per_million_output_tokens: f64,
-    /// Replayed attainment of both limits (0-1); `None` without a replay.
+    /// Replayed attainment of both limits (0-1) of the requests served on
+    /// GPUs; `None` without a replay, or when none was (all to the API).
     pub attainment: Option<f64>,
     /// Whether the replay met the tier's target; `None` without a replay.
     pub meets_target: Option<bool>,
@@ -86,7 +87,9 @@ impl Figures {
                         usd_per_million_tokens: unit.map_or(0.0, |u| u.usd_per_million_tokens),
                         usd_per_million_output_tokens: unit
                             .map_or(0.0, |u| u.usd_per_million_output_tokens),
-                        attainment: replay.map(|r| r.attainment),
+                        attainment: replay
+                            .filter(|r| r.served_requests > 0)
+                            .map(|r| r.attainment),
                         meets_target: replay.map(|r| r.meets_target),
                     },
                 )
