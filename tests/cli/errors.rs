@@ -134,6 +134,22 @@ fn refused(args: &[&str], expected: &[&str]) -> String {
     err
 }
 
+/// `simulate` of the tiny scenario against the hardened plan `name`,
+/// refused with every piece of `expected` in its message.
+fn refused_plan(name: &str, expected: &[&str]) -> String {
+    let plan = format!("{HARDENED}/plans/{name}");
+    refused(
+        &[
+            "simulate",
+            "tests/fixtures/ok/tiny.toml",
+            "--plan",
+            &plan,
+            "--quiet",
+        ],
+        expected,
+    )
+}
+
 #[test]
 fn a_token_count_near_2_pow_32_is_refused_with_its_line_not_allocated() {
     let trace = format!("{HARDENED}/traces/token-count-near-2-32.csv");
@@ -207,15 +223,8 @@ fn capacity_requests_4294967295_is_refused_with_its_key() {
 
 #[test]
 fn a_plan_of_4294967295_replicas_does_not_wrap_past_the_gpu_check() {
-    let plan = format!("{HARDENED}/plans/replicas-4294967295.json");
-    refused(
-        &[
-            "simulate",
-            "tests/fixtures/ok/tiny.toml",
-            "--plan",
-            &plan,
-            "--quiet",
-        ],
+    refused_plan(
+        "replicas-4294967295.json",
         &["on_demand[0].l40s", "4294967295 l40s GPUs"],
     );
 }
@@ -243,15 +252,8 @@ fn calibrate_without_profiles_says_how_to_find_them() {
 /// Every API share out of [0, 1] is named, not only the first.
 #[test]
 fn every_api_share_out_of_range_is_named() {
-    let plan = format!("{HARDENED}/plans/api-shares-out-of-range.json");
-    refused(
-        &[
-            "simulate",
-            "tests/fixtures/ok/tiny.toml",
-            "--plan",
-            &plan,
-            "--quiet",
-        ],
+    refused_plan(
+        "api-shares-out-of-range.json",
         &[
             "has 2 problems",
             "tiers.chat.api_share_by_slot[0]: an API share must be in [0, 1], got 1.5",
@@ -284,9 +286,8 @@ fn a_plan_with_no_replica_shows_dashes_not_zero_latencies() {
 
 #[test]
 fn a_plan_using_a_configuration_the_scenario_does_not_offer_is_refused() {
-    let plan = format!("{HARDENED}/plans/tensor-parallel-3-max-batch-100000.json");
-    refused(
-        &["simulate", "tests/fixtures/ok/tiny.toml", "--plan", &plan, "--quiet"],
+    refused_plan(
+        "tensor-parallel-3-max-batch-100000.json",
         &[
             "tiers.chat.configurations[0].tensor_parallel: tensor parallel 3 is not offered for `l40s`",
             "tiers.chat.configurations[0].max_batch: max batch 100000 is not offered",
