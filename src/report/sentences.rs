@@ -3,7 +3,7 @@
 //! and HTML reports and the exit-5 message share them.
 
 use super::usd;
-use crate::base::numbers::group_thousands;
+use crate::base::numbers::{group_thousands, noun};
 use crate::profiles::precision::Precision;
 use crate::replay::verification::Verification;
 use crate::solve::outcome::MissedTarget;
@@ -362,22 +362,14 @@ pub fn held_out(h: &crate::solve::check::HeldOut) -> String {
     format!("{span}, replayed against the reservation of {reserved} with rentals planned for them: {verdict}{cost}")
 }
 
-/// "day" or "N days", as in "the day set aside" and "the 2 days set aside".
-fn days(n: u32) -> String {
-    if n == 1 {
-        "day".to_string()
-    } else {
-        format!("{n} days")
-    }
-}
-
 /// Each tier that misses its target on the days set aside, one sentence
 /// each (part of exit 5's message).
 pub fn held_out_misses(h: &crate::solve::check::HeldOut) -> Vec<String> {
     if let Some(why) = &h.not_served {
         return vec![format!(
-            "the {} set aside (`[check] days`) cannot be served with the plan's reservation: {why}",
-            days(h.days)
+            "the {} {} set aside (`[check] days`) cannot be served with the plan's reservation: {why}",
+            h.days,
+            noun(u64::from(h.days), "day", "days")
         )];
     }
     h.tiers
@@ -393,8 +385,9 @@ pub fn held_out_misses(h: &crate::solve::check::HeldOut) -> Vec<String> {
                 )
             });
             format!(
-                "on the {} set aside (`[check] days`), tier `{name}` met both limits for {:.2}% of its GPU-served requests, below its target of {}% ({} of {} windows meet{worst})",
-                days(h.days),
+                "on the {} {} set aside (`[check] days`), tier `{name}` met both limits for {:.2}% of its GPU-served requests, below its target of {}% ({} of {} windows meet{worst})",
+                h.days,
+                noun(u64::from(h.days), "day", "days"),
                 t.attainment * 100.0,
                 t.target * 100.0,
                 t.windows_meeting,

@@ -15,6 +15,7 @@ use super::input::{milp_input, Sizing};
 use super::rounds::Finished;
 use super::{levels, need_rps, SolveOptions};
 use crate::base::error::{PlannerError, Problem};
+use crate::base::numbers::noun;
 use crate::capacity::simulated;
 use crate::demand::workload::TraceReplay;
 use crate::demand::Demand;
@@ -108,7 +109,7 @@ pub(super) fn split(
                 demand.slots,
                 demand.slot_minutes,
                 demand.horizon_hours(),
-                if days == 1 { "day" } else { "days" }
+                noun(u64::from(days), "day", "days")
             ),
         )]));
     }
@@ -116,13 +117,9 @@ pub(super) fn split(
     let planned = demand.slots_in(
         0..first_slot,
         format!(
-            "{}; the last {} (slots {first_slot}-{}) set aside to check the plan on",
+            "{}; the last {days} {} (slots {first_slot}-{}) set aside to check the plan on",
             demand.method,
-            if days == 1 {
-                "day".to_string()
-            } else {
-                format!("{days} days")
-            },
+            noun(u64::from(days), "day", "days"),
             demand.slots - 1
         ),
     );
