@@ -77,7 +77,7 @@ fn edge_scale(
     probed: Probed,
     group: Option<(u32, u32)>,
     error: Option<(f64, f64)>,
-    engine: impl FnOnce() -> Option<(f64, f64)>,
+    engine: Option<(f64, f64)>,
 ) -> Option<f64> {
     // To first order: 1 / (1 + the larger of the TTFT and TPOT errors).
     let first_order = |(ttft, tpot): (f64, f64)| 1.0 / (1.0 + f64::max(ttft, tpot));
@@ -89,7 +89,7 @@ fn edge_scale(
         // A group the plan does not run: by its own measured error or, where
         // no run measured it, its engine's over all its runs.
         (Probed::No, None, Some(e)) => Some(first_order(e)),
-        (Probed::No, None, None) => engine().map(first_order),
+        (Probed::No, None, None) => engine.map(first_order),
     }
 }
 
@@ -179,9 +179,8 @@ pub(super) fn edge(chosen: &Finished, demand: &Demand, options: &SolveOptions) -
                     Some(None) => Probed::CannotKeep,
                     Some(Some((now, after))) => Probed::Replicas(*now, *after),
                 };
-                edge_scale(found, by_group.get(&group).copied(), error, || {
-                    engine_error(chosen, entry)
-                })
+                let engine = engine_error(chosen, entry);
+                edge_scale(found, by_group.get(&group).copied(), error, engine)
             })
             .collect();
         let mut scales = scales.into_iter();
@@ -217,7 +216,7 @@ mod tests {
     /// purchase onto a GPU at the speed its figures promise.
     #[test]
     fn the_edge_never_moves_onto_an_unmeasured_gpu_at_full_speed() {
-        let none = || None;
+        let none = None;
         let no = Probed::No;
         let run = Probed::Replicas(2, 4);
         assert_eq!(edge_scale(run, None, None, none), Some(0.5));
@@ -227,7 +226,7 @@ mod tests {
         );
         assert_eq!(edge_scale(no, Some((3, 4)), None, none), Some(0.75));
         assert_eq!(edge_scale(no, None, Some((0.25, 0.1)), none), Some(0.8));
-        assert_eq!(edge_scale(no, None, None, || Some((0.1, 0.25))), Some(0.8));
+        assert_eq!(edge_scale(no, None, None, Some((0.1, 0.25))), Some(0.8));
         assert_eq!(edge_scale(no, None, None, none), None);
     }
 }
