@@ -102,7 +102,6 @@ pub(super) fn profiles_present(args: &CalibrateArgs) -> Result<(), PlannerError>
 }
 
 pub(super) fn calibrate(args: &CalibrateArgs) -> Result<(), PlannerError> {
-    profiles_present(args)?;
     if let Some(dir) = &args.kernels {
         let c = crate::perf::kernels::calibrate(dir, &args.profiles)?;
         finite(&c)?;

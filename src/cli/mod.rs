@@ -197,11 +197,14 @@ pub(crate) fn run(cli: Cli) -> Result<(), PlannerError> {
         Command::Simulate(args) => simulate::simulate(&args),
         Command::Capacity(args) => plan::capacity(&args),
         Command::Goodput(args) => goodput::goodput(&args),
-        Command::Calibrate(args) if !args.runs.is_empty() => {
+        Command::Calibrate(args) => {
             calibrate::profiles_present(&args)?;
-            calibrate_runs::calibrate_runs(&args)
+            if args.runs.is_empty() {
+                calibrate::calibrate(&args)
+            } else {
+                calibrate_runs::calibrate_runs(&args)
+            }
         }
-        Command::Calibrate(args) => calibrate::calibrate(&args),
         Command::Perf(args) => perf::perf(&args),
         Command::Predict(args) => predict::predict(&args),
     }
