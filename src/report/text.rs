@@ -250,6 +250,20 @@ pub fn render(outcome: &Outcome) -> String {
     if let Some(w) = &outcome.without_units {
         let _ = writeln!(o, "  units      {}", super::sentences::without_units(w));
     }
+    // A plan replayed on a sample of its slots met there, which is not the
+    // contract's every window: the purchase says so where it is signed.
+    if let Some(v) = outcome
+        .verification
+        .as_ref()
+        .filter(|v| v.replayed_slots.len() < plan.solver.slots)
+    {
+        let _ = writeln!(
+            o,
+            "  replayed   on {} of {} slots only (`simulation.verify = \"sample-only\"`): the windows the targets are judged on were not replayed whole; `planner simulate --plan PLAN.json --slots all` (or a solve without sample-only) is the check before signing",
+            v.replayed_slots.len(),
+            plan.solver.slots
+        );
+    }
     if let Some(h) = &outcome.held_out {
         let _ = writeln!(o, "\nDAYS SET ASIDE ([check] days)");
         let _ = writeln!(o, "  {}", super::sentences::held_out(h));

@@ -872,3 +872,23 @@ fn a_shared_system_prompt_is_the_only_prefix_a_hashless_trace_has() {
         "{err}"
     );
 }
+
+/// A plan replayed on a sample of its slots says so in its purchase: the
+/// windows its targets are judged on were not replayed whole. A plan
+/// replayed on every slot does not carry the line.
+#[test]
+fn a_plan_replayed_on_a_sample_says_so_where_it_is_signed() {
+    let line = "replayed   on ";
+    let sampled = planner(&[
+        "solve",
+        "tests/fixtures/ok/spot.toml",
+        "--set",
+        "simulation.verify=sample-only",
+    ]);
+    let text = stdout(&sampled);
+    let said = text.lines().find(|l| l.contains(line)).expect(&text);
+    assert!(said.contains("slots only"), "{said}");
+    assert!(said.contains("--slots all"), "{said}");
+    let whole = stdout(&planner(&["solve", "tests/fixtures/ok/spot.toml"]));
+    assert!(!whole.contains(line), "{whole}");
+}
