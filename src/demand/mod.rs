@@ -339,7 +339,11 @@ fn statistic(mut observed: Vec<f64>, stat: PeakStatistic) -> f64 {
     }
 }
 
-/// Per-slot (peak, mean) requests/s from observed minute counts.
+/// Per-slot (peak, mean) requests/s from minute counts: the peak from the
+/// minutes a trace observed (a slot it covers in part is sized for the
+/// traffic it saw), the mean, which sets the slot's volume (API requests
+/// and tokens, the cost per token), from the slot's requests over the whole
+/// slot (a minute no trace covers brought none).
 fn slot_rates(
     minutes: &[Option<f64>],
     slot_minutes: usize,
@@ -349,7 +353,7 @@ fn slot_rates(
         .chunks(slot_minutes)
         .map(|slot| {
             let observed: Vec<f64> = slot.iter().flatten().copied().collect();
-            let mean = statistic(observed.clone(), PeakStatistic::Mean) / 60.0;
+            let mean = observed.iter().sum::<f64>() / (slot_minutes as f64 * 60.0);
             (statistic(observed, stat) / 60.0, mean)
         })
         .unzip()
@@ -548,14 +552,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slot_rates_use_observed_minutes_only() {
-        // Slot 0: minutes 0-1 unobserved, then 60 and 120 arrivals; slot 1: 30.
+    fn slot_peaks_use_observed_minutes_and_volumes_the_whole_slot() {
+        // Slot 0: minutes 0-1 unobserved, then 60 and 120 arrivals; slot 1:
+        // 30, then the trace ends.
         let minutes = vec![None, None, Some(60.0), Some(120.0), Some(30.0), None];
         let (peak, mean) = slot_rates(&minutes, 4, PeakStatistic::MaxMinute);
         assert_eq!(peak, vec![2.0, 0.5]);
-        assert_eq!(mean, vec![1.5, 0.5]);
+        // 180 requests over the slot's 240 s; 30 over the next 240 s: the
+        // slots' volumes are the trace's requests, whatever the slot length.
+        assert_eq!(mean, vec![0.75, 0.125]);
         let (q, _) = slot_rates(&minutes, 4, PeakStatistic::QuantileMinute { quantile: 0.5 });
         assert_eq!(q, vec![1.0, 0.5]);
+        let (mean_peak, _) = slot_rates(&minutes, 4, PeakStatistic::Mean);
+        assert_eq!(mean_peak, vec![1.5, 0.5]);
     }
 
     #[test]
