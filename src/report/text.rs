@@ -250,6 +250,12 @@ pub fn render(outcome: &Outcome) -> String {
     if let Some(w) = &outcome.without_units {
         let _ = writeln!(o, "  units      {}", super::sentences::without_units(w));
     }
+    for (name, reason) in unservable_tiers(outcome) {
+        let _ = writeln!(
+            o,
+            "  WARNING    tier {name}: no configuration on the offered GPUs meets its limits ({reason}), so all of its requests go to the API; if that is not meant, check the tier's ttft_ms, tpot_ms and percentile (INPUTS names each GPU type's reason)"
+        );
+    }
     // A plan replayed on a sample of its slots met there, which is not the
     // contract's every window: the purchase says so where it is signed.
     if let Some(v) = outcome
@@ -674,4 +680,25 @@ mod bound_tests {
         assert_eq!(gap_percent_up(1.2e-6), 0.01);
         assert_eq!(gap_percent_up(0.0), 0.0);
     }
+}
+
+/// The tiers none of whose configurations serves at any rate, each with the
+/// first configuration's reason: the plan sends them wholly to the API.
+fn unservable_tiers(outcome: &Outcome) -> Vec<(&str, &str)> {
+    outcome
+        .capacity
+        .iter()
+        .filter(|(_, entries)| {
+            !entries.is_empty()
+                && entries
+                    .iter()
+                    .all(|e| !matches!(&e.verdict, Verdict::Serves(s) if s.max_rps > 0.0))
+        })
+        .filter_map(|(name, entries)| {
+            entries.iter().find_map(|e| match &e.verdict {
+                Verdict::Cannot { reason, .. } => Some((name.as_str(), reason.as_str())),
+                Verdict::Serves(_) => None,
+            })
+        })
+        .collect()
 }

@@ -45,9 +45,9 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
         let shown = |text: String| dash(no_latency, text);
         let _ = writeln!(
             o,
-            "  {:<14} {:>10.2}% {:>6.0}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>13} {:>13}{}",
+            "  {:<14} {:>11} {:>6.0}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>13} {:>13}{}",
             name,
-            t.attainment * 100.0,
+            shown(format!("{:.2}%", t.attainment * 100.0)),
             t.target * 100.0,
             shown(format!("{:.0}ms", t.ttft_p50_ms)),
             shown(format!("{:.0}ms", t.ttft_p99_ms)),
@@ -186,6 +186,12 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
 /// the first few that miss.
 fn windows_line(name: &str, t: &TierVerification) -> Option<String> {
     let worst = t.worst_window?;
+    if t.windows.iter().all(|w| w.requests == 0) {
+        return Some(format!(
+            "    {name} by {} window: none of its requests ran on GPUs, so no window has an attainment to judge",
+            t.slo_window.name()
+        ));
+    }
     let span = |w: &Window| {
         if w.end_slot - w.start_slot == 1 {
             format!("slot {}", w.start_slot)
