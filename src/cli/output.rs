@@ -320,10 +320,16 @@ fn write_stream(p: &Pending, bytes: &[u8]) -> Result<(), PlannerError> {
 /// Where `output`'s bytes go, its path checked.
 fn target_of(output: &Output) -> Result<Target, PlannerError> {
     let path = &output.path;
-    if path.as_os_str() == "-" {
+    let text = path.as_os_str().to_string_lossy();
+    // Standard output by any of its names: written through this process's
+    // own handle, so a pipe gets the bytes and a file the shell opened (for
+    // appending or after what it wrote before) keeps its place.
+    if matches!(
+        text.as_ref(),
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1"
+    ) {
         return Ok(Target::Stdout);
     }
-    let text = path.as_os_str().to_string_lossy();
     if path.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
         return Err(usage(output, "is a directory; give a file path"));
     }
@@ -344,6 +350,12 @@ fn target_of(output: &Output) -> Result<Target, PlannerError> {
                     path: path.clone(),
                     source,
                 })?;
+                // A descriptor's link to a pipe or a socket (`pipe:[N]`)
+                // names no path: the descriptor itself is written.
+                let named = link.to_string_lossy();
+                if named.starts_with("pipe:[") || named.starts_with("socket:[") {
+                    return Ok(Target::Stream(file));
+                }
                 file = match file.parent() {
                     Some(dir) if link.is_relative() => dir.join(link),
                     _ => link,

@@ -130,3 +130,43 @@ fn simulate_with_the_same_file_twice_is_refused() {
     assert_eq!(entries(&dir), Vec::<String>::new());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `--out /dev/stdout` into a pipe (as a test's capture is) writes the
+/// report to standard output, and the file a shell redirected standard
+/// output to keeps what was written before it.
+#[test]
+fn out_dev_stdout_writes_to_standard_output() {
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--format",
+        "json",
+        "--out",
+        "/dev/stdout",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(plan["scenario"], "tiny");
+    let dir = temp_dir("out-dev-stdout");
+    let file = dir.join("combined.txt");
+    std::fs::write(&file, "HEADER\n").unwrap();
+    let appended = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args([
+            "solve",
+            "tests/fixtures/ok/tiny.toml",
+            "--format",
+            "json",
+            "--out",
+            "/dev/stdout",
+            "-q",
+        ])
+        .stdout(appended)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("HEADER\n{"), "{}", &text[..40.min(text.len())]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
