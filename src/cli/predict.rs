@@ -81,11 +81,13 @@ pub(crate) struct PredictArgs {
     #[arg(long, value_name = "TRACE")]
     pub dataset: Option<PathBuf>,
     /// The engine's cap on running sequences (vLLM --max-num-seqs); default:
-    /// the engine profile's.
+    /// the engine profile's (vLLM on a GPU below 70 GiB or an A100: at most
+    /// 256, as `vllm serve` sets it there).
     #[arg(long)]
     pub max_num_seqs: Option<u32>,
     /// The engine's token budget per step (vLLM --max-num-batched-tokens);
-    /// default: the engine profile's.
+    /// default: the engine profile's (vLLM on a GPU below 70 GiB or an A100:
+    /// at most 2,048).
     #[arg(long)]
     pub max_num_batched_tokens: Option<u32>,
     /// The fraction of each GPU's memory the engine takes for weights and
@@ -221,6 +223,12 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     }
     if !gpu.supports(precision) {
         return usage(format!("{} has no FP8 units (its profile has no fp8_tflops); use --precision bf16 or a GPU with FP8", gpu.name));
+    }
+    // vLLM's OpenAI server takes smaller defaults on a GPU below 70 GiB or
+    // an A100 (vllm/engine/arg_utils.py), as `vllm serve` on it would.
+    if let Some((seqs, tokens)) = crate::profiles::engine::vllm_small_gpu_defaults(&engine, &gpu) {
+        engine.max_num_seqs = engine.max_num_seqs.min(seqs);
+        engine.max_num_batched_tokens = engine.max_num_batched_tokens.min(tokens);
     }
     if let Some(n) = args.max_num_seqs {
         if n == 0 {

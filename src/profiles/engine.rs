@@ -367,6 +367,21 @@ impl EngineFamily {
     }
 }
 
+/// vLLM's defaults for its OpenAI server on `gpu` where they are smaller
+/// than on the GPUs its profile states them for: (256 sequences, 2,048
+/// tokens a step) on a GPU with less than 70 GiB of memory or an A100
+/// (`vllm/engine/arg_utils.py`, `_set_default_args`: `device_memory >= 70
+/// * GiB_bytes and "a100" not in device_name`); `None` for another engine or
+/// a larger GPU.
+pub(crate) fn vllm_small_gpu_defaults(
+    engine: &EngineProfile,
+    gpu: &crate::profiles::GpuProfile,
+) -> Option<(u32, u32)> {
+    const GIB: f64 = 1_073_741_824.0;
+    let small = gpu.memory_gb * 1e9 < 70.0 * GIB || gpu.name.to_lowercase().contains("a100");
+    (engine.family == EngineFamily::Vllm && small).then_some((256, 2048))
+}
+
 /// The most the server's fixed time per request may be, in ms: the first
 /// token of the fastest aggregated run of `runs.csv` (vLLM, gpt-oss-120b on 4
 /// B200 at concurrency 4 with 1,024-token prompts: 25.4 ms) holds it and at

@@ -491,3 +491,42 @@ fn prefix_caching_on_a_trace_with_block_hashes_skips_the_prefill_it_finds() {
         "{text}"
     );
 }
+
+/// `vllm serve` on a GPU below 70 GiB or an A100 takes 256 sequences and
+/// 2,048 tokens a step unless told otherwise, and so does `predict`; the
+/// flags still win, and an H100 keeps the profile's figures.
+#[test]
+fn vllms_defaults_follow_the_gpu_as_vllm_serve_sets_them() {
+    let header = |gpu: &str, extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            gpu,
+            "--random-input-len",
+            "256",
+            "--random-output-len",
+            "16",
+            "--num-prompts",
+            "8",
+            "--max-concurrency",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        let out = planner(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).lines().next().unwrap().to_string()
+    };
+    for gpu in ["a100-80gb", "l40s"] {
+        let line = header(gpu, &[]);
+        assert!(
+            line.contains("max-num-seqs 256, max-num-batched-tokens 2048"),
+            "{line}"
+        );
+    }
+    let line = header("l40s", &["--max-num-seqs", "512"]);
+    assert!(line.contains("max-num-seqs 512, max-num-batched-tokens 2048"), "{line}");
+    let line = header("h100-sxm", &[]);
+    assert!(line.contains("max-num-seqs 1024, max-num-batched-tokens 4096"), "{line}");
+}
