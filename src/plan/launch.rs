@@ -453,10 +453,9 @@ pub(crate) fn commands(
         tier.tpot_ms
     );
     let passes_if = format!(
-        "p{p} TTFT <= {} ms and p{p} TPOT <= {} ms, and request goodput >= {:.3} req/s ({p}% of the {rps_per_replica:.3} req/s sent); `planner goodput {result} --ttft-ms {} --tpot-ms {}` reads the result; lengths are the tier's trace means ({input} in, {output} out), so a run of the trace itself (`planner predict --dataset`) is the closer check",
+        "p{p} TTFT <= {} ms and p{p} TPOT <= {} ms, and at least {p}% of the requests meet both (the attainment `planner goodput {result} --ttft-ms {} --tpot-ms {}` prints; vLLM's request goodput divides them by the run's duration, which moves with the draw of the arrivals, so it is not the test); {rps_per_replica:.3} req/s is the capacity figure's edge, the most one replica sustained in the simulation, so runs on other seeds (--seed) pass or miss narrowly about as often: judge three, and read the figure as optimistic where most miss or one misses by more than a point of attainment; lengths are the tier's trace means ({input} in, {output} out), so a run of the trace itself (`planner predict --dataset`) is the closer check",
         tier.ttft_ms,
         tier.tpot_ms,
-        rps_per_replica * p / 100.0,
         tier.ttft_ms,
         tier.tpot_ms
     ) + if caching {
