@@ -1,6 +1,7 @@
 //! `planner predict`: the benchmark a user would run with `vllm bench
 //! serve`, predicted against one replica of the engine-aware step model.
 
+use super::args::FormatArg;
 use super::engine_arg::load_engine_arg;
 use super::perf::load;
 use super::{emit, finite};
@@ -69,6 +70,11 @@ pub(crate) struct PredictArgs {
     /// at the --dataset trace's own arrival times.
     #[arg(long, default_value = "inf", allow_negative_numbers = true)]
     pub request_rate: String,
+    /// The arrivals' burstiness at a --request-rate (vLLM's --burstiness):
+    /// gaps drawn from a gamma distribution of this shape, whose CV is
+    /// 1/√shape; 1 is Poisson, below 1 burstier.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub burstiness: f64,
     /// Prompts sent per run.
     #[arg(long, default_value_t = 1000)]
     pub num_prompts: u32,
@@ -80,6 +86,13 @@ pub(crate) struct PredictArgs {
     /// dataset.
     #[arg(long, value_name = "TRACE")]
     pub dataset: Option<PathBuf>,
+    /// The --dataset trace's format (detected from the content by default).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub trace_format: FormatArg,
+    /// Skip and count the --dataset trace's bad rows instead of stopping at
+    /// the first.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
     /// The engine's cap on running sequences (vLLM --max-num-seqs); default:
     /// the engine profile's (vLLM on a GPU below 70 GiB or an A100: at most
     /// 256, as `vllm serve` sets it there).
@@ -120,6 +133,10 @@ pub(crate) struct PredictArgs {
     /// TPOT limit in ms (see --ttft-ms).
     #[arg(long, requires = "ttft_ms")]
     pub tpot_ms: Option<f64>,
+    /// The limits as vLLM's --goodput states them, `ttft:MS tpot:MS` (in
+    /// place of --ttft-ms and --tpot-ms).
+    #[arg(long, num_args = 1.., value_name = "KEY:MS", conflicts_with_all = ["ttft_ms", "tpot_ms"])]
+    pub goodput: Vec<String>,
     /// The percentile at which the limits must hold along a curve.
     #[arg(long, default_value_t = 99.0)]
     pub percentile: f64,
@@ -167,17 +184,32 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
             args.percentile
         ));
     }
-    for (flag, v) in [("--ttft-ms", args.ttft_ms), ("--tpot-ms", args.tpot_ms)] {
+    let (ttft_limit_ms, tpot_limit_ms) = match goodput_limits(&args.goodput) {
+        Ok(Some((ttft, tpot))) => (Some(ttft), Some(tpot)),
+        Ok(None) => (args.ttft_ms, args.tpot_ms),
+        Err(why) => return usage(why),
+    };
+    for (flag, v) in [("--ttft-ms", ttft_limit_ms), ("--tpot-ms", tpot_limit_ms)] {
         if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
             return usage(format!("{flag} must be a latency above 0 ms"));
         }
     }
+    if !(args.burstiness.is_finite() && args.burstiness > 0.0) {
+        return usage(format!(
+            "--burstiness {} must be above 0 (1: Poisson; below 1: burstier)",
+            args.burstiness
+        ));
+    }
     let times = match args.request_rate.as_str() {
+        "inf" | "trace" if args.burstiness != 1.0 => return usage(format!(
+            "--burstiness shapes the gaps of a --request-rate in requests per second; --request-rate {} has none", args.request_rate
+        )),
         "inf" => SendTimes::AllAtOnce,
         "trace" if args.dataset.is_some() => SendTimes::Trace,
         "trace" => return usage("--request-rate trace sends at a trace's arrival times: give --dataset TRACE".into()),
         text => match text.parse::<f64>() {
-            Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 => SendTimes::Poisson(r),
+            Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 && args.burstiness == 1.0 => SendTimes::Poisson(r),
+            Ok(r) if r.is_finite() && r > 0.0 && r <= 1e6 => SendTimes::Gamma { rate: r, shape: args.burstiness },
             _ => return usage(format!("--request-rate `{text}`: give requests per second in (0, 1000000], `inf` or `trace`")),
         },
     };
@@ -288,8 +320,12 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
     let n = args.num_prompts as usize;
     let (lengths, arrivals) = match &args.dataset {
         Some(path) => {
-            let requests = crate::traces::read_all(path, crate::traces::ReaderOptions::default())
-                .map_err(PlannerError::Trace)?;
+            let options = crate::traces::ReaderOptions {
+                format: args.trace_format.to_format(),
+                skip_bad_rows: args.skip_bad_rows,
+                ..Default::default()
+            };
+            let requests = crate::traces::read_all(path, options).map_err(PlannerError::Trace)?;
             if requests.is_empty() {
                 return usage(format!(
                     "--dataset {}: the trace holds no request",
@@ -365,9 +401,8 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         )),
         _ => None,
     };
-    let slo = args
-        .ttft_ms
-        .zip(args.tpot_ms)
+    let slo = ttft_limit_ms
+        .zip(tpot_limit_ms)
         .map(|(ttft_ms, tpot_ms)| Slo {
             ttft_ms,
             tpot_ms,
@@ -407,7 +442,11 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         precision,
         max_num_seqs: engine.max_num_seqs,
         max_num_batched_tokens: engine.max_num_batched_tokens,
-        request_rate: args.request_rate.clone(),
+        request_rate: if args.burstiness == 1.0 {
+            args.request_rate.clone()
+        } else {
+            format!("{} (burstiness {})", args.request_rate, args.burstiness)
+        },
         // A dataset shorter than --num-prompts sends what it holds.
         num_prompts: lengths.len() as u32,
         dataset: args.dataset.as_ref().map(|p| p.display().to_string()),
@@ -445,4 +484,37 @@ pub(super) fn predict(args: &PredictArgs) -> Result<(), PlannerError> {
         }
     };
     emit(&text)
+}
+
+/// The limits of vLLM's `--goodput ttft:MS tpot:MS`: `None` when not given,
+/// an error naming what to write when a part is missing or unknown.
+fn goodput_limits(parts: &[String]) -> Result<Option<(f64, f64)>, String> {
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    let (mut ttft, mut tpot) = (None, None);
+    for part in parts {
+        let value = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("--goodput {part}: `{v}` is not a number of ms"))
+        };
+        match part.split_once(':') {
+            Some(("ttft", v)) => ttft = Some(value(v)?),
+            Some(("tpot", v)) => tpot = Some(value(v)?),
+            Some(("e2el", _)) => {
+                return Err(format!(
+                    "--goodput {part}: an end-to-end limit is not modelled; give ttft:MS tpot:MS"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "--goodput {part}: give the limits as vLLM does, ttft:MS tpot:MS"
+                ))
+            }
+        }
+    }
+    match (ttft, tpot) {
+        (Some(a), Some(b)) => Ok(Some((a, b))),
+        _ => Err("--goodput needs both limits, ttft:MS tpot:MS".into()),
+    }
 }

@@ -530,3 +530,35 @@ fn vllms_defaults_follow_the_gpu_as_vllm_serve_sets_them() {
     let line = header("h100-sxm", &[]);
     assert!(line.contains("max-num-seqs 1024, max-num-batched-tokens 4096"), "{line}");
 }
+
+/// The plan's benchmark line runs as written: `--burstiness` draws gamma
+/// gaps (burstier arrivals at the same rate wait longer for their first
+/// token), and vLLM's `--goodput ttft:MS tpot:MS` states the limits as
+/// `--ttft-ms` and `--tpot-ms` do.
+#[test]
+fn the_plans_benchmark_flags_run_as_vllm_takes_them() {
+    let mean_ttft = |extra: &[&str]| {
+        let mut args = vec!["--request-rate", "3", "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = predict(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)["mean_ttft_ms"].as_f64().unwrap()
+    };
+    let poisson = mean_ttft(&[]);
+    assert_eq!(poisson, mean_ttft(&["--burstiness", "1"]));
+    let bursty = mean_ttft(&["--burstiness", "0.1"]);
+    assert!(bursty > poisson, "{bursty} ms against {poisson} ms");
+    let limits = stdout(&predict(&["--max-concurrency", "8", "--ttft-ms", "900", "--tpot-ms", "40"]));
+    let goodput = stdout(&predict(&["--max-concurrency", "8", "--goodput", "ttft:900", "tpot:40"]));
+    assert_eq!(limits, goodput);
+    for (args, says) in [
+        (&["--goodput", "ttft:900"][..], "needs both limits"),
+        (&["--goodput", "e2el:900", "tpot:40"][..], "end-to-end"),
+        (&["--burstiness", "0"][..], "must be above 0"),
+        (&["--burstiness", "0.5"][..], "shapes the gaps of a --request-rate"),
+    ] {
+        let out = predict(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -2,13 +2,14 @@
 //! from its random dataset (`--random-input-len`, `--random-output-len`,
 //! `--random-range-ratio r`: each drawn uniformly from [⌊L (1 − r)⌋,
 //! ⌊L (1 + r)⌋], at least 1) or from a trace, and send times from the
-//! request rate (`inf`: all at 0; a rate: a Poisson process; `trace`: the
-//! trace's own arrivals from its first).
+//! request rate (`inf`: all at 0; a rate: a Poisson process, or gamma gaps
+//! with `--burstiness`; `trace`: the trace's own arrivals from its first).
 
 use super::Prompt;
 use crate::traces::block_chains::NO_CHAIN;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use statrs::distribution::Gamma;
 
 /// When the client sends each prompt.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,6 +18,9 @@ pub(crate) enum SendTimes {
     AllAtOnce,
     /// A Poisson process of this many requests per second.
     Poisson(f64),
+    /// Gamma-distributed gaps of this shape at this mean rate (vLLM's
+    /// `--burstiness`).
+    Gamma { rate: f64, shape: f64 },
     /// The trace's arrival times, from its first.
     Trace,
 }
@@ -64,6 +68,14 @@ pub(crate) fn prompts(
                     let at = t;
                     let u: f64 = rng.gen::<f64>();
                     t += -(1.0 - u).ln() / rate;
+                    at
+                }
+                SendTimes::Gamma { rate, shape } => {
+                    let at = t;
+                    // vLLM's gaps: gamma(shape = burstiness, scale =
+                    // 1 / (rate × burstiness)), mean 1/rate, CV 1/√shape.
+                    let gap = Gamma::new(shape, 1.0).map_or(1.0, |g| rng.sample(g));
+                    t += gap / (shape * rate);
                     at
                 }
                 SendTimes::Trace => {
