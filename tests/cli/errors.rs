@@ -703,3 +703,23 @@ fn a_context_too_short_for_the_trace_names_both_ways_out_and_bad_choices_are_loc
         ],
     );
 }
+
+/// A model that no offered GPU type can hold is an input error at
+/// `model.profile`, naming each type's memory, as it is for a listed model
+/// at `models[j].profile`: not a plan that failed.
+#[test]
+fn a_model_no_offered_gpu_can_hold_is_named_at_its_profile() {
+    refused(
+        &[
+            "solve",
+            "tests/fixtures/ok/tiny.toml",
+            "--set",
+            "model.profile=llama-3.1-405b",
+        ],
+        &[
+            "model.profile: no offered GPU type can hold `Llama 3.1 405B`",
+            "h100-sxm holds 80 GB on 1 GPU, l40s holds 48 GB on 1 GPU",
+            "(set by --set model.profile=llama-3.1-405b)",
+        ],
+    );
+}

@@ -367,16 +367,18 @@ impl Validator {
             }
             per_model.push(offers);
         }
-        if pooled {
-            for (j, m) in models.iter().enumerate() {
-                let Some(m) = m else { continue };
-                let holds = per_model[j].iter().any(|o| fits_somewhere(&m.profile, o));
-                if !holds && per_model[j].len() == raw.gpus.len() {
-                    self.at_key(
-                        format!("models[{j}].profile"),
-                        cannot_hold(&m.profile, &per_model[j]),
-                    );
-                }
+        // A model that no offered type can hold is named at its own entry
+        // (the offers' own problems said, when some offer was refused).
+        for (j, m) in models.iter().enumerate() {
+            let Some(m) = m else { continue };
+            let holds = per_model[j].iter().any(|o| fits_somewhere(&m.profile, o));
+            if !holds && !per_model[j].is_empty() && per_model[j].len() == raw.gpus.len() {
+                let key = if pooled {
+                    format!("models[{j}].profile")
+                } else {
+                    "model.profile".to_string()
+                };
+                self.at_key(key, cannot_hold(&m.profile, &per_model[j]));
             }
         }
         let with_api = models.iter().flatten().filter(|m| m.api.is_some()).count();
