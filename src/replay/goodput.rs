@@ -558,26 +558,13 @@ pub(crate) fn report(
             by_tier.entry(t.clone()).or_default().push(r);
         }
     }
-    let all_tokens: u64 = log
-        .requests
-        .iter()
-        .map(|r| u64::from(r.output_tokens))
-        .sum();
+    // The cost is not split between tiers: a log says nothing of which GPUs
+    // served which tier (a split by output tokens would give every tier the
+    // same price per token by construction).
     let tiers: BTreeMap<String, Goodput> = by_tier
         .iter()
         .map(|(name, reqs)| {
-            let tokens: u64 = reqs.iter().map(|r| u64::from(r.output_tokens)).sum();
-            let share = if all_tokens > 0 {
-                tokens as f64 / all_tokens as f64
-            } else {
-                0.0
-            };
-            let g = account(
-                reqs,
-                limits.limits_of(Some(name)),
-                duration_s,
-                total_cost.map(|c| c * share),
-            );
+            let g = account(reqs, limits.limits_of(Some(name)), duration_s, None);
             (name.clone(), g)
         })
         .collect();

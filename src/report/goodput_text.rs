@@ -14,6 +14,12 @@ pub fn render(r: &GoodputReport) -> String {
     }
     let _ = writeln!(o);
     section(&mut o, "all requests", &r.total, &r.currency);
+    if r.cost_per_hour.is_some() && !r.tiers.is_empty() {
+        let _ = writeln!(
+            o,
+            "  (the cost is of all requests: a log does not say which GPUs served which tier, so it is not split between them; `planner solve` splits a plan's cost by the GPU-hours each tier occupies)"
+        );
+    }
     for (name, g) in &r.tiers {
         let _ = writeln!(o);
         section(&mut o, &format!("tier {name}"), g, &r.currency);

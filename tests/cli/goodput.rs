@@ -249,3 +249,45 @@ fn a_vllm_result_file_saved_in_detail_reads_and_one_without_is_refused() {
         stderr(&o)
     );
 }
+
+/// A log's cost is of all its requests: with tiers it is not split between
+/// them (the log does not say which GPUs served which tier), and the text
+/// says so.
+#[test]
+fn a_tiered_logs_cost_is_not_split_between_its_tiers() {
+    let dir = temp_dir("goodput-tiers");
+    let log = dir.join("tiers.csv");
+    std::fs::write(
+        &log,
+        "arrival_s,ttft_ms,e2e_ms,output_tokens,tier\n0,100,1100,11,chat\n1,100,2100,101,code\n2,100,1100,11,chat\n",
+    )
+    .unwrap();
+    let run = |format: &str| {
+        planner(&[
+            "goodput",
+            log.to_str().unwrap(),
+            "--ttft-ms",
+            "500",
+            "--tpot-ms",
+            "100",
+            "--cost-per-hour",
+            "3600",
+            "--duration-s",
+            "10",
+            "--format",
+            format,
+        ])
+    };
+    let out = run("json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["total"]["cost"].as_f64(), Some(10.0));
+    for tier in ["chat", "code"] {
+        assert!(j["tiers"][tier]["cost"].is_null(), "{tier}: {}", j["tiers"][tier]);
+    }
+    let text = stdout(&run("text"));
+    assert!(text.contains("so it is not split between them"), "{text}");
+    let tiers = &text[text.find("tier chat").unwrap()..];
+    assert!(!tiers.contains("  cost "), "{tiers}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
