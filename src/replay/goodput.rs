@@ -360,6 +360,16 @@ struct VllmResult {
 fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let problem =
         |location: String, message: String| Problem::new(path.to_path_buf(), location, message);
+    // `planner predict` of a list of concurrencies writes its runs under
+    // `runs`, one result each: say so rather than name a missing field.
+    if let Ok(serde_json::Value::Object(top)) = serde_json::from_str::<serde_json::Value>(text) {
+        if top.contains_key("planner") && top.contains_key("runs") {
+            return Err(PlannerError::Log(vec![problem(
+                String::new(),
+                "this is `planner predict`'s curve, one run per concurrency: goodput reads one run; run `planner predict --format json` with one --max-concurrency value (or --request-rate) and read that".into(),
+            )]));
+        }
+    }
     let parsed: VllmResult = serde_json::from_str(text).map_err(|e| {
         PlannerError::Log(vec![problem(
             format!("{}:{}", e.line(), e.column()),

@@ -291,3 +291,34 @@ fn a_tiered_logs_cost_is_not_split_between_its_tiers() {
     assert!(!tiers.contains("  cost "), "{tiers}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `planner predict`'s curve (one run per concurrency) is named as what it
+/// is, with the one-run command to give instead.
+#[test]
+fn a_predicted_curve_is_named_as_a_curve() {
+    let dir = temp_dir("goodput-curve");
+    let curve = dir.join("curve.json");
+    let out = planner(&[
+        "predict",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--random-input-len",
+        "256",
+        "--random-output-len",
+        "16",
+        "--num-prompts",
+        "8",
+        "--max-concurrency",
+        "1,2",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(&curve, &out.stdout).unwrap();
+    let out = planner(&["goodput", curve.to_str().unwrap(), "--ttft-ms", "500", "--tpot-ms", "50"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("this is `planner predict`'s curve"), "{}", stderr(&out));
+    std::fs::remove_dir_all(dir).unwrap();
+}
