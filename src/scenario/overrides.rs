@@ -218,7 +218,11 @@ fn parse_line_col(location: &str) -> Option<(usize, usize)> {
 /// that cannot be applied (no such array entry, a table where a value is
 /// expected, a value of another type than the one it replaces) is a problem
 /// located at `--set KEY`; all of them are returned together.
-pub fn apply(file: &Path, text: &str, overrides: &[Override]) -> Result<Overridden, Vec<Problem>> {
+pub fn apply(
+    file: &Path,
+    text: &str,
+    overrides: &[Override],
+) -> Result<(Overridden, Vec<Problem>), Vec<Problem>> {
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let location = e
             .span()
@@ -251,11 +255,10 @@ pub fn apply(file: &Path, text: &str, overrides: &[Override]) -> Result<Overridd
             ));
         }
     }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
+    // The overrides that applied make the document the checks read, so
+    // their problems come beside these.
     let edited = doc.to_string();
-    Ok(map_lines(text, edited))
+    Ok((map_lines(text, edited), problems))
 }
 
 /// Marks which lines of `edited` were written by an override, and which
@@ -541,15 +544,27 @@ fn mark(root: &mut Item, path: &[Segment], marker: &str) {
 mod tests {
     use super::*;
 
+    /// [`apply`] with every override applied, or its problems.
+    fn apply_all(
+        file: &Path,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<Overridden, Vec<Problem>> {
+        match apply(file, text, overrides)? {
+            (edited, problems) if problems.is_empty() => Ok(edited),
+            (_, problems) => Err(problems),
+        }
+    }
+
     #[test]
     fn a_star_changes_every_entry_of_the_list() {
         let text = "[[demand]]\nscale = 1\n\n[[demand]]\nscale = 3\n";
         let o = Override::parse("demand[*].scale=2").unwrap();
-        let edited = apply(Path::new("s.toml"), text, &[o]).unwrap().text;
+        let edited = apply_all(Path::new("s.toml"), text, &[o]).unwrap().text;
         assert_eq!(edited.matches("scale = 2").count(), 2, "{edited}");
         assert!(!edited.contains("scale = 3"), "{edited}");
         let none = Override::parse("tiers[*].ttft_ms=2").unwrap();
-        let e = apply(Path::new("s.toml"), text, &[none]).unwrap_err();
+        let e = apply_all(Path::new("s.toml"), text, &[none]).unwrap_err();
         assert!(e[0].message.contains("not in the scenario"), "{:?}", e[0]);
         assert!(Override::parse("demand[x].scale=2")
             .unwrap_err()
@@ -574,7 +589,7 @@ mod tests {
 
     fn run(sets: &[&str]) -> Result<Overridden, Vec<Problem>> {
         let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-        apply(Path::new("s.toml"), TEXT, &overrides)
+        apply_all(Path::new("s.toml"), TEXT, &overrides)
     }
 
     fn messages(sets: &[&str]) -> String {
@@ -675,7 +690,7 @@ mod tests {
             Override::parse("gpus[0].extra=1").unwrap(),
             Override::parse("api.usd=2").unwrap(),
         ];
-        let out = apply(Path::new("s.toml"), TEXT, &overrides).unwrap();
+        let out = apply_all(Path::new("s.toml"), TEXT, &overrides).unwrap();
         let at = |line: usize| {
             out.locate(Problem::new("s.toml", format!("{line}:1"), "m"), &overrides)
                 .location

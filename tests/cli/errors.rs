@@ -723,3 +723,25 @@ fn a_model_no_offered_gpu_can_hold_is_named_at_its_profile() {
         ],
     );
 }
+
+/// An override that names no entry is said beside the problems the other
+/// overrides make, not instead of them.
+#[test]
+fn every_set_problem_is_said_at_once() {
+    let err = refused(
+        &[
+            "solve",
+            "tests/fixtures/ok/tiny.toml",
+            "--set",
+            "tiers[0].ttft_ms=-5",
+            "--set",
+            "gpus[5].max_gpus=3",
+        ],
+        &[
+            "the scenario has 2 problems",
+            "--set gpus[5].max_gpus: `gpus` has 2 entries",
+            "tiers[0].ttft_ms: `tiers[0].ttft_ms` must be in (0, 600000] ms, got -5 (set by --set tiers[0].ttft_ms=-5)",
+        ],
+    );
+    assert!(err.find("gpus[5]") < err.find("ttft_ms"), "{err}");
+}

@@ -217,13 +217,34 @@ pub fn load(path: &Path) -> Result<Scenario, PlannerError> {
 /// on a line an override wrote names its `--set` key.
 pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, PlannerError> {
     let text = read_toml_text(path).map_err(|p| PlannerError::Scenario(vec![p]))?;
-    let edited = if overrides.is_empty() {
-        None
+    let (edited, set_problems) = if overrides.is_empty() {
+        (None, Vec::new())
     } else {
-        Some(overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?)
+        let (edited, problems) =
+            overrides::apply(path, &text, overrides).map_err(PlannerError::Scenario)?;
+        (Some(edited), problems)
     };
+    // An override that could not be applied is said first, beside every
+    // problem of the document the others made.
+    let result = checked(path, &text, overrides, edited.as_ref());
+    if set_problems.is_empty() {
+        return result;
+    }
+    Err(PlannerError::Scenario(match result {
+        Err(PlannerError::Scenario(more)) => set_problems.into_iter().chain(more).collect(),
+        _ => set_problems,
+    }))
+}
+
+/// The scenario of `text` (or of its `edited` form), checked.
+fn checked(
+    path: &Path,
+    text: &str,
+    overrides: &[Override],
+    edited: Option<&overrides::Overridden>,
+) -> Result<Scenario, PlannerError> {
     let locate = |problems: Vec<Problem>| {
-        PlannerError::Scenario(match &edited {
+        PlannerError::Scenario(match edited {
             Some(e) => problems
                 .into_iter()
                 .map(|p| e.locate(p, overrides))
@@ -234,7 +255,7 @@ pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, Planne
     // Every unknown key and wrong type at once; the rest of the checks then
     // run on the document patched past them, and report what the patches
     // did not touch.
-    let source = edited.as_ref().map_or(text.as_str(), |e| e.text.as_str());
+    let source = edited.map_or(text, |e| e.text.as_str());
     let collected = collect::<RawScenario>(path, source);
     let Some(raw) = &collected.value else {
         return Err(locate(collected.problems));
