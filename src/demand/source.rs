@@ -244,6 +244,9 @@ pub(crate) fn read_source(
                 ". Set `demand[{index}].over_context = \"drop\"` to plan without them (the report counts what was dropped){longer}"
             );
         }
+        if let Some(stated) = source.format.filter(|_| e.location.starts_with("1:")) {
+            let _ = write!(e.message, " ({})", format_stated(index, stated, &source.trace));
+        }
         PlannerError::Trace(named(e))
     })?;
     if acc.input_tokens().mean + acc.output_tokens().mean <= 0.0 {
@@ -414,5 +417,27 @@ fn over_context(path: &std::path::Path, options: ReaderOptions, context: u32) ->
     format!(
         "; in all, {over} of its {rows} requests ({:.1}% of its prompt tokens) do not fit",
         100.0 * over_tokens as f64 / tokens.max(1) as f64
+    )
+}
+
+/// What to say of a trace whose first row its stated format cannot read:
+/// the key that stated it, and the format the file's first bytes show.
+fn format_stated(index: usize, stated: TraceFormat, path: &std::path::Path) -> String {
+    let name = |f: TraceFormat| match f {
+        TraceFormat::Azure => "azure",
+        TraceFormat::Mooncake => "mooncake",
+        TraceFormat::Burstgpt => "burstgpt",
+    };
+    let mut head = vec![0_u8; 4096];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let seen = match TraceFormat::detect(&head[..read]) {
+        Some(f) if f != stated => format!("; the file reads as {}", name(f)),
+        _ => String::new(),
+    };
+    format!(
+        "`demand[{index}].format = \"{}\"` reads it as that format{seen}: name the file's format, or remove the key to detect it",
+        name(stated)
     )
 }

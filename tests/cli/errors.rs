@@ -745,3 +745,21 @@ fn every_set_problem_is_said_at_once() {
     );
     assert!(err.find("gpus[5]") < err.find("ttft_ms"), "{err}");
 }
+
+/// A trace read in the wrong stated format names the key that stated it
+/// and the format the file shows.
+#[test]
+fn a_trace_in_another_format_than_stated_names_the_key() {
+    let out = planner(&[
+        "solve",
+        "tests/fixtures/ok/tiny.toml",
+        "--set",
+        "demand[0].format=mooncake",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`demand[0].format = \"mooncake\"` reads it as that format; the file reads as azure"),
+        "{err}"
+    );
+}
