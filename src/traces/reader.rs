@@ -233,13 +233,31 @@ fn check_row(
         )
     } else if request.arrival_s < last_arrival {
         format!(
-            "arrival time {:.6} s is earlier than the previous row's {:.6} s: traces must be sorted by time",
-            request.arrival_s, last_arrival
+            "arrival time {} is earlier than the previous row's {}: traces must be sorted by time",
+            arrival_text(request.arrival_s),
+            arrival_text(last_arrival)
         )
     } else {
         return Ok(request);
     };
     Err(message.into())
+}
+
+/// An arrival as a reader wrote it: a clock time (UTC, to the millisecond)
+/// for a timestamp since 1970 (Azure, BurstGPT's dated rows), else seconds
+/// from the trace's start (Mooncake's milliseconds).
+fn arrival_text(arrival_s: f64) -> String {
+    // After 1973: a date, not an offset from the trace's start.
+    if arrival_s >= 1e8 {
+        let whole = arrival_s.floor();
+        let ms = ((arrival_s - whole) * 1e3).round().min(999.0);
+        format!(
+            "{}.{ms:03.0} UTC",
+            super::timestamp::format_utc(whole as i64)
+        )
+    } else {
+        format!("{arrival_s:.3} s")
+    }
 }
 
 fn parse_count(field: &[u8], column: &str) -> Result<u32, String> {
@@ -357,6 +375,14 @@ pub(super) fn parse_burstgpt_row(row: &[u8]) -> Result<Request, RowError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unsorted row is named by its clock time as the trace wrote it
+    /// (a date) or by its offset in seconds.
+    #[test]
+    fn arrivals_are_named_as_the_trace_wrote_them() {
+        assert_eq!(arrival_text(1_700_158_546.68), "2023-11-16 18:15:46.680 UTC");
+        assert_eq!(arrival_text(12.5), "12.500 s");
+    }
 
     #[test]
     fn azure_row_parses() {
