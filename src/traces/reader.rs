@@ -100,7 +100,9 @@ pub(super) fn read_part<R: BufRead>(
                 let row = row.as_bytes();
                 let parsed = match format {
                     TraceFormat::Azure => {
-                        if line_no == 1 && row.starts_with(b"TIMESTAMP") {
+                        // A first line of words is a header: Azure's, or
+                        // another's columns.
+                        if line_no == 1 && row.first().is_some_and(u8::is_ascii_alphabetic) {
                             if row != b"TIMESTAMP,ContextTokens,GeneratedTokens" {
                                 out.failed = Some(fail(Some(1), format!(
                                     "unexpected header `{}`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`",

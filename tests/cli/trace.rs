@@ -340,3 +340,20 @@ fn burstgpt_csv_is_a_fourth_trace_format() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A first line of other columns under `--trace-format azure` is named as
+/// a header Azure's is not, not as a bad timestamp.
+#[test]
+fn another_header_under_the_azure_format_is_named_as_a_header() {
+    let dir = crate::temp_dir("wrong-columns");
+    let file = dir.join("wrongcols.csv");
+    std::fs::write(&file, "time,prompt,completion\n1,2,3\n").unwrap();
+    let out = crate::planner(&["trace", "stats", file.to_str().unwrap(), "--trace-format", "azure"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = crate::stderr(&out);
+    assert!(
+        err.contains("wrongcols.csv:1: unexpected header `time,prompt,completion`; expected `TIMESTAMP,ContextTokens,GeneratedTokens`"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
