@@ -356,7 +356,9 @@ mod tests {
     fn speculation_follows_the_drafts_the_model_profile_names() {
         // A checkpoint with an MTP module is searched with it, at the
         // published acceptance, unless the scenario says none.
-        let s = tiny(&["model.profile=deepseek-v3"]).unwrap();
+        // On eight H200s, which hold its FP8 weights.
+        let big = ["gpus[0].profile=h200", "gpus[0].tensor_parallel=[8]"];
+        let s = tiny(&["model.profile=deepseek-v3", big[0], big[1]]).unwrap();
         let mtp = s.models[0]
             .speculative
             .clone()
@@ -367,7 +369,13 @@ mod tests {
             (1, 0.85)
         );
         assert!(mtp.acceptance_source.contains("arXiv:2412.19437"));
-        let off = tiny(&["model.profile=deepseek-v3", "model.speculative.method=none"]).unwrap();
+        let off = tiny(&[
+            "model.profile=deepseek-v3",
+            "model.speculative.method=none",
+            big[0],
+            big[1],
+        ])
+        .unwrap();
         assert!(off.models[0].speculative.is_none());
         // Llama 3.1 8B: no MTP; its published EAGLE-3 head is the default
         // draft; a draft is refused for a method that runs none.
