@@ -54,8 +54,8 @@ pub struct ModelShare {
     pub tiers: Vec<String>,
     /// GPU-hours its replicas occupy (reserved or rented).
     pub gpu_hours: f64,
-    /// Its tiers' cost (their API spend and share of GPU spend by priced
-    /// GPU-hours occupied, as `unit_costs` splits it), USD.
+    /// Its tiers' cost (their API spend and the GPU spend where they spend
+    /// it, by GPU type and slot, as `unit_costs` splits it), USD.
     pub cost_usd: f64,
     /// That cost over its tiers' input and output tokens, per 10⁶.
     pub usd_per_million_tokens: f64,

@@ -4,11 +4,15 @@
 //! tokens.
 //!
 //! A tier's cost is its own API spend plus a share of the plan's GPU spend
-//! (reserved and on-demand, idle reserved hours included). The share is the
-//! tier's GPU-hours occupied (replicas × GPUs per replica × slot length),
-//! each valued at its GPU type's hourly price (reserved where offered, else
-//! on demand), over the same sum for all tiers; so the tiers' costs add up to
-//! the plan's total.
+//! (reserved and on-demand, idle reserved hours included), split where it is
+//! spent: each GPU type's spend in each slot (its reserved GPUs at the
+//! reserved price and its rented ones at the on-demand price) goes to the
+//! tiers occupying that type in that slot, by their GPUs there; a type's
+//! reserved hours that no tier occupies go to the tiers that use the type,
+//! by their GPU-hours on it over the horizon; spot GPUs are each tier's own,
+//! at the spot price times the share of hours granted. The shares are then
+//! scaled to the plan's GPU spend, so the tiers' costs add up to its total; a
+//! tier that runs only on GPUs no other tier touches bears their cost alone.
 
 use crate::demand::summary::DemandSummary;
 use crate::money::prices::Prices;
@@ -98,14 +102,8 @@ pub(crate) fn of(
     };
     // Everything that is not API spend is GPU spend.
     let gpu_usd = plan.total_cost_usd - plan.costs.api_usd;
-    let hourly = |gpu: &str| {
-        prices.gpus.get(gpu).map_or(0.0, |p| {
-            p.reserved_usd_per_gpu_hour
-                .or(p.on_demand_usd_per_gpu_hour)
-                .unwrap_or(0.0)
-        })
-    };
-    // Per tier: (API spend, valued GPU-hours, input tokens, output tokens).
+    let valued = gpu_spend_by_tier(plan, prices);
+    // Per tier: (API spend, valued GPU spend, input tokens, output tokens).
     let mut parts: BTreeMap<&str, (f64, f64, f64, f64)> = BTreeMap::new();
     for (name, tier) in &plan.tiers {
         let Some(d) = demand.get(name) else {
@@ -124,37 +122,8 @@ pub(crate) fn of(
             api_requests * (d.tier.input_tokens.mean * usd_in + d.tier.output_tokens.mean * usd_out)
                 / 1e6
         });
-        let valued_gpu_hours: f64 = tier
-            .configurations
-            .iter()
-            .map(|c| {
-                let replica_hours: f64 = c
-                    .replicas_by_slot
-                    .iter()
-                    .map(|&n| f64::from(n))
-                    .sum::<f64>()
-                    * plan.slot_hours;
-                let spot_gpu_hours: f64 = c
-                    .spot_replicas_by_slot
-                    .iter()
-                    .map(|&n| f64::from(n * c.gpus_per_replica))
-                    .sum::<f64>()
-                    * plan.slot_hours;
-                let spot_value = prices
-                    .gpus
-                    .get(&c.config.gpu_type)
-                    .and_then(|p| p.spot)
-                    .map_or(0.0, |s| {
-                        spot_gpu_hours * s.availability * s.usd_per_gpu_hour
-                    });
-                replica_hours * f64::from(c.gpus_per_replica) * hourly(&c.config.gpu_type)
-                    + spot_value
-            })
-            .sum();
-        parts.insert(
-            name,
-            (api_usd, valued_gpu_hours, input_tokens, output_tokens),
-        );
+        let tier_valued = valued.get(name.as_str()).copied().unwrap_or(0.0);
+        parts.insert(name, (api_usd, tier_valued, input_tokens, output_tokens));
     }
     let all_valued: f64 = parts.values().map(|p| p.1).sum();
     let tier_count = parts.len().max(1) as f64;
@@ -186,6 +155,88 @@ pub(crate) fn of(
         total.api_usd_per_million_output_tokens = Some(per(a, output, 1e6));
     }
     UnitCosts { tiers, total }
+}
+
+/// Each tier's GPU spend at the scenario's prices, split where it is spent
+/// (the module's rule): per GPU type and slot, that slot's spend on the type
+/// by the tiers' GPUs there; a type's reserved hours no tier occupies by the
+/// tiers' GPU-hours on it; spot GPUs at their price times availability.
+fn gpu_spend_by_tier<'p>(plan: &'p Plan, prices: &Prices) -> BTreeMap<&'p str, f64> {
+    let h = plan.slot_hours;
+    let price = |gpu: &str| prices.gpus.get(gpu);
+    // (type, slot) → (tier, GPUs) occupying it; (type, tier) → GPU-hours.
+    let mut occupied: BTreeMap<(&str, usize), Vec<(&str, f64)>> = BTreeMap::new();
+    let mut hours_on: BTreeMap<&str, BTreeMap<&str, f64>> = BTreeMap::new();
+    let mut spend: BTreeMap<&str, f64> = BTreeMap::new();
+    for (name, tier) in &plan.tiers {
+        let name = name.as_str();
+        spend.insert(name, 0.0);
+        for c in &tier.configurations {
+            let gpu = c.config.gpu_type.as_str();
+            for (t, &n) in c.replicas_by_slot.iter().enumerate() {
+                let gpus = f64::from(n * c.gpus_per_replica);
+                if gpus > 0.0 {
+                    occupied.entry((gpu, t)).or_default().push((name, gpus));
+                    *hours_on.entry(gpu).or_default().entry(name).or_default() += gpus * h;
+                }
+            }
+            let spot_gpu_hours: f64 = c
+                .spot_replicas_by_slot
+                .iter()
+                .map(|&n| f64::from(n * c.gpus_per_replica))
+                .sum::<f64>()
+                * h;
+            if let Some(s) = price(gpu).and_then(|p| p.spot) {
+                *spend.entry(name).or_default() += spot_gpu_hours * s.availability * s.usd_per_gpu_hour;
+            }
+        }
+    }
+    let slots = plan.on_demand.len().max(
+        plan.tiers
+            .values()
+            .flat_map(|t| t.configurations.iter().map(|c| c.replicas_by_slot.len()))
+            .max()
+            .unwrap_or(0),
+    );
+    let mut types: Vec<&str> = plan.reserved.keys().map(String::as_str).collect();
+    types.extend(hours_on.keys().copied());
+    types.sort_unstable();
+    types.dedup();
+    for gpu in types {
+        let p = price(gpu);
+        let reserved = f64::from(plan.reserved.get(gpu).copied().unwrap_or(0));
+        let reserved_usd = p.and_then(|p| p.reserved_usd_per_gpu_hour).unwrap_or(0.0);
+        let on_demand_usd = p.and_then(|p| p.on_demand_usd_per_gpu_hour).unwrap_or(0.0);
+        let users = hours_on.get(gpu);
+        let mut idle_usd = 0.0;
+        for t in 0..slots {
+            let rented = f64::from(
+                plan.on_demand
+                    .get(t)
+                    .and_then(|m| m.get(gpu))
+                    .copied()
+                    .unwrap_or(0),
+            );
+            let slot_usd = (reserved * reserved_usd + rented * on_demand_usd) * h;
+            match occupied.get(&(gpu, t)) {
+                Some(here) => {
+                    let all: f64 = here.iter().map(|(_, g)| g).sum();
+                    for &(name, gpus) in here {
+                        *spend.entry(name).or_default() += slot_usd * gpus / all;
+                    }
+                }
+                None => idle_usd += slot_usd,
+            }
+        }
+        // Reserved hours no tier occupies: the type's users bear them.
+        if let Some(users) = users {
+            let all: f64 = users.values().sum();
+            for (&name, &hours) in users {
+                *spend.entry(name).or_default() += idle_usd * hours / all;
+            }
+        }
+    }
+    spend
 }
 
 #[cfg(test)]

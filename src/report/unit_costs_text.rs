@@ -42,7 +42,7 @@ fn row(o: &mut String, name: &str, u: &UnitCost, with_api: bool) {
 pub fn render(o: &mut String, costs: &UnitCosts, with_api: bool) {
     let _ = writeln!(
         o,
-        "COST PER TOKEN (USD; a tier's cost is its API spend plus its share of GPU spend by priced GPU-hours occupied)"
+        "COST PER TOKEN (USD; a tier's cost is its API spend plus its part of GPU spend, by the GPUs it occupies of each type in each slot)"
     );
     let _ = write!(
         o,

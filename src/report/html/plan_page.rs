@@ -596,7 +596,7 @@ pub fn render(outcome: &Outcome) -> String {
     }
     let _ = write!(
         body,
-        "<section><h2>Cost breakdown</h2><p class=\"lead\">Where the money goes, and each tier's share (its API spend plus its part of GPU spend by priced GPU-hours occupied).</p>{}<h3>Cost per token</h3>{}<p class=\"lead\">in+out: cost over input and output tokens together, as API prices are compared; out: over output tokens alone; 1k out: the mission's unit, all output tokens whether or not their request met the SLO.</p></section>",
+        "<section><h2>Cost breakdown</h2><p class=\"lead\">Where the money goes, and each tier's share (its API spend plus its part of GPU spend, by the GPUs it occupies of each type in each slot).</p>{}<h3>Cost per token</h3>{}<p class=\"lead\">in+out: cost over input and output tokens together, as API prices are compared; out: over output tokens alone; 1k out: the mission's unit, all output tokens whether or not their request met the SLO.</p></section>",
         cost_chart(outcome),
         unit_cost_table(outcome)
     );
