@@ -26,9 +26,8 @@ pub(crate) fn slot_ranges(slots: &[usize]) -> String {
 }
 
 /// The pooled plan against each model planned alone, in words: the saving
-/// as a share of what the separate plans cost together, or why the pool
-/// costs more (the price for complexity, which the alternatives leave out,
-/// chose fewer deployments).
+/// as a share of what the separate plans cost together, or what the
+/// separate plans leave out when the pool costs more.
 pub(crate) fn saving_sentence(pool: &Pool) -> String {
     match (pool.each_model_alone_usd, pool.saving_vs_each_alone) {
         (Some(a), Some(saving)) if saving >= 0.0 => format!(
@@ -38,7 +37,7 @@ pub(crate) fn saving_sentence(pool: &Pool) -> String {
             saving * 100.0
         ),
         (Some(a), Some(_)) => format!(
-            "each model planned alone costs {} USD together, {} USD less than the pool: the pool runs fewer deployments, which the price for complexity chose (OPERATIONS) and the alternatives leave out",
+            "each model planned alone costs {} USD together, {} USD less than the pool: the separate plans are priced on the horizon alone, without what the pooled plan also weighs (the price for complexity, OPERATIONS; with a term and growth, reservations sized for the grown months); ALTERNATIVES says which applies",
             usd(a),
             usd(pool.pooled_usd - a)
         ),
