@@ -183,6 +183,8 @@ pub struct Purchase {
     pub usd_per_year: f64,
     pub reserved_usd_per_year: f64,
     pub rented_usd_per_year: f64,
+    /// The part of `rented_usd_per_year` that is spot GPUs.
+    pub spot_usd_per_year: f64,
     pub api_usd_per_year: f64,
     /// With `[commitment] term_months`: the months and the whole term's cost
     /// (with growth, the projection's total; else the year's rate over the
@@ -226,6 +228,16 @@ pub struct Purchase {
 }
 
 impl Purchase {
+    /// ` (spot S of it)` after the rented figure, where spot GPUs are part
+    /// of it; nothing otherwise.
+    pub(crate) fn spot_part(&self, usd: impl Fn(f64) -> String) -> String {
+        if self.spot_usd_per_year > 0.0 {
+            format!(" (spot {} of it)", usd(self.spot_usd_per_year))
+        } else {
+            String::new()
+        }
+    }
+
     /// The purchase of `plan`; `calibration` names each GPU type's basis.
     pub fn of(
         plan: &Plan,
@@ -329,6 +341,7 @@ impl Purchase {
             usd_per_year: reserved_usd_per_year + rented_usd_per_year + api_usd_per_year,
             reserved_usd_per_year,
             rented_usd_per_year,
+            spot_usd_per_year: c.spot_usd * per_year,
             api_usd_per_year,
             term_months,
             term_usd,

@@ -336,10 +336,11 @@ pub(crate) fn render(
     );
     let _ = writeln!(
         o,
-        "  per year   {} USD: reserved {}, rented {}, API {}",
+        "  per year   {} USD: reserved {}, rented {}{}, API {}",
         usd(p.usd_per_year),
         usd(p.reserved_usd_per_year),
         usd(p.rented_usd_per_year),
+        p.spot_part(usd),
         usd(p.api_usd_per_year)
     );
     if let Some(term) = term_sentence(p) {

@@ -56,10 +56,11 @@ pub(crate) fn section(outcome: &Outcome) -> String {
         &mut s,
         "Per year",
         &format!(
-            "{} USD (reserved {}, rented {}, API {}; the horizon's pattern repeated)",
+            "{} USD (reserved {}, rented {}{}, API {}; the horizon's pattern repeated)",
             usd(p.usd_per_year),
             usd(p.reserved_usd_per_year),
             usd(p.rented_usd_per_year),
+            p.spot_part(usd),
             usd(p.api_usd_per_year)
         ),
     );
