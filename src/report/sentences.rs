@@ -122,6 +122,13 @@ pub fn slo_met(verification: Option<&Verification>, tiers: &[String]) -> String 
         .iter()
         .filter_map(|name| v.tiers.get(name).map(|r| (name, r)))
         .map(|(name, r)| {
+            if r.served_requests + r.unserved_requests == 0 {
+                return format!(
+                    "{name}: no request ran on GPUs ({} sent to the API), {} output tokens SLO-met",
+                    group_thousands(r.api_requests as i64),
+                    group_thousands(r.goodput_output_tokens as i64)
+                );
+            }
             format!(
                 "{name}: {} of {} GPU-served requests met both limits ({:.2}%, target {:.0}%){}, {} output tokens SLO-met",
                 group_thousands(r.met_both as i64),
