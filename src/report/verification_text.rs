@@ -47,7 +47,11 @@ pub fn render(v: &Verification, rounds: &[Round], rounds_seed: Option<u64>) -> S
             o,
             "  {:<14} {:>11} {:>6.0}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>13} {:>13}{}",
             name,
-            shown(format!("{:.2}%", t.attainment * 100.0)),
+            // Requests meant for GPUs that none served did miss: 0%, not a dash.
+            dash(
+                t.served_requests + t.unserved_requests == 0,
+                format!("{:.2}%", t.attainment * 100.0)
+            ),
             t.target * 100.0,
             shown(format!("{:.0}ms", t.ttft_p50_ms)),
             shown(format!("{:.0}ms", t.ttft_p99_ms)),

@@ -892,3 +892,35 @@ fn a_plan_replayed_on_a_sample_says_so_where_it_is_signed() {
     let whole = stdout(&planner(&["solve", "tests/fixtures/ok/spot.toml"]));
     assert!(!whole.contains(line), "{whole}");
 }
+
+/// A tier whose limits no configuration can meet goes wholly to the API:
+/// the purchase says so with the reason, and the replay shows dashes (no
+/// request ran on GPUs), not 100% of none.
+#[test]
+fn a_tier_no_gpu_can_serve_is_named_and_its_replay_shows_dashes() {
+    let out = planner(&[
+        "solve",
+        "scenarios/api-vs-reserved.toml",
+        "--set",
+        "tiers[0].ttft_ms=0.5",
+        "--set",
+        "api.max_tokens_per_minute=1000000000",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for piece in [
+        "WARNING    tier assistant: no configuration on the offered GPUs meets its limits (",
+        "so all of its requests go to the API",
+        "assistant by day window: none of its requests ran on GPUs",
+        "assistant: no request ran on GPUs (12,031 sent to the API)",
+    ] {
+        assert!(text.contains(piece), "`{piece}` not in:\n{text}");
+    }
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("  assistant") && l.contains("90%"))
+        .expect("the replay's row");
+    assert!(!row.contains("100.00%"), "{row}");
+    assert!(row.contains('—'), "{row}");
+}
