@@ -187,7 +187,8 @@ fn gpu_spend_by_tier<'p>(plan: &'p Plan, prices: &Prices) -> BTreeMap<&'p str, f
                 .sum::<f64>()
                 * h;
             if let Some(s) = price(gpu).and_then(|p| p.spot) {
-                *spend.entry(name).or_default() += spot_gpu_hours * s.availability * s.usd_per_gpu_hour;
+                *spend.entry(name).or_default() +=
+                    spot_gpu_hours * s.availability * s.usd_per_gpu_hour;
             }
         }
     }

@@ -370,9 +370,9 @@ impl EngineFamily {
 /// vLLM's defaults for its OpenAI server on `gpu` where they are smaller
 /// than on the GPUs its profile states them for: (256 sequences, 2,048
 /// tokens a step) on a GPU with less than 70 GiB of memory or an A100
-/// (`vllm/engine/arg_utils.py`, `_set_default_args`: `device_memory >= 70
-/// * GiB_bytes and "a100" not in device_name`); `None` for another engine or
-/// a larger GPU.
+/// (`vllm/engine/arg_utils.py`, `_set_default_args`: larger defaults only
+/// where `device_memory >= 70 GiB` and the device name has no "a100");
+/// `None` for another engine or a larger GPU.
 pub(crate) fn vllm_small_gpu_defaults(
     engine: &EngineProfile,
     gpu: &crate::profiles::GpuProfile,

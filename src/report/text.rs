@@ -659,6 +659,27 @@ fn how_to_run(o: &mut String, outcome: &Outcome) {
     }
 }
 
+/// The tiers none of whose configurations serves at any rate, each with the
+/// first configuration's reason: the plan sends them wholly to the API.
+fn unservable_tiers(outcome: &Outcome) -> Vec<(&str, &str)> {
+    outcome
+        .capacity
+        .iter()
+        .filter(|(_, entries)| {
+            !entries.is_empty()
+                && entries
+                    .iter()
+                    .all(|e| !matches!(&e.verdict, Verdict::Serves(s) if s.max_rps > 0.0))
+        })
+        .filter_map(|(name, entries)| {
+            entries.iter().find_map(|e| match &e.verdict {
+                Verdict::Cannot { reason, .. } => Some((name.as_str(), reason.as_str())),
+                Verdict::Serves(_) => None,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod bound_tests {
     use super::floor_usd;
@@ -680,25 +701,4 @@ mod bound_tests {
         assert_eq!(gap_percent_up(1.2e-6), 0.01);
         assert_eq!(gap_percent_up(0.0), 0.0);
     }
-}
-
-/// The tiers none of whose configurations serves at any rate, each with the
-/// first configuration's reason: the plan sends them wholly to the API.
-fn unservable_tiers(outcome: &Outcome) -> Vec<(&str, &str)> {
-    outcome
-        .capacity
-        .iter()
-        .filter(|(_, entries)| {
-            !entries.is_empty()
-                && entries
-                    .iter()
-                    .all(|e| !matches!(&e.verdict, Verdict::Serves(s) if s.max_rps > 0.0))
-        })
-        .filter_map(|(name, entries)| {
-            entries.iter().find_map(|e| match &e.verdict {
-                Verdict::Cannot { reason, .. } => Some((name.as_str(), reason.as_str())),
-                Verdict::Serves(_) => None,
-            })
-        })
-        .collect()
 }

@@ -382,7 +382,10 @@ mod tests {
     /// (a date) or by its offset in seconds.
     #[test]
     fn arrivals_are_named_as_the_trace_wrote_them() {
-        assert_eq!(arrival_text(1_700_158_546.68), "2023-11-16 18:15:46.680 UTC");
+        assert_eq!(
+            arrival_text(1_700_158_546.68),
+            "2023-11-16 18:15:46.680 UTC"
+        );
         assert_eq!(arrival_text(12.5), "12.500 s");
     }
 

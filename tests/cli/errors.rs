@@ -759,7 +759,9 @@ fn a_trace_in_another_format_than_stated_names_the_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
-        err.contains("`demand[0].format = \"mooncake\"` reads it as that format; the file reads as azure"),
+        err.contains(
+            "`demand[0].format = \"mooncake\"` reads it as that format; the file reads as azure"
+        ),
         "{err}"
     );
 }

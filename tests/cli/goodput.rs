@@ -283,7 +283,11 @@ fn a_tiered_logs_cost_is_not_split_between_its_tiers() {
     let j = json(&out);
     assert_eq!(j["total"]["cost"].as_f64(), Some(10.0));
     for tier in ["chat", "code"] {
-        assert!(j["tiers"][tier]["cost"].is_null(), "{tier}: {}", j["tiers"][tier]);
+        assert!(
+            j["tiers"][tier]["cost"].is_null(),
+            "{tier}: {}",
+            j["tiers"][tier]
+        );
     }
     let text = stdout(&run("text"));
     assert!(text.contains("so it is not split between them"), "{text}");
@@ -317,8 +321,19 @@ fn a_predicted_curve_is_named_as_a_curve() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::write(&curve, &out.stdout).unwrap();
-    let out = planner(&["goodput", curve.to_str().unwrap(), "--ttft-ms", "500", "--tpot-ms", "50"]);
+    let out = planner(&[
+        "goodput",
+        curve.to_str().unwrap(),
+        "--ttft-ms",
+        "500",
+        "--tpot-ms",
+        "50",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("this is `planner predict`'s curve"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("this is `planner predict`'s curve"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -151,7 +151,10 @@ fn out_dev_stdout_writes_to_standard_output() {
     let dir = temp_dir("out-dev-stdout");
     let file = dir.join("combined.txt");
     std::fs::write(&file, "HEADER\n").unwrap();
-    let appended = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_planner"))
         .args([
             "solve",
@@ -167,6 +170,10 @@ fn out_dev_stdout_writes_to_standard_output() {
         .unwrap();
     assert!(status.success());
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.starts_with("HEADER\n{"), "{}", &text[..40.min(text.len())]);
+    assert!(
+        text.starts_with("HEADER\n{"),
+        "{}",
+        &text[..40.min(text.len())]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -526,9 +526,15 @@ fn vllms_defaults_follow_the_gpu_as_vllm_serve_sets_them() {
         );
     }
     let line = header("l40s", &["--max-num-seqs", "512"]);
-    assert!(line.contains("max-num-seqs 512, max-num-batched-tokens 2048"), "{line}");
+    assert!(
+        line.contains("max-num-seqs 512, max-num-batched-tokens 2048"),
+        "{line}"
+    );
     let line = header("h100-sxm", &[]);
-    assert!(line.contains("max-num-seqs 1024, max-num-batched-tokens 4096"), "{line}");
+    assert!(
+        line.contains("max-num-seqs 1024, max-num-batched-tokens 4096"),
+        "{line}"
+    );
 }
 
 /// The plan's benchmark line runs as written: `--burstiness` draws gamma
@@ -548,14 +554,30 @@ fn the_plans_benchmark_flags_run_as_vllm_takes_them() {
     assert_eq!(poisson, mean_ttft(&["--burstiness", "1"]));
     let bursty = mean_ttft(&["--burstiness", "0.1"]);
     assert!(bursty > poisson, "{bursty} ms against {poisson} ms");
-    let limits = stdout(&predict(&["--max-concurrency", "8", "--ttft-ms", "900", "--tpot-ms", "40"]));
-    let goodput = stdout(&predict(&["--max-concurrency", "8", "--goodput", "ttft:900", "tpot:40"]));
+    let limits = stdout(&predict(&[
+        "--max-concurrency",
+        "8",
+        "--ttft-ms",
+        "900",
+        "--tpot-ms",
+        "40",
+    ]));
+    let goodput = stdout(&predict(&[
+        "--max-concurrency",
+        "8",
+        "--goodput",
+        "ttft:900",
+        "tpot:40",
+    ]));
     assert_eq!(limits, goodput);
     for (args, says) in [
         (&["--goodput", "ttft:900"][..], "needs both limits"),
         (&["--goodput", "e2el:900", "tpot:40"][..], "end-to-end"),
         (&["--burstiness", "0"][..], "must be above 0"),
-        (&["--burstiness", "0.5"][..], "shapes the gaps of a --request-rate"),
+        (
+            &["--burstiness", "0.5"][..],
+            "shapes the gaps of a --request-rate",
+        ),
     ] {
         let out = predict(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

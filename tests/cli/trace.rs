@@ -348,7 +348,13 @@ fn another_header_under_the_azure_format_is_named_as_a_header() {
     let dir = crate::temp_dir("wrong-columns");
     let file = dir.join("wrongcols.csv");
     std::fs::write(&file, "time,prompt,completion\n1,2,3\n").unwrap();
-    let out = crate::planner(&["trace", "stats", file.to_str().unwrap(), "--trace-format", "azure"]);
+    let out = crate::planner(&[
+        "trace",
+        "stats",
+        file.to_str().unwrap(),
+        "--trace-format",
+        "azure",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = crate::stderr(&out);
     assert!(
