@@ -136,7 +136,7 @@ fn simulate_with_the_same_file_twice_is_refused() {
 /// output to keeps what was written before it.
 #[test]
 fn out_dev_stdout_writes_to_standard_output() {
-    let out = planner(&[
+    let args = [
         "solve",
         "tests/fixtures/ok/tiny.toml",
         "--format",
@@ -144,7 +144,8 @@ fn out_dev_stdout_writes_to_standard_output() {
         "--out",
         "/dev/stdout",
         "-q",
-    ]);
+    ];
+    let out = planner(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(plan["scenario"], "tiny");
@@ -156,15 +157,7 @@ fn out_dev_stdout_writes_to_standard_output() {
         .open(&file)
         .unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_planner"))
-        .args([
-            "solve",
-            "tests/fixtures/ok/tiny.toml",
-            "--format",
-            "json",
-            "--out",
-            "/dev/stdout",
-            "-q",
-        ])
+        .args(args)
         .stdout(appended)
         .status()
         .unwrap();
