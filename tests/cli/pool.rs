@@ -181,3 +181,53 @@ fn a_pools_mistakes_are_located_at_once() {
         "{unserved}"
     );
 }
+
+/// Each tier's cost is the GPU spend where it spends it, as docs/model.md's
+/// cost-per-token formula reads: every GPU type's spend in every slot
+/// (reserved at the reserved price, rented at the on-demand price) split by
+/// the tiers' GPUs there; recomputed here from the plan's own JSON.
+#[test]
+fn each_tiers_cost_is_the_spend_on_the_gpus_it_occupies_slot_by_slot() {
+    let plan = solve_json(POOL, &[]);
+    assert_eq!(plan["costs"]["api_usd"].as_f64(), Some(0.0));
+    let hours = plan["slot_hours"].as_f64().unwrap();
+    let price = |gpu: &str, key: &str| plan["prices"]["gpus"][gpu][key].as_f64().unwrap_or(0.0);
+    let tiers = plan["tiers"].as_object().unwrap();
+    let slots = plan["on_demand"].as_array().unwrap().len();
+    // (tier, type) → GPUs per slot.
+    let mut gpus: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+    for (name, tier) in tiers {
+        for c in tier["configurations"].as_array().unwrap() {
+            let gpu = c["gpu_type"].as_str().unwrap().to_string();
+            let per = c["gpus_per_replica"].as_f64().unwrap();
+            let row = gpus.entry((name.clone(), gpu)).or_insert(vec![0.0; slots]);
+            for (t, n) in c["replicas_by_slot"].as_array().unwrap().iter().enumerate() {
+                row[t] += n.as_f64().unwrap() * per;
+            }
+        }
+    }
+    let mut expected: std::collections::BTreeMap<&str, f64> = Default::default();
+    for ((name, gpu), row) in &gpus {
+        let reserved = plan["reserved"][gpu.as_str()].as_f64().unwrap_or(0.0);
+        for (t, &mine) in row.iter().enumerate() {
+            let all: f64 = gpus
+                .iter()
+                .filter(|((_, g), _)| g == gpu)
+                .map(|(_, r)| r[t])
+                .sum();
+            if mine > 0.0 {
+                let rented = plan["on_demand"][t][gpu.as_str()].as_f64().unwrap_or(0.0);
+                let spend = (reserved * price(gpu, "reserved_usd_per_gpu_hour")
+                    + rented * price(gpu, "on_demand_usd_per_gpu_hour"))
+                    * hours;
+                *expected.entry(name.as_str()).or_default() += spend * mine / all;
+            }
+        }
+    }
+    let total = plan["total_cost_usd"].as_f64().unwrap();
+    assert!((expected.values().sum::<f64>() - total).abs() < 1e-6 * total);
+    for (name, want) in expected {
+        let got = plan["unit_costs"]["tiers"][name]["cost_usd"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-6 * total, "{name}: {got} against {want}");
+    }
+}
