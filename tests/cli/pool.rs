@@ -227,7 +227,12 @@ fn each_tiers_cost_is_the_spend_on_the_gpus_it_occupies_slot_by_slot() {
     let total = plan["total_cost_usd"].as_f64().unwrap();
     assert!((expected.values().sum::<f64>() - total).abs() < 1e-6 * total);
     for (name, want) in expected {
-        let got = plan["unit_costs"]["tiers"][name]["cost_usd"].as_f64().unwrap();
-        assert!((got - want).abs() < 1e-6 * total, "{name}: {got} against {want}");
+        let got = plan["unit_costs"]["tiers"][name]["cost_usd"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (got - want).abs() < 1e-6 * total,
+            "{name}: {got} against {want}"
+        );
     }
 }
