@@ -195,7 +195,8 @@ fn each_tiers_cost_is_the_spend_on_the_gpus_it_occupies_slot_by_slot() {
     let tiers = plan["tiers"].as_object().unwrap();
     let slots = plan["on_demand"].as_array().unwrap().len();
     // (tier, type) → GPUs per slot.
-    let mut gpus: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+    let mut gpus: std::collections::BTreeMap<(String, String), Vec<f64>> =
+        std::collections::BTreeMap::new();
     for (name, tier) in tiers {
         for c in tier["configurations"].as_array().unwrap() {
             let gpu = c["gpu_type"].as_str().unwrap().to_string();
@@ -206,7 +207,7 @@ fn each_tiers_cost_is_the_spend_on_the_gpus_it_occupies_slot_by_slot() {
             }
         }
     }
-    let mut expected: std::collections::BTreeMap<&str, f64> = Default::default();
+    let mut expected: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
     for ((name, gpu), row) in &gpus {
         let reserved = plan["reserved"][gpu.as_str()].as_f64().unwrap_or(0.0);
         for (t, &mine) in row.iter().enumerate() {
