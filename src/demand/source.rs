@@ -423,21 +423,12 @@ fn over_context(path: &std::path::Path, options: ReaderOptions, context: u32) ->
 /// What to say of a trace whose first row its stated format cannot read:
 /// the key that stated it, and the format the file's first bytes show.
 fn format_stated(index: usize, stated: TraceFormat, path: &std::path::Path) -> String {
-    let name = |f: TraceFormat| match f {
-        TraceFormat::Azure => "azure",
-        TraceFormat::Mooncake => "mooncake",
-        TraceFormat::Burstgpt => "burstgpt",
-    };
-    let mut head = vec![0_u8; 4096];
-    let read = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    let seen = match TraceFormat::detect(&head[..read]) {
-        Some(f) if f != stated => format!("; the file reads as {}", name(f)),
+    let seen = match TraceFormat::of_file(path) {
+        Some(f) if f != stated => format!("; the file reads as {}", f.name()),
         _ => String::new(),
     };
     format!(
         "`demand[{index}].format = \"{}\"` reads it as that format{seen}: name the file's format, or remove the key to detect it",
-        name(stated)
+        stated.name()
     )
 }

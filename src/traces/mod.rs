@@ -72,6 +72,27 @@ impl TraceFormat {
         }
     }
 
+    /// The format's name as scenarios and the command line write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Azure => "azure",
+            TraceFormat::Mooncake => "mooncake",
+            TraceFormat::Burstgpt => "burstgpt",
+        }
+    }
+
+    /// The format the first 4 KiB of the file at `path` show (a byte-order
+    /// mark skipped); `None` when it cannot be read or told.
+    pub fn of_file(path: &std::path::Path) -> Option<Self> {
+        use std::io::Read;
+        let mut head = [0u8; 4096];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| f.read(&mut head))
+            .ok()?;
+        let head = &head[..n];
+        Self::detect(head.strip_prefix(crate::base::text::BOM).unwrap_or(head))
+    }
+
     /// Detects the format from the first bytes of a file.
     pub fn detect(head: &[u8]) -> Option<Self> {
         let first = head.iter().copied().find(|b| !b.is_ascii_whitespace())?;

@@ -11,7 +11,6 @@ use crate::traces::mooncake::MOONCAKE_BLOCK_TOKENS;
 use crate::traces::prefix_reuse::{rows_of, PrefixReuse};
 use crate::traces::{read_trace, ReaderOptions, Request, TraceFormat};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// What was read.
@@ -34,13 +33,7 @@ fn is_mooncake(path: &Path, options: ReaderOptions) -> bool {
     if let Some(f) = options.format {
         return f == TraceFormat::Mooncake;
     }
-    let mut head = [0u8; 4096];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
-    let head = &head[..n];
-    let head = head.strip_prefix(crate::base::text::BOM).unwrap_or(head);
-    TraceFormat::detect(head) == Some(TraceFormat::Mooncake)
+    TraceFormat::of_file(path) == Some(TraceFormat::Mooncake)
 }
 
 /// Aggregates `traces` — (tier, file) pairs; several files may feed a tier.
