@@ -58,6 +58,12 @@ pub(crate) fn prompts(
     let mut rng = StdRng::seed_from_u64(seed ^ 0x0005_eed0_fa11);
     let first = trace_arrivals_s.first().copied().unwrap_or(0.0);
     let mut t = 0.0;
+    // vLLM's gaps for --burstiness: gamma(shape = burstiness, scale =
+    // 1 / (rate × burstiness)), mean 1/rate, CV 1/√shape.
+    let gamma = match times {
+        SendTimes::Gamma { shape, .. } => Gamma::new(shape, 1.0).ok(),
+        _ => None,
+    };
     lengths
         .iter()
         .enumerate()
@@ -72,9 +78,7 @@ pub(crate) fn prompts(
                 }
                 SendTimes::Gamma { rate, shape } => {
                     let at = t;
-                    // vLLM's gaps: gamma(shape = burstiness, scale =
-                    // 1 / (rate × burstiness)), mean 1/rate, CV 1/√shape.
-                    let gap = Gamma::new(shape, 1.0).map_or(1.0, |g| rng.sample(g));
+                    let gap = gamma.as_ref().map_or(1.0, |g| rng.sample(g));
                     t += gap / (shape * rate);
                     at
                 }
