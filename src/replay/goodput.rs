@@ -360,21 +360,25 @@ struct VllmResult {
 fn read_vllm_json(path: &Path, text: &str) -> Result<ResultLog, PlannerError> {
     let problem =
         |location: String, message: String| Problem::new(path.to_path_buf(), location, message);
-    // `planner predict` of a list of concurrencies writes its runs under
-    // `runs`, one result each: say so rather than name a missing field.
-    if let Ok(serde_json::Value::Object(top)) = serde_json::from_str::<serde_json::Value>(text) {
-        if top.contains_key("planner") && top.contains_key("runs") {
-            return Err(PlannerError::Log(vec![problem(
+    let parsed: VllmResult = serde_json::from_str(text).map_err(|e| {
+        // `planner predict` of a list of concurrencies writes its runs
+        // under `runs`, one result each: say so rather than name a missing
+        // field (looked for only when the file is not a result).
+        let curve = matches!(
+            serde_json::from_str::<serde_json::Value>(text),
+            Ok(serde_json::Value::Object(top)) if top.contains_key("planner") && top.contains_key("runs")
+        );
+        PlannerError::Log(vec![if curve {
+            problem(
                 String::new(),
                 "this is `planner predict`'s curve, one run per concurrency: goodput reads one run; run `planner predict --format json` with one --max-concurrency value (or --request-rate) and read that".into(),
-            )]));
-        }
-    }
-    let parsed: VllmResult = serde_json::from_str(text).map_err(|e| {
-        PlannerError::Log(vec![problem(
-            format!("{}:{}", e.line(), e.column()),
-            format!("{e}; vLLM benchmark-serving JSON needs the per-request `ttfts`, `itls` and `output_lens`, which `vllm bench serve` writes only with --save-result --save-detailed"),
-        )])
+            )
+        } else {
+            problem(
+                format!("{}:{}", e.line(), e.column()),
+                format!("{e}; vLLM benchmark-serving JSON needs the per-request `ttfts`, `itls` and `output_lens`, which `vllm bench serve` writes only with --save-result --save-detailed"),
+            )
+        }])
     })?;
     let n = parsed.ttfts.len();
     if parsed.itls.len() != n || parsed.output_lens.len() != n {
